@@ -1,0 +1,83 @@
+# blocknode: the two commands a newcomer needs are `make run` and `make test` (see README.md).
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+JAVA_HOME := $(shell scripts/find-jdk.sh)
+ifeq ($(JAVA_HOME),)
+$(error no JDK >= 21 found; see the message above)
+endif
+export JAVA_HOME
+JAVA := $(JAVA_HOME)/bin/java
+JDK_FEATURE := $(shell sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' $(JAVA_HOME)/release)
+# JDK 24+ warns about sun.misc.Unsafe use inside Maven itself; silence it where the flag exists.
+ifeq ($(shell test $(JDK_FEATURE) -ge 24 && echo yes),yes)
+export MAVEN_OPTS += --sun-misc-unsafe-memory-access=allow
+endif
+MVN := mvn -B -q
+
+PLUGIN_JAR := java/target/blocknode.jar
+E2E_JAR := test-e2e/target/blocknode-e2e.jar
+SOURCES := $(shell find pom.xml proto native java test-e2e -path '*/target' -prune -o -type f \( -name '*.java' -o -name '*.c' -o -name '*.h' -o -name '*.proto' -o -name 'pom.xml' \) -print)
+
+TOOLS := $(CURDIR)/.tools/bin
+CSI_SANITY_VERSION := v5.4.0
+CSI_SANITY := $(TOOLS)/csi-sanity-$(CSI_SANITY_VERSION)
+
+RUN_DIR := $(CURDIR)/run
+
+.PHONY: help
+help:
+	@echo "make run     build if needed, start the plugin on ./run/csi.sock with a loop-backed demo volume"
+	@echo "make test    install what the tests need, then the unit, host (root) and csi-sanity tiers"
+	@echo "make build   build the runnable jars"
+	@echo "make clean   remove build output"
+
+# Host packages the plugin and its tests use. Installed only when a tool is missing.
+.PHONY: deps
+deps:
+	@missing=""; \
+	for tool in mkfs.ext4:e2fsprogs resize2fs:e2fsprogs mkfs.xfs:xfsprogs xfs_growfs:xfsprogs \
+	            blkid:util-linux losetup:mount findmnt:util-linux mvn:maven go:golang-go; do \
+	  command -v $${tool%%:*} >/dev/null 2>&1 || missing="$$missing $${tool##*:}"; \
+	done; \
+	if [[ -n "$$missing" ]]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+$(CSI_SANITY):
+	@mkdir -p $(TOOLS)
+	@echo "installing csi-sanity $(CSI_SANITY_VERSION) from the Go module proxy"
+	GOBIN=$(TOOLS) GOFLAGS=-mod=mod go install github.com/kubernetes-csi/csi-test/v5/cmd/csi-sanity@$(CSI_SANITY_VERSION)
+	mv $(TOOLS)/csi-sanity $@
+
+.PHONY: build
+build: $(PLUGIN_JAR)
+
+$(PLUGIN_JAR) $(E2E_JAR): $(SOURCES)
+	$(MVN) install -DskipTests
+	@touch $(PLUGIN_JAR) $(E2E_JAR)
+
+.PHONY: run
+run: deps $(PLUGIN_JAR)
+	@mkdir -p $(RUN_DIR)
+	$(JAVA) --enable-native-access=ALL-UNNAMED -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -jar $(PLUGIN_JAR) \
+	  --endpoint unix://$(RUN_DIR)/csi.sock \
+	  --kubelet-root $(RUN_DIR)/kubelet \
+	  --state-dir $(RUN_DIR)/state \
+	  --metrics-address 127.0.0.1:9810 \
+	  --log-format text \
+	  --demo
+
+# Unit and host tests run inside Maven (host tests mount real loop devices: root only), then csi-sanity.
+.PHONY: test
+test: deps $(CSI_SANITY)
+	@start=$$(date +%s); \
+	$(MVN) install && \
+	CSI_SANITY=$(CSI_SANITY) JAVA=$(JAVA) bash test-e2e/sanity/run-sanity.sh $(PLUGIN_JAR) $(E2E_JAR) && \
+	echo "make test: all tiers passed in $$(( $$(date +%s) - start )) s"
+
+.PHONY: clean
+clean:
+	$(MVN) clean
+	rm -rf $(RUN_DIR)

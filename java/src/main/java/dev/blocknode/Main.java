@@ -1,0 +1,101 @@
+package dev.blocknode;
+
+import dev.blocknode.config.FlagParser;
+import dev.blocknode.config.PluginConfig;
+import dev.blocknode.demo.DemoVolume;
+import dev.blocknode.logging.LogSetup;
+import dev.blocknode.logging.ShutdownSafeLogManager;
+import dev.blocknode.os.Host;
+import dev.blocknode.os.natives.NativeLibrary;
+
+import java.io.IOException;
+import java.util.Arrays;
+import java.util.concurrent.CountDownLatch;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/** Entry point: parse flags, start the plugin, serve until SIGTERM/SIGINT, then stop cleanly. */
+public final class Main {
+
+    static {
+        // Before the first logger exists: keep log handlers alive through shutdown (see the class).
+        System.setProperty("java.util.logging.manager", ShutdownSafeLogManager.class.getName());
+    }
+
+    private static final Logger LOG = Logger.getLogger(Main.class.getName());
+
+    private Main() {
+    }
+
+    public static void main(String[] args) {
+        if (Arrays.asList(args).contains("--help") || Arrays.asList(args).contains("-h")) {
+            System.out.print(FlagParser.USAGE);
+            return;
+        }
+        PluginConfig config;
+        try {
+            config = FlagParser.parse(args);
+        } catch (IllegalArgumentException e) {
+            System.err.println("blocknode: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        LogSetup.configure(config.logFormat());
+        try {
+            NativeLibrary.load();
+        } catch (Throwable e) {
+            // Keep serving: Probe reports the failure, which is what an operator looks at.
+            LOG.log(Level.SEVERE, "cannot load the native library; every volume operation will fail", e);
+        }
+        try {
+            run(config);
+        } catch (IOException | RuntimeException e) {
+            LOG.log(Level.SEVERE, "blocknode stopped: " + e.getMessage(), e);
+            System.exit(1);
+        }
+    }
+
+    private static void run(PluginConfig config) throws IOException {
+        Host host = Host.real();
+        Plugin plugin = Plugin.start(config, host);
+        LOG.info(() -> "blocknode " + Version.current() + " serving " + config.driverName() + " for node "
+                + config.nodeId() + " on unix://" + config.socket() + " (kubelet root " + config.kubeletRoot()
+                + ", state " + config.stateDir() + ")");
+        plugin.metrics().ifPresent(m -> LOG.info(() -> "metrics at " + m.url()));
+        DemoVolume demo = null;
+        if (config.demo()) {
+            try {
+                demo = DemoVolume.create(host.commands(), config.socket(), config.stateDir().resolve("demo"),
+                        config.kubeletRoot(), config.driverName());
+            } catch (IOException | RuntimeException e) {
+                plugin.shutdown(config.shutdownGrace());
+                throw new IOException("the demo volume could not be set up: " + e.getMessage(), e);
+            }
+            System.out.println(demo.describe());
+            System.out.println("socket   unix://" + config.socket());
+            plugin.metrics().ifPresent(m -> System.out.println("metrics  " + m.url()));
+            System.out.println("Press Ctrl-C to unpublish, unstage and remove the demo volume.");
+        }
+        CountDownLatch stopped = new CountDownLatch(1);
+        DemoVolume demoToClose = demo;
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            LOG.info("stopping");
+            if (demoToClose != null) {
+                try {
+                    demoToClose.close();
+                    System.out.println("demo volume unpublished, unstaged and removed");
+                } catch (IOException | RuntimeException e) {
+                    LOG.log(Level.SEVERE, "demo volume teardown failed: " + e.getMessage(), e);
+                }
+            }
+            plugin.shutdown(config.shutdownGrace());
+            LOG.info("stopped");
+            stopped.countDown();
+        }, "shutdown"));
+        try {
+            stopped.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,83 @@
+package dev.blocknode;
+
+import dev.blocknode.config.PluginConfig;
+import dev.blocknode.csi.IdentityService;
+import dev.blocknode.csi.NodeService;
+import dev.blocknode.csi.server.LoggingInterceptor;
+import dev.blocknode.csi.server.MetricsInterceptor;
+import dev.blocknode.csi.server.UnixSocketServer;
+import dev.blocknode.metrics.MetricsEndpoint;
+import dev.blocknode.os.Host;
+import dev.blocknode.state.RecordStore;
+import dev.blocknode.transport.Transports;
+import dev.blocknode.transport.local.LocalTransport;
+import dev.blocknode.volume.KubeletPaths;
+import dev.blocknode.volume.NodeVolumes;
+import dev.blocknode.volume.filesystem.FilesystemType;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+
+/** The running plugin: its parts wired together and its socket open. Used by Main and by the tests. */
+public final class Plugin implements AutoCloseable {
+
+    private final UnixSocketServer server;
+    private final Optional<MetricsEndpoint> metrics;
+    private final NodeVolumes volumes;
+
+    private Plugin(UnixSocketServer server, Optional<MetricsEndpoint> metrics, NodeVolumes volumes) {
+        this.server = server;
+        this.metrics = metrics;
+        this.volumes = volumes;
+    }
+
+    public static Plugin start(PluginConfig config, Host host) throws IOException {
+        KubeletPaths paths = new KubeletPaths(config.kubeletRoot());
+        RecordStore store = new RecordStore(config.stateDir());
+        Transports transports = new Transports(List.of(new LocalTransport(host)));
+        NodeVolumes volumes = new NodeVolumes(host, paths, store, transports,
+                FilesystemType.byName(config.defaultFsType()).orElseThrow());
+        PrometheusMeterRegistry registry = MetricsEndpoint.newRegistry();
+        Optional<MetricsEndpoint> metrics = Optional.empty();
+        if (config.metricsAddress().isPresent()) {
+            metrics = Optional.of(MetricsEndpoint.start(config.metricsAddress().get(), registry));
+        }
+        try {
+            UnixSocketServer server = UnixSocketServer.start(config.socket(), config.socketMode(),
+                    config.socketGroup(),
+                    List.of(new IdentityService(config.driverName(), Version.current(),
+                                    new HealthCheck(config.stateDir())),
+                            new NodeService(volumes, config.nodeId(), config.maxVolumesPerNode())),
+                    List.of(new MetricsInterceptor(registry), new LoggingInterceptor()));
+            return new Plugin(server, metrics, volumes);
+        } catch (IOException | RuntimeException e) {
+            metrics.ifPresent(MetricsEndpoint::close);
+            throw e;
+        }
+    }
+
+    public UnixSocketServer server() {
+        return server;
+    }
+
+    public Optional<MetricsEndpoint> metrics() {
+        return metrics;
+    }
+
+    public NodeVolumes volumes() {
+        return volumes;
+    }
+
+    public void shutdown(Duration grace) {
+        server.shutdown(grace);
+        metrics.ifPresent(MetricsEndpoint::close);
+    }
+
+    @Override
+    public void close() {
+        shutdown(Duration.ofSeconds(5));
+    }
+}

@@ -1,0 +1,60 @@
+package dev.blocknode.csi;
+
+import dev.blocknode.os.mount.MountOptions;
+import dev.blocknode.volume.AccessMode;
+import dev.blocknode.volume.AccessType;
+import dev.blocknode.volume.VolumeCapability;
+import dev.blocknode.volume.VolumeException;
+
+/** Turns a wire VolumeCapability into the domain's, refusing what the node cannot honour. */
+final class CapabilityTranslator {
+
+    private CapabilityTranslator() {
+    }
+
+    static VolumeCapability translate(String field, dev.blocknode.csi.v1.VolumeCapability wire) throws VolumeException {
+        AccessMode mode = accessMode(field, wire);
+        AccessType type = switch (wire.getAccessTypeCase()) {
+            case BLOCK -> new AccessType.Block();
+            case MOUNT -> mount(field, wire.getMount(), mode);
+            case ACCESSTYPE_NOT_SET -> throw VolumeException.invalid(field + ".access_type must be block or mount");
+        };
+        return new VolumeCapability(type, mode);
+    }
+
+    private static AccessMode accessMode(String field, dev.blocknode.csi.v1.VolumeCapability wire)
+            throws VolumeException {
+        if (!wire.hasAccessMode()) {
+            throw VolumeException.invalid(field + ".access_mode is required");
+        }
+        return switch (wire.getAccessMode().getMode()) {
+            case SINGLE_NODE_WRITER -> AccessMode.SINGLE_NODE_WRITER;
+            case SINGLE_NODE_READER_ONLY -> AccessMode.SINGLE_NODE_READER_ONLY;
+            case MULTI_NODE_READER_ONLY -> AccessMode.MULTI_NODE_READER_ONLY;
+            case MULTI_NODE_SINGLE_WRITER -> AccessMode.MULTI_NODE_SINGLE_WRITER;
+            case MULTI_NODE_MULTI_WRITER -> AccessMode.MULTI_NODE_MULTI_WRITER;
+            case SINGLE_NODE_SINGLE_WRITER -> AccessMode.SINGLE_NODE_SINGLE_WRITER;
+            case SINGLE_NODE_MULTI_WRITER -> AccessMode.SINGLE_NODE_MULTI_WRITER;
+            case UNKNOWN, UNRECOGNIZED -> throw VolumeException.invalid(field + ".access_mode.mode "
+                    + wire.getAccessMode().getModeValue() + " is not a known access mode");
+        };
+    }
+
+    private static AccessType.Mount mount(String field, dev.blocknode.csi.v1.VolumeCapability.MountVolume wire,
+                                          AccessMode mode) throws VolumeException {
+        if (mode == AccessMode.MULTI_NODE_MULTI_WRITER) {
+            throw VolumeException.invalid(field + ".access_mode MULTI_NODE_MULTI_WRITER with a mount: ext4 and xfs"
+                    + " written from several nodes at once are corrupted; use block access");
+        }
+        if (!wire.getVolumeMountGroup().isEmpty()) {
+            throw VolumeException.invalid(field + ".mount.volume_mount_group is not supported by this plugin"
+                    + " (it does not advertise VOLUME_MOUNT_GROUP)");
+        }
+        try {
+            MountOptions options = MountOptions.parse(wire.getMountFlagsList());
+            return new AccessType.Mount(wire.getFsType().strip(), wire.getMountFlagsList(), options);
+        } catch (IllegalArgumentException e) {
+            throw VolumeException.invalid(field + ".mount.mount_flags: " + e.getMessage());
+        }
+    }
+}

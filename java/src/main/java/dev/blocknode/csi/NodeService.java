@@ -1,0 +1,187 @@
+package dev.blocknode.csi;
+
+import dev.blocknode.csi.v1.NodeExpandVolumeRequest;
+import dev.blocknode.csi.v1.NodeExpandVolumeResponse;
+import dev.blocknode.csi.v1.NodeGetCapabilitiesRequest;
+import dev.blocknode.csi.v1.NodeGetCapabilitiesResponse;
+import dev.blocknode.csi.v1.NodeGetInfoRequest;
+import dev.blocknode.csi.v1.NodeGetInfoResponse;
+import dev.blocknode.csi.v1.NodeGetVolumeStatsRequest;
+import dev.blocknode.csi.v1.NodeGetVolumeStatsResponse;
+import dev.blocknode.csi.v1.NodeGrpc;
+import dev.blocknode.csi.v1.NodePublishVolumeRequest;
+import dev.blocknode.csi.v1.NodePublishVolumeResponse;
+import dev.blocknode.csi.v1.NodeServiceCapability;
+import dev.blocknode.csi.v1.NodeStageVolumeRequest;
+import dev.blocknode.csi.v1.NodeStageVolumeResponse;
+import dev.blocknode.csi.v1.NodeUnpublishVolumeRequest;
+import dev.blocknode.csi.v1.NodeUnpublishVolumeResponse;
+import dev.blocknode.csi.v1.NodeUnstageVolumeRequest;
+import dev.blocknode.csi.v1.NodeUnstageVolumeResponse;
+import dev.blocknode.csi.v1.VolumeCondition;
+import dev.blocknode.csi.v1.VolumeUsage;
+import dev.blocknode.volume.NodeVolumes;
+import dev.blocknode.volume.Requests;
+import dev.blocknode.volume.Secrets;
+import dev.blocknode.volume.VolumeCapability;
+import dev.blocknode.volume.VolumeException;
+import dev.blocknode.volume.VolumeStats;
+import io.grpc.stub.StreamObserver;
+
+import java.util.Optional;
+
+/**
+ * The CSI Node service. Each method checks its request's fields in the order the spec lists them, turns
+ * it into a domain request, and leaves the work to {@link NodeVolumes}.
+ */
+public final class NodeService extends NodeGrpc.NodeImplBase {
+
+    private static final NodeServiceCapability.RPC.Type[] CAPABILITIES = {
+            NodeServiceCapability.RPC.Type.STAGE_UNSTAGE_VOLUME,
+            NodeServiceCapability.RPC.Type.GET_VOLUME_STATS,
+            NodeServiceCapability.RPC.Type.EXPAND_VOLUME,
+            NodeServiceCapability.RPC.Type.VOLUME_CONDITION,
+            NodeServiceCapability.RPC.Type.SINGLE_NODE_MULTI_WRITER,
+    };
+
+    private final NodeVolumes volumes;
+    private final String nodeId;
+    private final long maxVolumesPerNode;
+
+    public NodeService(NodeVolumes volumes, String nodeId, long maxVolumesPerNode) {
+        this.volumes = volumes;
+        this.nodeId = nodeId;
+        this.maxVolumesPerNode = maxVolumesPerNode;
+    }
+
+    @Override
+    public void nodeStageVolume(NodeStageVolumeRequest request, StreamObserver<NodeStageVolumeResponse> observer) {
+        RpcCall.answer("NodeStageVolume", observer, () -> {
+            String volumeId = RpcCall.volumeId(request.getVolumeId());
+            String staging = RpcCall.required("staging_target_path", request.getStagingTargetPath());
+            VolumeCapability capability = capability(request.hasVolumeCapability(), request.getVolumeCapability());
+            volumes.stage(new Requests.Stage(volumeId, staging, capability, request.getVolumeContextMap(),
+                    request.getPublishContextMap(), new Secrets(request.getSecretsMap())));
+            return NodeStageVolumeResponse.getDefaultInstance();
+        });
+    }
+
+    @Override
+    public void nodeUnstageVolume(NodeUnstageVolumeRequest request,
+                                  StreamObserver<NodeUnstageVolumeResponse> observer) {
+        RpcCall.answer("NodeUnstageVolume", observer, () -> {
+            String volumeId = RpcCall.volumeId(request.getVolumeId());
+            String staging = RpcCall.required("staging_target_path", request.getStagingTargetPath());
+            volumes.unstage(new Requests.Unstage(volumeId, staging));
+            return NodeUnstageVolumeResponse.getDefaultInstance();
+        });
+    }
+
+    @Override
+    public void nodePublishVolume(NodePublishVolumeRequest request,
+                                  StreamObserver<NodePublishVolumeResponse> observer) {
+        RpcCall.answer("NodePublishVolume", observer, () -> {
+            String volumeId = RpcCall.volumeId(request.getVolumeId());
+            String target = RpcCall.required("target_path", request.getTargetPath());
+            VolumeCapability capability = capability(request.hasVolumeCapability(), request.getVolumeCapability());
+            // Required because this plugin advertises STAGE_UNSTAGE_VOLUME.
+            String staging = RpcCall.required("staging_target_path", request.getStagingTargetPath());
+            volumes.publish(new Requests.Publish(volumeId, staging, target, capability, request.getReadonly()));
+            return NodePublishVolumeResponse.getDefaultInstance();
+        });
+    }
+
+    @Override
+    public void nodeUnpublishVolume(NodeUnpublishVolumeRequest request,
+                                    StreamObserver<NodeUnpublishVolumeResponse> observer) {
+        RpcCall.answer("NodeUnpublishVolume", observer, () -> {
+            String volumeId = RpcCall.volumeId(request.getVolumeId());
+            String target = RpcCall.required("target_path", request.getTargetPath());
+            volumes.unpublish(new Requests.Unpublish(volumeId, target));
+            return NodeUnpublishVolumeResponse.getDefaultInstance();
+        });
+    }
+
+    @Override
+    public void nodeGetVolumeStats(NodeGetVolumeStatsRequest request,
+                                   StreamObserver<NodeGetVolumeStatsResponse> observer) {
+        RpcCall.answer("NodeGetVolumeStats", observer, () -> {
+            String volumeId = RpcCall.volumeId(request.getVolumeId());
+            String path = RpcCall.required("volume_path", request.getVolumePath());
+            VolumeStats stats = volumes.stats(new Requests.Stats(volumeId, path, request.getStagingTargetPath()));
+            return statsResponse(stats);
+        });
+    }
+
+    @Override
+    public void nodeExpandVolume(NodeExpandVolumeRequest request, StreamObserver<NodeExpandVolumeResponse> observer) {
+        RpcCall.answer("NodeExpandVolume", observer, () -> {
+            String volumeId = RpcCall.volumeId(request.getVolumeId());
+            String path = RpcCall.required("volume_path", request.getVolumePath());
+            long required = request.getCapacityRange().getRequiredBytes();
+            long limit = request.getCapacityRange().getLimitBytes();
+            if (required < 0 || limit < 0) {
+                throw VolumeException.invalid("capacity_range bytes must not be negative");
+            }
+            if (limit > 0 && required > limit) {
+                throw VolumeException.invalid("capacity_range.required_bytes " + required
+                        + " exceeds capacity_range.limit_bytes " + limit);
+            }
+            Optional<VolumeCapability> capability = request.hasVolumeCapability()
+                    ? Optional.of(CapabilityTranslator.translate("volume_capability", request.getVolumeCapability()))
+                    : Optional.empty();
+            long capacity = volumes.expand(new Requests.Expand(volumeId, path, request.getStagingTargetPath(),
+                    required, limit, capability));
+            return NodeExpandVolumeResponse.newBuilder().setCapacityBytes(capacity).build();
+        });
+    }
+
+    @Override
+    public void nodeGetCapabilities(NodeGetCapabilitiesRequest request,
+                                    StreamObserver<NodeGetCapabilitiesResponse> observer) {
+        RpcCall.answer("NodeGetCapabilities", observer, () -> {
+            NodeGetCapabilitiesResponse.Builder response = NodeGetCapabilitiesResponse.newBuilder();
+            for (NodeServiceCapability.RPC.Type type : CAPABILITIES) {
+                response.addCapabilities(NodeServiceCapability.newBuilder()
+                        .setRpc(NodeServiceCapability.RPC.newBuilder().setType(type)));
+            }
+            return response.build();
+        });
+    }
+
+    @Override
+    public void nodeGetInfo(NodeGetInfoRequest request, StreamObserver<NodeGetInfoResponse> observer) {
+        RpcCall.answer("NodeGetInfo", observer, () -> NodeGetInfoResponse.newBuilder()
+                .setNodeId(nodeId)
+                .setMaxVolumesPerNode(maxVolumesPerNode)
+                .build());
+    }
+
+    private static VolumeCapability capability(boolean present, dev.blocknode.csi.v1.VolumeCapability wire)
+            throws VolumeException {
+        if (!present) {
+            throw VolumeException.invalid("volume_capability is required");
+        }
+        return CapabilityTranslator.translate("volume_capability", wire);
+    }
+
+    private static NodeGetVolumeStatsResponse statsResponse(VolumeStats stats) {
+        NodeGetVolumeStatsResponse.Builder response = NodeGetVolumeStatsResponse.newBuilder();
+        VolumeUsage.Builder bytes = VolumeUsage.newBuilder().setUnit(VolumeUsage.Unit.BYTES)
+                .setTotal(stats.totalBytes());
+        stats.availableBytes().ifPresent(bytes::setAvailable);
+        stats.usedBytes().ifPresent(bytes::setUsed);
+        response.addUsage(bytes);
+        if (stats.totalInodes().isPresent()) {
+            VolumeUsage.Builder inodes = VolumeUsage.newBuilder().setUnit(VolumeUsage.Unit.INODES)
+                    .setTotal(stats.totalInodes().getAsLong());
+            stats.availableInodes().ifPresent(inodes::setAvailable);
+            stats.usedInodes().ifPresent(inodes::setUsed);
+            response.addUsage(inodes);
+        }
+        response.setVolumeCondition(VolumeCondition.newBuilder()
+                .setAbnormal(stats.abnormal())
+                .setMessage(stats.abnormal() ? stats.condition() : "volume is healthy"));
+        return response.build();
+    }
+}

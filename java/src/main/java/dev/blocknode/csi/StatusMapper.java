@@ -1,0 +1,36 @@
+package dev.blocknode.csi;
+
+import dev.blocknode.volume.VolumeException;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/** The one place where domain outcomes become gRPC status codes. */
+final class StatusMapper {
+
+    private static final Logger LOG = Logger.getLogger(StatusMapper.class.getName());
+
+    private StatusMapper() {
+    }
+
+    static StatusRuntimeException toStatus(VolumeException e) {
+        Status status = switch (e.outcome()) {
+            case INVALID_ARGUMENT -> Status.INVALID_ARGUMENT;
+            case NOT_FOUND -> Status.NOT_FOUND;
+            case ALREADY_EXISTS -> Status.ALREADY_EXISTS;
+            case FAILED_PRECONDITION -> Status.FAILED_PRECONDITION;
+            case ABORTED -> Status.ABORTED;
+            case OUT_OF_RANGE -> Status.OUT_OF_RANGE;
+            case INTERNAL -> Status.INTERNAL;
+        };
+        return status.withDescription(e.getMessage()).asRuntimeException();
+    }
+
+    /** A bug or an unexpected failure: INTERNAL, logged with its stack trace, never lost. */
+    static StatusRuntimeException unexpected(String method, RuntimeException e) {
+        LOG.log(Level.SEVERE, method + " failed unexpectedly", e);
+        return Status.INTERNAL.withDescription(method + " failed unexpectedly: " + e).asRuntimeException();
+    }
+}

@@ -1,0 +1,46 @@
+package dev.blocknode.csi.server;
+
+import io.grpc.ForwardingServerCall;
+import io.grpc.Metadata;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.Status;
+
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * One log line per finished RPC: method, request number, status and duration. Requests are never
+ * logged whole, so secrets in them cannot reach a log. Frequent read-only calls log at FINE.
+ */
+public final class LoggingInterceptor implements ServerInterceptor {
+
+    private static final Logger LOG = Logger.getLogger("dev.blocknode.rpc");
+    private final AtomicLong requests = new AtomicLong();
+
+    @Override
+    public <Q, A> ServerCall.Listener<Q> interceptCall(ServerCall<Q, A> call, Metadata headers,
+                                                       ServerCallHandler<Q, A> next) {
+        String method = call.getMethodDescriptor().getBareMethodName();
+        long id = requests.incrementAndGet();
+        long start = System.nanoTime();
+        boolean chatty = method.equals("Probe") || method.equals("NodeGetVolumeStats")
+                || method.equals("NodeGetCapabilities") || method.equals("GetPluginInfo");
+        return next.startCall(new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
+            @Override
+            public void close(Status status, Metadata trailers) {
+                long micros = (System.nanoTime() - start) / 1000;
+                Level level = !status.isOk() && status.getCode() != Status.Code.ABORTED ? Level.WARNING
+                        : chatty ? Level.FINE : Level.INFO;
+                if (LOG.isLoggable(level)) {
+                    LOG.log(level, method + " #" + id + " " + status.getCode()
+                            + (status.getDescription() == null ? "" : " (" + status.getDescription() + ")")
+                            + " in " + micros + " us");
+                }
+                super.close(status, trailers);
+            }
+        }, headers);
+    }
+}

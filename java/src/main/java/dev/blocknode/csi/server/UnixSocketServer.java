@@ -1,0 +1,148 @@
+package dev.blocknode.csi.server;
+
+import io.grpc.BindableService;
+import io.grpc.Server;
+import io.grpc.ServerInterceptor;
+import io.grpc.ServerInterceptors;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollIoHandler;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerDomainSocketChannel;
+import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
+
+import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.GroupPrincipal;
+import java.nio.file.attribute.PosixFileAttributeView;
+import java.nio.file.attribute.PosixFilePermission;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.Logger;
+
+/**
+ * gRPC on a Unix domain socket through Netty's native epoll transport. A stale socket file from a dead
+ * process is replaced; a live server on the same path is never stolen from. Calls run on virtual
+ * threads, since volume operations block on syscalls and commands.
+ */
+public final class UnixSocketServer implements AutoCloseable {
+
+    private static final Logger LOG = Logger.getLogger(UnixSocketServer.class.getName());
+
+    private final Path socket;
+    private final Server server;
+    private final EventLoopGroup eventLoops;
+    private final ExecutorService executor;
+
+    private UnixSocketServer(Path socket, Server server, EventLoopGroup eventLoops, ExecutorService executor) {
+        this.socket = socket;
+        this.server = server;
+        this.eventLoops = eventLoops;
+        this.executor = executor;
+    }
+
+    /**
+     * @param mode  permissions of the socket file (0660 by default: kubelet and the registrar run as root or
+     *              in the socket's group; nobody else may talk to a plugin that mounts devices)
+     * @param group the socket's group, when not the process's own
+     */
+    public static UnixSocketServer start(Path socket, Set<PosixFilePermission> mode, Optional<String> group,
+                                         List<BindableService> services, List<ServerInterceptor> interceptors)
+            throws IOException {
+        Files.createDirectories(socket.toAbsolutePath().getParent());
+        removeStaleSocket(socket);
+        EventLoopGroup eventLoops = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
+        ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
+        NettyServerBuilder builder = NettyServerBuilder.forAddress(new DomainSocketAddress(socket.toString()))
+                .channelType(EpollServerDomainSocketChannel.class)
+                .bossEventLoopGroup(eventLoops)
+                .workerEventLoopGroup(eventLoops)
+                .executor(executor);
+        for (BindableService service : services) {
+            builder.addService(ServerInterceptors.intercept(service, interceptors));
+        }
+        Server server;
+        try {
+            server = builder.build().start();
+        } catch (IOException e) {
+            eventLoops.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            executor.shutdownNow();
+            throw new IOException("cannot listen on " + socket + ": " + e.getMessage(), e);
+        }
+        Files.setPosixFilePermissions(socket, mode);
+        if (group.isPresent()) {
+            GroupPrincipal principal = socket.getFileSystem().getUserPrincipalLookupService()
+                    .lookupPrincipalByGroupName(group.get());
+            Files.getFileAttributeView(socket, PosixFileAttributeView.class).setGroup(principal);
+        }
+        LOG.info(() -> "listening on unix://" + socket);
+        return new UnixSocketServer(socket, server, eventLoops, executor);
+    }
+
+    public Path socket() {
+        return socket;
+    }
+
+    /**
+     * Stops taking calls, lets running ones finish for up to {@code grace}, then cancels the rest and
+     * removes the socket file.
+     */
+    public void shutdown(Duration grace) {
+        server.shutdown();
+        try {
+            if (!server.awaitTermination(grace.toMillis(), TimeUnit.MILLISECONDS)) {
+                LOG.warning(() -> "calls still running after " + grace.toSeconds() + " s; cancelling them");
+                server.shutdownNow();
+                server.awaitTermination(5, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            server.shutdownNow();
+            Thread.currentThread().interrupt();
+        } finally {
+            executor.shutdownNow();
+            eventLoops.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+            try {
+                Files.deleteIfExists(socket);
+            } catch (IOException e) {
+                LOG.warning(() -> "cannot remove socket " + socket + ": " + e.getMessage());
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        shutdown(Duration.ofSeconds(5));
+    }
+
+    /** A socket file nobody answers on is left by a dead process: remove it. One that answers is refused. */
+    private static void removeStaleSocket(Path socket) throws IOException {
+        if (!Files.exists(socket)) {
+            return;
+        }
+        if (!Files.isDirectory(socket) && isAnswering(socket)) {
+            throw new IOException("another server is already listening on " + socket + "; refusing to start");
+        }
+        if (Files.isDirectory(socket)) {
+            throw new IOException(socket + " is a directory, not a socket path");
+        }
+        Files.delete(socket);
+        LOG.info(() -> "removed stale socket " + socket);
+    }
+
+    private static boolean isAnswering(Path socket) {
+        try (SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+            return channel.connect(UnixDomainSocketAddress.of(socket));
+        } catch (IOException refused) {
+            return false;
+        }
+    }
+}

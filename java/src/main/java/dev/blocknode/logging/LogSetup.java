@@ -1,0 +1,104 @@
+package dev.blocknode.logging;
+
+import dev.blocknode.config.PluginConfig;
+
+import java.time.Instant;
+import java.util.logging.ConsoleHandler;
+import java.util.logging.Formatter;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+
+/** Routes java.util.logging to stderr, one line per record, as JSON or as plain text. */
+public final class LogSetup {
+
+    private LogSetup() {
+    }
+
+    public static void configure(PluginConfig.LogFormat format) {
+        Logger root = Logger.getLogger("");
+        for (Handler handler : root.getHandlers()) {
+            root.removeHandler(handler);
+        }
+        ConsoleHandler handler = new ConsoleHandler();
+        handler.setLevel(Level.ALL);
+        handler.setFormatter(format == PluginConfig.LogFormat.JSON ? new JsonFormatter() : new TextFormatter());
+        root.addHandler(handler);
+        root.setLevel(Level.INFO);
+        // gRPC and Netty are chatty at INFO about things an operator cannot act on; Netty's bootstrap also
+        // warns that SO_KEEPALIVE does not apply to Unix sockets, which is true and harmless.
+        Logger.getLogger("io.grpc").setLevel(Level.WARNING);
+        Logger.getLogger("io.grpc.netty.shaded.io.netty.bootstrap").setLevel(Level.SEVERE);
+    }
+
+    static final class TextFormatter extends Formatter {
+        @Override
+        public String format(LogRecord record) {
+            StringBuilder line = new StringBuilder()
+                    .append(Instant.ofEpochMilli(record.getMillis())).append(' ')
+                    .append(record.getLevel().getName()).append(' ')
+                    .append(shortName(record.getLoggerName())).append(": ")
+                    .append(formatMessage(record)).append('\n');
+            appendThrown(line, record);
+            return line.toString();
+        }
+    }
+
+    static final class JsonFormatter extends Formatter {
+        @Override
+        public String format(LogRecord record) {
+            StringBuilder line = new StringBuilder("{\"time\":\"").append(Instant.ofEpochMilli(record.getMillis()))
+                    .append("\",\"level\":\"").append(record.getLevel().getName())
+                    .append("\",\"logger\":").append(quote(shortName(record.getLoggerName())))
+                    .append(",\"msg\":").append(quote(formatMessage(record)));
+            if (record.getThrown() != null) {
+                StringBuilder trace = new StringBuilder();
+                appendThrown(trace, record);
+                line.append(",\"error\":").append(quote(trace.toString()));
+            }
+            return line.append("}\n").toString();
+        }
+    }
+
+    static String quote(String text) {
+        StringBuilder out = new StringBuilder(text.length() + 2).append('"');
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            switch (c) {
+                case '"' -> out.append("\\\"");
+                case '\\' -> out.append("\\\\");
+                case '\n' -> out.append("\\n");
+                case '\r' -> out.append("\\r");
+                case '\t' -> out.append("\\t");
+                default -> {
+                    if (c < 0x20) {
+                        out.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        out.append(c);
+                    }
+                }
+            }
+        }
+        return out.append('"').toString();
+    }
+
+    private static String shortName(String logger) {
+        if (logger == null) {
+            return "";
+        }
+        int dot = logger.lastIndexOf('.');
+        return dot < 0 ? logger : logger.substring(dot + 1);
+    }
+
+    private static void appendThrown(StringBuilder out, LogRecord record) {
+        Throwable thrown = record.getThrown();
+        while (thrown != null) {
+            out.append("  ").append(thrown).append('\n');
+            for (StackTraceElement frame : thrown.getStackTrace()) {
+                out.append("    at ").append(frame).append('\n');
+            }
+            thrown = thrown.getCause();
+        }
+    }
+}

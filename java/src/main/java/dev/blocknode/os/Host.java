@@ -1,0 +1,20 @@
+package dev.blocknode.os;
+
+import dev.blocknode.os.block.BlockDevices;
+import dev.blocknode.os.exec.CommandRunner;
+import dev.blocknode.os.exec.ProcessCommandRunner;
+import dev.blocknode.os.mount.LinuxMounter;
+import dev.blocknode.os.mount.Mounter;
+
+/**
+ * The one seam between blocknode and the machine: kernel interfaces by path, external commands, mounts
+ * and block devices. Everything above this package reaches the host only through a Host, so a test can
+ * redirect any part of it.
+ */
+public record Host(HostPaths paths, CommandRunner commands, Mounter mounter, BlockDevices blockDevices) {
+
+    public static Host real() {
+        HostPaths paths = HostPaths.real();
+        return new Host(paths, new ProcessCommandRunner(), new LinuxMounter(paths), new BlockDevices(paths));
+    }
+}

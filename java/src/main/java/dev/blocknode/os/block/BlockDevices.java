@@ -1,0 +1,73 @@
+package dev.blocknode.os.block;
+
+import dev.blocknode.os.DeviceNumber;
+import dev.blocknode.os.HostPaths;
+import dev.blocknode.os.natives.LinuxNative;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.Optional;
+
+/**
+ * Block devices as the kernel knows them: sizes and flushes through ioctls, names and liveness through
+ * sysfs (by device number, so a /dev entry that was renamed or re-created cannot mislead us).
+ */
+public class BlockDevices {
+
+    private final HostPaths host;
+
+    public BlockDevices(HostPaths host) {
+        this.host = host;
+    }
+
+    public long sizeBytes(Path device) throws IOException {
+        return LinuxNative.blockDeviceSize(device.toString());
+    }
+
+    public int logicalSectorSize(Path device) throws IOException {
+        return LinuxNative.blockSectorSize(device.toString());
+    }
+
+    /** Writes back dirty pages of the device and drops its buffer cache (BLKFLSBUF). */
+    public void flush(Path device) throws IOException {
+        LinuxNative.flushBlockBuffers(device.toString());
+    }
+
+    /** True while the kernel still has this device (its sysfs directory exists). */
+    public boolean exists(DeviceNumber number) {
+        return Files.isDirectory(host.sysBlockDevice(number));
+    }
+
+    /** The kernel's name for the device ("loop3", "sdb", "dm-2"), from its sysfs uevent file. */
+    public Optional<String> kernelName(DeviceNumber number) throws IOException {
+        try {
+            for (String line : Files.readAllLines(host.sysBlockDevice(number).resolve("uevent"),
+                    StandardCharsets.UTF_8)) {
+                if (line.startsWith("DEVNAME=")) {
+                    return Optional.of(line.substring("DEVNAME=".length()).strip());
+                }
+            }
+            return Optional.empty();
+        } catch (NoSuchFileException gone) {
+            return Optional.empty();
+        }
+    }
+
+    /** The /dev node of a device number, when the kernel still has the device. */
+    public Optional<Path> nodeFor(DeviceNumber number) throws IOException {
+        return kernelName(number).map(name -> host.dev().resolve(name));
+    }
+
+    /** True when the device is read-only at the block layer (sysfs "ro" attribute). */
+    public boolean isReadOnly(DeviceNumber number) throws IOException {
+        try {
+            return Files.readString(host.sysBlockDevice(number).resolve("ro"), StandardCharsets.US_ASCII)
+                    .strip().equals("1");
+        } catch (NoSuchFileException gone) {
+            return false;
+        }
+    }
+}

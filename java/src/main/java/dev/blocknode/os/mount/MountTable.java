@@ -1,0 +1,90 @@
+package dev.blocknode.os.mount;
+
+import dev.blocknode.os.DeviceNumber;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Parser for /proc/self/mountinfo. Reading the whole table costs milliseconds on a node with thousands of
+ * mounts, so it is used only where the whole table really is the question (is this device mounted anywhere
+ * else?), never on the per-call hot path, which uses the O(1) native mount-point check instead.
+ */
+public final class MountTable {
+
+    private MountTable() {
+    }
+
+    public static List<MountEntry> read(Path mountInfo) throws IOException {
+        return parse(Files.readString(mountInfo, StandardCharsets.UTF_8));
+    }
+
+    static List<MountEntry> parse(String text) {
+        List<MountEntry> entries = new ArrayList<>();
+        for (String line : text.split("\n")) {
+            if (!line.isBlank()) {
+                entries.add(parseLine(line));
+            }
+        }
+        return entries;
+    }
+
+    static MountEntry parseLine(String line) {
+        String[] fields = line.split(" ");
+        int separator = -1;
+        for (int i = 6; i < fields.length; i++) {
+            if (fields[i].equals("-")) {
+                separator = i;
+                break;
+            }
+        }
+        if (separator < 0 || separator + 2 >= fields.length) {
+            throw new IllegalArgumentException("malformed mountinfo line: " + line);
+        }
+        return new MountEntry(
+                Integer.parseInt(fields[0]),
+                Integer.parseInt(fields[1]),
+                DeviceNumber.parse(fields[2]),
+                unescape(fields[3]),
+                Path.of(unescape(fields[4])),
+                fields[5],
+                fields[separator + 1],
+                unescape(fields[separator + 2]),
+                separator + 3 < fields.length ? fields[separator + 3] : "");
+    }
+
+    /** The kernel writes space, tab, newline and backslash in paths as three-digit octal escapes. */
+    static String unescape(String field) {
+        if (field.indexOf('\\') < 0) {
+            return field;
+        }
+        StringBuilder out = new StringBuilder(field.length());
+        for (int i = 0; i < field.length(); i++) {
+            char c = field.charAt(i);
+            if (c == '\\' && isOctal(field, i + 1)) {
+                out.append((char) Integer.parseInt(field.substring(i + 1, i + 4), 8));
+                i += 3;
+            } else {
+                out.append(c);
+            }
+        }
+        return out.toString();
+    }
+
+    private static boolean isOctal(String s, int from) {
+        if (from + 3 > s.length()) {
+            return false;
+        }
+        for (int i = from; i < from + 3; i++) {
+            char c = s.charAt(i);
+            if (c < '0' || c > '7') {
+                return false;
+            }
+        }
+        return true;
+    }
+}

@@ -1,0 +1,38 @@
+package dev.blocknode.os.mount;
+
+import dev.blocknode.os.FileStat;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * Everything blocknode does with mounts, in one small interface. The Linux implementation makes the
+ * syscalls directly (no mount(8) fork: 8-9 us instead of milliseconds per bind+unbind).
+ */
+public interface Mounter {
+
+    /** Mounts a filesystem of type {@code fsType} from a block device. */
+    void mount(Path device, Path target, String fsType, MountOptions options) throws IOException;
+
+    /**
+     * Bind-mounts {@code source} (a directory, or a device node onto a file) at {@code target}, then applies
+     * the per-mount-point flags of {@code options} (read-only, nosuid, ...) with a remount of the bind.
+     */
+    void bind(Path source, Path target, MountOptions options) throws IOException;
+
+    /**
+     * Unmounts {@code target}.
+     *
+     * @return false when nothing was mounted there (so retries of a teardown are harmless)
+     */
+    boolean unmount(Path target) throws IOException;
+
+    /** O(1), never reads the mount table. */
+    boolean isMountPoint(Path path) throws IOException;
+
+    FileStat stat(Path path) throws IOException;
+
+    /** The whole mount table: costly on a busy node, for the few questions that need all of it. */
+    List<MountEntry> table() throws IOException;
+}

@@ -1,0 +1,25 @@
+package dev.blocknode.transport;
+
+import dev.blocknode.volume.Secrets;
+
+import java.util.Map;
+import java.util.Optional;
+
+/** What a transport needs to attach a volume: its id, the CO's contexts, and the stage secrets. */
+public record AttachRequest(String volumeId, Map<String, String> volumeContext, Map<String, String> publishContext,
+                            Secrets secrets) {
+
+    public AttachRequest {
+        volumeContext = Map.copyOf(volumeContext);
+        publishContext = Map.copyOf(publishContext);
+    }
+
+    /** A key from publish_context (the controller's word for this attachment) or else volume_context. */
+    public Optional<String> key(String name) {
+        String value = publishContext.get(name);
+        if (value == null) {
+            value = volumeContext.get(name);
+        }
+        return Optional.ofNullable(value).map(String::strip).filter(v -> !v.isEmpty());
+    }
+}

@@ -1,0 +1,120 @@
+package dev.blocknode.transport.local;
+
+import dev.blocknode.os.FileStat;
+import dev.blocknode.os.Host;
+import dev.blocknode.transport.AttachRequest;
+import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.Transport;
+import dev.blocknode.volume.VolumeException;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * A device that is already on the node, named by path (a /dev node or a /dev/disk/by-id link). Used for
+ * development, the demo and the tests (loop devices), and for disks a node sees directly. Nothing is
+ * attached or detached; the identity check still applies when a "wwid" is given.
+ *
+ * <p>volume_context keys: {@code devicePath} (required), {@code wwid} (optional: must equal the device's
+ * sysfs wwid).
+ */
+public final class LocalTransport implements Transport {
+
+    public static final String NAME = "local";
+    public static final String DEVICE_PATH = "devicePath";
+    public static final String WWID = "wwid";
+
+    private final Host host;
+
+    public LocalTransport(Host host) {
+        this.host = host;
+    }
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public Set<String> identifyingKeys() {
+        return Set.of(DEVICE_PATH);
+    }
+
+    @Override
+    public void validate(AttachRequest request) throws VolumeException {
+        String path = request.key(DEVICE_PATH).orElseThrow(() -> VolumeException.invalid(
+                "volume_context." + DEVICE_PATH + " is required by the local transport"));
+        Path device = Path.of(path);
+        if (!device.isAbsolute() || !device.normalize().startsWith(host.paths().dev())) {
+            throw VolumeException.invalid("volume_context." + DEVICE_PATH + " must be an absolute path under "
+                    + host.paths().dev() + ", got \"" + path + "\"");
+        }
+    }
+
+    @Override
+    public Attachment attach(AttachRequest request) throws VolumeException {
+        validate(request);
+        Path named = Path.of(request.key(DEVICE_PATH).orElseThrow());
+        Path device;
+        FileStat stat;
+        try {
+            device = named.toRealPath();
+            stat = host.mounter().stat(device);
+        } catch (NoSuchFileException e) {
+            throw VolumeException.notFound("device " + named + " of volume " + request.volumeId() + " does not exist");
+        } catch (IOException e) {
+            throw VolumeException.internal("cannot resolve device " + named, e);
+        }
+        if (!device.startsWith(host.paths().dev())) {
+            throw VolumeException.invalid("volume_context." + DEVICE_PATH + " " + named + " resolves to " + device
+                    + ", outside " + host.paths().dev());
+        }
+        if (!stat.isBlockDevice()) {
+            throw VolumeException.invalid("volume_context." + DEVICE_PATH + " " + named + " is not a block device");
+        }
+        String identity = "";
+        Optional<String> expected = request.key(WWID);
+        if (expected.isPresent()) {
+            Optional<String> actual = wwidOf(stat);
+            if (actual.isEmpty()) {
+                throw VolumeException.precondition("device " + device + " reports no wwid, so it cannot be verified as "
+                        + expected.get());
+            }
+            if (!normalizeWwid(actual.get()).equals(normalizeWwid(expected.get()))) {
+                throw VolumeException.precondition("device " + device + " has wwid " + actual.get()
+                        + ", not the expected " + expected.get() + "; refusing to use it");
+            }
+            identity = actual.get();
+        }
+        return new Attachment(NAME, device, stat.rdev(), identity, Map.of(DEVICE_PATH, named.toString()));
+    }
+
+    @Override
+    public void detach(Attachment attachment) {
+        // The device was on the node before us and stays after us.
+    }
+
+    private Optional<String> wwidOf(FileStat stat) throws VolumeException {
+        Path sysDevice = host.paths().sysBlockDevice(stat.rdev());
+        for (Path candidate : new Path[]{sysDevice.resolve("device/wwid"), sysDevice.resolve("wwid")}) {
+            try {
+                return Optional.of(Files.readString(candidate, StandardCharsets.US_ASCII).strip());
+            } catch (NoSuchFileException absent) {
+                // try the next place
+            } catch (IOException e) {
+                throw VolumeException.internal("cannot read " + candidate, e);
+            }
+        }
+        return Optional.empty();
+    }
+
+    static String normalizeWwid(String wwid) {
+        return wwid.strip().replaceAll("\\s+", " ").toLowerCase(java.util.Locale.ROOT);
+    }
+}

@@ -1,0 +1,55 @@
+package dev.blocknode.volume;
+
+import dev.blocknode.os.Host;
+import dev.blocknode.state.RecordStore;
+import dev.blocknode.transport.Transports;
+import dev.blocknode.volume.filesystem.FilesystemType;
+
+/** The volume lifecycle on this node, wired from its parts: what the csi layer calls. */
+public final class NodeVolumes {
+
+    private final VolumeStager stager;
+    private final VolumePublisher publisher;
+    private final VolumeExpander expander;
+    private final VolumeStatsReader stats;
+    private final OperationGuard guard;
+
+    public NodeVolumes(Host host, KubeletPaths paths, RecordStore store, Transports transports,
+                       FilesystemType defaultFilesystem) {
+        StagingRecords records = new StagingRecords(store);
+        VolumeLocator locator = new VolumeLocator(host, paths, records);
+        this.guard = new OperationGuard();
+        this.stager = new VolumeStager(host, paths, records, transports, guard, defaultFilesystem);
+        this.publisher = new VolumePublisher(host, paths, records, guard);
+        this.expander = new VolumeExpander(host, locator, guard);
+        this.stats = new VolumeStatsReader(host, locator);
+    }
+
+    public void stage(Requests.Stage request) throws VolumeException {
+        stager.stage(request);
+    }
+
+    public void unstage(Requests.Unstage request) throws VolumeException {
+        stager.unstage(request);
+    }
+
+    public void publish(Requests.Publish request) throws VolumeException {
+        publisher.publish(request);
+    }
+
+    public void unpublish(Requests.Unpublish request) throws VolumeException {
+        publisher.unpublish(request);
+    }
+
+    public long expand(Requests.Expand request) throws VolumeException {
+        return expander.expand(request);
+    }
+
+    public VolumeStats stats(Requests.Stats request) throws VolumeException {
+        return stats.read(request);
+    }
+
+    public int operationsInFlight() {
+        return guard.inFlight();
+    }
+}

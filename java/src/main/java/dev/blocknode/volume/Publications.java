@@ -1,0 +1,55 @@
+package dev.blocknode.volume;
+
+import dev.blocknode.os.DeviceNumber;
+import dev.blocknode.os.FileStat;
+import dev.blocknode.os.Host;
+import dev.blocknode.state.v1.PublicationRecord;
+import dev.blocknode.state.v1.StagingRecord;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Questions about where a staged volume is in use, answered with O(1) checks per path. */
+final class Publications {
+
+    private Publications() {
+    }
+
+    /** The recorded publication targets that still hold a mount. */
+    static List<String> live(Host host, StagingRecord record) throws VolumeException {
+        List<String> live = new ArrayList<>();
+        for (String target : record.getPublicationsMap().keySet()) {
+            Path path = Path.of(target);
+            try {
+                if (Files.exists(path, LinkOption.NOFOLLOW_LINKS) && host.mounter().isMountPoint(path)) {
+                    live.add(target);
+                }
+            } catch (IOException e) {
+                throw VolumeException.internal("cannot inspect publication " + target, e);
+            }
+        }
+        return live;
+    }
+
+    /**
+     * True when {@code path} is a mount of the volume's device: for a filesystem, the mounted filesystem
+     * lives on it; for block access, the path is the device node itself (bind-mounted onto a file).
+     */
+    static boolean holdsVolume(Host host, StagingRecord record, Path path) throws IOException {
+        DeviceNumber number = StagingRecords.deviceNumber(record);
+        FileStat stat = host.mounter().stat(path);
+        if (record.hasBlock()) {
+            PublicationRecord publication = record.getPublicationsMap().get(path.toString());
+            if (publication != null && publication.hasReadonlyView()) {
+                number = new DeviceNumber(publication.getReadonlyView().getMajor(),
+                        publication.getReadonlyView().getMinor());
+            }
+            return stat.isBlockDevice() && stat.rdev().equals(number);
+        }
+        return stat.device().equals(number);
+    }
+}

@@ -1,0 +1,60 @@
+package dev.blocknode.volume;
+
+import dev.blocknode.os.DeviceNumber;
+import dev.blocknode.state.RecordStore;
+import dev.blocknode.state.v1.StagingRecord;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.Optional;
+
+/** The record store as the volume layer uses it: failures become INTERNAL errors that name the volume. */
+final class StagingRecords {
+
+    private final RecordStore store;
+
+    StagingRecords(RecordStore store) {
+        this.store = store;
+    }
+
+    Optional<StagingRecord> find(String volumeId) throws VolumeException {
+        try {
+            return store.load(volumeId);
+        } catch (IOException e) {
+            throw VolumeException.internal("cannot read the staging record of volume " + volumeId, e);
+        }
+    }
+
+    void save(StagingRecord record) throws VolumeException {
+        try {
+            store.save(record);
+        } catch (IOException e) {
+            throw VolumeException.internal("cannot write the staging record of volume " + record.getVolumeId(), e);
+        }
+    }
+
+    void delete(String volumeId) throws VolumeException {
+        try {
+            store.delete(volumeId);
+        } catch (IOException e) {
+            throw VolumeException.internal("cannot delete the staging record of volume " + volumeId, e);
+        }
+    }
+
+    /** The record of whichever volume is staged at {@code staging}, if any (reads every record: rare path). */
+    Optional<StagingRecord> stagedAt(Path staging) throws VolumeException {
+        try {
+            return store.all().stream().filter(r -> r.getStagingPath().equals(staging.toString())).findFirst();
+        } catch (IOException e) {
+            throw VolumeException.internal("cannot read the staging records", e);
+        }
+    }
+
+    static DeviceNumber deviceNumber(StagingRecord record) {
+        return new DeviceNumber(record.getDevice().getMajor(), record.getDevice().getMinor());
+    }
+
+    static Path devicePath(StagingRecord record) {
+        return Path.of(record.getDevice().getPath());
+    }
+}

@@ -1,0 +1,73 @@
+package dev.blocknode.volume;
+
+import dev.blocknode.os.Host;
+import dev.blocknode.os.exec.CommandException;
+import dev.blocknode.state.v1.StagingRecord;
+import dev.blocknode.volume.filesystem.FilesystemType;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.logging.Logger;
+
+/**
+ * NodeExpandVolume: after the storage grew the device, grow the filesystem on it online. A block volume
+ * needs nothing on the node; either way the answer is the device's size.
+ */
+public final class VolumeExpander {
+
+    private static final Logger LOG = Logger.getLogger(VolumeExpander.class.getName());
+
+    private final Host host;
+    private final VolumeLocator locator;
+    private final OperationGuard guard;
+
+    VolumeExpander(Host host, VolumeLocator locator, OperationGuard guard) {
+        this.host = host;
+        this.locator = locator;
+        this.guard = guard;
+    }
+
+    /** @return the capacity in bytes now available to the volume */
+    public long expand(Requests.Expand request) throws VolumeException {
+        VolumeLocator.Located located = locator.locate(request.volumeId(), request.volumePath());
+        StagingRecord record = located.record();
+        if (request.capability().isPresent() && request.capability().get().isBlock() != record.hasBlock()) {
+            throw VolumeException.invalid("volume_capability asks for "
+                    + (request.capability().get().isBlock() ? "block" : "filesystem") + " access but volume "
+                    + request.volumeId() + " is staged for " + (record.hasBlock() ? "block" : "filesystem") + " access");
+        }
+        try (OperationGuard.Permit ignored = guard.enter(request.volumeId(), "NodeExpandVolume")) {
+            Path device = StagingRecords.devicePath(record);
+            long size;
+            try {
+                size = host.blockDevices().sizeBytes(device);
+            } catch (IOException e) {
+                throw VolumeException.internal("cannot read the size of device " + device, e);
+            }
+            if (request.requiredBytes() > size) {
+                throw new VolumeException(VolumeException.Outcome.OUT_OF_RANGE, "device " + device + " of volume "
+                        + request.volumeId() + " is " + size + " bytes, less than the required "
+                        + request.requiredBytes() + "; the storage must grow the volume first");
+            }
+            if (record.hasBlock()) {
+                return size;
+            }
+            FilesystemType type = FilesystemType.byName(record.getMount().getFsType()).orElseThrow(() ->
+                    VolumeException.internal("volume " + request.volumeId() + " records an unknown filesystem \""
+                            + record.getMount().getFsType() + "\"", null));
+            Path mountPoint = Path.of(record.getStagingPath());
+            try {
+                host.commands().runChecked(type.grow(device, mountPoint).withTimeout(Duration.ofMinutes(5)));
+            } catch (CommandException e) {
+                String hint = type == FilesystemType.EXT4 && e.getMessage().contains("Permission denied")
+                        ? " (ext4 grows online only for a process with CAP_SYS_RESOURCE: run the plugin privileged)"
+                        : "";
+                throw VolumeException.internal("growing the " + type.kernelName() + " filesystem on " + device
+                        + " of volume " + request.volumeId() + " failed" + hint, e);
+            }
+            LOG.info(() -> "grew the filesystem of volume " + request.volumeId() + " to its device size " + size);
+            return size;
+        }
+    }
+}

@@ -1,0 +1,272 @@
+package dev.blocknode.volume;
+
+import dev.blocknode.os.DeviceNumber;
+import dev.blocknode.os.FileStat;
+import dev.blocknode.os.Host;
+import dev.blocknode.os.block.LoopDevices;
+import dev.blocknode.os.mount.MountOptions;
+import dev.blocknode.os.natives.LinuxNative;
+import dev.blocknode.state.v1.DeviceRecord;
+import dev.blocknode.state.v1.PublicationRecord;
+import dev.blocknode.state.v1.StagePhase;
+import dev.blocknode.state.v1.StagingRecord;
+
+import java.io.IOException;
+import java.nio.file.DirectoryNotEmptyException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.logging.Logger;
+
+/**
+ * NodePublishVolume and NodeUnpublishVolume: bind the staged filesystem (or the device node, for block
+ * access) into a pod's target path, and take it away again. The publication is recorded before the
+ * bind, so a crash in between leaves nothing that unpublish cannot find.
+ */
+public final class VolumePublisher {
+
+    private static final Logger LOG = Logger.getLogger(VolumePublisher.class.getName());
+    private static final int MAX_STACKED_UNMOUNTS = 8;
+
+    private final Host host;
+    private final KubeletPaths paths;
+    private final StagingRecords records;
+    private final OperationGuard guard;
+    private final LoopDevices loops;
+
+    VolumePublisher(Host host, KubeletPaths paths, StagingRecords records, OperationGuard guard) {
+        this.host = host;
+        this.loops = new LoopDevices(host.paths(), host.commands());
+        this.paths = paths;
+        this.records = records;
+        this.guard = guard;
+    }
+
+    public void publish(Requests.Publish request) throws VolumeException {
+        Path target = paths.confine("target_path", request.targetPath());
+        Path staging = paths.confine("staging_target_path", request.stagingPath());
+        String volumeId = request.volumeId();
+        try (OperationGuard.Permit ignored = guard.enter(volumeId, "NodePublishVolume")) {
+            StagingRecord record = records.find(volumeId).orElseThrow(() -> VolumeException.precondition(
+                    "volume " + volumeId + " is not staged on this node; NodeStageVolume must come first"));
+            if (record.getPhase() != StagePhase.STAGED) {
+                throw VolumeException.precondition("volume " + volumeId + " is not fully staged (phase "
+                        + record.getPhase() + "); NodeStageVolume must complete first");
+            }
+            if (!record.getStagingPath().equals(staging.toString())) {
+                throw VolumeException.precondition("volume " + volumeId + " is staged at " + record.getStagingPath()
+                        + ", not at " + staging);
+            }
+            if (record.hasBlock() != request.capability().isBlock()) {
+                throw VolumeException.precondition("volume " + volumeId + " is staged for "
+                        + (record.hasBlock() ? "block" : "filesystem") + " access; the request asks for "
+                        + (request.capability().isBlock() ? "block" : "filesystem") + " access");
+            }
+            boolean readOnly = request.readonly() || request.capability().accessMode().readOnly();
+            List<String> flags = request.capability().accessType() instanceof AccessType.Mount mount
+                    ? mount.mountFlags() : List.of();
+            PublicationRecord wanted = PublicationRecord.newBuilder()
+                    .setReadonly(readOnly)
+                    .addAllMountFlags(flags)
+                    .setAccessMode(request.capability().accessMode().name())
+                    .build();
+            if (alreadyPublished(record, target, wanted)) {
+                return;
+            }
+            requireSingleWriterRespected(record, target, request.capability().accessMode());
+
+            StagingRecord.Builder updated = record.toBuilder().putPublications(target.toString(), wanted);
+            records.save(updated.build());
+            MountOptions options = request.capability().accessType() instanceof AccessType.Mount mount
+                    ? mount.options().perMountPoint() : MountOptions.NONE;
+            if (readOnly) {
+                options = options.withFlags(LinuxNative.MS_RDONLY);
+            }
+            Path source = staging;
+            if (record.hasBlock()) {
+                source = readOnly ? readOnlyView(updated, target, wanted) : StagingRecords.devicePath(record);
+            }
+            createTarget(target, record.hasBlock());
+            try {
+                host.mounter().bind(source, target, options);
+            } catch (IOException e) {
+                throw VolumeException.internal("bind-mounting " + source + " at " + target + " for volume "
+                        + volumeId + " failed", e);
+            }
+            LOG.info(() -> "published volume " + volumeId + " at " + target + (readOnly ? " (read-only)" : ""));
+        }
+    }
+
+    public void unpublish(Requests.Unpublish request) throws VolumeException {
+        Path target = paths.confine("target_path", request.targetPath());
+        String volumeId = request.volumeId();
+        try (OperationGuard.Permit ignored = guard.enter(volumeId, "NodeUnpublishVolume")) {
+            Optional<StagingRecord> record = records.find(volumeId);
+            if (Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
+                unmountTarget(volumeId, target, record);
+                deleteTarget(volumeId, target);
+            }
+            Optional<PublicationRecord> publication =
+                    record.map(r -> r.getPublicationsMap().get(target.toString()));
+            if (publication.isPresent() && publication.get().hasReadonlyView()) {
+                releaseReadOnlyView(volumeId, record.get(), publication.get().getReadonlyView());
+            }
+            if (record.isPresent() && record.get().containsPublications(target.toString())) {
+                records.save(record.get().toBuilder().removePublications(target.toString()).build());
+            }
+            LOG.info(() -> "unpublished volume " + volumeId + " from " + target);
+        }
+    }
+
+    /**
+     * True when the target already holds this volume with the same arguments (a retry: nothing to do).
+     *
+     * @throws VolumeException ALREADY_EXISTS when it holds something else, or this volume differently
+     */
+    private boolean alreadyPublished(StagingRecord record, Path target, PublicationRecord wanted)
+            throws VolumeException {
+        try {
+            if (!Files.exists(target, LinkOption.NOFOLLOW_LINKS) || !host.mounter().isMountPoint(target)) {
+                return false;
+            }
+            if (!Publications.holdsVolume(host, record, target)) {
+                throw VolumeException.alreadyExists("target path " + target + " already holds a mount of another"
+                        + " volume or device");
+            }
+        } catch (IOException e) {
+            throw VolumeException.internal("cannot inspect target path " + target, e);
+        }
+        PublicationRecord published = record.getPublicationsMap().get(target.toString());
+        if (published == null) {
+            throw VolumeException.alreadyExists("target path " + target + " already holds volume "
+                    + record.getVolumeId() + ", mounted by an earlier run with arguments that were not recorded");
+        }
+        if (!published.toBuilder().clearReadonlyView().build().equals(wanted)) {
+            throw VolumeException.alreadyExists("volume " + record.getVolumeId() + " is already published at "
+                    + target + " with " + describe(published) + "; the request asks for " + describe(wanted));
+        }
+        return true;
+    }
+
+    /**
+     * A read-only loop device over the volume's device, recorded in the publication before it is bound.
+     * A read-only bind mount of a device node does not stop writes through it; a read-only device does.
+     */
+    private Path readOnlyView(StagingRecord.Builder record, Path target, PublicationRecord publication)
+            throws VolumeException {
+        Path device = Path.of(record.getDevice().getPath());
+        try {
+            Path view = loops.attachReadOnly(device);
+            FileStat stat = host.mounter().stat(view);
+            record.putPublications(target.toString(), publication.toBuilder()
+                    .setReadonlyView(DeviceRecord.newBuilder().setPath(view.toString())
+                            .setMajor(stat.rdev().major()).setMinor(stat.rdev().minor()))
+                    .build());
+            records.save(record.build());
+            return view;
+        } catch (IOException e) {
+            throw VolumeException.internal("cannot make a read-only view of " + device + " for " + target, e);
+        }
+    }
+
+    /** Detaches the read-only loop device of a publication, if it is still the one over our device. */
+    private void releaseReadOnlyView(String volumeId, StagingRecord record, DeviceRecord view) throws VolumeException {
+        DeviceNumber number = new DeviceNumber(view.getMajor(), view.getMinor());
+        try {
+            Optional<Path> backing = loops.backingFile(number);
+            if (backing.isEmpty()) {
+                return; // already detached
+            }
+            if (!backing.get().equals(Path.of(record.getDevice().getPath()))) {
+                LOG.warning(() -> "loop device " + view.getPath() + " now backs " + backing.get() + ", not volume "
+                        + volumeId + "'s device; leaving it alone");
+                return;
+            }
+            loops.detach(Path.of(view.getPath()));
+        } catch (IOException e) {
+            throw VolumeException.internal("cannot detach the read-only view " + view.getPath() + " of volume "
+                    + volumeId, e);
+        }
+    }
+
+    private void requireSingleWriterRespected(StagingRecord record, Path target, AccessMode mode)
+            throws VolumeException {
+        for (String other : Publications.live(host, record)) {
+            if (other.equals(target.toString())) {
+                continue;
+            }
+            PublicationRecord existing = record.getPublicationsMap().get(other);
+            boolean otherIsSingle = existing != null
+                    && existing.getAccessMode().equals(AccessMode.SINGLE_NODE_SINGLE_WRITER.name());
+            if (mode.singlePublication() || otherIsSingle) {
+                throw VolumeException.precondition("volume " + record.getVolumeId() + " is already published at "
+                        + other + " and its access mode " + AccessMode.SINGLE_NODE_SINGLE_WRITER
+                        + " allows one publication only");
+            }
+        }
+    }
+
+    private void createTarget(Path target, boolean block) throws VolumeException {
+        try {
+            if (block) {
+                if (Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS)) {
+                    Files.delete(target); // an empty directory left by an older kubelet: the device needs a file
+                }
+                Files.createDirectories(target.getParent());
+                try {
+                    Files.createFile(target);
+                } catch (FileAlreadyExistsException exists) {
+                    // a retry: the file is ours
+                }
+            } else {
+                Files.createDirectories(target);
+            }
+        } catch (DirectoryNotEmptyException e) {
+            throw VolumeException.precondition("target path " + target + " is a non-empty directory; a block "
+                    + "volume needs a file there");
+        } catch (FileAlreadyExistsException e) {
+            throw VolumeException.precondition("target path " + target + " exists and is not a directory");
+        } catch (IOException e) {
+            throw VolumeException.internal("cannot create target path " + target, e);
+        }
+    }
+
+    private void unmountTarget(String volumeId, Path target, Optional<StagingRecord> record) throws VolumeException {
+        try {
+            for (int i = 0; i < MAX_STACKED_UNMOUNTS && host.mounter().isMountPoint(target); i++) {
+                if (record.isPresent() && !Publications.holdsVolume(host, record.get(), target)) {
+                    throw VolumeException.precondition("target path " + target + " holds a mount that is not volume "
+                            + volumeId + "; left it alone");
+                }
+                host.mounter().unmount(target);
+            }
+            if (host.mounter().isMountPoint(target)) {
+                throw VolumeException.internal("target path " + target + " is still a mount point after "
+                        + MAX_STACKED_UNMOUNTS + " unmounts", null);
+            }
+        } catch (IOException e) {
+            throw VolumeException.internal("unmounting " + target + " of volume " + volumeId + " failed", e);
+        }
+    }
+
+    /** The spec makes the plugin delete what it created at the target; a directory with data is never deleted. */
+    private static void deleteTarget(String volumeId, Path target) throws VolumeException {
+        try {
+            Files.deleteIfExists(target);
+        } catch (DirectoryNotEmptyException e) {
+            throw VolumeException.precondition("target path " + target + " of volume " + volumeId
+                    + " is not empty after unmounting; refusing to delete what is in it");
+        } catch (IOException e) {
+            throw VolumeException.internal("cannot remove target path " + target, e);
+        }
+    }
+
+    private static String describe(PublicationRecord publication) {
+        return Map.of("readonly", publication.getReadonly(), "mount_flags", publication.getMountFlagsList(),
+                "access_mode", publication.getAccessMode()).toString();
+    }
+}

@@ -1,0 +1,377 @@
+package dev.blocknode.volume;
+
+import dev.blocknode.os.DeviceNumber;
+import dev.blocknode.os.FileStat;
+import dev.blocknode.os.Host;
+import dev.blocknode.os.exec.CommandException;
+import dev.blocknode.os.mount.MountEntry;
+import dev.blocknode.os.mount.MountOptions;
+import dev.blocknode.os.natives.LinuxNative;
+import dev.blocknode.os.natives.NativeIOException;
+import dev.blocknode.state.v1.BlockAccessRecord;
+import dev.blocknode.state.v1.DeviceRecord;
+import dev.blocknode.state.v1.MountAccessRecord;
+import dev.blocknode.state.v1.StagePhase;
+import dev.blocknode.state.v1.StagingRecord;
+import dev.blocknode.transport.AttachRequest;
+import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.Transport;
+import dev.blocknode.transport.Transports;
+import dev.blocknode.volume.filesystem.DeviceContent;
+import dev.blocknode.volume.filesystem.DeviceProbe;
+import dev.blocknode.volume.filesystem.FilesystemType;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+import java.util.logging.Logger;
+
+/**
+ * NodeStageVolume and NodeUnstageVolume: attach the device, verify it, format it only if blank, mount it
+ * at the staging path; and the reverse, refusing to report success while anything of the volume is left.
+ * A staging record is written before the host is changed, so a retry after a crash or timeout picks up
+ * where the last attempt stopped.
+ */
+public final class VolumeStager {
+
+    private static final Logger LOG = Logger.getLogger(VolumeStager.class.getName());
+
+    private final Host host;
+    private final KubeletPaths paths;
+    private final StagingRecords records;
+    private final Transports transports;
+    private final OperationGuard guard;
+    private final DeviceProbe probe;
+    private final FilesystemType defaultFilesystem;
+
+    VolumeStager(Host host, KubeletPaths paths, StagingRecords records, Transports transports,
+                 OperationGuard guard, FilesystemType defaultFilesystem) {
+        this.host = host;
+        this.paths = paths;
+        this.records = records;
+        this.transports = transports;
+        this.guard = guard;
+        this.probe = new DeviceProbe(host.commands());
+        this.defaultFilesystem = defaultFilesystem;
+    }
+
+    public void stage(Requests.Stage request) throws VolumeException {
+        Path staging = paths.confine("staging_target_path", request.stagingPath());
+        AttachRequest attachRequest = new AttachRequest(request.volumeId(), request.volumeContext(),
+                request.publishContext(), request.secrets());
+        Transport transport = transports.select(attachRequest);
+        transport.validate(attachRequest);
+        Optional<FilesystemType> requestedFs = requestedFilesystem(request.capability());
+
+        try (OperationGuard.Permit ignored = guard.enter(request.volumeId(), "NodeStageVolume")) {
+            Optional<StagingRecord> existing = records.find(request.volumeId());
+            if (existing.isPresent()) {
+                StagingRecord record = existing.get();
+                if (!record.getStagingPath().equals(staging.toString())) {
+                    throw VolumeException.alreadyExists("volume " + request.volumeId() + " is already staged at "
+                            + record.getStagingPath() + ", not at " + staging);
+                }
+                requireCompatible(record, request.capability(), requestedFs);
+                if (record.getPhase() == StagePhase.STAGED && stillStaged(record, staging)) {
+                    return;
+                }
+            }
+            createDirectory(staging);
+            Attachment attachment = transport.attach(attachRequest);
+            StagingRecord.Builder record = existing.map(StagingRecord::toBuilder).orElseGet(StagingRecord::newBuilder)
+                    .setVolumeId(request.volumeId())
+                    .setPhase(StagePhase.STAGING)
+                    .setTransport(transport.name())
+                    .setStagingPath(staging.toString())
+                    .setAccessMode(request.capability().accessMode().name())
+                    .setDevice(DeviceRecord.newBuilder()
+                            .setPath(attachment.device().toString())
+                            .setMajor(attachment.number().major())
+                            .setMinor(attachment.number().minor())
+                            .setIdentity(attachment.identity()))
+                    .clearAttachment()
+                    .putAllAttachment(attachment.details());
+            if (request.capability().accessType() instanceof AccessType.Mount mount) {
+                record.setMount(MountAccessRecord.newBuilder()
+                        .setFsType(requestedFs.map(FilesystemType::kernelName).orElse(""))
+                        .addAllMountFlags(mount.mountFlags()));
+                boolean mounted = alreadyMountedAt(request.volumeId(), staging, attachment);
+                records.save(record.build());
+                if (!mounted) {
+                    mountFilesystem(request, staging, attachment, mount, requestedFs, record);
+                }
+            } else {
+                record.setBlock(BlockAccessRecord.getDefaultInstance());
+            }
+            records.save(record.setPhase(StagePhase.STAGED).build());
+            LOG.info(() -> "staged volume " + request.volumeId() + " (" + attachment.device() + ") at " + staging);
+        }
+    }
+
+    public void unstage(Requests.Unstage request) throws VolumeException {
+        Path staging = paths.confine("staging_target_path", request.stagingPath());
+        try (OperationGuard.Permit ignored = guard.enter(request.volumeId(), "NodeUnstageVolume")) {
+            Optional<StagingRecord> found = records.find(request.volumeId());
+            if (found.isEmpty()) {
+                unmountUnrecorded(request.volumeId(), staging);
+                return;
+            }
+            if (!found.get().getStagingPath().equals(staging.toString())) {
+                throw VolumeException.precondition("volume " + request.volumeId() + " is staged at "
+                        + found.get().getStagingPath() + ", not at " + staging + "; nothing was unstaged");
+            }
+            List<String> live = Publications.live(host, found.get());
+            if (!live.isEmpty()) {
+                throw VolumeException.precondition("volume " + request.volumeId()
+                        + " is still published at " + live + "; unpublish it first");
+            }
+            StagingRecord record = found.get().toBuilder()
+                    .setPhase(StagePhase.UNSTAGING).clearPublications().build();
+            records.save(record);
+            DeviceNumber number = StagingRecords.deviceNumber(record);
+            if (record.hasMount()) {
+                unmountStagingPath(request.volumeId(), staging, number);
+            }
+            requireNotMountedElsewhere(request.volumeId(), number);
+            flush(record);
+            Transport transport = transports.named(record.getTransport()).orElseThrow(() -> VolumeException.internal(
+                    "volume " + request.volumeId() + " was staged by transport \"" + record.getTransport()
+                            + "\", which this plugin does not have", null));
+            transport.detach(new Attachment(record.getTransport(), StagingRecords.devicePath(record), number,
+                    record.getDevice().getIdentity(), record.getAttachmentMap()));
+            records.delete(request.volumeId());
+            LOG.info(() -> "unstaged volume " + request.volumeId() + " from " + staging);
+        }
+    }
+
+    private Optional<FilesystemType> requestedFilesystem(VolumeCapability capability) throws VolumeException {
+        if (!(capability.accessType() instanceof AccessType.Mount mount) || mount.fsType().isEmpty()) {
+            return Optional.empty();
+        }
+        Optional<FilesystemType> type = FilesystemType.byName(mount.fsType());
+        if (type.isEmpty()) {
+            throw VolumeException.invalid("volume_capability.mount.fs_type \"" + mount.fsType()
+                    + "\" is not supported; supported: ext4, xfs");
+        }
+        return type;
+    }
+
+    private static void requireCompatible(StagingRecord record, VolumeCapability capability,
+                                          Optional<FilesystemType> requestedFs) throws VolumeException {
+        String volume = record.getVolumeId();
+        if (record.hasBlock() != capability.isBlock()) {
+            throw VolumeException.alreadyExists("volume " + volume + " is already staged for "
+                    + (record.hasBlock() ? "block" : "filesystem") + " access, the request asks for "
+                    + (capability.isBlock() ? "block" : "filesystem") + " access");
+        }
+        if (!record.getAccessMode().equals(capability.accessMode().name())) {
+            throw VolumeException.alreadyExists("volume " + volume + " is already staged with access mode "
+                    + record.getAccessMode() + ", the request asks for " + capability.accessMode());
+        }
+        if (capability.accessType() instanceof AccessType.Mount mount) {
+            String stagedFs = record.getMount().getFsType();
+            if (requestedFs.isPresent() && !stagedFs.isEmpty() && !stagedFs.equals(requestedFs.get().kernelName())) {
+                throw VolumeException.alreadyExists("volume " + volume + " is already staged as " + stagedFs
+                        + ", the request asks for " + requestedFs.get().kernelName());
+            }
+            if (!record.getMount().getMountFlagsList().equals(mount.mountFlags())) {
+                throw VolumeException.alreadyExists("volume " + volume + " is already staged with mount flags "
+                        + record.getMount().getMountFlagsList() + ", the request asks for " + mount.mountFlags());
+            }
+        }
+    }
+
+    /** True when what the record says is staged is really in place (after a restart, it may not be). */
+    private boolean stillStaged(StagingRecord record, Path staging) throws VolumeException {
+        DeviceNumber number = StagingRecords.deviceNumber(record);
+        if (!host.blockDevices().exists(number)) {
+            return false;
+        }
+        if (record.hasBlock()) {
+            return true;
+        }
+        try {
+            return host.mounter().isMountPoint(staging) && host.mounter().stat(staging).device().equals(number);
+        } catch (IOException e) {
+            throw VolumeException.internal("cannot inspect staging path " + staging, e);
+        }
+    }
+
+    /**
+     * True when the volume's device is already mounted at the staging path (an earlier attempt got that far);
+     * ALREADY_EXISTS when something else is mounted there. Checked before anything is recorded.
+     */
+    private boolean alreadyMountedAt(String volumeId, Path staging, Attachment attachment) throws VolumeException {
+        try {
+            if (!host.mounter().isMountPoint(staging)) {
+                return false;
+            }
+            FileStat mounted = host.mounter().stat(staging);
+            if (!mounted.device().equals(attachment.number())) {
+                throw VolumeException.alreadyExists("staging path " + staging + " already holds a mount of device "
+                        + mounted.device() + ", not of volume " + volumeId + "'s device " + attachment.device()
+                        + " (" + attachment.number() + ")");
+            }
+            return true;
+        } catch (IOException e) {
+            throw VolumeException.internal("cannot inspect staging path " + staging, e);
+        }
+    }
+
+    private void mountFilesystem(Requests.Stage request, Path staging, Attachment attachment,
+                                 AccessType.Mount mount, Optional<FilesystemType> requestedFs,
+                                 StagingRecord.Builder record) throws VolumeException {
+        Path device = attachment.device();
+        FilesystemType type = prepareFilesystem(request.volumeId(), device, requestedFs, record);
+        MountOptions options = mount.options();
+        if (request.capability().accessMode().readOnly()) {
+            options = options.withFlags(LinuxNative.MS_RDONLY);
+        }
+        try {
+            host.mounter().mount(device, staging, type.kernelName(), options);
+        } catch (NativeIOException e) {
+            if (e.errno() == 22 /* EINVAL */ && !options.data().isEmpty()) {
+                throw VolumeException.invalid("mounting " + device + " (" + type.kernelName() + ") at " + staging
+                        + " with options " + options.data() + " failed with EINVAL: check volume_capability.mount"
+                        + ".mount_flags (" + e.getMessage() + ")");
+            }
+            throw VolumeException.internal("mounting " + device + " (" + type.kernelName() + ") at " + staging
+                    + " failed", e);
+        } catch (IOException e) {
+            throw VolumeException.internal("mounting " + device + " at " + staging + " failed", e);
+        }
+    }
+
+    /** Formats a blank device; accepts a matching filesystem; refuses everything else. */
+    private FilesystemType prepareFilesystem(String volumeId, Path device, Optional<FilesystemType> requested,
+                                             StagingRecord.Builder record) throws VolumeException {
+        DeviceContent content;
+        try {
+            content = probe.probe(device);
+        } catch (IOException e) {
+            throw VolumeException.internal("cannot probe device " + device + " of volume " + volumeId, e);
+        }
+        FilesystemType type;
+        boolean formatted = false;
+        switch (content) {
+            case DeviceContent.Blank blank -> {
+                type = requested.orElse(defaultFilesystem);
+                try {
+                    host.commands().runChecked(type.format(device).withTimeout(java.time.Duration.ofMinutes(5)));
+                } catch (CommandException e) {
+                    throw VolumeException.internal("formatting " + device + " of volume " + volumeId + " as "
+                            + type.kernelName() + " failed", e);
+                }
+                formatted = true;
+                LOG.info(() -> "formatted blank device " + device + " of volume " + volumeId + " as "
+                        + type.kernelName());
+            }
+            case DeviceContent.Filesystem fs -> {
+                Optional<FilesystemType> found = FilesystemType.byName(fs.type());
+                if (found.isEmpty()) {
+                    throw VolumeException.precondition("device " + device + " of volume " + volumeId + " holds "
+                            + content.describe() + ", which blocknode does not mount (ext4, xfs)");
+                }
+                if (requested.isPresent() && requested.get() != found.get()) {
+                    throw VolumeException.precondition("device " + device + " of volume " + volumeId + " holds "
+                            + content.describe() + " but the request asks for " + requested.get().kernelName()
+                            + "; refusing to reformat a device that holds data");
+                }
+                type = found.get();
+            }
+            default -> throw VolumeException.precondition("device " + device + " of volume " + volumeId + " holds "
+                    + content.describe() + "; blocknode never formats or mounts over existing data");
+        }
+        record.setMount(record.getMount().toBuilder().setFsType(type.kernelName()).setFormattedHere(formatted));
+        records.save(record.build());
+        return type;
+    }
+
+    private void unmountStagingPath(String volumeId, Path staging, DeviceNumber number) throws VolumeException {
+        try {
+            if (!Files.exists(staging, LinkOption.NOFOLLOW_LINKS) || !host.mounter().isMountPoint(staging)) {
+                return;
+            }
+            FileStat mounted = host.mounter().stat(staging);
+            if (!mounted.device().equals(number)) {
+                // Not ours: never unmount another volume. Whether ours is still mounted anywhere is checked next.
+                LOG.warning(() -> "staging path " + staging + " holds device " + mounted.device() + ", not volume "
+                        + volumeId + "'s device " + number + "; leaving that mount alone");
+                return;
+            }
+            host.mounter().unmount(staging);
+        } catch (IOException e) {
+            throw VolumeException.internal("unmounting staging path " + staging + " of volume " + volumeId
+                    + " failed", e);
+        }
+    }
+
+    /** No record: the plugin lost it (or never staged). Unmount what is at the staging path, if anything. */
+    private void unmountUnrecorded(String volumeId, Path staging) throws VolumeException {
+        try {
+            if (!Files.exists(staging, LinkOption.NOFOLLOW_LINKS) || !host.mounter().isMountPoint(staging)) {
+                return;
+            }
+            Optional<StagingRecord> owner = records.stagedAt(staging);
+            if (owner.isPresent()) {
+                LOG.warning(() -> "volume " + volumeId + " is not staged, and " + staging + " holds volume "
+                        + owner.get().getVolumeId() + "; leaving it alone");
+                return;
+            }
+            DeviceNumber number = host.mounter().stat(staging).device();
+            LOG.warning(() -> "volume " + volumeId + " has no staging record but " + staging
+                    + " is mounted (device " + number + "); unmounting it");
+            host.mounter().unmount(staging);
+            requireNotMountedElsewhere(volumeId, number);
+            Optional<Path> node = host.blockDevices().nodeFor(number);
+            if (node.isPresent()) {
+                host.blockDevices().flush(node.get());
+            }
+        } catch (IOException e) {
+            throw VolumeException.internal("unmounting staging path " + staging + " of volume " + volumeId
+                    + " failed", e);
+        }
+    }
+
+    /** The one check that needs the whole mount table: nothing else on the node may still use the device. */
+    private void requireNotMountedElsewhere(String volumeId, DeviceNumber number) throws VolumeException {
+        try {
+            Optional<String> name = host.blockDevices().kernelName(number);
+            List<MountEntry> users = host.mounter().table().stream()
+                    .filter(e -> e.device().equals(number)
+                            || (name.isPresent() && e.fsType().equals("devtmpfs") && e.root().equals("/" + name.get())))
+                    .toList();
+            if (!users.isEmpty()) {
+                throw VolumeException.precondition("device " + number + " of volume " + volumeId
+                        + " is still mounted at " + users.stream().map(MountEntry::mountPoint).toList()
+                        + "; it was not released");
+            }
+        } catch (IOException e) {
+            throw VolumeException.internal("cannot read the mount table", e);
+        }
+    }
+
+    private void flush(StagingRecord record) throws VolumeException {
+        DeviceNumber number = StagingRecords.deviceNumber(record);
+        try {
+            Optional<Path> node = host.blockDevices().nodeFor(number);
+            if (node.isPresent()) {
+                host.blockDevices().flush(node.get());
+            }
+        } catch (IOException e) {
+            throw VolumeException.internal("flushing device " + record.getDevice().getPath() + " (" + number
+                    + ") of volume " + record.getVolumeId() + " failed", e);
+        }
+    }
+
+    private static void createDirectory(Path staging) throws VolumeException {
+        try {
+            Files.createDirectories(staging);
+        } catch (IOException e) {
+            throw VolumeException.internal("cannot create staging directory " + staging, e);
+        }
+    }
+}

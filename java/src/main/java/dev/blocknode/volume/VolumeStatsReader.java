@@ -1,0 +1,70 @@
+package dev.blocknode.volume;
+
+import dev.blocknode.os.DeviceNumber;
+import dev.blocknode.os.Host;
+import dev.blocknode.os.natives.LinuxNative;
+import dev.blocknode.state.v1.StagingRecord;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.OptionalLong;
+
+/**
+ * NodeGetVolumeStats: statvfs for filesystems, the device size for block volumes, and a health verdict.
+ * kubelet asks for every volume once a minute, so this reads nothing but the path and sysfs: no mount
+ * table, no commands, no operation guard.
+ */
+public final class VolumeStatsReader {
+
+    private final Host host;
+    private final VolumeLocator locator;
+
+    VolumeStatsReader(Host host, VolumeLocator locator) {
+        this.host = host;
+        this.locator = locator;
+    }
+
+    public VolumeStats read(Requests.Stats request) throws VolumeException {
+        VolumeLocator.Located located = locator.locate(request.volumeId(), request.volumePath());
+        StagingRecord record = located.record();
+        DeviceNumber number = StagingRecords.deviceNumber(record);
+        Path device = StagingRecords.devicePath(record);
+        boolean devicePresent = host.blockDevices().exists(number);
+        String gone = "device " + device + " (" + number + ") of volume " + request.volumeId()
+                + " is no longer present on the node";
+        try {
+            if (record.hasBlock()) {
+                if (!devicePresent) {
+                    return new VolumeStats(0, OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty(),
+                            OptionalLong.empty(), OptionalLong.empty(), true, gone);
+                }
+                long size = host.blockDevices().sizeBytes(device);
+                boolean readOnlyFault = host.blockDevices().isReadOnly(number) && !located.expectedReadOnly();
+                return new VolumeStats(size, OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty(),
+                        OptionalLong.empty(), OptionalLong.empty(), readOnlyFault,
+                        readOnlyFault ? "device " + device + " turned read-only" : "");
+            }
+            long[] vfs = LinuxNative.statvfs(located.path().toString());
+            long fragment = vfs[LinuxNative.STATVFS_FRSIZE];
+            long blocks = vfs[LinuxNative.STATVFS_BLOCKS];
+            long free = vfs[LinuxNative.STATVFS_BFREE];
+            long available = vfs[LinuxNative.STATVFS_BAVAIL];
+            long files = vfs[LinuxNative.STATVFS_FILES];
+            long freeFiles = vfs[LinuxNative.STATVFS_FFREE];
+            boolean readOnly = (vfs[LinuxNative.STATVFS_FLAG] & LinuxNative.ST_RDONLY) != 0;
+            String condition = "";
+            if (!devicePresent) {
+                condition = gone;
+            } else if (readOnly && !located.expectedReadOnly()) {
+                condition = "the filesystem on " + device + " is read-only though it was mounted read-write"
+                        + " (the kernel does this after I/O or filesystem errors; see the node's kernel log)";
+            }
+            return new VolumeStats(blocks * fragment, OptionalLong.of(available * fragment),
+                    OptionalLong.of((blocks - free) * fragment), OptionalLong.of(files),
+                    OptionalLong.of(freeFiles), OptionalLong.of(files - freeFiles), !condition.isEmpty(), condition);
+        } catch (IOException e) {
+            throw VolumeException.internal("cannot read the statistics of volume " + request.volumeId() + " at "
+                    + located.path(), e);
+        }
+    }
+}

@@ -1,0 +1,73 @@
+package dev.blocknode.volume.filesystem;
+
+import dev.blocknode.os.exec.Command;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * The filesystems blocknode formats, mounts and grows, each with the commands that do so. Formatting
+ * never forces: mkfs.xfs without -f refuses a device that holds a filesystem, a second guard behind
+ * {@link DeviceProbe}. mke2fs has no such guard when its input is not a terminal (measured: it formats
+ * over an xfs without -F), so for ext4 the probe is the only gate, and it runs right before.
+ */
+public enum FilesystemType {
+
+    EXT4("ext4") {
+        @Override
+        public Command format(Path device) {
+            // nodiscard: a blank LUN needs no discard pass, and on a large thin LUN it can take minutes.
+            return Command.of("mkfs.ext4", "-q", "-E", "nodiscard,lazy_itable_init=1,lazy_journal_init=1",
+                    device.toString());
+        }
+
+        @Override
+        public Command grow(Path device, Path mountPoint) {
+            // resize2fs grows a mounted ext4 online through the kernel.
+            return Command.of("resize2fs", device.toString());
+        }
+    },
+    XFS("xfs") {
+        @Override
+        public Command format(Path device) {
+            return Command.of("mkfs.xfs", "-q", "-K", device.toString());
+        }
+
+        @Override
+        public Command grow(Path device, Path mountPoint) {
+            // xfs grows only while mounted, and is named by its mount point.
+            return Command.of("xfs_growfs", "-d", mountPoint.toString());
+        }
+    };
+
+    private final String kernelName;
+
+    FilesystemType(String kernelName) {
+        this.kernelName = kernelName;
+    }
+
+    public String kernelName() {
+        return kernelName;
+    }
+
+    public abstract Command format(Path device);
+
+    public abstract Command grow(Path device, Path mountPoint);
+
+    /** The tools this filesystem needs on the host. */
+    public List<String> tools() {
+        return this == EXT4 ? List.of("mkfs.ext4", "resize2fs") : List.of("mkfs.xfs", "xfs_growfs");
+    }
+
+    public static Optional<FilesystemType> byName(String name) {
+        String wanted = name.toLowerCase(Locale.ROOT);
+        for (FilesystemType type : values()) {
+            if (type.kernelName.equals(wanted)) {
+                return Optional.of(type);
+            }
+        }
+        return Optional.empty();
+    }
+}

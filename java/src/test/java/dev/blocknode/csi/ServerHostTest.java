@@ -1,0 +1,90 @@
+package dev.blocknode.csi;
+
+import dev.blocknode.csi.server.UnixSocketServer;
+import dev.blocknode.csi.v1.GetPluginCapabilitiesRequest;
+import dev.blocknode.csi.v1.GetPluginInfoRequest;
+import dev.blocknode.csi.v1.GetPluginInfoResponse;
+import dev.blocknode.csi.v1.NodeGetCapabilitiesRequest;
+import dev.blocknode.csi.v1.NodeGetInfoRequest;
+import dev.blocknode.csi.v1.NodeServiceCapability;
+import dev.blocknode.csi.v1.PluginCapability;
+import dev.blocknode.csi.v1.ProbeRequest;
+import dev.blocknode.testing.PluginHarness;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The socket's life (stale files, live neighbours, permissions) and the Identity and info calls. */
+@Tag("host")
+class ServerHostTest {
+
+    @Test
+    void identityAndNodeInfoAnswer() throws Exception {
+        try (PluginHarness plugin = PluginHarness.start()) {
+            GetPluginInfoResponse info = plugin.client().identity().getPluginInfo(GetPluginInfoRequest.getDefaultInstance());
+            assertEquals(PluginHarness.DRIVER, info.getName());
+            assertFalse(info.getVendorVersion().isEmpty());
+            assertTrue(plugin.client().identity().probe(ProbeRequest.getDefaultInstance()).getReady().getValue());
+            List<PluginCapability> pluginCaps = plugin.client().identity()
+                    .getPluginCapabilities(GetPluginCapabilitiesRequest.getDefaultInstance()).getCapabilitiesList();
+            assertTrue(pluginCaps.stream().noneMatch(c -> c.getService().getType()
+                    == PluginCapability.Service.Type.CONTROLLER_SERVICE), "a node plugin serves no controller");
+            Set<NodeServiceCapability.RPC.Type> caps = plugin.client().node()
+                    .nodeGetCapabilities(NodeGetCapabilitiesRequest.getDefaultInstance()).getCapabilitiesList().stream()
+                    .map(c -> c.getRpc().getType()).collect(Collectors.toSet());
+            assertEquals(Set.of(NodeServiceCapability.RPC.Type.STAGE_UNSTAGE_VOLUME,
+                    NodeServiceCapability.RPC.Type.GET_VOLUME_STATS, NodeServiceCapability.RPC.Type.EXPAND_VOLUME,
+                    NodeServiceCapability.RPC.Type.VOLUME_CONDITION,
+                    NodeServiceCapability.RPC.Type.SINGLE_NODE_MULTI_WRITER), caps);
+            assertEquals(PluginHarness.NODE_ID, plugin.client().node()
+                    .nodeGetInfo(NodeGetInfoRequest.getDefaultInstance()).getNodeId());
+            Path socket = plugin.plugin().server().socket();
+            assertEquals("rw-rw----", PosixFilePermissions.toString(Files.getPosixFilePermissions(socket)));
+        }
+    }
+
+    @Test
+    void aStaleSocketFileIsReplacedAndRemovedOnShutdown(@TempDir Path dir) throws Exception {
+        Path socket = dir.resolve("csi.sock");
+        // A socket file whose server is gone: bind, then close without unlinking.
+        try (ServerSocketChannel dead = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            dead.bind(UnixDomainSocketAddress.of(socket));
+        }
+        assertTrue(Files.exists(socket));
+        UnixSocketServer server = UnixSocketServer.start(socket, PosixFilePermissions.fromString("rw-------"),
+                Optional.empty(), List.of(), List.of());
+        assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(socket)));
+        server.shutdown(Duration.ofSeconds(2));
+        assertFalse(Files.exists(socket), "the socket file is removed on shutdown");
+    }
+
+    @Test
+    void aLiveServerIsNeverStolenFrom(@TempDir Path dir) throws Exception {
+        Path socket = dir.resolve("csi.sock");
+        try (ServerSocketChannel live = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            live.bind(UnixDomainSocketAddress.of(socket));
+            IOException refused = assertThrows(IOException.class, () -> UnixSocketServer.start(socket,
+                    PosixFilePermissions.fromString("rw-rw----"), Optional.empty(), List.of(), List.of()));
+            assertTrue(refused.getMessage().contains("already listening"), refused.getMessage());
+            assertTrue(Files.exists(socket), "the live server's socket is untouched");
+        }
+    }
+}

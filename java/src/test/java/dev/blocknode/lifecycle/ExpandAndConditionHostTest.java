@@ -1,0 +1,137 @@
+package dev.blocknode.lifecycle;
+
+import dev.blocknode.csi.v1.NodeExpandVolumeRequest;
+import dev.blocknode.csi.v1.NodeGetVolumeStatsRequest;
+import dev.blocknode.csi.v1.NodeGetVolumeStatsResponse;
+import dev.blocknode.csi.v1.CapacityRange;
+import dev.blocknode.os.Host;
+import dev.blocknode.os.HostPaths;
+import dev.blocknode.os.block.BlockDevices;
+import dev.blocknode.os.natives.LinuxNative;
+import dev.blocknode.state.RecordStore;
+import dev.blocknode.testing.LoopDevice;
+import dev.blocknode.testing.PluginHarness;
+import dev.blocknode.transport.Transports;
+import dev.blocknode.volume.KubeletPaths;
+import dev.blocknode.volume.NodeVolumes;
+import dev.blocknode.volume.Requests;
+import dev.blocknode.volume.VolumeStats;
+import dev.blocknode.volume.filesystem.FilesystemType;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import dev.blocknode.testing.Capabilities;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.nio.file.Path;
+import java.util.List;
+
+import static dev.blocknode.testing.CsiRequests.mount;
+import static dev.blocknode.testing.CsiRequests.publish;
+import static dev.blocknode.testing.CsiRequests.stage;
+import static dev.blocknode.testing.CsiRequests.unpublish;
+import static dev.blocknode.testing.CsiRequests.unstage;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Online growth of ext4 and xfs, and the health verdict of NodeGetVolumeStats. */
+@Tag("host")
+class ExpandAndConditionHostTest {
+
+    private static final long SIZE = 320L << 20;
+
+    @ParameterizedTest
+    @ValueSource(strings = {"ext4", "xfs"})
+    void growsAMountedFilesystemOnline(String fsType) throws Exception {
+        // ext4 grows online through an ioctl that needs CAP_SYS_RESOURCE; some sandboxes drop it.
+        Assumptions.assumeTrue(!fsType.equals("ext4") || Capabilities.effective().contains(Capabilities.SYS_RESOURCE),
+                "ext4 online resize needs CAP_SYS_RESOURCE, which this process does not have");
+        try (PluginHarness plugin = PluginHarness.start()) {
+            LoopDevice loop = plugin.newLoopDevice("grow", SIZE);
+            Path staging = plugin.stagingPath("grow");
+            Path target = plugin.targetPath("pod", "grow");
+            plugin.client().node().nodeStageVolume(stage("grow", loop.device(), staging, mount(fsType)));
+            plugin.client().node().nodePublishVolume(publish("grow", staging, target, mount(fsType), false));
+            long before = totalBytes(plugin, target);
+
+            NodeExpandVolumeRequest tooBig = NodeExpandVolumeRequest.newBuilder().setVolumeId("grow")
+                    .setVolumePath(target.toString())
+                    .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(2 * SIZE)).build();
+            StatusRuntimeException e = assertThrows(StatusRuntimeException.class,
+                    () -> plugin.client().node().nodeExpandVolume(tooBig));
+            assertEquals(Status.Code.OUT_OF_RANGE, e.getStatus().getCode(), "the device has not grown yet");
+
+            loop.grow(2 * SIZE);
+            assertEquals(2 * SIZE, plugin.client().node().nodeExpandVolume(tooBig).getCapacityBytes());
+            long after = totalBytes(plugin, target);
+            assertTrue(after > before + (SIZE * 9 / 10), fsType + " grew from " + before + " to " + after);
+            // Already big enough: OK again.
+            assertEquals(2 * SIZE, plugin.client().node().nodeExpandVolume(tooBig).getCapacityBytes());
+
+            plugin.client().node().nodeUnpublishVolume(unpublish("grow", target));
+            plugin.client().node().nodeUnstageVolume(unstage("grow", staging));
+        }
+    }
+
+    @Test
+    void aFilesystemThatTurnedReadOnlyIsAbnormal() throws Exception {
+        try (PluginHarness plugin = PluginHarness.start()) {
+            LoopDevice loop = plugin.newLoopDevice("sick", SIZE);
+            Path staging = plugin.stagingPath("sick");
+            plugin.client().node().nodeStageVolume(stage("sick", loop.device(), staging, mount("ext4")));
+            assertFalse(condition(plugin, staging).getAbnormal());
+            // What the kernel does after I/O errors (errors=remount-ro), done by hand.
+            LinuxNative.mount(null, staging.toString(), null, LinuxNative.MS_REMOUNT | LinuxNative.MS_RDONLY, null);
+            var condition = condition(plugin, staging);
+            assertTrue(condition.getAbnormal());
+            assertTrue(condition.getMessage().contains("read-only"), condition.getMessage());
+            plugin.client().node().nodeUnstageVolume(unstage("sick", staging));
+        }
+    }
+
+    /** A device the kernel no longer has, played by pointing the sysfs seam at an empty tree. */
+    @Test
+    void aVanishedDeviceIsAbnormal(@TempDir Path emptySys) throws Exception {
+        try (PluginHarness plugin = PluginHarness.start()) {
+            LoopDevice loop = plugin.newLoopDevice("gone", SIZE);
+            Path staging = plugin.stagingPath("gone");
+            plugin.client().node().nodeStageVolume(stage("gone", loop.device(), staging, mount("ext4")));
+
+            Host real = plugin.host();
+            HostPaths noDevices = new HostPaths(emptySys, real.paths().dev(), real.paths().proc());
+            Host vanished = new Host(noDevices, real.commands(), real.mounter(), new BlockDevices(noDevices));
+            NodeVolumes volumes = new NodeVolumes(vanished, new KubeletPaths(plugin.kubeletRoot()),
+                    new RecordStore(plugin.stateDir()), new Transports(List.of()), FilesystemType.EXT4);
+            VolumeStats stats = volumes.stats(new Requests.Stats("gone", staging.toString(), ""));
+            assertTrue(stats.abnormal());
+            assertTrue(stats.condition().contains("no longer present"), stats.condition());
+
+            plugin.client().node().nodeUnstageVolume(unstage("gone", staging));
+        }
+    }
+
+    private static long totalBytes(PluginHarness plugin, Path path) {
+        return stats(plugin, path).getUsage(0).getTotal();
+    }
+
+    private static dev.blocknode.csi.v1.VolumeCondition condition(PluginHarness plugin, Path path) {
+        return stats(plugin, path).getVolumeCondition();
+    }
+
+    private static NodeGetVolumeStatsResponse stats(PluginHarness plugin, Path path) {
+        return plugin.client().node().nodeGetVolumeStats(NodeGetVolumeStatsRequest.newBuilder()
+                .setVolumeId(volumeOf(path))
+                .setVolumePath(path.toString()).build());
+    }
+
+    private static String volumeOf(Path path) {
+        // staging: .../csi/DRIVER/<volume>/globalmount; target: .../kubernetes.io~csi/<volume>/mount
+        return path.getParent().getFileName().toString();
+    }
+}

@@ -1,0 +1,132 @@
+package dev.blocknode.testing;
+
+import dev.blocknode.Plugin;
+import dev.blocknode.config.PluginConfig;
+import dev.blocknode.csi.client.CsiClient;
+import dev.blocknode.os.Host;
+import dev.blocknode.os.mount.Mounter;
+import dev.blocknode.os.natives.NativeLibrary;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.Stream;
+
+/**
+ * A real plugin on a real socket, with its kubelet root, state dir and loop devices under one temp dir.
+ * close() tears down whatever a failed test left (so the next test starts clean), then asserts that the
+ * test itself had left nothing: a test that leaks fails even when its own assertions passed.
+ */
+public final class PluginHarness implements AutoCloseable {
+
+    public static final String NODE_ID = "test-node";
+    public static final String DRIVER = "block.csi.blocknode.dev";
+
+    private final Path dir;
+    private final Path kubeletRoot;
+    private final Plugin plugin;
+    private final CsiClient client;
+    private final Host host;
+    private final List<LoopDevice> loops = new ArrayList<>();
+
+    private PluginHarness(Path dir, Host host) throws IOException {
+        NativeLibrary.load();
+        this.dir = dir;
+        this.host = host;
+        this.kubeletRoot = dir.resolve("kubelet");
+        PluginConfig config = new PluginConfig(dir.resolve("csi.sock"), NODE_ID, DRIVER, kubeletRoot,
+                dir.resolve("state"), Optional.empty(), PluginConfig.LogFormat.TEXT,
+                PosixFilePermissions.fromString("rw-rw----"), Optional.empty(), Duration.ofSeconds(5), 0, "ext4",
+                false);
+        this.plugin = Plugin.start(config, host);
+        this.client = new CsiClient(config.socket());
+    }
+
+    public static PluginHarness start() throws IOException {
+        return start(Host.real());
+    }
+
+    public static PluginHarness start(Host host) throws IOException {
+        return new PluginHarness(Files.createTempDirectory(Path.of("/tmp"), "bn-host-"), host);
+    }
+
+    public CsiClient client() {
+        return client;
+    }
+
+    public Plugin plugin() {
+        return plugin;
+    }
+
+    public Host host() {
+        return host;
+    }
+
+    public Path kubeletRoot() {
+        return kubeletRoot;
+    }
+
+    public Path stateDir() {
+        return dir.resolve("state");
+    }
+
+    public LoopDevice newLoopDevice(String name, long sizeBytes) throws IOException {
+        LoopDevice loop = LoopDevice.create(dir, name, sizeBytes);
+        loops.add(loop);
+        return loop;
+    }
+
+    /** kubelet's staging path for a volume: plugins/kubernetes.io/csi/DRIVER/HASH/globalmount. */
+    public Path stagingPath(String volumeId) throws IOException {
+        Path path = kubeletRoot.resolve("plugins/kubernetes.io/csi").resolve(DRIVER).resolve(volumeId)
+                .resolve("globalmount");
+        Files.createDirectories(path);
+        return path;
+    }
+
+    /** kubelet's publish path for a pod: its parent exists, the leaf is the plugin's to create. */
+    public Path targetPath(String podUid, String volumeId) throws IOException {
+        Path path = kubeletRoot.resolve("pods").resolve(podUid).resolve("volumes/kubernetes.io~csi")
+                .resolve(volumeId).resolve("mount");
+        Files.createDirectories(path.getParent());
+        return path;
+    }
+
+    @Override
+    public void close() throws IOException {
+        List<Path> leftMounts = HostAssertions.mountsUnder(dir);
+        Mounter mounter = host.mounter();
+        // Deepest first, so stacked and nested mounts come off.
+        for (Path mount : leftMounts.stream().sorted(Comparator.comparingInt(Path::getNameCount).reversed()).toList()) {
+            mounter.unmount(mount);
+        }
+        client.close();
+        plugin.shutdown(Duration.ofSeconds(5));
+        IOException failure = null;
+        for (LoopDevice loop : loops) {
+            try {
+                loop.close();
+            } catch (IOException e) {
+                failure = e;
+            }
+        }
+        try (Stream<Path> files = Files.walk(dir)) {
+            for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        }
+        if (failure != null) {
+            throw failure;
+        }
+        if (!leftMounts.isEmpty()) {
+            throw new AssertionError("the test left mounts behind (now removed): " + leftMounts);
+        }
+        HostAssertions.assertNoLoopDevicesUnder(dir);
+    }
+}

@@ -1,0 +1,78 @@
+/*
+ * Block device ioctls: size, logical sector size, buffer flush. Each opens the device
+ * O_RDONLY|O_CLOEXEC and closes it again on every path.
+ */
+#include "blocknode.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+#include <linux/fs.h>
+
+jlong JNICALL bn_block_device_size(JNIEnv *env, jclass clazz, jstring j_device_path) {
+    (void) clazz;
+    const char *device_path = NULL;
+    uint64_t size = 0;
+
+    if (bn_utf_get(env, j_device_path, "devicePath", 0, &device_path) != 0) {
+        return 0;
+    }
+    int fd = open(device_path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        bn_throw_errno(env, "open", device_path, errno);
+    } else {
+        if (ioctl(fd, BLKGETSIZE64, &size) != 0) {
+            bn_throw_errno(env, "ioctl(BLKGETSIZE64)", device_path, errno);
+        }
+        close(fd); /* read-only descriptor: nothing to report */
+    }
+    bn_utf_release(env, j_device_path, device_path);
+    return (jlong) size;
+}
+
+jint JNICALL bn_block_sector_size(JNIEnv *env, jclass clazz, jstring j_device_path) {
+    (void) clazz;
+    const char *device_path = NULL;
+    int sector_size = 0;
+
+    if (bn_utf_get(env, j_device_path, "devicePath", 0, &device_path) != 0) {
+        return 0;
+    }
+    int fd = open(device_path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        bn_throw_errno(env, "open", device_path, errno);
+    } else {
+        if (ioctl(fd, BLKSSZGET, &sector_size) != 0) {
+            bn_throw_errno(env, "ioctl(BLKSSZGET)", device_path, errno);
+        }
+        close(fd);
+    }
+    bn_utf_release(env, j_device_path, device_path);
+    return (jint) sector_size;
+}
+
+void JNICALL bn_flush_block_buffers(JNIEnv *env, jclass clazz, jstring j_device_path) {
+    (void) clazz;
+    const char *device_path = NULL;
+
+    if (bn_utf_get(env, j_device_path, "devicePath", 0, &device_path) != 0) {
+        return;
+    }
+    int fd = open(device_path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        bn_throw_errno(env, "open", device_path, errno);
+    } else {
+        /* Write back dirty pages first, then drop the clean buffer cache. */
+        if (fsync(fd) != 0) {
+            bn_throw_errno(env, "fsync", device_path, errno);
+        } else if (ioctl(fd, BLKFLSBUF, 0) != 0) {
+            bn_throw_errno(env, "ioctl(BLKFLSBUF)", device_path, errno);
+        }
+        if (close(fd) != 0 && errno != EINTR) {
+            bn_throw_errno(env, "close", device_path, errno); /* no-op if already throwing */
+        }
+    }
+    bn_utf_release(env, j_device_path, device_path);
+}

@@ -1,0 +1,89 @@
+/*
+ * Internal interface of libblocknode: the JNI functions that jni_onload.c registers on
+ * dev.blocknode.os.natives.LinuxNative, and the helpers they share. Not installed anywhere.
+ */
+#ifndef BLOCKNODE_H
+#define BLOCKNODE_H
+
+#include <jni.h>
+
+#define BN_PACKAGE "dev/blocknode/os/natives/"
+#define BN_LINUX_NATIVE BN_PACKAGE "LinuxNative"
+
+/* Index layout of the arrays returned by stat() and statvfs(); checked against the Java
+ * constants of the same names (STAT_*, STATVFS_*) at load time by constants.c. */
+enum bn_stat_index {
+    BN_STAT_DEV_MAJOR,
+    BN_STAT_DEV_MINOR,
+    BN_STAT_RDEV_MAJOR,
+    BN_STAT_RDEV_MINOR,
+    BN_STAT_MODE,
+    BN_STAT_MOUNT_ROOT,
+    BN_STAT_LENGTH
+};
+
+enum bn_statvfs_index {
+    BN_STATVFS_BSIZE,
+    BN_STATVFS_FRSIZE,
+    BN_STATVFS_BLOCKS,
+    BN_STATVFS_BFREE,
+    BN_STATVFS_BAVAIL,
+    BN_STATVFS_FILES,
+    BN_STATVFS_FFREE,
+    BN_STATVFS_FAVAIL,
+    BN_STATVFS_FLAG,
+    BN_STATVFS_LENGTH
+};
+
+/* ---- errors.c ------------------------------------------------------------------------------ */
+
+/* Caches the exception classes and constructors as global refs. 0, or -1 with an exception pending. */
+int bn_errors_init(JNIEnv *env);
+/* Drops what bn_errors_init cached. */
+void bn_errors_destroy(JNIEnv *env);
+/* Throws the NativeIOException subclass for err, naming syscall and path (path may be NULL).
+ * Does nothing if an exception is already pending. */
+void bn_throw_errno(JNIEnv *env, const char *syscall, const char *path, int err);
+/* Throws java.lang.NullPointerException / OutOfMemoryError / UnsatisfiedLinkError with message. */
+void bn_throw_npe(JNIEnv *env, const char *message);
+void bn_throw_oom(JNIEnv *env, const char *message);
+void bn_throw_link_error(JNIEnv *env, const char *message);
+
+/* ---- jstrings.c ---------------------------------------------------------------------------- */
+
+/* Gets the (modified) UTF-8 chars of s into *out. A NULL s gives *out = NULL if nullable, else a
+ * NullPointerException naming `name`. Returns 0, or -1 with an exception pending. */
+int bn_utf_get(JNIEnv *env, jstring s, const char *name, int nullable, const char **out);
+/* Releases what bn_utf_get returned; a NULL chars is a no-op. Safe with an exception pending. */
+void bn_utf_release(JNIEnv *env, jstring s, const char *chars);
+/* A new long[] holding values, or NULL with an exception pending. */
+jlongArray bn_new_long_array(JNIEnv *env, const jlong *values, jsize length);
+
+/* ---- constants.c --------------------------------------------------------------------------- */
+
+/* Compares LinuxNative's constants with the C headers. 0, or -1 with an exception pending. */
+int bn_check_constants(JNIEnv *env, jclass linux_native);
+
+/* ---- the native methods of LinuxNative ----------------------------------------------------- */
+
+/* mount.c */
+void JNICALL bn_mount(JNIEnv *env, jclass clazz, jstring source, jstring target, jstring fs_type,
+                      jlong flags, jstring data);
+void JNICALL bn_umount2(JNIEnv *env, jclass clazz, jstring target, jint flags);
+
+/* stat.c */
+jboolean JNICALL bn_is_mount_point(JNIEnv *env, jclass clazz, jstring path);
+jlongArray JNICALL bn_stat(JNIEnv *env, jclass clazz, jstring path);
+
+/* statvfs.c */
+jlongArray JNICALL bn_statvfs(JNIEnv *env, jclass clazz, jstring path);
+
+/* blockdev.c */
+jlong JNICALL bn_block_device_size(JNIEnv *env, jclass clazz, jstring device_path);
+jint JNICALL bn_block_sector_size(JNIEnv *env, jclass clazz, jstring device_path);
+void JNICALL bn_flush_block_buffers(JNIEnv *env, jclass clazz, jstring device_path);
+
+/* fsync.c */
+void JNICALL bn_fsync(JNIEnv *env, jclass clazz, jstring path);
+
+#endif /* BLOCKNODE_H */

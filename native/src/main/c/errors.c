@@ -1,0 +1,196 @@
+/*
+ * errno -> Java exception. The one place that maps an errno to a NativeIOException subclass.
+ */
+#include "blocknode.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#define BN_EXCEPTION_CTOR_SIG \
+    "(Ljava/lang/String;Ljava/lang/String;ILjava/lang/String;Ljava/lang/String;)V"
+
+enum bn_exception {
+    BN_EXC_BASE,
+    BN_EXC_NO_SUCH_PATH,
+    BN_EXC_DEVICE_BUSY,
+    BN_EXC_PERMISSION_DENIED,
+    BN_EXC_INVALID_ARGUMENT,
+    BN_EXC_NO_SUCH_DEVICE,
+    BN_EXC_READ_ONLY_FS,
+    BN_EXC_COUNT
+};
+
+static const char *const exception_class_names[BN_EXC_COUNT] = {
+    [BN_EXC_BASE] = BN_PACKAGE "NativeIOException",
+    [BN_EXC_NO_SUCH_PATH] = BN_PACKAGE "NoSuchPathException",
+    [BN_EXC_DEVICE_BUSY] = BN_PACKAGE "DeviceBusyException",
+    [BN_EXC_PERMISSION_DENIED] = BN_PACKAGE "PermissionDeniedException",
+    [BN_EXC_INVALID_ARGUMENT] = BN_PACKAGE "InvalidSyscallArgumentException",
+    [BN_EXC_NO_SUCH_DEVICE] = BN_PACKAGE "NoSuchDeviceException",
+    [BN_EXC_READ_ONLY_FS] = BN_PACKAGE "ReadOnlyFilesystemException",
+};
+
+/* The errno -> class table. Any errno not listed throws NativeIOException itself. */
+static const struct {
+    int err;
+    enum bn_exception exception;
+} errno_exceptions[] = {
+    { ENOENT, BN_EXC_NO_SUCH_PATH },
+    { ENOTDIR, BN_EXC_NO_SUCH_PATH },
+    { EBUSY, BN_EXC_DEVICE_BUSY },
+    { EPERM, BN_EXC_PERMISSION_DENIED },
+    { EACCES, BN_EXC_PERMISSION_DENIED },
+    { EINVAL, BN_EXC_INVALID_ARGUMENT },
+    { ENXIO, BN_EXC_NO_SUCH_DEVICE },
+    { ENODEV, BN_EXC_NO_SUCH_DEVICE },
+    { EROFS, BN_EXC_READ_ONLY_FS },
+};
+
+static jclass exception_classes[BN_EXC_COUNT];
+static jmethodID exception_ctors[BN_EXC_COUNT];
+
+int bn_errors_init(JNIEnv *env) {
+    for (int i = 0; i < BN_EXC_COUNT; i++) {
+        jclass local = (*env)->FindClass(env, exception_class_names[i]);
+        if (local == NULL) {
+            goto fail;
+        }
+        exception_ctors[i] = (*env)->GetMethodID(env, local, "<init>", BN_EXCEPTION_CTOR_SIG);
+        if (exception_ctors[i] == NULL) {
+            (*env)->DeleteLocalRef(env, local);
+            goto fail;
+        }
+        exception_classes[i] = (jclass) (*env)->NewGlobalRef(env, local);
+        (*env)->DeleteLocalRef(env, local);
+        if (exception_classes[i] == NULL) {
+            bn_throw_oom(env, "libblocknode: NewGlobalRef");
+            goto fail;
+        }
+    }
+    return 0;
+fail:
+    bn_errors_destroy(env);
+    return -1;
+}
+
+void bn_errors_destroy(JNIEnv *env) {
+    for (int i = 0; i < BN_EXC_COUNT; i++) {
+        if (exception_classes[i] != NULL) {
+            (*env)->DeleteGlobalRef(env, exception_classes[i]);
+            exception_classes[i] = NULL;
+        }
+        exception_ctors[i] = NULL;
+    }
+}
+
+static enum bn_exception exception_for(int err) {
+    for (size_t i = 0; i < sizeof(errno_exceptions) / sizeof(errno_exceptions[0]); i++) {
+        if (errno_exceptions[i].err == err) {
+            return errno_exceptions[i].exception;
+        }
+    }
+    return BN_EXC_BASE;
+}
+
+/* "EBUSY" for EBUSY: glibc >= 2.32 knows every name; older C libraries get a table of the
+ * ones this library can meet, and "E<number>" for the rest. */
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32)) \
+    && !defined(BN_NO_STRERRORNAME_NP)
+static const char *errno_name(int err, char *buf, size_t len) {
+    const char *name = strerrorname_np(err);
+    if (name != NULL) {
+        return name;
+    }
+    snprintf(buf, len, "E%d", err);
+    return buf;
+}
+#else
+#define BN_ERRNO(e) { e, #e }
+static const struct {
+    int err;
+    const char *name;
+} errno_names[] = {
+    BN_ERRNO(EPERM), BN_ERRNO(ENOENT), BN_ERRNO(EINTR), BN_ERRNO(EIO), BN_ERRNO(ENXIO),
+    BN_ERRNO(EBADF), BN_ERRNO(EAGAIN), BN_ERRNO(ENOMEM), BN_ERRNO(EACCES), BN_ERRNO(EFAULT),
+    BN_ERRNO(ENOTBLK), BN_ERRNO(EBUSY), BN_ERRNO(EEXIST), BN_ERRNO(EXDEV), BN_ERRNO(ENODEV),
+    BN_ERRNO(ENOTDIR), BN_ERRNO(EISDIR), BN_ERRNO(EINVAL), BN_ERRNO(ENFILE), BN_ERRNO(EMFILE),
+    BN_ERRNO(ENOTTY), BN_ERRNO(EFBIG), BN_ERRNO(ENOSPC), BN_ERRNO(EROFS), BN_ERRNO(EMLINK),
+    BN_ERRNO(ERANGE), BN_ERRNO(ENAMETOOLONG), BN_ERRNO(ENOSYS), BN_ERRNO(ELOOP),
+    BN_ERRNO(EOVERFLOW), BN_ERRNO(EOPNOTSUPP), BN_ERRNO(ETIMEDOUT), BN_ERRNO(ESTALE),
+    BN_ERRNO(EDQUOT), BN_ERRNO(ENOMEDIUM), BN_ERRNO(EMEDIUMTYPE),
+};
+#undef BN_ERRNO
+
+static const char *errno_name(int err, char *buf, size_t len) {
+    for (size_t i = 0; i < sizeof(errno_names) / sizeof(errno_names[0]); i++) {
+        if (errno_names[i].err == err) {
+            return errno_names[i].name;
+        }
+    }
+    snprintf(buf, len, "E%d", err);
+    return buf;
+}
+#endif
+
+void bn_throw_errno(JNIEnv *env, const char *syscall, const char *path, int err) {
+    if ((*env)->ExceptionCheck(env)) {
+        return;
+    }
+    char name_buf[32];
+    char desc_buf[256];
+    const char *name = errno_name(err, name_buf, sizeof(name_buf));
+    /* GNU strerror_r (_GNU_SOURCE): returns the text, in desc_buf or a static string. */
+    const char *description = strerror_r(err, desc_buf, sizeof(desc_buf));
+    enum bn_exception exception = exception_for(err);
+
+    jstring j_syscall = NULL, j_path = NULL, j_name = NULL, j_description = NULL;
+    jobject throwable = NULL;
+    if ((j_syscall = (*env)->NewStringUTF(env, syscall)) == NULL) {
+        goto out;
+    }
+    if (path != NULL && (j_path = (*env)->NewStringUTF(env, path)) == NULL) {
+        goto out;
+    }
+    if ((j_name = (*env)->NewStringUTF(env, name)) == NULL) {
+        goto out;
+    }
+    if ((j_description = (*env)->NewStringUTF(env, description)) == NULL) {
+        goto out;
+    }
+    throwable = (*env)->NewObject(env, exception_classes[exception], exception_ctors[exception],
+                                  j_syscall, j_path, (jint) err, j_name, j_description);
+    if (throwable != NULL) {
+        (*env)->Throw(env, (jthrowable) throwable);
+    }
+out:
+    /* DeleteLocalRef is NULL-safe and allowed with an exception pending. */
+    (*env)->DeleteLocalRef(env, throwable);
+    (*env)->DeleteLocalRef(env, j_description);
+    (*env)->DeleteLocalRef(env, j_name);
+    (*env)->DeleteLocalRef(env, j_path);
+    (*env)->DeleteLocalRef(env, j_syscall);
+}
+
+static void throw_by_name(JNIEnv *env, const char *class_name, const char *message) {
+    if ((*env)->ExceptionCheck(env)) {
+        return;
+    }
+    jclass cls = (*env)->FindClass(env, class_name);
+    if (cls != NULL) {
+        (*env)->ThrowNew(env, cls, message);
+        (*env)->DeleteLocalRef(env, cls);
+    }
+}
+
+void bn_throw_npe(JNIEnv *env, const char *message) {
+    throw_by_name(env, "java/lang/NullPointerException", message);
+}
+
+void bn_throw_oom(JNIEnv *env, const char *message) {
+    throw_by_name(env, "java/lang/OutOfMemoryError", message);
+}
+
+void bn_throw_link_error(JNIEnv *env, const char *message) {
+    throw_by_name(env, "java/lang/UnsatisfiedLinkError", message);
+}

@@ -1,0 +1,58 @@
+/*
+ * Library entry points: checks LinuxNative's constants, caches the exception classes and binds
+ * every native method with RegisterNatives, so no javah header or Java_* symbol is needed.
+ * JNI_OnLoad and JNI_OnUnload are the only symbols the library exports (-fvisibility=hidden).
+ */
+#include "blocknode.h"
+
+#define BN_STRING "Ljava/lang/String;"
+
+static const JNINativeMethod linux_native_methods[] = {
+    { "mount", "(" BN_STRING BN_STRING BN_STRING "J" BN_STRING ")V", (void *) bn_mount },
+    { "umount2", "(" BN_STRING "I)V", (void *) bn_umount2 },
+    { "isMountPoint", "(" BN_STRING ")Z", (void *) bn_is_mount_point },
+    { "stat", "(" BN_STRING ")[J", (void *) bn_stat },
+    { "statvfs", "(" BN_STRING ")[J", (void *) bn_statvfs },
+    { "blockDeviceSize", "(" BN_STRING ")J", (void *) bn_block_device_size },
+    { "blockSectorSize", "(" BN_STRING ")I", (void *) bn_block_sector_size },
+    { "flushBlockBuffers", "(" BN_STRING ")V", (void *) bn_flush_block_buffers },
+    { "fsync", "(" BN_STRING ")V", (void *) bn_fsync },
+};
+
+/* On failure an exception is left pending: the JDK rethrows it from System.load. */
+JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved) {
+    (void) reserved;
+    JNIEnv *env = NULL;
+    if ((*vm)->GetEnv(vm, (void **) &env, JNI_VERSION_1_8) != JNI_OK) {
+        return JNI_ERR;
+    }
+    jclass linux_native = (*env)->FindClass(env, BN_LINUX_NATIVE);
+    if (linux_native == NULL) {
+        return JNI_ERR;
+    }
+    if (bn_check_constants(env, linux_native) != 0) {
+        goto fail;
+    }
+    if (bn_errors_init(env) != 0) {
+        goto fail;
+    }
+    if ((*env)->RegisterNatives(env, linux_native, linux_native_methods,
+                                (jint) (sizeof(linux_native_methods) / sizeof(linux_native_methods[0])))
+        != 0) {
+        bn_errors_destroy(env);
+        goto fail;
+    }
+    (*env)->DeleteLocalRef(env, linux_native);
+    return JNI_VERSION_1_8;
+fail:
+    (*env)->DeleteLocalRef(env, linux_native);
+    return JNI_ERR;
+}
+
+JNIEXPORT void JNICALL JNI_OnUnload(JavaVM *vm, void *reserved) {
+    (void) reserved;
+    JNIEnv *env = NULL;
+    if ((*vm)->GetEnv(vm, (void **) &env, JNI_VERSION_1_8) == JNI_OK) {
+        bn_errors_destroy(env);
+    }
+}

@@ -1,0 +1,148 @@
+package dev.blocknode.os.natives;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.reflect.Constructor;
+import java.lang.reflect.InvocationTargetException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** LinuxNative calls that need no root: stat, statvfs, fsync, and their failures. */
+class LinuxNativeTest {
+
+    @TempDir
+    Path tmp;
+
+    @Test
+    void statOfTheRootDirectory() throws NativeIOException {
+        long[] stat = LinuxNative.stat("/");
+        assertEquals(LinuxNative.STAT_LENGTH, stat.length);
+        assertEquals(LinuxNative.S_IFDIR, stat[LinuxNative.STAT_MODE] & LinuxNative.S_IFMT);
+        assertEquals(1, stat[LinuxNative.STAT_MOUNT_ROOT], "Linux >= 5.8 reports STATX_ATTR_MOUNT_ROOT");
+        assertTrue(LinuxNative.isMountPoint("/"));
+    }
+
+    @Test
+    void aPlainDirectoryAndFileAreNoMountPoints() throws Exception {
+        Path file = Files.writeString(tmp.resolve("file"), "x");
+        assertFalse(LinuxNative.isMountPoint(tmp.toString()));
+        assertFalse(LinuxNative.isMountPoint(file.toString()));
+
+        long[] stat = LinuxNative.stat(file.toString());
+        assertEquals(LinuxNative.S_IFREG, stat[LinuxNative.STAT_MODE] & LinuxNative.S_IFMT);
+        assertEquals(0, stat[LinuxNative.STAT_MOUNT_ROOT]);
+        assertEquals(0, stat[LinuxNative.STAT_RDEV_MAJOR]);
+        // Cross-check with the JDK's own lstat: full st_mode and the glibc dev_t encoding.
+        assertEquals(((Integer) Files.getAttribute(file, "unix:mode")).longValue(), stat[LinuxNative.STAT_MODE]);
+        long dev = (Long) Files.getAttribute(file, "unix:dev");
+        assertEquals(((dev >>> 8) & 0xfff) | ((dev >>> 32) & ~0xfffL), stat[LinuxNative.STAT_DEV_MAJOR]);
+        assertEquals((dev & 0xff) | ((dev >>> 12) & ~0xffL), stat[LinuxNative.STAT_DEV_MINOR]);
+    }
+
+    @Test
+    void statDoesNotFollowTheFinalSymlink() throws Exception {
+        Path link = Files.createSymbolicLink(tmp.resolve("link-to-root"), Path.of("/"));
+        long[] stat = LinuxNative.stat(link.toString());
+        assertEquals(LinuxNative.S_IFLNK, stat[LinuxNative.STAT_MODE] & LinuxNative.S_IFMT);
+        assertEquals(0, stat[LinuxNative.STAT_MOUNT_ROOT]);
+        assertFalse(LinuxNative.isMountPoint(link.toString()), "a symlink to a mount point is none itself");
+        Files.delete(link); // before @TempDir's cleanup, which warns about links leaving the directory
+    }
+
+    @Test
+    void nonAsciiPathsReachTheKernelIntact() throws Exception {
+        Path dir = Files.createDirectory(tmp.resolve("dïr-ünïcødé"));
+        assertEquals(LinuxNative.S_IFDIR, LinuxNative.stat(dir.toString())[LinuxNative.STAT_MODE] & LinuxNative.S_IFMT);
+    }
+
+    @Test
+    void statvfsOfTheRootFileSystem() throws NativeIOException {
+        long[] vfs = LinuxNative.statvfs("/");
+        assertEquals(LinuxNative.STATVFS_LENGTH, vfs.length);
+        assertTrue(vfs[LinuxNative.STATVFS_BSIZE] > 0);
+        assertTrue(vfs[LinuxNative.STATVFS_FRSIZE] > 0);
+        assertTrue(vfs[LinuxNative.STATVFS_BLOCKS] > 0);
+        assertTrue(vfs[LinuxNative.STATVFS_BFREE] <= vfs[LinuxNative.STATVFS_BLOCKS]);
+        assertTrue(vfs[LinuxNative.STATVFS_BAVAIL] <= vfs[LinuxNative.STATVFS_BFREE]);
+        assertTrue(vfs[LinuxNative.STATVFS_FFREE] <= vfs[LinuxNative.STATVFS_FILES]);
+    }
+
+    @Test
+    void fsyncOfAFileAndADirectory() throws Exception {
+        Path file = Files.writeString(tmp.resolve("data"), "payload");
+        LinuxNative.fsync(file.toString());
+        LinuxNative.fsync(tmp.toString());
+    }
+
+    @Test
+    void aMissingPathIsNoSuchPathException() {
+        String missing = tmp.resolve("missing").toString();
+        NoSuchPathException e = assertThrows(NoSuchPathException.class, () -> LinuxNative.stat(missing));
+        assertEquals("statx", e.syscall());
+        assertEquals(missing, e.path());
+        assertEquals(2, e.errno());
+        assertEquals("ENOENT", e.errnoName());
+        assertEquals("statx(" + missing + "): ENOENT (No such file or directory)", e.getMessage());
+
+        assertThrows(NoSuchPathException.class, () -> LinuxNative.isMountPoint(missing));
+        assertThrows(NoSuchPathException.class, () -> LinuxNative.statvfs(missing));
+        NoSuchPathException open = assertThrows(NoSuchPathException.class, () -> LinuxNative.fsync(missing));
+        assertEquals("open", open.syscall());
+    }
+
+    @Test
+    void aPathThroughAFileIsNoSuchPathExceptionToo() throws Exception {
+        Path file = Files.writeString(tmp.resolve("file"), "x");
+        String below = file + "/below";
+        NoSuchPathException e = assertThrows(NoSuchPathException.class, () -> LinuxNative.stat(below));
+        assertEquals("ENOTDIR", e.errnoName());
+        assertEquals(20, e.errno());
+    }
+
+    @Test
+    void blockIoctlsOnARegularFileFailWithTheBaseException() throws Exception {
+        String file = Files.writeString(tmp.resolve("not-a-device"), "x").toString();
+
+        NativeIOException size = assertThrows(NativeIOException.class, () -> LinuxNative.blockDeviceSize(file));
+        assertSame(NativeIOException.class, size.getClass(), "ENOTTY has no subclass");
+        assertEquals("ioctl(BLKGETSIZE64)", size.syscall());
+        assertEquals(file, size.path());
+        assertEquals("ENOTTY", size.errnoName());
+        assertEquals(25, size.errno());
+        assertEquals("ioctl(BLKGETSIZE64)(" + file + "): ENOTTY (Inappropriate ioctl for device)", size.getMessage());
+
+        NativeIOException sector = assertThrows(NativeIOException.class, () -> LinuxNative.blockSectorSize(file));
+        assertEquals("ioctl(BLKSSZGET)", sector.syscall());
+    }
+
+    @Test
+    void nullPathsAreNullPointerExceptions() {
+        NullPointerException e = assertThrows(NullPointerException.class, () -> LinuxNative.stat(null));
+        assertEquals("path must not be null", e.getMessage());
+        assertThrows(NullPointerException.class, () -> LinuxNative.isMountPoint(null));
+        assertThrows(NullPointerException.class, () -> LinuxNative.statvfs(null));
+        assertThrows(NullPointerException.class, () -> LinuxNative.fsync(null));
+        assertThrows(NullPointerException.class, () -> LinuxNative.umount2(null, 0));
+        assertThrows(NullPointerException.class, () -> LinuxNative.blockDeviceSize(null));
+        assertThrows(NullPointerException.class, () -> LinuxNative.blockSectorSize(null));
+        assertThrows(NullPointerException.class, () -> LinuxNative.flushBlockBuffers(null));
+        NullPointerException mount = assertThrows(NullPointerException.class,
+                () -> LinuxNative.mount("none", null, "tmpfs", 0, null));
+        assertEquals("target must not be null", mount.getMessage());
+    }
+
+    @Test
+    void linuxNativeIsNotInstantiable() throws Exception {
+        Constructor<LinuxNative> constructor = LinuxNative.class.getDeclaredConstructor();
+        constructor.setAccessible(true);
+        InvocationTargetException e = assertThrows(InvocationTargetException.class, constructor::newInstance);
+        assertInstanceOf(AssertionError.class, e.getCause());
+    }
+}

@@ -1,0 +1,93 @@
+package dev.blocknode.os.natives;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Loading as production does it: no -Dblocknode.native.library, the library extracted from the
+ * classpath resource. Each case runs in a forked JVM, since a JVM loads the library only once.
+ */
+class NativeLibraryClasspathTest {
+
+    @TempDir
+    Path tmp;
+
+    @Test
+    void theResourceIsOnTheClasspathAndIsAnElfSharedObject() throws IOException {
+        try (InputStream in = NativeLibrary.class.getResourceAsStream(NativeLibrary.RESOURCE)) {
+            assertNotNull(in, NativeLibrary.RESOURCE);
+            byte[] magic = in.readNBytes(4);
+            assertArrayEquals(new byte[] {0x7f, 'E', 'L', 'F'}, magic);
+        }
+    }
+
+    @Test
+    void loadsFromTheClasspathFromManyThreadsAndDeletesTheExtractedCopy() throws IOException {
+        Path tmpdir = Files.createDirectory(tmp.resolve("java.io.tmpdir"));
+
+        ForkedJvm.Outcome outcome = ForkedJvm.probe(List.of(), List.of("-Djava.io.tmpdir=" + tmpdir), "load");
+
+        assertEquals(0, outcome.exitCode(), outcome.output());
+        assertEquals("[]", outcome.get("failures"));
+        assertEquals("true", outcome.get("loaded"));
+        assertEquals("null", outcome.get("loadFailure"));
+        assertEquals("true", outcome.get("rootIsDirectory"));
+        assertEquals("true", outcome.get("rootIsMountPoint"));
+        assertFalse(outcome.output().contains("WARNING"), outcome.output());
+        try (Stream<Path> left = Files.list(tmpdir)) {
+            assertEquals(List.of(), left.toList(), "extracted library and its directory are deleted");
+        }
+    }
+
+    @Test
+    void extractsIntoTheWorkdirWhenOneIsGiven() throws IOException {
+        Path workdir = Files.createDirectory(tmp.resolve("workdir"));
+
+        ForkedJvm.Outcome outcome = ForkedJvm.probe(List.of(),
+                List.of("-Djava.io.tmpdir=" + tmp.resolve("does-not-exist"),
+                        "-D" + NativeLibrary.WORKDIR_PROPERTY + "=" + workdir),
+                "load");
+
+        assertEquals(0, outcome.exitCode(), outcome.output());
+        assertEquals("true", outcome.get("loaded"));
+        try (Stream<Path> left = Files.list(workdir)) {
+            assertEquals(List.of(), left.toList());
+        }
+    }
+
+    @Test
+    void aFailedLoadIsRememberedAndReportedNotRetried() throws IOException {
+        ForkedJvm.Outcome outcome = ForkedJvm.probe(List.of(),
+                List.of("-D" + NativeLibrary.LIBRARY_PROPERTY + "=" + tmp.resolve("missing/libblocknode.so")),
+                "load-twice");
+
+        assertEquals(0, outcome.exitCode(), outcome.output());
+        assertEquals(UnsatisfiedLinkError.class.getName(), outcome.get("load1"));
+        assertEquals("true", outcome.get("load1Cause"));
+        assertEquals(UnsatisfiedLinkError.class.getName(), outcome.get("load2"));
+        assertEquals("true", outcome.get("load2Cause"));
+        assertEquals("false", outcome.get("loaded"));
+        assertTrue(outcome.get("loadFailure").startsWith("java.io.FileNotFoundException"), outcome.output());
+    }
+
+    @Test
+    void inThisJvmTheLibraryIsLoadedOnFirstUse() throws NativeIOException {
+        LinuxNative.stat("/");
+        assertTrue(NativeLibrary.isLoaded());
+        assertNull(NativeLibrary.loadFailure());
+        NativeLibrary.load(); // idempotent
+    }
+}

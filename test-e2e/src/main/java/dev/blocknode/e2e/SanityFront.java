@@ -1,0 +1,342 @@
+package dev.blocknode.e2e;
+
+import com.google.protobuf.InvalidProtocolBufferException;
+import dev.blocknode.csi.v1.GetPluginCapabilitiesResponse;
+import dev.blocknode.csi.v1.IdentityGrpc;
+import dev.blocknode.csi.v1.PluginCapability;
+import io.grpc.CallOptions;
+import io.grpc.ClientCall;
+import io.grpc.Context;
+import io.grpc.Grpc;
+import io.grpc.HandlerRegistry;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.Server;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerMethodDefinition;
+import io.grpc.Status;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollIoHandler;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerDomainSocketChannel;
+import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
+
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * The sanity front: a transparent gRPC proxy on its own Unix socket in front of the node plugin's socket,
+ * for csi-sanity only.
+ *
+ * <p>Why it exists: csi-sanity decides whether to run its Node Service lifecycle tests ("should work",
+ * "should be idempotent", node expansion after publish, target path removal, stats on a published volume)
+ * by asking the <em>node</em> endpoint's Identity.GetPluginCapabilities for CONTROLLER_SERVICE
+ * (sanity/node.go, BeforeEach), even when a separate controller endpoint is given. blocknode is node-only
+ * and, in production, must not claim a controller service it does not have; without the claim those
+ * tests skip. So csi-sanity talks to this front, which adds CONTROLLER_SERVICE to that one answer, while
+ * {@code --csi.controllerendpoint} points at the test controller that really provides the service.
+ *
+ * <p>Every other call, and every other part of that answer, is forwarded byte for byte: a fallback handler
+ * with a byte[] marshaller relays messages, headers, status codes, descriptions and trailers exactly as
+ * the plugin sent them, and carries the caller's deadline and cancellation through. So every verdict
+ * csi-sanity reaches about the Node and Identity services is a verdict about the plugin itself.
+ */
+public final class SanityFront implements AutoCloseable {
+
+    private static final Logger LOG = Logger.getLogger(SanityFront.class.getName());
+
+    static final String GET_PLUGIN_CAPABILITIES = IdentityGrpc.getGetPluginCapabilitiesMethod().getFullMethodName();
+
+    /** Messages pass through as their serialized bytes, never parsed (except the one rewritten answer). */
+    static final MethodDescriptor.Marshaller<byte[]> BYTES = new MethodDescriptor.Marshaller<>() {
+        @Override
+        public InputStream stream(byte[] value) {
+            return new ByteArrayInputStream(value);
+        }
+
+        @Override
+        public byte[] parse(InputStream stream) {
+            try {
+                return stream.readAllBytes();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+    };
+
+    private final Path socket;
+    private final Server server;
+    private final ManagedChannel plugin;
+    private final EventLoopGroup eventLoops;
+    private final ExecutorService executor;
+
+    private SanityFront(Path socket, Server server, ManagedChannel plugin, EventLoopGroup eventLoops,
+                        ExecutorService executor) {
+        this.socket = socket;
+        this.server = server;
+        this.plugin = plugin;
+        this.eventLoops = eventLoops;
+        this.executor = executor;
+    }
+
+    /** Listens on {@code socket} and forwards to the plugin at {@code pluginSocket} (which may start later). */
+    public static SanityFront start(Path socket, Path pluginSocket) throws IOException {
+        Files.createDirectories(socket.toAbsolutePath().getParent());
+        removeStaleSocket(socket);
+        ManagedChannel plugin = Grpc.newChannelBuilder("unix://" + pluginSocket.toAbsolutePath(),
+                InsecureChannelCredentials.create()).build();
+        EventLoopGroup eventLoops = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
+        ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
+        Server server;
+        try {
+            server = NettyServerBuilder.forAddress(new DomainSocketAddress(socket.toString()))
+                    .channelType(EpollServerDomainSocketChannel.class)
+                    .bossEventLoopGroup(eventLoops)
+                    .workerEventLoopGroup(eventLoops)
+                    .executor(executor)
+                    .fallbackHandlerRegistry(new ForwardingRegistry(plugin))
+                    .build()
+                    .start();
+            Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-rw----"));
+        } catch (IOException | RuntimeException e) {
+            plugin.shutdownNow();
+            executor.shutdownNow();
+            eventLoops.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            throw new IOException("sanity front cannot listen on " + socket + ": " + e.getMessage(), e);
+        }
+        LOG.info(() -> "sanity front on unix://" + socket + " forwarding to unix://" + pluginSocket);
+        return new SanityFront(socket, server, plugin, eventLoops, executor);
+    }
+
+    @Override
+    public void close() {
+        server.shutdown();
+        try {
+            if (!server.awaitTermination(5, TimeUnit.SECONDS)) {
+                server.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            server.shutdownNow();
+            Thread.currentThread().interrupt();
+        } finally {
+            plugin.shutdownNow();
+            executor.shutdownNow();
+            eventLoops.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+            try {
+                Files.deleteIfExists(socket);
+            } catch (IOException e) {
+                LOG.warning(() -> "cannot remove socket " + socket + ": " + e.getMessage());
+            }
+        }
+    }
+
+    /** The one change the front makes: CONTROLLER_SERVICE added to GetPluginCapabilities' answer. */
+    static byte[] addControllerService(byte[] response) {
+        GetPluginCapabilitiesResponse parsed;
+        try {
+            parsed = GetPluginCapabilitiesResponse.parseFrom(response);
+        } catch (InvalidProtocolBufferException e) {
+            // Let csi-sanity judge what the plugin really sent.
+            LOG.log(Level.WARNING, "plugin sent an unparseable GetPluginCapabilitiesResponse; forwarding it as is", e);
+            return response;
+        }
+        boolean present = parsed.getCapabilitiesList().stream().anyMatch(c -> c.hasService()
+                && c.getService().getType() == PluginCapability.Service.Type.CONTROLLER_SERVICE);
+        if (present) {
+            return response;
+        }
+        return parsed.toBuilder()
+                .addCapabilities(PluginCapability.newBuilder().setService(PluginCapability.Service.newBuilder()
+                        .setType(PluginCapability.Service.Type.CONTROLLER_SERVICE)))
+                .build()
+                .toByteArray();
+    }
+
+    /** Answers every method name, known or not, with a forwarding handler. */
+    private static final class ForwardingRegistry extends HandlerRegistry {
+        private final ManagedChannel plugin;
+
+        ForwardingRegistry(ManagedChannel plugin) {
+            this.plugin = plugin;
+        }
+
+        @Override
+        public ServerMethodDefinition<?, ?> lookupMethod(String methodName, String authority) {
+            MethodDescriptor<byte[], byte[]> method = MethodDescriptor.newBuilder(BYTES, BYTES)
+                    .setType(MethodDescriptor.MethodType.UNKNOWN)
+                    .setFullMethodName(methodName)
+                    .build();
+            UnaryOperator<byte[]> rewrite = methodName.equals(GET_PLUGIN_CAPABILITIES)
+                    ? SanityFront::addControllerService : UnaryOperator.identity();
+            return ServerMethodDefinition.create(method, new ForwardingHandler(plugin, rewrite));
+        }
+    }
+
+    private static final class ForwardingHandler implements ServerCallHandler<byte[], byte[]> {
+        private final ManagedChannel plugin;
+        private final UnaryOperator<byte[]> rewrite;
+
+        ForwardingHandler(ManagedChannel plugin, UnaryOperator<byte[]> rewrite) {
+            this.plugin = plugin;
+            this.rewrite = rewrite;
+        }
+
+        @Override
+        public ServerCall.Listener<byte[]> startCall(ServerCall<byte[], byte[]> serverCall, Metadata headers) {
+            CallOptions options = CallOptions.DEFAULT.withDeadline(Context.current().getDeadline());
+            ClientCall<byte[], byte[]> clientCall = plugin.newCall(serverCall.getMethodDescriptor(), options);
+            Relay relay = new Relay(serverCall, clientCall, rewrite);
+            clientCall.start(relay.responses, headers);
+            serverCall.request(1);
+            clientCall.request(1);
+            return relay.requests;
+        }
+    }
+
+    /**
+     * Both directions of one call, with flow control: a side asks for the next message only once the
+     * other side can take it (the shape of grpc-java's own proxy example).
+     */
+    private static final class Relay {
+        final Requests requests;
+        final Responses responses;
+
+        Relay(ServerCall<byte[], byte[]> serverCall, ClientCall<byte[], byte[]> clientCall,
+              UnaryOperator<byte[]> rewrite) {
+            this.requests = new Requests(serverCall, clientCall);
+            this.responses = new Responses(serverCall, clientCall, rewrite);
+        }
+
+        /** Caller to plugin. */
+        final class Requests extends ServerCall.Listener<byte[]> {
+            private final ServerCall<byte[], byte[]> serverCall;
+            private final ClientCall<byte[], byte[]> clientCall;
+            private boolean needToRequest;
+
+            Requests(ServerCall<byte[], byte[]> serverCall, ClientCall<byte[], byte[]> clientCall) {
+                this.serverCall = serverCall;
+                this.clientCall = clientCall;
+            }
+
+            @Override
+            public void onMessage(byte[] message) {
+                clientCall.sendMessage(message);
+                synchronized (this) {
+                    if (clientCall.isReady()) {
+                        serverCall.request(1);
+                    } else {
+                        needToRequest = true;
+                    }
+                }
+            }
+
+            @Override
+            public void onHalfClose() {
+                clientCall.halfClose();
+            }
+
+            @Override
+            public void onCancel() {
+                clientCall.cancel("the caller cancelled the call", null);
+            }
+
+            @Override
+            public void onReady() {
+                responses.callerReady();
+            }
+
+            synchronized void pluginReady() {
+                if (needToRequest) {
+                    serverCall.request(1);
+                    needToRequest = false;
+                }
+            }
+        }
+
+        /** Plugin to caller. */
+        final class Responses extends ClientCall.Listener<byte[]> {
+            private final ServerCall<byte[], byte[]> serverCall;
+            private final ClientCall<byte[], byte[]> clientCall;
+            private final UnaryOperator<byte[]> rewrite;
+            private boolean needToRequest;
+
+            Responses(ServerCall<byte[], byte[]> serverCall, ClientCall<byte[], byte[]> clientCall,
+                      UnaryOperator<byte[]> rewrite) {
+                this.serverCall = serverCall;
+                this.clientCall = clientCall;
+                this.rewrite = rewrite;
+            }
+
+            @Override
+            public void onHeaders(Metadata headers) {
+                serverCall.sendHeaders(headers);
+            }
+
+            @Override
+            public void onMessage(byte[] message) {
+                serverCall.sendMessage(rewrite.apply(message));
+                synchronized (this) {
+                    if (serverCall.isReady()) {
+                        clientCall.request(1);
+                    } else {
+                        needToRequest = true;
+                    }
+                }
+            }
+
+            @Override
+            public void onClose(Status status, Metadata trailers) {
+                serverCall.close(status, trailers);
+            }
+
+            @Override
+            public void onReady() {
+                requests.pluginReady();
+            }
+
+            synchronized void callerReady() {
+                if (needToRequest) {
+                    clientCall.request(1);
+                    needToRequest = false;
+                }
+            }
+        }
+    }
+
+    /** A socket file nobody answers on was left by a dead process: remove it. One that answers is refused. */
+    private static void removeStaleSocket(Path socket) throws IOException {
+        if (!Files.exists(socket)) {
+            return;
+        }
+        if (isAnswering(socket)) {
+            throw new IOException("another server is already listening on " + socket + "; refusing to start");
+        }
+        Files.delete(socket);
+    }
+
+    private static boolean isAnswering(Path socket) {
+        try (SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+            return channel.connect(UnixDomainSocketAddress.of(socket));
+        } catch (IOException refused) {
+            return false;
+        }
+    }
+}
