@@ -19,6 +19,8 @@
 #   RESULTS_DIR     JUnit reports, csi-sanity output and process logs (default test-e2e/target/sanity)
 #   ACCESS_TYPES    default "mount block"
 #   SANITY_TIMEOUT  ginkgo's --ginkgo.timeout per run (default 10m)
+#   PLUGIN_ARGS     extra plugin flags, e.g. "--default-fs-type xfs" (csi-sanity's mount volumes name no
+#                   fs_type, so this picks the filesystem the mount run formats)
 #
 # Needs root (loop devices, mounts), losetup, findmnt and python3 (socket probe, JUnit parsing).
 # Exits 0 only when every run had no failed test and nothing (mount, loop device) was left behind.
@@ -34,6 +36,7 @@ csi_sanity=${CSI_SANITY:-$(go env GOPATH 2>/dev/null || echo "$HOME/go")/bin/csi
 results=${RESULTS_DIR:-$repo/test-e2e/target/sanity}
 read -r -a access_types <<<"${ACCESS_TYPES:-mount block}"
 sanity_timeout=${SANITY_TIMEOUT:-10m}
+read -r -a plugin_args <<<"${PLUGIN_ARGS:-}"
 
 node_id=sanity-node
 volume_size=536870912   # 512 MiB: xfs needs at least 300 MB
@@ -64,6 +67,8 @@ rm -f "$results"/junit-*.xml "$results"/sanity-*.log "$results"/skipped-*.txt "$
 
 plugin_pid=
 e2e_pid=
+sanity_pid=
+tail_pid=
 failed_runs=0
 summaries=()
 started=$SECONDS
@@ -129,27 +134,33 @@ leaked_mounts() {
     findmnt --raw --noheadings --output TARGET | awk -v prefix="$root/" 'index($1, prefix) == 1'
 }
 
-# summarize TYPE JUNIT: prints "passed failed skipped" and writes skipped-TYPE.txt and the failures.
+# summarize TYPE JUNIT: prints "passed failed skipped pending", writes skipped-TYPE.txt (name and reason
+# of every skipped or pending spec) and prints each failure's name and first line on stderr.
 summarize() {
     python3 - "$1" "$2" "$results/skipped-$1.txt" <<'PY'
 import sys
 import xml.etree.ElementTree as ET
 
 access_type, junit, skipped_file = sys.argv[1:4]
-passed, failed, skipped = 0, [], []
+passed, failed, skipped, pending = 0, [], [], 0
 for case in ET.parse(junit).getroot().iter("testcase"):
     name = case.get("name", "")
     # Ginkgo also reports its own suite-level nodes (e.g. the ReportAfterSuite writing this file).
-    if name.startswith("[") and "Suite]" in name.split(" ", 1)[0]:
+    if name.startswith("[") and name.split(" ", 1)[0].endswith("Suite]"):
         continue
-    failure = case.find("failure")
-    if failure is None:
-        failure = case.find("error")
+    status = case.get("status", "")
+    problem = case.find("failure")
+    if problem is None:
+        problem = case.find("error")
     skip = case.find("skipped")
-    if failure is not None:
-        failed.append((name, (failure.get("message") or failure.text or "").strip()))
-    elif skip is not None:
-        reason = (skip.get("message") or "").strip()
+    if problem is not None or status in ("failed", "panicked", "interrupted", "aborted", "timedout"):
+        message = "" if problem is None else (problem.get("message") or problem.text or "")
+        failed.append((name, message.strip() or status))
+    elif status == "pending":
+        pending += 1
+        skipped.append((name, "pending (disabled in csi-sanity itself)"))
+    elif skip is not None or status == "skipped":
+        reason = "" if skip is None else (skip.get("message") or "").strip()
         if reason.startswith("skipped - "):
             reason = reason[len("skipped - "):]
         skipped.append((name, reason))
@@ -157,11 +168,10 @@ for case in ET.parse(junit).getroot().iter("testcase"):
         passed += 1
 with open(skipped_file, "w") as out:
     for name, reason in skipped:
-        out.write(f"{name}\n    skipped: {reason}\n")
+        out.write(f"{name}\n    {reason}\n")
 for name, message in failed:
-    first = message.splitlines()[0] if message else ""
-    print(f"FAILED [{access_type}] {name}\n    {first}", file=sys.stderr)
-print(passed, len(failed), len(skipped))
+    print(f"FAILED [{access_type}] {name}\n    {message.splitlines()[0]}", file=sys.stderr)
+print(passed, len(failed), len(skipped) - pending, pending)
 PY
 }
 
@@ -171,6 +181,9 @@ cleanup() {
     local rc=$? leaked=0 loops mounts
     trap - EXIT INT TERM
     set +e
+    # Interrupted mid-run: let csi-sanity clean up its volumes before the servers go away.
+    stop_process "$sanity_pid" "csi-sanity"
+    [[ -n $tail_pid ]] && kill "$tail_pid" 2>/dev/null
     stop_process "$e2e_pid" "blocknode-e2e"
     stop_process "$plugin_pid" "blocknode"
 
@@ -234,6 +247,7 @@ trap 'exit 143' TERM
     --state-dir "$root/state" \
     --log-format text \
     --shutdown-grace 10s \
+    "${plugin_args[@]}" \
     >"$logs/plugin.process.log" 2>&1 &
 plugin_pid=$!
 
@@ -259,6 +273,8 @@ for access_type in "${access_types[@]}"; do
     junit=$results/junit-$access_type.xml
     echo "run-sanity: csi-sanity, ${access_type} volumes"
     rc=0
+    # In the background, so that a SIGINT/SIGTERM to this script is handled at once (bash defers traps
+    # while a foreground command runs): cleanup then interrupts csi-sanity, which runs its own cleanups.
     "$csi_sanity" \
         --csi.endpoint "unix://$front_sock" \
         --csi.controllerendpoint "unix://$controller_sock" \
@@ -269,10 +285,17 @@ for access_type in "${access_types[@]}"; do
         --ginkgo.junit-report="$junit" \
         --ginkgo.timeout="$sanity_timeout" \
         --ginkgo.no-color \
-        2>&1 | tee "$logs/sanity-$access_type.log" || rc=$?
+        >"$logs/sanity-$access_type.log" 2>&1 &
+    sanity_pid=$!
+    tail --follow --sleep-interval=0.2 --pid="$sanity_pid" --lines=+1 "$logs/sanity-$access_type.log" &
+    tail_pid=$!
+    wait "$sanity_pid" || rc=$?
+    sanity_pid=
+    wait "$tail_pid" || true
+    tail_pid=
     if [[ -s $junit ]] && counts=$(summarize "$access_type" "$junit"); then
-        read -r passed failed skipped <<<"$counts"
-        summaries+=("sanity $access_type: $passed passed, $failed failed, $skipped skipped")
+        read -r passed failed skipped pending <<<"$counts"
+        summaries+=("sanity $access_type: $passed passed, $failed failed, $skipped skipped, $pending pending")
         if ((failed > 0 || rc != 0)); then
             failed_runs=$((failed_runs + 1))
         fi

@@ -164,11 +164,16 @@ public final class FlagParser {
     }
 
     static Duration duration(String flag, String value) {
+        Duration parsed;
         try {
-            return Duration.parse("PT" + value.toUpperCase(Locale.ROOT));
+            parsed = Duration.parse("PT" + value.toUpperCase(Locale.ROOT));
         } catch (DateTimeParseException e) {
             throw new IllegalArgumentException("--" + flag + " must be a duration like 30s or 2m, got \"" + value + "\"");
         }
+        if (parsed.isNegative()) {
+            throw new IllegalArgumentException("--" + flag + " must not be negative, got \"" + value + "\"");
+        }
+        return parsed;
     }
 
     private static long nonNegative(String flag, String value) {

@@ -16,10 +16,12 @@ public record AttachRequest(String volumeId, Map<String, String> volumeContext, 
 
     /** A key from publish_context (the controller's word for this attachment) or else volume_context. */
     public Optional<String> key(String name) {
-        String value = publishContext.get(name);
-        if (value == null) {
-            value = volumeContext.get(name);
-        }
+        Optional<String> published = present(publishContext.get(name));
+        return published.isPresent() ? published : present(volumeContext.get(name));
+    }
+
+    /** A blank value counts as absent. */
+    private static Optional<String> present(String value) {
         return Optional.ofNullable(value).map(String::strip).filter(v -> !v.isEmpty());
     }
 }

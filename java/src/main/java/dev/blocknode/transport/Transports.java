@@ -29,7 +29,7 @@ public final class Transports {
     }
 
     public Transport select(AttachRequest request) throws VolumeException {
-        Optional<String> explicit = Optional.ofNullable(request.volumeContext().get(TRANSPORT_KEY));
+        Optional<String> explicit = request.key(TRANSPORT_KEY);
         if (explicit.isPresent()) {
             return named(explicit.get()).orElseThrow(() -> VolumeException.invalid(
                     "volume_context." + TRANSPORT_KEY + " \"" + explicit.get() + "\" is not a known transport; known: "

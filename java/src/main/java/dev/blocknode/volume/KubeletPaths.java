@@ -34,7 +34,7 @@ public final class KubeletPaths {
         if (raw.indexOf('\0') >= 0) {
             throw VolumeException.invalid(field + " contains a NUL byte");
         }
-        if (raw.length() > 4096) {
+        if (raw.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 4096) {
             throw VolumeException.invalid(field + " is longer than PATH_MAX (4096 bytes)");
         }
         Path path;

@@ -7,9 +7,7 @@ import dev.blocknode.csi.v1.PluginCapability;
 import io.grpc.CallOptions;
 import io.grpc.ClientCall;
 import io.grpc.Context;
-import io.grpc.Grpc;
 import io.grpc.HandlerRegistry;
-import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
@@ -18,9 +16,12 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerMethodDefinition;
 import io.grpc.Status;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollDomainSocketChannel;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollIoHandler;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerDomainSocketChannel;
 import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
@@ -101,9 +102,16 @@ public final class SanityFront implements AutoCloseable {
     public static SanityFront start(Path socket, Path pluginSocket) throws IOException {
         Files.createDirectories(socket.toAbsolutePath().getParent());
         removeStaleSocket(socket);
-        ManagedChannel plugin = Grpc.newChannelBuilder("unix://" + pluginSocket.toAbsolutePath(),
-                InsecureChannelCredentials.create()).build();
         EventLoopGroup eventLoops = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
+        // SO_KEEPALIVE (set by gRPC on every channel) means nothing on a Unix socket; null drops it and
+        // Netty's "Unknown channel option" warning with it.
+        ManagedChannel plugin = NettyChannelBuilder.forAddress(
+                        new DomainSocketAddress(pluginSocket.toAbsolutePath().toString()))
+                .channelType(EpollDomainSocketChannel.class)
+                .eventLoopGroup(eventLoops)
+                .withOption(ChannelOption.SO_KEEPALIVE, null)
+                .usePlaintext()
+                .build();
         ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
         Server server;
         try {
@@ -112,6 +120,7 @@ public final class SanityFront implements AutoCloseable {
                     .bossEventLoopGroup(eventLoops)
                     .workerEventLoopGroup(eventLoops)
                     .executor(executor)
+                    .withChildOption(ChannelOption.SO_KEEPALIVE, null)
                     .fallbackHandlerRegistry(new ForwardingRegistry(plugin))
                     .build()
                     .start();

@@ -13,6 +13,7 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -105,14 +106,16 @@ public final class SanityMain {
 
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            LOG.info("stopping");
+            // java.util.logging resets itself in a shutdown hook of its own that runs concurrently with
+            // this one, so what happens here is reported on stderr directly.
+            report("stopping");
             front.close();
             controller.shutdown(Duration.ofSeconds(5));
             try {
-                volumes.close();
-                LOG.info("stopped; every loop device detached and every volume file deleted");
+                volumes.releaseAll().forEach(SanityMain::report);
+                report("stopped; every loop device detached and every volume file deleted");
             } catch (IOException | RuntimeException e) {
-                LOG.log(Level.SEVERE, "volume cleanup incomplete: " + e.getMessage(), e);
+                report("SEVERE: volume cleanup incomplete: " + e.getMessage());
             }
             stopped.countDown();
         }, "shutdown"));
@@ -121,6 +124,10 @@ public final class SanityMain {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    private static void report(String message) {
+        System.err.println(Instant.now() + " SanityMain: " + message);
     }
 
     /** {@code --name value} or {@code --name=value}; every flag known, every required one present. */

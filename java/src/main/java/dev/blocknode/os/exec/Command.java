@@ -21,6 +21,28 @@ public record Command(List<String> argv, Duration timeout, byte[] stdin) {
         stdin = stdin == null ? new byte[0] : stdin.clone();
     }
 
+    /** A copy: the command's input cannot be changed through what this returns. */
+    @Override
+    public byte[] stdin() {
+        return stdin.clone();
+    }
+
+    @Override
+    public boolean equals(Object other) {
+        return other instanceof Command that && argv.equals(that.argv) && timeout.equals(that.timeout)
+                && java.util.Arrays.equals(stdin, that.stdin);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(argv, timeout) * 31 + java.util.Arrays.hashCode(stdin);
+    }
+
+    @Override
+    public String toString() {
+        return "Command[" + display() + ", timeout=" + timeout + ", stdin=" + stdin.length + " bytes]";
+    }
+
     public static Command of(String... argv) {
         return new Command(List.of(argv), DEFAULT_TIMEOUT, null);
     }

@@ -9,16 +9,19 @@ import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
- * Runs commands with {@link ProcessBuilder}: argument arrays only, a fixed PATH-free environment
- * (LC_ALL=C so tools print parseable English), output read concurrently so a chatty tool cannot block
- * on a full pipe, and on timeout the whole process tree is killed.
+ * Runs commands with {@link ProcessBuilder}: argument arrays only, an environment of just PATH and
+ * LC_ALL=C (so tools print parseable English), standard input written and output read on their own
+ * threads so that neither can block the caller, and one deadline for all of it. On timeout the process
+ * and its descendants are killed.
  */
 public final class ProcessCommandRunner implements CommandRunner {
 
     @Override
     public CommandResult run(Command command) throws CommandException {
+        long deadline = System.nanoTime() + command.timeout().toNanos();
         ProcessBuilder builder = new ProcessBuilder(command.argv());
         builder.environment().clear();
         builder.environment().put("PATH", ToolLocator.SEARCH_PATH);
@@ -31,25 +34,43 @@ public final class ProcessCommandRunner implements CommandRunner {
         }
         CompletableFuture<byte[]> stdout = drain(process.getInputStream());
         CompletableFuture<byte[]> stderr = drain(process.getErrorStream());
-        try (OutputStream in = process.getOutputStream()) {
-            in.write(command.stdin());
-        } catch (IOException ignored) {
-            // The tool exited before reading its input; its exit code tells what happened.
-        }
+        feed(process.getOutputStream(), command.stdin());
         try {
-            if (!process.waitFor(command.timeout().toMillis(), TimeUnit.MILLISECONDS)) {
-                process.descendants().forEach(ProcessHandle::destroyForcibly);
-                process.destroyForcibly();
-                process.waitFor();
+            if (!process.waitFor(remaining(deadline), TimeUnit.NANOSECONDS)) {
+                kill(process);
                 throw new CommandTimeoutException(command);
             }
-            return new CommandResult(process.exitValue(), text(stdout), text(stderr));
+            // A descendant that outlives the process can hold the pipes open: the deadline covers that too.
+            return new CommandResult(process.exitValue(), text(stdout, deadline), text(stderr, deadline));
+        } catch (TimeoutException e) {
+            kill(process);
+            closeQuietly(process.getInputStream());
+            closeQuietly(process.getErrorStream());
+            throw new CommandTimeoutException(command);
         } catch (InterruptedException e) {
-            process.descendants().forEach(ProcessHandle::destroyForcibly);
-            process.destroyForcibly();
+            kill(process);
             Thread.currentThread().interrupt();
             throw new CommandException(command, null, command.program() + " interrupted", e);
         }
+    }
+
+    private static long remaining(long deadline) {
+        return Math.max(0, deadline - System.nanoTime());
+    }
+
+    private static void kill(Process process) {
+        process.descendants().forEach(ProcessHandle::destroyForcibly);
+        process.destroyForcibly();
+    }
+
+    private static void feed(OutputStream in, byte[] input) {
+        Thread.startVirtualThread(() -> {
+            try (in) {
+                in.write(input);
+            } catch (IOException ignored) {
+                // The tool exited or closed its input early; its exit code tells what happened.
+            }
+        });
     }
 
     private static CompletableFuture<byte[]> drain(InputStream stream) {
@@ -64,11 +85,20 @@ public final class ProcessCommandRunner implements CommandRunner {
         }, Thread::startVirtualThread);
     }
 
-    private static String text(CompletableFuture<byte[]> output) throws InterruptedException {
+    private static String text(CompletableFuture<byte[]> output, long deadline)
+            throws InterruptedException, TimeoutException {
         try {
-            return new String(output.get(), StandardCharsets.UTF_8);
+            return new String(output.get(remaining(deadline), TimeUnit.NANOSECONDS), StandardCharsets.UTF_8);
         } catch (ExecutionException e) {
             return "";
+        }
+    }
+
+    private static void closeQuietly(InputStream stream) {
+        try {
+            stream.close();
+        } catch (IOException ignored) {
+            // best effort: unblocks the drain thread
         }
     }
 }

@@ -142,15 +142,20 @@ public final class LoopVolumes implements AutoCloseable {
         byId.put(id, volume.withPublishedNodes(nodes));
     }
 
-    /** Releases every volume still registered; failures are collected so that one cannot strand the rest. */
-    @Override
-    public synchronized void close() throws IOException {
+    /**
+     * Releases every volume still registered; failures are collected so that one cannot strand the rest.
+     *
+     * @return one line per volume released, for the caller to report (this runs in shutdown hooks, where
+     *         java.util.logging may already have been reset by its own hook)
+     */
+    public synchronized List<String> releaseAll() throws IOException {
+        List<String> released = new ArrayList<>();
         List<String> failures = new ArrayList<>();
         for (Volume volume : List.copyOf(byId.values())) {
             try {
                 release(volume);
                 byId.remove(volume.id());
-                LOG.info(() -> "released volume " + volume.id() + " (" + volume.device() + ") at shutdown");
+                released.add("released volume " + volume.id() + " (" + volume.device() + ", " + volume.file() + ")");
             } catch (IOException | RuntimeException e) {
                 failures.add(volume.id() + " on " + volume.device() + ": " + e.getMessage());
             }
@@ -159,6 +164,12 @@ public final class LoopVolumes implements AutoCloseable {
             throw new IOException("could not release " + failures.size() + " volume(s): "
                     + String.join("; ", failures));
         }
+        return released;
+    }
+
+    @Override
+    public void close() throws IOException {
+        releaseAll();
     }
 
     private Volume require(String id) throws IOException {

@@ -1,0 +1,340 @@
+package dev.blocknode.state;
+
+import dev.blocknode.state.v1.BlockAccessRecord;
+import dev.blocknode.state.v1.DeviceRecord;
+import dev.blocknode.state.v1.MountAccessRecord;
+import dev.blocknode.state.v1.PublicationRecord;
+import dev.blocknode.state.v1.StagePhase;
+import dev.blocknode.state.v1.StagingRecord;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class RecordStoreUnitTest {
+
+    @TempDir
+    Path stateDir;
+
+    private static StagingRecord mountRecord(String volumeId) {
+        return StagingRecord.newBuilder()
+                .setVolumeId(volumeId)
+                .setPhase(StagePhase.STAGED)
+                .setTransport("local")
+                .setStagingPath("/var/lib/kubelet/plugins/kubernetes.io/csi/block.csi.blocknode.dev/abc/globalmount")
+                .setDevice(DeviceRecord.newBuilder().setPath("/dev/loop4").setMajor(7).setMinor(4)
+                        .setIdentity("naa.600140512345"))
+                .setMount(MountAccessRecord.newBuilder().setFsType("ext4").addMountFlags("noatime")
+                        .addMountFlags("data=ordered").setFormattedHere(true))
+                .setAccessMode("SINGLE_NODE_WRITER")
+                .putAttachment("devicePath", "/dev/disk/by-id/wwn-0x6001")
+                .putAttachment("note", "quote \" and newline \n and unicode \u00e9")
+                .putPublications("/var/lib/kubelet/pods/p1/volumes/kubernetes.io~csi/pv/mount",
+                        PublicationRecord.newBuilder().setReadonly(true).addMountFlags("nosuid")
+                                .setAccessMode("SINGLE_NODE_READER_ONLY").build())
+                .putPublications("/var/lib/kubelet/pods/p2/volumes/kubernetes.io~csi/pv/mount",
+                        PublicationRecord.newBuilder().setReadonly(false).setAccessMode("SINGLE_NODE_WRITER").build())
+                .build();
+    }
+
+    private static String sha256(String id) throws Exception {
+        return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256")
+                .digest(id.getBytes(StandardCharsets.UTF_8)));
+    }
+
+    private Set<String> filesInStore() throws IOException {
+        try (Stream<Path> files = Files.list(stateDir.resolve("volumes"))) {
+            return files.map(p -> p.getFileName().toString()).collect(Collectors.toSet());
+        }
+    }
+
+    @Test
+    void constructorCreatesTheVolumesDirectory() throws IOException {
+        Path nested = stateDir.resolve("a/b");
+        RecordStore store = new RecordStore(nested);
+        assertEquals(nested.resolve("volumes"), store.directory());
+        assertTrue(Files.isDirectory(nested.resolve("volumes")));
+        // and opening it again is fine
+        new RecordStore(nested);
+    }
+
+    @Test
+    void roundTripOfAMountRecordStampsVersionAndTime() throws IOException {
+        RecordStore store = new RecordStore(stateDir);
+        StagingRecord record = mountRecord("vol-1");
+        long before = System.currentTimeMillis();
+        store.save(record);
+        long after = System.currentTimeMillis();
+
+        StagingRecord loaded = store.load("vol-1").orElseThrow();
+        assertEquals(RecordStore.FORMAT_VERSION, loaded.getFormatVersion());
+        assertEquals(1, loaded.getFormatVersion());
+        assertTrue(loaded.getUpdatedUnixMillis() >= before && loaded.getUpdatedUnixMillis() <= after,
+                "updated " + loaded.getUpdatedUnixMillis() + " not in [" + before + ", " + after + "]");
+        assertEquals(record, loaded.toBuilder().clearFormatVersion().clearUpdatedUnixMillis().build());
+        assertTrue(loaded.hasMount());
+        assertFalse(loaded.hasBlock());
+        assertEquals(StagingRecord.AccessCase.MOUNT, loaded.getAccessCase());
+        assertEquals(2, loaded.getPublicationsCount());
+        assertTrue(loaded.getPublicationsOrThrow("/var/lib/kubelet/pods/p1/volumes/kubernetes.io~csi/pv/mount")
+                .getReadonly());
+        assertEquals(List.of("noatime", "data=ordered"), loaded.getMount().getMountFlagsList());
+        assertEquals("quote \" and newline \n and unicode \u00e9", loaded.getAttachmentOrThrow("note"));
+    }
+
+    @Test
+    void roundTripOfABlockRecord() throws IOException {
+        RecordStore store = new RecordStore(stateDir);
+        StagingRecord record = StagingRecord.newBuilder()
+                .setVolumeId("raw-1")
+                .setPhase(StagePhase.STAGING)
+                .setTransport("local")
+                .setBlock(BlockAccessRecord.getDefaultInstance())
+                .setDevice(DeviceRecord.newBuilder().setPath("/dev/loop9").setMajor(7).setMinor(9))
+                .build();
+        store.save(record);
+        StagingRecord loaded = store.load("raw-1").orElseThrow();
+        assertTrue(loaded.hasBlock());
+        assertFalse(loaded.hasMount());
+        assertEquals(StagingRecord.AccessCase.BLOCK, loaded.getAccessCase());
+        assertEquals(StagePhase.STAGING, loaded.getPhase());
+        assertEquals(0, loaded.getPublicationsCount());
+    }
+
+    @Test
+    void saveOverridesAnyFormatVersionInTheRecord() throws IOException {
+        RecordStore store = new RecordStore(stateDir);
+        store.save(mountRecord("v").toBuilder().setFormatVersion(99).setUpdatedUnixMillis(5).build());
+        StagingRecord loaded = store.load("v").orElseThrow();
+        assertEquals(RecordStore.FORMAT_VERSION, loaded.getFormatVersion());
+        assertTrue(loaded.getUpdatedUnixMillis() > 5);
+    }
+
+    @Test
+    void theFileIsHumanReadableText() throws Exception {
+        RecordStore store = new RecordStore(stateDir);
+        store.save(mountRecord("vol-text"));
+        String text = Files.readString(store.directory().resolve(sha256("vol-text") + ".txtpb"));
+        assertTrue(text.contains("volume_id: \"vol-text\""), text);
+        assertTrue(text.contains("format_version: 1"), text);
+        assertTrue(text.contains("phase: STAGED"), text);
+    }
+
+    @Test
+    void loadOfAnUnknownIdIsEmpty() throws IOException {
+        RecordStore store = new RecordStore(stateDir);
+        assertEquals(Optional.empty(), store.load("never-saved"));
+        store.save(mountRecord("other"));
+        assertEquals(Optional.empty(), store.load("never-saved"));
+    }
+
+    @Test
+    void filesAreNamedBySha256OfTheId() throws Exception {
+        RecordStore store = new RecordStore(stateDir);
+        store.save(mountRecord("vol-1"));
+        assertEquals(Set.of(sha256("vol-1") + ".txtpb"), filesInStore());
+        assertEquals(store.directory().resolve(sha256("vol-1") + ".txtpb"), store.fileFor("vol-1"));
+        assertEquals(
+                "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855.txtpb",
+                store.fileFor("").getFileName().toString());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"a/b/c", "../../../etc/passwd", "..", ".", "/", "", "vol\\with\\backslashes",
+            "\u30dc\u30ea\u30e5\u30fc\u30e0-\ud83d\ude00", "spaces and\ttabs\nnewline", "%2F..%2F"})
+    void anyIdRoundTripsInsideTheStore(String id) throws Exception {
+        RecordStore store = new RecordStore(stateDir);
+        store.save(mountRecord(id));
+        assertEquals(id, store.load(id).orElseThrow().getVolumeId());
+        assertEquals(Set.of(sha256(id) + ".txtpb"), filesInStore());
+        // nothing was written outside the volumes directory
+        try (Stream<Path> all = Files.list(stateDir)) {
+            assertEquals(List.of(stateDir.resolve("volumes")), all.toList());
+        }
+    }
+
+    @Test
+    void idOf1000CharactersWorks() throws Exception {
+        RecordStore store = new RecordStore(stateDir);
+        String id = "v".repeat(999) + "\u00e9";
+        store.save(mountRecord(id));
+        assertEquals(id, store.load(id).orElseThrow().getVolumeId());
+        assertEquals(64 + ".txtpb".length(), store.fileFor(id).getFileName().toString().length());
+    }
+
+    @Test
+    void similarIdsDoNotCollide() throws IOException {
+        RecordStore store = new RecordStore(stateDir);
+        store.save(mountRecord("vol").toBuilder().setTransport("a").build());
+        store.save(mountRecord("VOL").toBuilder().setTransport("b").build());
+        store.save(mountRecord("vol ").toBuilder().setTransport("c").build());
+        assertEquals("a", store.load("vol").orElseThrow().getTransport());
+        assertEquals("b", store.load("VOL").orElseThrow().getTransport());
+        assertEquals("c", store.load("vol ").orElseThrow().getTransport());
+        assertEquals(3, filesInStore().size());
+    }
+
+    @Test
+    void deleteRemovesOnlyThatRecord() throws IOException {
+        RecordStore store = new RecordStore(stateDir);
+        store.save(mountRecord("keep"));
+        store.save(mountRecord("drop"));
+        store.delete("drop");
+        assertEquals(Optional.empty(), store.load("drop"));
+        assertTrue(store.load("keep").isPresent());
+        assertEquals(1, filesInStore().size());
+    }
+
+    @Test
+    void deleteOfAnAbsentRecordIsHarmless() throws IOException {
+        RecordStore store = new RecordStore(stateDir);
+        store.delete("never-saved");
+        store.save(mountRecord("v"));
+        store.delete("v");
+        store.delete("v");
+        assertEquals(Set.of(), filesInStore());
+    }
+
+    @Test
+    void allReturnsEveryRecord() throws IOException {
+        RecordStore store = new RecordStore(stateDir);
+        assertEquals(List.of(), store.all());
+        store.save(mountRecord("a"));
+        store.save(mountRecord("b/../c"));
+        store.save(mountRecord("\u00e9"));
+        Set<String> ids = store.all().stream().map(StagingRecord::getVolumeId).collect(Collectors.toSet());
+        assertEquals(Set.of("a", "b/../c", "\u00e9"), ids);
+    }
+
+    @Test
+    void allIgnoresLeftoverTempFilesAndOtherNames() throws IOException {
+        RecordStore store = new RecordStore(stateDir);
+        store.save(mountRecord("a"));
+        Files.writeString(store.directory().resolve(store.fileFor("b").getFileName() + ".tmp"), "torn write {");
+        Files.writeString(store.directory().resolve("README"), "not a record");
+        assertEquals(List.of("a"), store.all().stream().map(StagingRecord::getVolumeId).toList());
+    }
+
+    @Test
+    void overwriteReplacesTheRecordAndLeavesNoTempFile() throws Exception {
+        RecordStore store = new RecordStore(stateDir);
+        store.save(mountRecord("v").toBuilder().setPhase(StagePhase.STAGING).build());
+        store.save(mountRecord("v").toBuilder().setPhase(StagePhase.STAGED).clearPublications().build());
+        StagingRecord loaded = store.load("v").orElseThrow();
+        assertEquals(StagePhase.STAGED, loaded.getPhase());
+        assertEquals(0, loaded.getPublicationsCount());
+        assertEquals(Set.of(sha256("v") + ".txtpb"), filesInStore());
+    }
+
+    @Test
+    void aStaleTempFileFromACrashIsOverwritten() throws Exception {
+        RecordStore store = new RecordStore(stateDir);
+        Path temp = store.directory().resolve(sha256("v") + ".txtpb.tmp");
+        Files.writeString(temp, "volume_id: \"garbage that is much longer than the real record will be ".repeat(50));
+        store.save(mountRecord("v"));
+        assertEquals(mountRecord("v"), store.load("v").orElseThrow().toBuilder()
+                .clearFormatVersion().clearUpdatedUnixMillis().build());
+        assertFalse(Files.exists(temp));
+    }
+
+    @Test
+    void aCorruptFileIsAnIOExceptionNamingTheFile() throws IOException {
+        RecordStore store = new RecordStore(stateDir);
+        Path file = store.fileFor("broken");
+        Files.writeString(file, "volume_id: \"broken\"\nphase: {{{ not text format");
+        IOException e = assertThrows(IOException.class, () -> store.load("broken"));
+        assertTrue(e.getMessage().contains(file.toString()), e.getMessage());
+        assertTrue(e.getMessage().contains("corrupt"), e.getMessage());
+        IOException fromAll = assertThrows(IOException.class, store::all);
+        assertTrue(fromAll.getMessage().contains(file.toString()), fromAll.getMessage());
+    }
+
+    @Test
+    void aTruncatedFileIsCorrupt() throws IOException {
+        RecordStore store = new RecordStore(stateDir);
+        store.save(mountRecord("t"));
+        Path file = store.fileFor("t");
+        String text = Files.readString(file);
+        int cut = text.indexOf("device {") + "device {".length();
+        Files.writeString(file, text.substring(0, cut));
+        IOException e = assertThrows(IOException.class, () -> store.load("t"));
+        assertTrue(e.getMessage().contains(file.toString()), e.getMessage());
+    }
+
+    @Test
+    void aWrongTypedValueIsCorrupt() throws IOException {
+        RecordStore store = new RecordStore(stateDir);
+        Files.writeString(store.fileFor("w"), "format_version: \"one\"\nvolume_id: \"w\"\n");
+        assertThrows(IOException.class, () -> store.load("w"));
+    }
+
+    @Test
+    void aNewerFormatVersionIsRefused() throws IOException {
+        RecordStore store = new RecordStore(stateDir);
+        Path file = store.fileFor("future");
+        Files.writeString(file, "format_version: 2\nvolume_id: \"future\"\nphase: STAGED\n");
+        IOException e = assertThrows(IOException.class, () -> store.load("future"));
+        assertTrue(e.getMessage().contains("format version 2"), e.getMessage());
+        assertTrue(e.getMessage().contains(file.toString()), e.getMessage());
+        assertThrows(IOException.class, store::all);
+    }
+
+    @Test
+    void anOlderOrMissingFormatVersionIsRead() throws IOException {
+        RecordStore store = new RecordStore(stateDir);
+        Files.writeString(store.fileFor("old"), "volume_id: \"old\"\nphase: STAGING\n");
+        StagingRecord loaded = store.load("old").orElseThrow();
+        assertEquals(0, loaded.getFormatVersion());
+        assertEquals(StagePhase.STAGING, loaded.getPhase());
+    }
+
+    @Test
+    void unknownFieldsFromANewerWriterAreTolerated() throws IOException {
+        RecordStore store = new RecordStore(stateDir);
+        Files.writeString(store.fileFor("v"), """
+                format_version: 1
+                volume_id: "v"
+                phase: STAGED
+                transport: "local"
+                multipath_policy: "round-robin"
+                future_counter: 42
+                device {
+                  path: "/dev/loop3"
+                  major: 7
+                  minor: 3
+                  serial_number: "S123"
+                }
+                publications {
+                  key: "/var/lib/kubelet/pods/p/mount"
+                  value {
+                    readonly: true
+                    selinux_label: "system_u:object_r:container_file_t:s0"
+                  }
+                }
+                """);
+        StagingRecord loaded = store.load("v").orElseThrow();
+        assertEquals("v", loaded.getVolumeId());
+        assertEquals(StagePhase.STAGED, loaded.getPhase());
+        assertEquals("local", loaded.getTransport());
+        assertEquals("/dev/loop3", loaded.getDevice().getPath());
+        assertEquals(3, loaded.getDevice().getMinor());
+        assertTrue(loaded.getPublicationsOrThrow("/var/lib/kubelet/pods/p/mount").getReadonly());
+    }
+}

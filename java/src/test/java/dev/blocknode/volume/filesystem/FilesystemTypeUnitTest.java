@@ -1,0 +1,83 @@
+package dev.blocknode.volume.filesystem;
+
+import dev.blocknode.os.exec.Command;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class FilesystemTypeUnitTest {
+
+    private static final Path DEVICE = Path.of("/dev/mapper/mpatha");
+    private static final Path MOUNT = Path.of("/var/lib/kubelet/plugins/x/globalmount");
+
+    @Test
+    void byNameIsCaseInsensitive() {
+        assertEquals(Optional.of(FilesystemType.EXT4), FilesystemType.byName("ext4"));
+        assertEquals(Optional.of(FilesystemType.EXT4), FilesystemType.byName("EXT4"));
+        assertEquals(Optional.of(FilesystemType.XFS), FilesystemType.byName("xfs"));
+        assertEquals(Optional.of(FilesystemType.XFS), FilesystemType.byName("XfS"));
+    }
+
+    @Test
+    void byNameOfUnknownFilesystems() {
+        for (String name : new String[]{"btrfs", "ext3", "", " ext4", "ext4 ", "vfat", "EXT"}) {
+            assertEquals(Optional.empty(), FilesystemType.byName(name), name);
+        }
+    }
+
+    @Test
+    void kernelNames() {
+        assertEquals("ext4", FilesystemType.EXT4.kernelName());
+        assertEquals("xfs", FilesystemType.XFS.kernelName());
+    }
+
+    @ParameterizedTest
+    @EnumSource(FilesystemType.class)
+    void formattingNeverForces(FilesystemType type) {
+        Command format = type.format(DEVICE);
+        for (String arg : format.argv()) {
+            assertFalse(arg.equals("-f") || arg.equals("-F") || arg.equals("--force"),
+                    type + " formats with " + format.display());
+            // no force flag hidden in a cluster of short options either
+            if (arg.startsWith("-") && !arg.startsWith("--")) {
+                assertFalse(arg.contains("f") || arg.contains("F"), type + " formats with " + format.display());
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(FilesystemType.class)
+    void formatNamesTheDeviceLastAndRunsATool(FilesystemType type) {
+        Command format = type.format(DEVICE);
+        assertEquals(DEVICE.toString(), format.argv().get(format.argv().size() - 1));
+        assertEquals("mkfs." + type.kernelName(), format.program());
+        assertTrue(type.tools().contains(format.program()));
+    }
+
+    @Test
+    void formatSkipsDiscard() {
+        assertTrue(FilesystemType.EXT4.format(DEVICE).display().contains("nodiscard"));
+        assertTrue(FilesystemType.XFS.format(DEVICE).argv().contains("-K"));
+    }
+
+    @Test
+    void growCommands() {
+        assertEquals(List.of("resize2fs", DEVICE.toString()), FilesystemType.EXT4.grow(DEVICE, MOUNT).argv());
+        assertEquals(List.of("xfs_growfs", "-d", MOUNT.toString()), FilesystemType.XFS.grow(DEVICE, MOUNT).argv());
+    }
+
+    @ParameterizedTest
+    @EnumSource(FilesystemType.class)
+    void toolsCoverFormatAndGrow(FilesystemType type) {
+        assertTrue(type.tools().contains(type.format(DEVICE).program()));
+        assertTrue(type.tools().contains(type.grow(DEVICE, MOUNT).program()));
+    }
+}
