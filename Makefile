@@ -70,10 +70,11 @@ run: deps $(PLUGIN_JAR)
 	  --demo
 
 # Unit and host tests run inside Maven (host tests mount real loop devices: root only), then csi-sanity.
+# Maven is not quiet here, so Surefire's per-class lines and totals stay in the log.
 .PHONY: test
 test: deps $(CSI_SANITY)
 	@start=$$(date +%s); \
-	$(MVN) install && \
+	mvn -B -ntp install && \
 	CSI_SANITY=$(CSI_SANITY) JAVA=$(JAVA) bash test-e2e/sanity/run-sanity.sh $(PLUGIN_JAR) $(E2E_JAR) && \
 	echo "make test: all tiers passed in $$(( $$(date +%s) - start )) s"
 
