@@ -49,7 +49,7 @@ public final class Plugin implements AutoCloseable {
             UnixSocketServer server = UnixSocketServer.start(config.socket(), config.socketMode(),
                     config.socketGroup(),
                     List.of(new IdentityService(config.driverName(), Version.current(),
-                                    new HealthCheck(config.stateDir())),
+                                    IdentityService.NODE_PLUGIN, new HealthCheck(config.stateDir())),
                             new NodeService(volumes, config.nodeId(), config.maxVolumesPerNode())),
                     List.of(new MetricsInterceptor(registry), new LoggingInterceptor()));
             return new Plugin(server, metrics, volumes);

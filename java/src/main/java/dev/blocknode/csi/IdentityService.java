@@ -21,14 +21,26 @@ import java.util.function.Supplier;
  */
 public final class IdentityService extends IdentityGrpc.IdentityImplBase {
 
+    /**
+     * What the node plugin claims: no CONTROLLER_SERVICE (it is node-only), and ONLINE expansion
+     * (filesystems grow while mounted).
+     */
+    public static final List<PluginCapability> NODE_PLUGIN = List.of(PluginCapability.newBuilder()
+            .setVolumeExpansion(PluginCapability.VolumeExpansion.newBuilder()
+                    .setType(PluginCapability.VolumeExpansion.Type.ONLINE))
+            .build());
+
     private final String driverName;
     private final String version;
+    private final List<PluginCapability> capabilities;
     private final Supplier<List<String>> healthProblems;
 
     /** @param healthProblems what keeps the plugin from serving volumes now; empty when healthy */
-    public IdentityService(String driverName, String version, Supplier<List<String>> healthProblems) {
+    public IdentityService(String driverName, String version, List<PluginCapability> capabilities,
+                           Supplier<List<String>> healthProblems) {
         this.driverName = driverName;
         this.version = version;
+        this.capabilities = List.copyOf(capabilities);
         this.healthProblems = healthProblems;
     }
 
@@ -43,11 +55,8 @@ public final class IdentityService extends IdentityGrpc.IdentityImplBase {
     @Override
     public void getPluginCapabilities(GetPluginCapabilitiesRequest request,
                                       StreamObserver<GetPluginCapabilitiesResponse> observer) {
-        // Node-only plugin: no CONTROLLER_SERVICE. Filesystems grow while mounted: ONLINE expansion.
         RpcCall.answer("GetPluginCapabilities", observer, () -> GetPluginCapabilitiesResponse.newBuilder()
-                .addCapabilities(PluginCapability.newBuilder().setVolumeExpansion(
-                        PluginCapability.VolumeExpansion.newBuilder()
-                                .setType(PluginCapability.VolumeExpansion.Type.ONLINE)))
+                .addAllCapabilities(capabilities)
                 .build());
     }
 

@@ -26,10 +26,8 @@ public final class LogSetup {
         handler.setFormatter(format == PluginConfig.LogFormat.JSON ? new JsonFormatter() : new TextFormatter());
         root.addHandler(handler);
         root.setLevel(Level.INFO);
-        // gRPC and Netty are chatty at INFO about things an operator cannot act on; Netty's bootstrap also
-        // warns that SO_KEEPALIVE does not apply to Unix sockets, which is true and harmless.
+        // gRPC and Netty are chatty at INFO about things an operator cannot act on.
         Logger.getLogger("io.grpc").setLevel(Level.WARNING);
-        Logger.getLogger("io.grpc.netty.shaded.io.netty.bootstrap").setLevel(Level.SEVERE);
     }
 
     static final class TextFormatter extends Formatter {

@@ -1,6 +1,8 @@
 package dev.blocknode.e2e;
 
 import com.google.protobuf.InvalidProtocolBufferException;
+import dev.blocknode.csi.client.UnixSocketChannels;
+import dev.blocknode.csi.server.UnixSocketServer;
 import dev.blocknode.csi.v1.GetPluginCapabilitiesResponse;
 import dev.blocknode.csi.v1.IdentityGrpc;
 import dev.blocknode.csi.v1.PluginCapability;
@@ -11,33 +13,23 @@ import io.grpc.HandlerRegistry;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
-import io.grpc.Server;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerMethodDefinition;
 import io.grpc.Status;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
-import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.grpc.netty.shaded.io.netty.channel.epoll.EpollDomainSocketChannel;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollIoHandler;
-import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerDomainSocketChannel;
-import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
 
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.net.StandardProtocolFamily;
-import java.net.UnixDomainSocketAddress;
-import java.nio.channels.SocketChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 import java.util.logging.Level;
@@ -83,77 +75,40 @@ public final class SanityFront implements AutoCloseable {
         }
     };
 
-    private final Path socket;
-    private final Server server;
+    private final UnixSocketServer server;
     private final ManagedChannel plugin;
     private final EventLoopGroup eventLoops;
-    private final ExecutorService executor;
 
-    private SanityFront(Path socket, Server server, ManagedChannel plugin, EventLoopGroup eventLoops,
-                        ExecutorService executor) {
-        this.socket = socket;
+    private SanityFront(UnixSocketServer server, ManagedChannel plugin, EventLoopGroup eventLoops) {
         this.server = server;
         this.plugin = plugin;
         this.eventLoops = eventLoops;
-        this.executor = executor;
     }
 
     /** Listens on {@code socket} and forwards to the plugin at {@code pluginSocket} (which may start later). */
     public static SanityFront start(Path socket, Path pluginSocket) throws IOException {
-        Files.createDirectories(socket.toAbsolutePath().getParent());
-        removeStaleSocket(socket);
         EventLoopGroup eventLoops = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
-        // SO_KEEPALIVE (set by gRPC on every channel) means nothing on a Unix socket; null drops it and
-        // Netty's "Unknown channel option" warning with it.
-        ManagedChannel plugin = NettyChannelBuilder.forAddress(
-                        new DomainSocketAddress(pluginSocket.toAbsolutePath().toString()))
-                .channelType(EpollDomainSocketChannel.class)
-                .eventLoopGroup(eventLoops)
-                .withOption(ChannelOption.SO_KEEPALIVE, null)
-                .usePlaintext()
-                .build();
-        ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
-        Server server;
+        ManagedChannel plugin = UnixSocketChannels.connect(pluginSocket, eventLoops);
+        UnixSocketServer server;
         try {
-            server = NettyServerBuilder.forAddress(new DomainSocketAddress(socket.toString()))
-                    .channelType(EpollServerDomainSocketChannel.class)
-                    .bossEventLoopGroup(eventLoops)
-                    .workerEventLoopGroup(eventLoops)
-                    .executor(executor)
-                    .withChildOption(ChannelOption.SO_KEEPALIVE, null)
-                    .fallbackHandlerRegistry(new ForwardingRegistry(plugin))
-                    .build()
-                    .start();
-            Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-rw----"));
+            server = UnixSocketServer.start(socket, PosixFilePermissions.fromString("rw-rw----"), Optional.empty(),
+                    List.of(), List.of(), Optional.of(new ForwardingRegistry(plugin)));
         } catch (IOException | RuntimeException e) {
             plugin.shutdownNow();
-            executor.shutdownNow();
             eventLoops.shutdownGracefully(0, 1, TimeUnit.SECONDS);
             throw new IOException("sanity front cannot listen on " + socket + ": " + e.getMessage(), e);
         }
         LOG.info(() -> "sanity front on unix://" + socket + " forwarding to unix://" + pluginSocket);
-        return new SanityFront(socket, server, plugin, eventLoops, executor);
+        return new SanityFront(server, plugin, eventLoops);
     }
 
     @Override
     public void close() {
-        server.shutdown();
         try {
-            if (!server.awaitTermination(5, TimeUnit.SECONDS)) {
-                server.shutdownNow();
-            }
-        } catch (InterruptedException e) {
-            server.shutdownNow();
-            Thread.currentThread().interrupt();
+            server.shutdown(Duration.ofSeconds(5));
         } finally {
             plugin.shutdownNow();
-            executor.shutdownNow();
             eventLoops.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
-            try {
-                Files.deleteIfExists(socket);
-            } catch (IOException e) {
-                LOG.warning(() -> "cannot remove socket " + socket + ": " + e.getMessage());
-            }
         }
     }
 
@@ -327,25 +282,6 @@ public final class SanityFront implements AutoCloseable {
                     needToRequest = false;
                 }
             }
-        }
-    }
-
-    /** A socket file nobody answers on was left by a dead process: remove it. One that answers is refused. */
-    private static void removeStaleSocket(Path socket) throws IOException {
-        if (!Files.exists(socket)) {
-            return;
-        }
-        if (isAnswering(socket)) {
-            throw new IOException("another server is already listening on " + socket + "; refusing to start");
-        }
-        Files.delete(socket);
-    }
-
-    private static boolean isAnswering(Path socket) {
-        try (SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX)) {
-            return channel.connect(UnixDomainSocketAddress.of(socket));
-        } catch (IOException refused) {
-            return false;
         }
     }
 }

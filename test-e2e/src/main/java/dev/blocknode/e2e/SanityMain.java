@@ -5,7 +5,8 @@ import dev.blocknode.csi.server.LoggingInterceptor;
 import dev.blocknode.csi.server.UnixSocketServer;
 import dev.blocknode.e2e.controller.LoopVolumes;
 import dev.blocknode.e2e.controller.TestControllerService;
-import dev.blocknode.e2e.controller.TestIdentityService;
+import dev.blocknode.csi.IdentityService;
+import dev.blocknode.csi.v1.PluginCapability;
 import dev.blocknode.logging.LogSetup;
 import dev.blocknode.os.exec.ProcessCommandRunner;
 
@@ -30,6 +31,13 @@ import java.util.logging.Logger;
  * it attached and deletes every file it created.
  */
 public final class SanityMain {
+
+    /** The test controller provides the CONTROLLER_SERVICE and grows volumes online; it is always ready. */
+    private static final List<PluginCapability> CONTROLLER_PLUGIN = List.of(
+            PluginCapability.newBuilder().setService(PluginCapability.Service.newBuilder()
+                    .setType(PluginCapability.Service.Type.CONTROLLER_SERVICE)).build(),
+            PluginCapability.newBuilder().setVolumeExpansion(PluginCapability.VolumeExpansion.newBuilder()
+                    .setType(PluginCapability.VolumeExpansion.Type.ONLINE)).build());
 
     private static final Logger LOG = Logger.getLogger(SanityMain.class.getName());
 
@@ -88,7 +96,8 @@ public final class SanityMain {
         try {
             controller = UnixSocketServer.start(controllerSocket, PosixFilePermissions.fromString("rw-rw----"),
                     Optional.empty(),
-                    List.of(new TestIdentityService(driverName, "e2e"), new TestControllerService(volumes, nodeId)),
+                    List.of(new IdentityService(driverName, "e2e", CONTROLLER_PLUGIN, List::of),
+                            new TestControllerService(volumes, nodeId)),
                     List.of(new LoggingInterceptor()));
         } catch (IOException | RuntimeException e) {
             volumes.close();

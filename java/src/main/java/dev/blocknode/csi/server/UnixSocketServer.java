@@ -1,10 +1,12 @@
 package dev.blocknode.csi.server;
 
 import io.grpc.BindableService;
+import io.grpc.HandlerRegistry;
 import io.grpc.Server;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollIoHandler;
@@ -58,6 +60,13 @@ public final class UnixSocketServer implements AutoCloseable {
     public static UnixSocketServer start(Path socket, Set<PosixFilePermission> mode, Optional<String> group,
                                          List<BindableService> services, List<ServerInterceptor> interceptors)
             throws IOException {
+        return start(socket, mode, group, services, interceptors, Optional.empty());
+    }
+
+    /** @param fallback answers methods that no service defines (a proxy, for instance) */
+    public static UnixSocketServer start(Path socket, Set<PosixFilePermission> mode, Optional<String> group,
+                                         List<BindableService> services, List<ServerInterceptor> interceptors,
+                                         Optional<HandlerRegistry> fallback) throws IOException {
         Files.createDirectories(socket.toAbsolutePath().getParent());
         removeStaleSocket(socket);
         EventLoopGroup eventLoops = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
@@ -66,7 +75,10 @@ public final class UnixSocketServer implements AutoCloseable {
                 .channelType(EpollServerDomainSocketChannel.class)
                 .bossEventLoopGroup(eventLoops)
                 .workerEventLoopGroup(eventLoops)
-                .executor(executor);
+                .executor(executor)
+                // gRPC sets SO_KEEPALIVE on every channel; it means nothing on a Unix socket (null drops it).
+                .withChildOption(ChannelOption.SO_KEEPALIVE, null);
+        fallback.ifPresent(builder::fallbackHandlerRegistry);
         for (BindableService service : services) {
             builder.addService(ServerInterceptors.intercept(service, interceptors));
         }
