@@ -1,5 +1,6 @@
 package dev.blocknode;
 
+import dev.blocknode.client.CsiCommandLine;
 import dev.blocknode.config.FlagParser;
 import dev.blocknode.config.PluginConfig;
 import dev.blocknode.demo.DemoVolume;
@@ -28,6 +29,11 @@ public final class Main {
     }
 
     public static void main(String[] args) {
+        if (args.length > 0 && args[0].equals("client")) {
+            LogSetup.configure(PluginConfig.LogFormat.TEXT);
+            System.exit(CsiCommandLine.run(Arrays.asList(args).subList(1, args.length), System.out, System.err));
+            return;
+        }
         if (Arrays.asList(args).contains("--help") || Arrays.asList(args).contains("-h")) {
             System.out.print(FlagParser.USAGE);
             return;

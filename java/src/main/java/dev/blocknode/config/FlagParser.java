@@ -28,6 +28,7 @@ public final class FlagParser {
             blocknode: a CSI node plugin for Fibre Channel, iSCSI and local block storage
 
             usage: java -jar blocknode.jar [flags]
+                   java -jar blocknode.jar client [--endpoint unix:///path] RPC [REQUEST]   (see client --help)
 
               --endpoint URL          gRPC endpoint, unix:///path/to/csi.sock (default unix:///csi/csi.sock)
               --node-id ID            this node's id as the controller knows it (default: the host name)
@@ -101,6 +102,16 @@ public final class FlagParser {
     private static String take(Map<String, String> flags, String name, String fallback) {
         String value = flags.remove(name);
         return value == null ? fallback : value;
+    }
+
+    /** The socket path of a unix:// endpoint (also used by the command-line client). */
+    public static Path socketPathOf(String endpoint) {
+        return socketPath(endpoint);
+    }
+
+    /** A duration like 30s or 2m (also used by the command-line client). */
+    public static Duration durationOf(String flag, String value) {
+        return duration(flag, value);
     }
 
     static Path socketPath(String endpoint) {

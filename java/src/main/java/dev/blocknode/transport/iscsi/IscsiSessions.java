@@ -1,0 +1,132 @@
+package dev.blocknode.transport.iscsi;
+
+import dev.blocknode.os.HostPaths;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Live iSCSI sessions as the kernel shows them in sysfs: which target and portal each serves, which SCSI
+ * host it is, and which LUN devices it carries. Read from sysfs rather than iscsiadm's output, so it is
+ * exact, cheap, and true after a restart of the plugin.
+ */
+public final class IscsiSessions {
+
+    /** One session: its number, the SCSI host it created, its target and portal, and its SCSI target dirs. */
+    public record Session(int number, int host, String iqn, Portal portal, String iface,
+                          List<String> scsiTargets) {
+
+        /** Channel and target id of the session's (usually single) SCSI target: "C:T". */
+        public Optional<int[]> channelAndTarget() {
+            for (String target : scsiTargets) {
+                Matcher m = TARGET.matcher(target);
+                if (m.matches()) {
+                    return Optional.of(new int[]{Integer.parseInt(m.group(2)), Integer.parseInt(m.group(3))});
+                }
+            }
+            return Optional.empty();
+        }
+    }
+
+    private static final Pattern HOST = Pattern.compile("host(\\d+)");
+    private static final Pattern TARGET = Pattern.compile("target(\\d+):(\\d+):(\\d+)");
+    private static final Pattern SESSION = Pattern.compile("session(\\d+)");
+
+    private final HostPaths host;
+
+    public IscsiSessions(HostPaths host) {
+        this.host = host;
+    }
+
+    public List<Session> all() throws IOException {
+        Path sessions = host.sys().resolve("class/iscsi_session");
+        List<Session> found = new ArrayList<>();
+        if (!Files.isDirectory(sessions)) {
+            return found;
+        }
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(sessions, "session*")) {
+            for (Path entry : entries) {
+                read(entry).ifPresent(found::add);
+            }
+        }
+        return found;
+    }
+
+    public Optional<Session> find(IscsiPath path) throws IOException {
+        for (Session session : all()) {
+            if (session.iqn().equals(path.iqn()) && session.portal().equals(path.portal())
+                    && session.iface().equals(path.iface())) {
+                return Optional.of(session);
+            }
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * SCSI devices the session still carries ("H:C:T:L" names), whoever staged them: the session may be
+     * logged out only when this is empty.
+     */
+    public List<String> devices(Session session) throws IOException {
+        List<String> devices = new ArrayList<>();
+        Path sessionDir = sessionDevice(session.number());
+        for (String target : session.scsiTargets()) {
+            try (DirectoryStream<Path> entries = Files.newDirectoryStream(sessionDir.resolve(target))) {
+                for (Path entry : entries) {
+                    String name = entry.getFileName().toString();
+                    if (name.matches("\\d+:\\d+:\\d+:\\d+")) {
+                        devices.add(name);
+                    }
+                }
+            } catch (NoSuchFileException gone) {
+                // the target went away with its last device
+            }
+        }
+        return devices;
+    }
+
+    private Optional<Session> read(Path classEntry) throws IOException {
+        Matcher number = SESSION.matcher(classEntry.getFileName().toString());
+        if (!number.matches()) {
+            return Optional.empty();
+        }
+        int n = Integer.parseInt(number.group(1));
+        try {
+            String iqn = attribute(classEntry.resolve("targetname"));
+            String iface = attribute(classEntry.resolve("ifacename"));
+            Path connection = host.sys().resolve("class/iscsi_connection/connection" + n + ":0");
+            Portal portal = new Portal(attribute(connection.resolve("persistent_address")),
+                    Integer.parseInt(attribute(connection.resolve("persistent_port"))));
+            // /sys/class/iscsi_session/sessionN/device -> .../hostH/sessionN
+            Path device = sessionDevice(n).toRealPath();
+            Matcher hostName = HOST.matcher(device.getParent().getFileName().toString());
+            if (!hostName.matches()) {
+                return Optional.empty();
+            }
+            List<String> targets = new ArrayList<>();
+            try (DirectoryStream<Path> entries = Files.newDirectoryStream(device, "target*")) {
+                entries.forEach(t -> targets.add(t.getFileName().toString()));
+            }
+            return Optional.of(new Session(n, Integer.parseInt(hostName.group(1)), iqn, portal,
+                    iface.isEmpty() ? "default" : iface, targets));
+        } catch (NoSuchFileException | IllegalArgumentException vanishedOrPartial) {
+            return Optional.empty(); // a session being created or torn down right now
+        }
+    }
+
+    private Path sessionDevice(int number) {
+        return host.sys().resolve("class/iscsi_session/session" + number + "/device");
+    }
+
+    private static String attribute(Path file) throws IOException {
+        return Files.readString(file, StandardCharsets.UTF_8).strip();
+    }
+}

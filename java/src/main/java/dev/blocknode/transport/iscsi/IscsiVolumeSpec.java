@@ -1,0 +1,110 @@
+package dev.blocknode.transport.iscsi;
+
+import dev.blocknode.transport.AttachRequest;
+import dev.blocknode.volume.VolumeException;
+
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * The iSCSI volume a request names, checked key by key.
+ *
+ * <p>volume_context (or publish_context) keys: {@code targetPortal} (required), {@code portals} (more
+ * portals of the same target: comma-separated, or a JSON-style list), {@code iqn} (required), {@code lun}
+ * (required), {@code wwid} (optional: the LUN must report it), {@code iface} (optional open-iscsi
+ * interface, default "default").
+ */
+public record IscsiVolumeSpec(List<Portal> portals, String iqn, long lun, Optional<String> wwid, String iface) {
+
+    public static final String TARGET_PORTAL = "targetPortal";
+    public static final String PORTALS = "portals";
+    public static final String IQN = "iqn";
+    public static final String LUN = "lun";
+    public static final String WWID = "wwid";
+    public static final String IFACE = "iface";
+
+    /** iqn.YYYY-MM.reversed.domain[:anything], eui.<16 hex>, naa.<16 or 32 hex> (RFC 3720 names). */
+    private static final Pattern TARGET_NAME = Pattern.compile(
+            "iqn\\.\\d{4}-\\d{2}\\.[a-z0-9][a-z0-9.-]*(:[^\\s]+)?|eui\\.[0-9a-f]{16}|naa\\.([0-9a-f]{16}|[0-9a-f]{32})");
+    private static final Pattern IFACE_NAME = Pattern.compile("[A-Za-z0-9._-]{1,64}");
+    /** SAM allows 64-bit LUNs; Linux addresses 0..2^32-1 with single-level LUNs in practice. */
+    private static final long MAX_LUN = 0xFFFF_FFFFL;
+
+    public IscsiVolumeSpec {
+        portals = List.copyOf(portals);
+    }
+
+    public List<IscsiPath> paths() {
+        return portals.stream().map(p -> new IscsiPath(iqn, p, iface)).toList();
+    }
+
+    public static IscsiVolumeSpec from(AttachRequest request) throws VolumeException {
+        String primary = required(request, TARGET_PORTAL);
+        Set<Portal> portals = new LinkedHashSet<>();
+        portals.add(portal(TARGET_PORTAL, primary));
+        for (String extra : list(request.key(PORTALS).orElse(""))) {
+            portals.add(portal(PORTALS, extra));
+        }
+        String iqn = required(request, IQN).toLowerCase(java.util.Locale.ROOT);
+        if (iqn.length() > 223 || !TARGET_NAME.matcher(iqn).matches()) {
+            throw VolumeException.invalid("volume_context." + IQN + " \"" + shorten(iqn)
+                    + "\" is not an iSCSI name (iqn.YYYY-MM.domain[:id], eui.<16 hex>, naa.<hex>)");
+        }
+        String lunText = required(request, LUN);
+        long lun;
+        try {
+            lun = Long.parseLong(lunText);
+        } catch (NumberFormatException e) {
+            throw VolumeException.invalid("volume_context." + LUN + " \"" + shorten(lunText) + "\" is not a number");
+        }
+        if (lun < 0 || lun > MAX_LUN) {
+            throw VolumeException.invalid("volume_context." + LUN + " " + lun + " is out of range 0.." + MAX_LUN);
+        }
+        String iface = request.key(IFACE).orElse("default");
+        if (!IFACE_NAME.matcher(iface).matches()) {
+            throw VolumeException.invalid("volume_context." + IFACE + " \"" + shorten(iface)
+                    + "\" is not an open-iscsi interface name");
+        }
+        return new IscsiVolumeSpec(new ArrayList<>(portals), iqn, lun, request.key(WWID), iface);
+    }
+
+    private static String required(AttachRequest request, String key) throws VolumeException {
+        return request.key(key).orElseThrow(() -> VolumeException.invalid(
+                "volume_context." + key + " is required by the iscsi transport"));
+    }
+
+    private static Portal portal(String key, String text) throws VolumeException {
+        try {
+            return Portal.parse(text);
+        } catch (IllegalArgumentException e) {
+            throw VolumeException.invalid("volume_context." + key + ": " + e.getMessage());
+        }
+    }
+
+    /** "a,b", "[a, b]" or "[\"a\",\"b\"]". */
+    static List<String> list(String text) {
+        String body = text.strip();
+        if (body.startsWith("[") && body.endsWith("]")) {
+            body = body.substring(1, body.length() - 1);
+        }
+        List<String> items = new ArrayList<>();
+        for (String item : body.split(",")) {
+            String value = item.strip();
+            if (value.length() >= 2 && value.startsWith("\"") && value.endsWith("\"")) {
+                value = value.substring(1, value.length() - 1).strip();
+            }
+            if (!value.isEmpty()) {
+                items.add(value);
+            }
+        }
+        return items;
+    }
+
+    private static String shorten(String text) {
+        return text.length() > 80 ? text.substring(0, 80) + "..." : text;
+    }
+}

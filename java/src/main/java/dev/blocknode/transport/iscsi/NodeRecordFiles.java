@@ -1,0 +1,95 @@
+package dev.blocknode.transport.iscsi;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Writes CHAP settings straight into open-iscsi's node record file, so that secrets never appear in any
+ * process's argv (iscsiadm -o update -v would put them there, readable in /proc by anyone on the node).
+ * iscsiadm reads the record at login. The file is rewritten atomically and readable by root only.
+ *
+ * <p>Layout (open-iscsi 2.x): {@code <db>/nodes/<iqn>/<address>,<port>,<tpgt>/<iface>}; older versions
+ * keep the record as the file {@code <address>,<port>,<tpgt>} itself.
+ */
+public final class NodeRecordFiles {
+
+    private final Path database;
+
+    /** @param database open-iscsi's database directory: /etc/iscsi on Debian, /var/lib/iscsi elsewhere */
+    public NodeRecordFiles(Path database) {
+        this.database = database;
+    }
+
+    public static Path defaultDatabase() {
+        Path etc = Path.of("/etc/iscsi");
+        Path varLib = Path.of("/var/lib/iscsi");
+        return Files.isDirectory(etc.resolve("nodes")) || !Files.isDirectory(varLib.resolve("nodes")) ? etc : varLib;
+    }
+
+    /** Replaces the given settings in the record of {@code path} (lines for those keys are removed first). */
+    public void writeSettings(IscsiPath path, Map<String, String> settings) throws IOException {
+        Path record = find(path).orElseThrow(() -> new IOException("no node record for " + path + " under "
+                + database.resolve("nodes")));
+        List<String> kept = new ArrayList<>();
+        for (String line : Files.readAllLines(record, StandardCharsets.UTF_8)) {
+            if (!settings.containsKey(keyOf(line))) {
+                kept.add(line);
+            }
+        }
+        settings.forEach((key, value) -> kept.add(key + " = " + value));
+        Path temp = record.resolveSibling("." + record.getFileName() + ".blocknode-tmp");
+        Files.deleteIfExists(temp);
+        Files.createFile(temp, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+        Files.write(temp, kept, StandardCharsets.UTF_8);
+        Files.move(temp, record, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    /** The value of one setting in the record, if the record and the setting exist. */
+    public Optional<String> readSetting(IscsiPath path, String key) throws IOException {
+        Optional<Path> record = find(path);
+        if (record.isEmpty()) {
+            return Optional.empty();
+        }
+        for (String line : Files.readAllLines(record.get(), StandardCharsets.UTF_8)) {
+            if (key.equals(keyOf(line))) {
+                return Optional.of(line.substring(line.indexOf('=') + 1).strip());
+            }
+        }
+        return Optional.empty();
+    }
+
+    Optional<Path> find(IscsiPath path) throws IOException {
+        Path target = database.resolve("nodes").resolve(path.iqn());
+        if (!Files.isDirectory(target)) {
+            return Optional.empty();
+        }
+        String prefix = path.portal().address() + "," + path.portal().port() + ",";
+        try (DirectoryStream<Path> portals = Files.newDirectoryStream(target, p -> p.getFileName().toString()
+                .startsWith(prefix))) {
+            for (Path portal : portals) {
+                if (Files.isRegularFile(portal)) {
+                    return Optional.of(portal);
+                }
+                Path record = portal.resolve(path.iface());
+                if (Files.isRegularFile(record)) {
+                    return Optional.of(record);
+                }
+            }
+        }
+        return Optional.empty();
+    }
+
+    private static String keyOf(String line) {
+        int eq = line.indexOf('=');
+        return eq < 0 ? "" : line.substring(0, eq).strip();
+    }
+}

@@ -1,0 +1,63 @@
+package dev.blocknode.transport.iscsi;
+
+import dev.blocknode.os.HostPaths;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Sessions read from a sysfs tree laid out as the kernel lays it out for open-iscsi. */
+class IscsiSessionsUnitTest {
+
+    /** /sys/devices/platform/hostH/sessionN/targetH:0:0/H:0:0:L, with the class links pointing into it. */
+    static void fabricateSession(Path sys, int n, int host, String iqn, String address, int port, int... luns)
+            throws Exception {
+        Path sessionDev = sys.resolve("devices/platform/host" + host + "/session" + n);
+        Path target = sessionDev.resolve("target" + host + ":0:0");
+        Files.createDirectories(target);
+        for (int lun : luns) {
+            Files.createDirectories(target.resolve(host + ":0:0:" + lun));
+        }
+        Path classEntry = sys.resolve("class/iscsi_session/session" + n);
+        Files.createDirectories(classEntry);
+        Files.writeString(classEntry.resolve("targetname"), iqn + "\n");
+        Files.writeString(classEntry.resolve("ifacename"), "default\n");
+        Files.createSymbolicLink(classEntry.resolve("device"), sessionDev);
+        Path connection = sys.resolve("class/iscsi_connection/connection" + n + ":0");
+        Files.createDirectories(connection);
+        Files.writeString(connection.resolve("persistent_address"), address + "\n");
+        Files.writeString(connection.resolve("persistent_port"), port + "\n");
+    }
+
+    @Test
+    void readsSessionsHostsTargetsAndDevices(@TempDir Path sys) throws Exception {
+        fabricateSession(sys, 1, 3, "iqn.2003-01.org.example:t1", "127.0.0.1", 3260, 0, 1);
+        fabricateSession(sys, 2, 4, "iqn.2003-01.org.example:t1", "127.0.0.2", 3260);
+        IscsiSessions sessions = new IscsiSessions(new HostPaths(sys, sys.resolve("dev"), sys.resolve("proc")));
+
+        assertEquals(2, sessions.all().size());
+        IscsiSessions.Session first = sessions.find(new IscsiPath("iqn.2003-01.org.example:t1",
+                new Portal("127.0.0.1", 3260), "default")).orElseThrow();
+        assertEquals(3, first.host());
+        assertArrayEquals(new int[]{0, 0}, first.channelAndTarget().orElseThrow());
+        assertEquals(List.of("3:0:0:0", "3:0:0:1"), sessions.devices(first).stream().sorted().toList());
+
+        IscsiSessions.Session second = sessions.find(new IscsiPath("iqn.2003-01.org.example:t1",
+                new Portal("127.0.0.2", 3260), "default")).orElseThrow();
+        assertEquals(4, second.host());
+        assertTrue(sessions.devices(second).isEmpty(), "no LUN left: the session may be logged out");
+        assertTrue(sessions.find(new IscsiPath("iqn.2003-01.org.example:t1", new Portal("127.0.0.3", 3260),
+                "default")).isEmpty());
+    }
+
+    @Test
+    void noIscsiModuleMeansNoSessions(@TempDir Path sys) throws Exception {
+        assertTrue(new IscsiSessions(new HostPaths(sys, sys, sys)).all().isEmpty());
+    }
+}

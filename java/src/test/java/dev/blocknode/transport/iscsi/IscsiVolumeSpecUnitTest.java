@@ -1,0 +1,102 @@
+package dev.blocknode.transport.iscsi;
+
+import dev.blocknode.transport.AttachRequest;
+import dev.blocknode.volume.Secrets;
+import dev.blocknode.volume.VolumeException;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class IscsiVolumeSpecUnitTest {
+
+    private static Map<String, String> valid() {
+        Map<String, String> context = new HashMap<>();
+        context.put("targetPortal", "10.0.0.5");
+        context.put("iqn", "iqn.2003-01.org.linux-iscsi.array:sn.1234");
+        context.put("lun", "3");
+        return context;
+    }
+
+    private static IscsiVolumeSpec parse(Map<String, String> context) throws VolumeException {
+        return IscsiVolumeSpec.from(new AttachRequest("vol", context, Map.of(), Secrets.NONE));
+    }
+
+    private static void assertRefused(Map<String, String> context, String key) {
+        VolumeException e = assertThrows(VolumeException.class, () -> parse(context));
+        assertEquals(VolumeException.Outcome.INVALID_ARGUMENT, e.outcome());
+        assertTrue(e.getMessage().contains(key), e.getMessage());
+    }
+
+    @Test
+    void minimalSpecDefaultsPortAndIface() throws Exception {
+        IscsiVolumeSpec spec = parse(valid());
+        assertEquals(List.of(new Portal("10.0.0.5", 3260)), spec.portals());
+        assertEquals(3, spec.lun());
+        assertEquals("default", spec.iface());
+        assertEquals(Optional.empty(), spec.wwid());
+        assertEquals(List.of(new IscsiPath("iqn.2003-01.org.linux-iscsi.array:sn.1234", new Portal("10.0.0.5", 3260),
+                "default")), spec.paths());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"10.0.0.6:3260,10.0.0.7", "[\"10.0.0.6:3260\", \"10.0.0.7\"]", "[10.0.0.6, 10.0.0.7:3260]"})
+    void extraPortalsInEveryCommonSpelling(String portals) throws Exception {
+        Map<String, String> context = valid();
+        context.put("portals", portals);
+        assertEquals(List.of(new Portal("10.0.0.5", 3260), new Portal("10.0.0.6", 3260), new Portal("10.0.0.7", 3260)),
+                parse(context).portals());
+    }
+
+    @Test
+    void duplicatePortalsCollapse() throws Exception {
+        Map<String, String> context = valid();
+        context.put("portals", "10.0.0.5:3260, 10.0.0.5");
+        assertEquals(1, parse(context).portals().size());
+    }
+
+    @Test
+    void everyRequiredKeyIsNamedWhenMissing() {
+        for (String key : List.of("targetPortal", "iqn", "lun")) {
+            Map<String, String> context = valid();
+            context.remove(key);
+            assertRefused(context, key);
+        }
+    }
+
+    @ParameterizedTest
+    @CsvSource({"iqn,not-an-iqn", "iqn,iqn.2003-1.org.x", "lun,-1", "lun,4294967296", "lun,three",
+            "targetPortal,10.0.0.5:99999", "targetPortal,10.0.0.5:", "targetPortal,host name", "iface,bad/iface",
+            "portals,10.0.0.6:x"})
+    void malformedValuesAreRefusedNamingTheKey(String key, String value) {
+        Map<String, String> context = valid();
+        context.put(key, value);
+        assertRefused(context, key);
+    }
+
+    @Test
+    void euiAndNaaNamesAndUppercaseAreAccepted() throws Exception {
+        Map<String, String> context = valid();
+        context.put("iqn", "EUI.0123456789ABCDEF");
+        assertEquals("eui.0123456789abcdef", parse(context).iqn());
+        context.put("iqn", "naa.52004567ba64678d");
+        assertEquals("naa.52004567ba64678d", parse(context).iqn());
+    }
+
+    @Test
+    void ipv6Portals() {
+        assertEquals(new Portal("fd00::5", 3261), Portal.parse("[fd00::5]:3261"));
+        assertEquals(new Portal("fd00::5", 3260), Portal.parse("fd00::5"));
+        assertEquals("[fd00::5]:3260", Portal.parse("[FD00::5]").toString());
+        assertThrows(IllegalArgumentException.class, () -> Portal.parse("[fd00::5"));
+    }
+}
