@@ -1,6 +1,6 @@
 /*
- * Block device ioctls: size, logical sector size, buffer flush. Each opens the device
- * O_RDONLY|O_CLOEXEC and closes it again on every path.
+ * Block device ioctls: size, logical sector size, buffer flush; and the exclusive-open probe.
+ * Each opens the device O_RDONLY|O_CLOEXEC and closes it again on every path.
  */
 #include "blocknode.h"
 
@@ -75,4 +75,26 @@ void JNICALL bn_flush_block_buffers(JNIEnv *env, jclass clazz, jstring j_device_
         }
     }
     bn_utf_release(env, j_device_path, device_path);
+}
+
+/* open(2) with O_EXCL on a block device fails with EBUSY while anything holds the device exclusively:
+ * a mounted filesystem, a device-mapper map or md array built on it, swap. true = in use. */
+jboolean JNICALL bn_is_block_device_claimed(JNIEnv *env, jclass clazz, jstring j_device_path) {
+    (void) clazz;
+    const char *device_path = NULL;
+    jboolean claimed = JNI_FALSE;
+
+    if (bn_utf_get(env, j_device_path, "devicePath", 0, &device_path) != 0) {
+        return JNI_FALSE;
+    }
+    int fd = open(device_path, O_RDONLY | O_EXCL | O_CLOEXEC);
+    if (fd >= 0) {
+        close(fd);
+    } else if (errno == EBUSY) {
+        claimed = JNI_TRUE;
+    } else {
+        bn_throw_errno(env, "open(O_EXCL)", device_path, errno);
+    }
+    bn_utf_release(env, j_device_path, device_path);
+    return claimed;
 }

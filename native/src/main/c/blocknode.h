@@ -82,6 +82,7 @@ jlongArray JNICALL bn_statvfs(JNIEnv *env, jclass clazz, jstring path);
 jlong JNICALL bn_block_device_size(JNIEnv *env, jclass clazz, jstring device_path);
 jint JNICALL bn_block_sector_size(JNIEnv *env, jclass clazz, jstring device_path);
 void JNICALL bn_flush_block_buffers(JNIEnv *env, jclass clazz, jstring device_path);
+jboolean JNICALL bn_is_block_device_claimed(JNIEnv *env, jclass clazz, jstring device_path);
 
 /* fsync.c */
 void JNICALL bn_fsync(JNIEnv *env, jclass clazz, jstring path);

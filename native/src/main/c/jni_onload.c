@@ -16,6 +16,7 @@ static const JNINativeMethod linux_native_methods[] = {
     { "blockDeviceSize", "(" BN_STRING ")J", (void *) bn_block_device_size },
     { "blockSectorSize", "(" BN_STRING ")I", (void *) bn_block_sector_size },
     { "flushBlockBuffers", "(" BN_STRING ")V", (void *) bn_flush_block_buffers },
+    { "isBlockDeviceClaimed", "(" BN_STRING ")Z", (void *) bn_is_block_device_claimed },
     { "fsync", "(" BN_STRING ")V", (void *) bn_fsync },
 };
 

@@ -99,11 +99,15 @@ public final class VolumeStager {
                         .setFsType(requestedFs.map(FilesystemType::kernelName).orElse(""))
                         .addAllMountFlags(mount.mountFlags()));
                 boolean mounted = alreadyMountedAt(request.volumeId(), staging, attachment);
+                if (!mounted) {
+                    requireUnclaimed(request.volumeId(), attachment);
+                }
                 records.save(record.build());
                 if (!mounted) {
                     mountFilesystem(request, staging, attachment, mount, requestedFs, record);
                 }
             } else {
+                requireUnclaimed(request.volumeId(), attachment);
                 record.setBlock(BlockAccessRecord.getDefaultInstance());
             }
             records.save(record.setPhase(StagePhase.STAGED).build());
@@ -218,6 +222,32 @@ public final class VolumeStager {
             return true;
         } catch (IOException e) {
             throw VolumeException.internal("cannot inspect staging path " + staging, e);
+        }
+    }
+
+    /**
+     * A device that something else on the node already holds (a filesystem mounted by hand or by another
+     * volume, a multipath map over a path device, md, swap) is never formatted, mounted or handed out.
+     */
+    private void requireUnclaimed(String volumeId, Attachment attachment) throws VolumeException {
+        try {
+            if (!host.blockDevices().isClaimed(attachment.device())) {
+                return;
+            }
+            List<String> users = new java.util.ArrayList<>();
+            for (MountEntry entry : host.mounter().table()) {
+                if (entry.device().equals(attachment.number())) {
+                    users.add("mounted at " + entry.mountPoint());
+                }
+            }
+            for (String holder : host.blockDevices().holders(attachment.number())) {
+                users.add("held by " + holder);
+            }
+            throw VolumeException.precondition("device " + attachment.device() + " of volume " + volumeId
+                    + " is in use on this node" + (users.isEmpty() ? "" : " (" + String.join(", ", users) + ")")
+                    + "; refusing to stage it");
+        } catch (IOException e) {
+            throw VolumeException.internal("cannot tell whether device " + attachment.device() + " is in use", e);
         }
     }
 

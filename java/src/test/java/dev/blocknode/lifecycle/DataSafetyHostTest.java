@@ -108,6 +108,31 @@ class DataSafetyHostTest {
         }
     }
 
+    @Test
+    void aDeviceInUseElsewhereIsNeverStaged() throws Exception {
+        try (PluginHarness plugin = PluginHarness.start()) {
+            LoopDevice loop = plugin.newLoopDevice("busy", SIZE);
+            new ProcessCommandRunner().runChecked(Command.of("mkfs.ext4", "-q", loop.device().toString()));
+            Path elsewhere = plugin.kubeletRoot().resolve("mounted-by-hand");
+            Files.createDirectories(elsewhere);
+            dev.blocknode.os.natives.LinuxNative.mount(loop.device().toString(), elsewhere.toString(), "ext4", 0, null);
+            try {
+                Path staging = plugin.stagingPath("busy");
+                for (var cap : java.util.List.of(mount("ext4"), dev.blocknode.testing.CsiRequests.block())) {
+                    StatusRuntimeException refused = assertThrows(StatusRuntimeException.class, () -> plugin.client()
+                            .node().nodeStageVolume(stage("busy", loop.device(), staging, cap)));
+                    assertEquals(Status.Code.FAILED_PRECONDITION, refused.getStatus().getCode(), refused.getMessage());
+                    assertTrue(refused.getStatus().getDescription().contains("mounted at " + elsewhere),
+                            refused.getMessage());
+                    plugin.client().node().nodeUnstageVolume(unstage("busy", staging));
+                }
+                assertFalse(dev.blocknode.os.natives.LinuxNative.isMountPoint(staging.toString()));
+            } finally {
+                plugin.host().mounter().unmount(elsewhere);
+            }
+        }
+    }
+
     /** One primary Linux partition from sector 2048 to the end, written by hand (no fdisk on the host). */
     private static void writeMbrPartitionTable(Path device) throws Exception {
         byte[] sector = new byte[512];

@@ -36,6 +36,25 @@ public class BlockDevices {
         LinuxNative.flushBlockBuffers(device.toString());
     }
 
+    /**
+     * True when something on the node holds the device exclusively: a mounted filesystem, a device-mapper
+     * map or md array built on it, swap (open with O_EXCL fails with EBUSY).
+     */
+    public boolean isClaimed(Path device) throws IOException {
+        return LinuxNative.isBlockDeviceClaimed(device.toString());
+    }
+
+    /** The kernel names of devices stacked on this one (dm-3, md0), from sysfs holders/. */
+    public java.util.List<String> holders(DeviceNumber number) throws IOException {
+        Path holders = host.sysBlockDevice(number).resolve("holders");
+        if (!Files.isDirectory(holders)) {
+            return java.util.List.of();
+        }
+        try (java.util.stream.Stream<Path> entries = Files.list(holders)) {
+            return entries.map(p -> p.getFileName().toString()).sorted().toList();
+        }
+    }
+
     /** True while the kernel still has this device (its sysfs directory exists). */
     public boolean exists(DeviceNumber number) {
         return Files.isDirectory(host.sysBlockDevice(number));

@@ -140,6 +140,13 @@ public final class LinuxNative {
     public static native void flushBlockBuffers(String devicePath) throws NativeIOException;
 
     /**
+     * True when open(O_EXCL) on the block device fails with EBUSY: a mounted filesystem, a device-mapper
+     * map, an md array or swap holds it. Why: never format, mount or hand out a device something else
+     * on the node is already using (a path device under a multipath map, a LUN mounted by hand).
+     */
+    public static native boolean isBlockDeviceClaimed(String devicePath) throws NativeIOException;
+
+    /**
      * open(O_RDONLY) + fsync(2) + close: works on files and directories. Why: make a written file
      * and the directory entry naming it durable (staging metadata) before reporting success.
      */

@@ -62,6 +62,19 @@ class BlockDeviceTest {
     }
 
     @Test
+    void aMountedDeviceIsClaimedAndAFreeOneIsNot() throws Exception {
+        assertEquals(false, LinuxNative.isBlockDeviceClaimed(loop.device));
+        try (FileChannel reader = FileChannel.open(Path.of(loop.device), StandardOpenOption.READ)) {
+            assertEquals(false, LinuxNative.isBlockDeviceClaimed(loop.device), "a plain open is no claim");
+        }
+        Process mkfs = new ProcessBuilder("mkfs.ext4", "-q", loop.device).redirectErrorStream(true).start();
+        assertEquals(0, mkfs.waitFor());
+        Path target = host.dir("mnt");
+        host.mount(loop.device, target, "ext4", 0, null);
+        assertEquals(true, LinuxNative.isBlockDeviceClaimed(loop.device), "a mounted filesystem claims it");
+    }
+
+    @Test
     void fsyncOfADevice() throws Exception {
         try (FileChannel device = FileChannel.open(Path.of(loop.device), StandardOpenOption.WRITE)) {
             device.write(bytes("x"), 0);
