@@ -13,7 +13,9 @@ import dev.blocknode.transport.Transports;
 import dev.blocknode.transport.local.LocalTransport;
 import dev.blocknode.volume.KubeletPaths;
 import dev.blocknode.volume.NodeVolumes;
+import dev.blocknode.volume.StartupCheck;
 import dev.blocknode.volume.filesystem.FilesystemType;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 
 import java.io.IOException;
@@ -40,7 +42,12 @@ public final class Plugin implements AutoCloseable {
         Transports transports = new Transports(List.of(new LocalTransport(host)));
         NodeVolumes volumes = new NodeVolumes(host, paths, store, transports,
                 FilesystemType.byName(config.defaultFsType()).orElseThrow());
+        StartupCheck.Report startup = new StartupCheck(host, store).run();
         PrometheusMeterRegistry registry = MetricsEndpoint.newRegistry();
+        Gauge.builder("blocknode_startup_stale_records", startup::stale)
+                .description("staging records at start whose device or mount was not in place").register(registry);
+        Gauge.builder("blocknode_startup_half_done_records", startup::halfDone)
+                .description("staging records at start left mid-operation by an interrupted call").register(registry);
         Optional<MetricsEndpoint> metrics = Optional.empty();
         if (config.metricsAddress().isPresent()) {
             metrics = Optional.of(MetricsEndpoint.start(config.metricsAddress().get(), registry));

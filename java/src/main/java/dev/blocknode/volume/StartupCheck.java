@@ -1,0 +1,95 @@
+package dev.blocknode.volume;
+
+import dev.blocknode.os.DeviceNumber;
+import dev.blocknode.os.Host;
+import dev.blocknode.state.RecordStore;
+import dev.blocknode.state.v1.StagePhase;
+import dev.blocknode.state.v1.StagingRecord;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.logging.Logger;
+
+/**
+ * At start, compares the staging records with what is really on the node and reports every difference.
+ * It changes nothing: kubelet drives every stage and teardown, and each RPC already finishes or undoes
+ * a half-done step when it is retried. What it finds is logged and counted, so an operator sees after a
+ * reboot or crash which volumes wait for kubelet and which records look stale.
+ */
+public final class StartupCheck {
+
+    private static final Logger LOG = Logger.getLogger(StartupCheck.class.getName());
+
+    /** What was found: records by state, and one line per finding. */
+    public record Report(int records, int healthy, int halfDone, int stale, List<String> findings) {
+    }
+
+    private final Host host;
+    private final RecordStore store;
+
+    public StartupCheck(Host host, RecordStore store) {
+        this.host = host;
+        this.store = store;
+    }
+
+    public Report run() {
+        List<String> findings = new ArrayList<>();
+        List<StagingRecord> records;
+        try {
+            records = store.all();
+        } catch (IOException e) {
+            findings.add("cannot read staging records: " + e.getMessage());
+            LOG.severe(findings.get(0));
+            return new Report(0, 0, 0, 0, findings);
+        }
+        int healthy = 0;
+        int halfDone = 0;
+        int stale = 0;
+        for (StagingRecord record : records) {
+            String volume = record.getVolumeId();
+            if (record.getPhase() != StagePhase.STAGED) {
+                halfDone++;
+                findings.add("volume " + volume + " was left " + record.getPhase()
+                        + " by an interrupted call; kubelet's retry will finish or undo it");
+                continue;
+            }
+            String problem = problemWith(record);
+            if (problem.isEmpty()) {
+                healthy++;
+            } else {
+                stale++;
+                findings.add("volume " + volume + " is recorded as staged but " + problem
+                        + "; it will be staged again or torn down when kubelet asks");
+            }
+        }
+        for (String finding : findings) {
+            LOG.warning(finding);
+        }
+        LOG.info("startup check: " + records.size() + " staged volume record(s): " + healthy + " in place, "
+                + halfDone + " half-done, " + stale + " stale");
+        return new Report(records.size(), healthy, halfDone, stale, List.copyOf(findings));
+    }
+
+    private String problemWith(StagingRecord record) {
+        DeviceNumber number = StagingRecords.deviceNumber(record);
+        if (!host.blockDevices().exists(number)) {
+            return "its device " + record.getDevice().getPath() + " (" + number + ") is not on the node";
+        }
+        if (record.hasMount()) {
+            Path staging = Path.of(record.getStagingPath());
+            try {
+                if (!Files.exists(staging, LinkOption.NOFOLLOW_LINKS) || !host.mounter().isMountPoint(staging)
+                        || !host.mounter().stat(staging).device().equals(number)) {
+                    return "its staging path " + staging + " does not hold its filesystem";
+                }
+            } catch (IOException e) {
+                return "its staging path " + staging + " cannot be inspected (" + e.getMessage() + ")";
+            }
+        }
+        return "";
+    }
+}
