@@ -10,6 +10,9 @@ import dev.blocknode.metrics.MetricsEndpoint;
 import dev.blocknode.os.Host;
 import dev.blocknode.state.RecordStore;
 import dev.blocknode.transport.Transports;
+import dev.blocknode.transport.fc.FcTransport;
+import dev.blocknode.transport.iscsi.IscsiTransport;
+import dev.blocknode.transport.iscsi.NodeRecordFiles;
 import dev.blocknode.transport.local.LocalTransport;
 import dev.blocknode.volume.KubeletPaths;
 import dev.blocknode.volume.NodeVolumes;
@@ -39,7 +42,8 @@ public final class Plugin implements AutoCloseable {
     public static Plugin start(PluginConfig config, Host host) throws IOException {
         KubeletPaths paths = new KubeletPaths(config.kubeletRoot());
         RecordStore store = new RecordStore(config.stateDir());
-        Transports transports = new Transports(List.of(new LocalTransport(host)));
+        Transports transports = new Transports(List.of(new LocalTransport(host), new FcTransport(host),
+                new IscsiTransport(host, NodeRecordFiles.defaultDatabase())));
         NodeVolumes volumes = new NodeVolumes(host, paths, store, transports,
                 FilesystemType.byName(config.defaultFsType()).orElseThrow());
         StartupCheck.Report startup = new StartupCheck(host, store).run();

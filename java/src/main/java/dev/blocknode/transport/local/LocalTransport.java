@@ -2,6 +2,7 @@ package dev.blocknode.transport.local;
 
 import dev.blocknode.os.FileStat;
 import dev.blocknode.os.Host;
+import dev.blocknode.scsi.Wwid;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.Transport;
@@ -86,7 +87,7 @@ public final class LocalTransport implements Transport {
                 throw VolumeException.precondition("device " + device + " reports no wwid, so it cannot be verified as "
                         + expected.get());
             }
-            if (!normalizeWwid(actual.get()).equals(normalizeWwid(expected.get()))) {
+            if (!sameWwid(actual.get(), expected.get())) {
                 throw VolumeException.precondition("device " + device + " has wwid " + actual.get()
                         + ", not the expected " + expected.get() + "; refusing to use it");
             }
@@ -112,6 +113,15 @@ public final class LocalTransport implements Transport {
             }
         }
         return Optional.empty();
+    }
+
+    /** The kernel's sysfs form (naa.600...) and the multipath form (3600...) name the same LUN. */
+    static boolean sameWwid(String actual, String expected) {
+        try {
+            return Wwid.parse(actual).matches(Wwid.parse(expected));
+        } catch (IllegalArgumentException unparseable) {
+            return normalizeWwid(actual).equals(normalizeWwid(expected));
+        }
     }
 
     static String normalizeWwid(String wwid) {

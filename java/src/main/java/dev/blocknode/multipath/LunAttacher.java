@@ -1,0 +1,377 @@
+package dev.blocknode.multipath;
+
+import dev.blocknode.os.DeviceNumber;
+import dev.blocknode.os.HostPaths;
+import dev.blocknode.scsi.DeviceWaiter;
+import dev.blocknode.scsi.LunIdentity;
+import dev.blocknode.scsi.ScsiAddress;
+import dev.blocknode.scsi.ScsiDeviceState;
+import dev.blocknode.scsi.ScsiDevices;
+import dev.blocknode.scsi.ScsiDisk;
+import dev.blocknode.scsi.WaitTimeoutException;
+import dev.blocknode.scsi.Wwid;
+import dev.blocknode.volume.VolumeException;
+
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.logging.Logger;
+
+/**
+ * The part of attaching and releasing a SCSI LUN that every SCSI transport shares, once the transport has
+ * made the LUN reachable (FC: targeted scans behind remote ports; iSCSI: login, then targeted scans):
+ * wait for the path disks, verify they are all the LUN that was asked for, put a multipath map over them
+ * when there are several paths or multipathd runs, and, on release, take it all down again in the safe
+ * order: map flushed and removed first, then each path flushed and deleted, retrying within a bound.
+ */
+public final class LunAttacher {
+
+    private static final Logger LOG = Logger.getLogger(LunAttacher.class.getName());
+
+    /**
+     * How long to wait for path disks after a scan, for a map to be assembled, and for a complete release
+     * (the in-tree FC plugin's fix retries its teardown for about a minute, inside the call).
+     */
+    public record Timeouts(Duration paths, Duration map, Duration release) {
+
+        public static final Timeouts DEFAULTS =
+                new Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60));
+    }
+
+    private final HostPaths paths;
+    private final ScsiDevices devices;
+    private final Multipath multipath;
+    private final DeviceWaiter waiter;
+    private final MultipathDaemon daemon;
+    private final Timeouts timeouts;
+
+    public LunAttacher(HostPaths paths, ScsiDevices devices, Multipath multipath, DeviceWaiter waiter,
+                       MultipathDaemon daemon, Timeouts timeouts) {
+        this.paths = paths;
+        this.devices = devices;
+        this.multipath = multipath;
+        this.waiter = waiter;
+        this.daemon = daemon;
+        this.timeouts = timeouts;
+    }
+
+    /**
+     * Uses the LUN at {@code addresses} (one per path; the caller has scanned them). Proceeds with the paths
+     * that appeared within the paths timeout, saying which did not.
+     *
+     * @param expected WWIDs the LUN must match one of (empty: no expectation beyond path agreement)
+     * @throws VolumeException NOT_FOUND when no path appeared; FAILED_PRECONDITION when the disks are not
+     *                         the expected LUN or not all the same LUN; INTERNAL on host failures
+     */
+    public AttachedLun attach(String volumeId, List<ScsiAddress> addresses, List<Wwid> expected)
+            throws VolumeException {
+        Map<ScsiAddress, ScsiDisk> found = awaitDisks(volumeId, addresses);
+        if (found.isEmpty()) {
+            throw VolumeException.notFound("volume " + volumeId + ": no disk appeared at " + addresses + " within "
+                    + seconds(timeouts.paths()) + " of scanning; is the LUN mapped to this node's initiators?");
+        }
+        List<ScsiAddress> missing = addresses.stream().filter(a -> !found.containsKey(a)).toList();
+        if (!missing.isEmpty()) {
+            LOG.warning(() -> "volume " + volumeId + ": the LUN appeared through " + found.size() + " of "
+                    + addresses.size() + " paths; none at " + missing + " (attaching with the paths found)");
+        }
+        return use(volumeId, List.copyOf(found.values()), expected, missing);
+    }
+
+    /**
+     * Uses a LUN whose disks are already on the node (no scan), found by WWID: every SCSI disk matching any
+     * of {@code wwids}.
+     */
+    public AttachedLun attachPresent(String volumeId, List<Wwid> wwids) throws VolumeException {
+        List<ScsiDisk> matching = new ArrayList<>();
+        try {
+            for (ScsiDisk disk : devices.disks()) {
+                Optional<LunIdentity> identity = devices.identity(disk);
+                if (identity.isPresent() && identity.get().matchesAny(wwids)) {
+                    matching.add(disk);
+                }
+            }
+        } catch (IOException e) {
+            throw VolumeException.internal("volume " + volumeId + ": cannot list the node's SCSI disks", e);
+        }
+        if (matching.isEmpty()) {
+            throw VolumeException.notFound("volume " + volumeId + ": no SCSI disk on this node has a WWID in "
+                    + wwids);
+        }
+        return use(volumeId, matching, wwids, List.of());
+    }
+
+    /**
+     * Releases everything of the LUN on this node: its multipath map (queueing disabled, {@code multipath -f})
+     * and then each path (flushed, deleted), and checks it is gone. Keeps retrying for the release timeout;
+     * devices already gone are fine; devices now at a recorded address that are another LUN are left alone.
+     *
+     * @throws VolumeException INTERNAL naming what is left when the time is up
+     */
+    public void release(AttachedLun lun) throws VolumeException {
+        Instant deadline = waiter.deadlineAfter(timeouts.release());
+        List<String> left = new ArrayList<>();
+        try {
+            waiter.until("LUN " + lun.wwid() + " to be released", deadline, () -> {
+                left.clear();
+                left.addAll(releaseOnce(lun, deadline));
+                return left.isEmpty() ? Optional.of(Boolean.TRUE) : Optional.empty();
+            });
+        } catch (WaitTimeoutException e) {
+            throw VolumeException.internal("LUN " + lun.wwid() + " is not fully released after "
+                    + seconds(timeouts.release()) + "; left: " + String.join("; ", left), null);
+        } catch (IOException e) {
+            throw VolumeException.internal("releasing LUN " + lun.wwid(), e);
+        }
+    }
+
+    private Map<ScsiAddress, ScsiDisk> awaitDisks(String volumeId, List<ScsiAddress> addresses)
+            throws VolumeException {
+        Map<ScsiAddress, ScsiDisk> found = new LinkedHashMap<>();
+        try {
+            waiter.within(timeouts.paths(), "disks at " + addresses, () -> {
+                for (ScsiAddress address : addresses) {
+                    if (!found.containsKey(address)) {
+                        devices.diskAt(address).ifPresent(disk -> found.put(address, disk));
+                    }
+                }
+                return found.size() == addresses.size() ? Optional.of(found) : Optional.empty();
+            });
+        } catch (WaitTimeoutException partial) {
+            // proceed with what appeared; the caller decides whether that is enough
+        } catch (InterruptedIOException e) {
+            throw VolumeException.internal("volume " + volumeId + ": interrupted waiting for disks", e);
+        } catch (IOException e) {
+            throw VolumeException.internal("volume " + volumeId + ": cannot look for disks at " + addresses, e);
+        }
+        Map<ScsiAddress, ScsiDisk> ordered = new LinkedHashMap<>();
+        for (ScsiAddress address : addresses) {
+            if (found.containsKey(address)) {
+                ordered.put(address, found.get(address));
+            }
+        }
+        return ordered;
+    }
+
+    private AttachedLun use(String volumeId, List<ScsiDisk> disks, List<Wwid> expected, List<ScsiAddress> missing)
+            throws VolumeException {
+        try {
+            LunIdentity identity = verify(volumeId, disks, expected);
+            requireARunningPath(volumeId, identity, disks);
+            List<String> names = disks.stream().map(ScsiDisk::name).toList();
+            boolean daemonRunning = daemon.isRunning();
+            Optional<MultipathMap> existing = multipath.find(identity, names);
+            if (disks.size() == 1 && !daemonRunning && existing.isEmpty()) {
+                ScsiDisk disk = disks.get(0);
+                return new AttachedLun(identity.wwid(), List.of(path(disk)), Optional.empty(), disk.devicePath(),
+                        disk.number(), missing);
+            }
+            MultipathMap map = multipath.assemble(identity, names, daemonRunning, timeouts.map());
+            List<AttachedLun.LunPath> lunPaths = verifyMap(volumeId, identity, map, disks);
+            LOG.info(() -> "volume " + volumeId + ": LUN " + identity.wwid() + " through multipath map " + map
+                    + " over " + map.slaves());
+            // The map's WWID names the LUN from now on: release finds the map by it, and it matches every path.
+            return new AttachedLun(map.wwid(), lunPaths, Optional.of(map.name()), map.devicePath(paths),
+                    map.number(), missing);
+        } catch (WaitTimeoutException e) {
+            throw VolumeException.internal("volume " + volumeId + ": no multipath map appeared", e);
+        } catch (IOException e) {
+            throw VolumeException.internal("volume " + volumeId + ": cannot set up the LUN's devices", e);
+        }
+    }
+
+    /** All disks must be one LUN, and the expected one. */
+    private LunIdentity verify(String volumeId, List<ScsiDisk> disks, List<Wwid> expected)
+            throws IOException, VolumeException {
+        Map<ScsiDisk, LunIdentity> identities = new LinkedHashMap<>();
+        for (ScsiDisk disk : disks) {
+            Optional<LunIdentity> identity = devices.identity(disk);
+            if (identity.isEmpty()) {
+                throw VolumeException.precondition("volume " + volumeId + ": disk " + disk + " reports no WWID"
+                        + " (neither device/wwid nor device/vpd_pg83); refusing a device whose identity cannot be"
+                        + " verified");
+            }
+            identities.put(disk, identity.get());
+        }
+        LunIdentity first = identities.get(disks.get(0));
+        for (Map.Entry<ScsiDisk, LunIdentity> entry : identities.entrySet()) {
+            if (!first.sameLunAs(entry.getValue())) {
+                throw VolumeException.precondition("volume " + volumeId + ": refusing: the paths are not one LUN: "
+                        + disks.get(0) + " is " + first.wwid() + " but " + entry.getKey() + " is "
+                        + entry.getValue().wwid());
+            }
+            if (!expected.isEmpty() && !entry.getValue().matchesAny(expected)) {
+                throw VolumeException.precondition("volume " + volumeId + ": refusing: disk " + entry.getKey()
+                        + " is LUN " + entry.getValue().wwid() + ", not the expected " + expected);
+            }
+        }
+        return first;
+    }
+
+    private void requireARunningPath(String volumeId, LunIdentity identity, List<ScsiDisk> disks)
+            throws IOException, VolumeException {
+        List<String> states = new ArrayList<>();
+        for (ScsiDisk disk : disks) {
+            ScsiDeviceState state = devices.state(disk);
+            if (state.isRunning()) {
+                return;
+            }
+            states.add(disk.name() + " " + state.sysfsName());
+        }
+        throw VolumeException.internal("volume " + volumeId + ": no path of LUN " + identity.wwid()
+                + " is running: " + String.join(", ", states), null);
+    }
+
+    /** The map must be this LUN's, and so must every path in it (multipathd might have added others). */
+    private List<AttachedLun.LunPath> verifyMap(String volumeId, LunIdentity identity, MultipathMap map,
+                                                List<ScsiDisk> disks) throws IOException, VolumeException {
+        if (!identity.matches(map.wwid())) {
+            throw VolumeException.precondition("volume " + volumeId + ": refusing: multipath map " + map
+                    + " holds the paths of LUN " + identity.wwid());
+        }
+        Map<String, AttachedLun.LunPath> lunPaths = new LinkedHashMap<>();
+        for (ScsiDisk disk : disks) {
+            lunPaths.put(disk.name(), path(disk));
+        }
+        for (String slave : map.slaves()) {
+            Optional<ScsiDisk> disk = devices.diskNamed(slave);
+            if (disk.isEmpty()) {
+                continue;
+            }
+            Optional<LunIdentity> slaveIdentity = devices.identity(disk.get());
+            if (slaveIdentity.isPresent() && !slaveIdentity.get().sameLunAs(identity)) {
+                throw VolumeException.precondition("volume " + volumeId + ": refusing: multipath map " + map
+                        + " has path " + disk.get() + " of LUN " + slaveIdentity.get().wwid() + ", not "
+                        + identity.wwid());
+            }
+            lunPaths.putIfAbsent(slave, path(disk.get()));
+        }
+        return List.copyOf(lunPaths.values());
+    }
+
+    /** One pass of the release; returns what is left (empty: all gone). */
+    private List<String> releaseOnce(AttachedLun lun, Instant deadline) throws IOException {
+        List<String> left = new ArrayList<>();
+        Map<String, ScsiAddress> candidates = new LinkedHashMap<>();
+        for (AttachedLun.LunPath path : lun.paths()) {
+            candidates.put(path.name(), path.address());
+        }
+        for (MultipathMap map : mapsOf(lun)) {
+            for (String slave : map.slaves()) {
+                if (!candidates.containsKey(slave)) {
+                    devices.diskNamed(slave).ifPresent(d -> candidates.put(d.name(), d.address()));
+                }
+            }
+            try {
+                multipath.remove(map, deadline);
+            } catch (MapInUseException busy) {
+                left.add(busy.getMessage());
+            } catch (InterruptedIOException e) {
+                throw e;
+            } catch (IOException e) {
+                left.add("multipath map " + map + ": " + e.getMessage());
+            }
+        }
+        if (!left.isEmpty()) {
+            return left; // never delete paths from under a live map
+        }
+        List<ScsiAddress> addresses = new ArrayList<>(candidates.values());
+        lun.missing().stream().filter(a -> !addresses.contains(a)).forEach(addresses::add);
+        for (ScsiAddress address : addresses) {
+            Optional<ScsiDisk> disk = devices.diskAt(address);
+            if (disk.isPresent() && isOurs(lun, disk.get())) {
+                removePath(disk.get()).ifPresent(left::add);
+            }
+        }
+        return left;
+    }
+
+    /**
+     * This LUN's maps: by WWID, which is authoritative (the recorded name is only a name), and any map over
+     * a recorded path that still is this LUN: multipathd may have built one after a single-path attach,
+     * under a WWID spelt from another of the LUN's designators.
+     */
+    private List<MultipathMap> mapsOf(AttachedLun lun) throws IOException {
+        List<MultipathMap> maps = new ArrayList<>();
+        for (MultipathMap map : multipath.maps().all()) {
+            if (map.wwid().matches(lun.wwid())) {
+                maps.add(map);
+            }
+        }
+        for (AttachedLun.LunPath path : lun.paths()) {
+            Optional<ScsiDisk> disk = devices.diskAt(path.address());
+            if (disk.isEmpty() || !isOurs(lun, disk.get())) {
+                continue;
+            }
+            Optional<MultipathMap> holder = multipath.maps().holding(disk.get().name());
+            if (holder.isPresent() && !maps.contains(holder.get())) {
+                maps.add(holder.get());
+            }
+        }
+        return maps;
+    }
+
+    /** A disk at a recorded address is deleted only if it still is this LUN: addresses get reused. */
+    private boolean isOurs(AttachedLun lun, ScsiDisk disk) throws IOException {
+        Optional<LunIdentity> identity = devices.identity(disk);
+        if (identity.isEmpty()) {
+            LOG.warning(() -> "leaving " + disk + " alone: it reports no WWID, so it cannot be shown to be LUN "
+                    + lun.wwid());
+            return false;
+        }
+        if (!identity.get().matches(lun.wwid())) {
+            LOG.info(() -> disk + " is LUN " + identity.get().wwid() + " now, not " + lun.wwid() + "; leaving it");
+            return false;
+        }
+        return true;
+    }
+
+    private Optional<String> removePath(ScsiDisk disk) throws IOException {
+        List<String> holders = devices.holders(disk.name());
+        if (!holders.isEmpty()) {
+            List<String> named = new ArrayList<>();
+            for (String holder : holders) {
+                named.add(multipath.maps().describe(holder));
+            }
+            return Optional.of("path " + disk + " is held by " + String.join(", ", named));
+        }
+        try {
+            devices.remove(disk);
+        } catch (InterruptedIOException e) {
+            throw e;
+        } catch (IOException e) {
+            return Optional.of("path " + disk + ": " + e.getMessage());
+        }
+        if (devices.isPresent(disk)) {
+            return Optional.of("path " + disk + " is still present after its delete");
+        }
+        LOG.info(() -> "deleted path " + disk);
+        return Optional.empty();
+    }
+
+    private static AttachedLun.LunPath path(ScsiDisk disk) {
+        return new AttachedLun.LunPath(disk.address(), disk.name());
+    }
+
+    private static String seconds(Duration duration) {
+        return duration.toMillis() % 1000 == 0 ? duration.toSeconds() + " s" : duration.toMillis() + " ms";
+    }
+
+    /** For callers holding only what a staging record keeps. */
+    public static AttachedLun recorded(Map<String, String> details, Path device, DeviceNumber number)
+            throws VolumeException {
+        try {
+            return AttachedLun.fromDetails(details, device, number);
+        } catch (IllegalArgumentException e) {
+            throw VolumeException.internal("the staging record's attachment details are unreadable: "
+                    + e.getMessage(), null);
+        }
+    }
+}

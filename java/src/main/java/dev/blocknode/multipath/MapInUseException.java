@@ -1,0 +1,29 @@
+package dev.blocknode.multipath;
+
+import java.io.IOException;
+import java.util.List;
+
+/** {@code multipath -f} kept failing until the deadline; the message names what holds the map. */
+public final class MapInUseException extends IOException {
+
+    private final transient MultipathMap map;
+    private final List<String> users;
+
+    public MapInUseException(MultipathMap map, List<String> users, String lastDiagnostic) {
+        super("multipath map " + map + " could not be flushed: "
+                + (users.isEmpty() ? "no holder or mount found (a process may hold it open)"
+                : "in use by " + String.join(", ", users))
+                + (lastDiagnostic == null || lastDiagnostic.isBlank() ? "" : "; multipath -f said: " + lastDiagnostic));
+        this.map = map;
+        this.users = List.copyOf(users);
+    }
+
+    public MultipathMap map() {
+        return map;
+    }
+
+    /** Holders ("dm-7 (vg0-data)") and mounts ("mounted at /x") found when giving up. */
+    public List<String> users() {
+        return users;
+    }
+}

@@ -1,0 +1,175 @@
+package dev.blocknode.multipath;
+
+import dev.blocknode.os.exec.Command;
+import dev.blocknode.os.exec.CommandException;
+import dev.blocknode.os.exec.CommandResult;
+import dev.blocknode.os.exec.CommandRunner;
+import dev.blocknode.scsi.DeviceWaiter;
+import dev.blocknode.scsi.LunIdentity;
+import dev.blocknode.scsi.WaitTimeoutException;
+import dev.blocknode.scsi.Wwid;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Optional;
+import java.util.logging.Logger;
+
+/**
+ * dm-multipath through its own tools: have a map assembled for a LUN, and take one down safely. sysfs
+ * ({@link MultipathMaps}) says what exists; the tools only act. Every step is safe to repeat.
+ */
+public final class Multipath {
+
+    private static final Logger LOG = Logger.getLogger(Multipath.class.getName());
+    private static final Duration TOOL_TIMEOUT = Duration.ofSeconds(30);
+
+    private final CommandRunner commands;
+    private final MultipathMaps maps;
+    private final DeviceWaiter waiter;
+    private final MountLookup mounts;
+
+    public Multipath(CommandRunner commands, MultipathMaps maps, DeviceWaiter waiter, MountLookup mounts) {
+        this.commands = commands;
+        this.maps = maps;
+        this.waiter = waiter;
+        this.mounts = mounts;
+    }
+
+    public MultipathMaps maps() {
+        return maps;
+    }
+
+    /** The map of this LUN: one whose WWID names it, else one holding any of its paths. */
+    public Optional<MultipathMap> find(LunIdentity identity, Collection<String> pathNames) throws IOException {
+        for (MultipathMap map : maps.all()) {
+            if (identity.matches(map.wwid())) {
+                return Optional.of(map);
+            }
+        }
+        for (String path : pathNames) {
+            Optional<MultipathMap> holder = maps.holding(path);
+            if (holder.isPresent()) {
+                return holder;
+            }
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * Gets a map assembled over {@code pathNames} and waits for it. The WWID is registered first
+     * ({@code multipath -a}) because with find_multipaths "yes"/"strict" multipathd ignores a WWID it has not
+     * seen before. Then multipathd is asked to take each path not yet in the map, or, without the daemon,
+     * {@code multipath WWID} builds the map itself. Failing tools are logged, not fatal: the map appearing is
+     * what counts (multipathd may well have built it from the uevents already).
+     *
+     * <p>Waits until the map holds every path; at the deadline a map holding some of them is returned (the
+     * others may join later), and no map at all is a {@link WaitTimeoutException}.
+     */
+    public MultipathMap assemble(LunIdentity identity, List<String> pathNames, boolean daemonRunning,
+                                 Duration timeout) throws IOException {
+        Instant deadline = waiter.deadlineAfter(timeout);
+        Optional<MultipathMap> existing = find(identity, pathNames);
+        if (existing.isPresent() && existing.get().slaves().containsAll(pathNames)) {
+            return existing.get();
+        }
+        Wwid wwid = identity.wwid();
+        tryTool(Command.of("multipath", "-a", wwid.multipathForm()));
+        if (daemonRunning) {
+            for (String path : pathNames) {
+                if (existing.isEmpty() || !existing.get().slaves().contains(path)) {
+                    tryTool(Command.of("multipathd", "add", "path", path));
+                }
+            }
+        } else {
+            tryTool(Command.of("multipath", wwid.multipathForm()));
+        }
+        List<MultipathMap> lastSeen = new ArrayList<>();
+        try {
+            return waiter.until("multipath map of " + wwid + " over " + pathNames, deadline, () -> {
+                Optional<MultipathMap> map = find(identity, pathNames);
+                lastSeen.clear();
+                map.ifPresent(lastSeen::add);
+                return map.filter(m -> m.slaves().containsAll(pathNames));
+            }, () -> lastSeen.isEmpty() ? "no map" : "map " + lastSeen.get(0) + " over " + lastSeen.get(0).slaves());
+        } catch (WaitTimeoutException timeout2) {
+            if (!lastSeen.isEmpty()) {
+                MultipathMap partial = lastSeen.get(0);
+                LOG.warning(() -> "multipath map " + partial + " holds only " + partial.slaves() + " of " + pathNames
+                        + " after " + timeout + "; using it");
+                return partial;
+            }
+            throw timeout2;
+        }
+    }
+
+    /**
+     * Makes I/O on a map without paths fail instead of queueing forever, so that a flush cannot hang on a
+     * LUN that is already unreachable. Best effort: the map may be gone already.
+     */
+    public void disableQueueing(MultipathMap map) throws CommandException {
+        tryTool(Command.of("dmsetup", "message", map.name(), "0", "fail_if_no_path"));
+    }
+
+    /**
+     * Disables queueing, then flushes and removes the map with {@code multipath -f}, retrying until
+     * {@code deadline} while it is in use (a holder or opener may be finishing). Returns once sysfs no
+     * longer has the map; a map already gone is fine.
+     *
+     * @throws MapInUseException at the deadline, naming the map's holders and mounts
+     */
+    public void remove(MultipathMap map, Instant deadline) throws IOException {
+        if (maps.refresh(map).isEmpty()) {
+            return;
+        }
+        disableQueueing(map);
+        String[] lastFailure = {""};
+        try {
+            waiter.until("multipath map " + map + " to be flushed and removed", deadline, () -> {
+                if (maps.refresh(map).isEmpty()) {
+                    return Optional.of(Boolean.TRUE);
+                }
+                CommandResult result = commands.run(Command.of("multipath", "-f", map.name()).withTimeout(TOOL_TIMEOUT));
+                if (!result.succeeded()) {
+                    lastFailure[0] = result.diagnostic();
+                    LOG.info(() -> "multipath -f " + map.name() + " failed (will retry): " + result.diagnostic());
+                    return Optional.empty();
+                }
+                return maps.refresh(map).isEmpty() ? Optional.of(Boolean.TRUE) : Optional.empty();
+            });
+        } catch (WaitTimeoutException timeout) {
+            throw new MapInUseException(map, users(map), lastFailure[0]);
+        }
+    }
+
+    /** Has multipathd re-read the size of the map's paths (after each path was rescanned). */
+    public void resize(MultipathMap map) throws IOException {
+        Command command = Command.of("multipathd", "resize", "map", map.name()).withTimeout(TOOL_TIMEOUT);
+        CommandResult result = commands.run(command);
+        if (!result.succeeded() || result.stdout().strip().equals("fail")) {
+            throw new CommandException(command, result, command.display() + " failed: " + result.diagnostic(), null);
+        }
+    }
+
+    /** What keeps the map busy, for an error message: holders from sysfs and mounts of its device. */
+    public List<String> users(MultipathMap map) throws IOException {
+        List<String> users = new ArrayList<>(maps.holders(map));
+        for (Path mountPoint : mounts.mountPointsOf(map.number())) {
+            users.add("mounted at " + mountPoint);
+        }
+        return users;
+    }
+
+    /** Runs a tool whose failure is not fatal by itself: logs it. A tool that cannot run at all is an error. */
+    private void tryTool(Command command) throws CommandException {
+        CommandResult result = commands.run(command.withTimeout(TOOL_TIMEOUT));
+        // multipathd's CLI answers "fail" with exit 0 in older releases: read the answer too.
+        if (!result.succeeded() || result.stdout().strip().equals("fail")) {
+            LOG.warning(() -> command.display() + " failed: " + result.diagnostic());
+        }
+    }
+}

@@ -1,0 +1,110 @@
+package dev.blocknode.transport.fc;
+
+import dev.blocknode.os.HostPaths;
+import dev.blocknode.scsi.ScsiAddress;
+import dev.blocknode.scsi.Sysfs;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.logging.Logger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The node's Fibre Channel view from sysfs: its HBA ports (/sys/class/fc_host/hostH) and the remote ports
+ * each one sees (/sys/class/fc_remote_ports/rport-H:C-N). A remote port that is a SCSI target has a
+ * {@code scsi_target_id} (T of H:C:T:L; -1 for a port that is not a target, such as another initiator).
+ */
+public final class FcPorts {
+
+    private static final Logger LOG = Logger.getLogger(FcPorts.class.getName());
+    private static final Pattern HOST = Pattern.compile("host(\\d+)");
+    private static final Pattern RPORT = Pattern.compile("rport-(\\d+):(\\d+)-(\\d+)");
+    static final String ONLINE = "Online";
+
+    /** An HBA port of this node. */
+    public record FcHost(int host, String portName, String state) {
+
+        public boolean online() {
+            return ONLINE.equals(state);
+        }
+    }
+
+    /** A port seen from one HBA: host and channel come from its name; the target id from scsi_target_id. */
+    public record RemotePort(String name, int host, int channel, String portName, String state, int scsiTargetId) {
+
+        public boolean online() {
+            return ONLINE.equals(state);
+        }
+
+        public boolean isScsiTarget() {
+            return scsiTargetId >= 0;
+        }
+
+        public ScsiAddress lunAddress(long lun) {
+            return new ScsiAddress(host, channel, scsiTargetId, lun);
+        }
+    }
+
+    private final HostPaths paths;
+
+    public FcPorts(HostPaths paths) {
+        this.paths = paths;
+    }
+
+    public List<FcHost> hosts() throws IOException {
+        List<FcHost> hosts = new ArrayList<>();
+        Path dir = paths.sys().resolve("class/fc_host");
+        for (String entry : Sysfs.list(dir)) {
+            Matcher m = HOST.matcher(entry);
+            if (!m.matches()) {
+                continue;
+            }
+            Optional<String> portName = Sysfs.read(dir.resolve(entry).resolve("port_name"));
+            Optional<String> state = Sysfs.read(dir.resolve(entry).resolve("port_state"));
+            if (portName.isPresent() && state.isPresent()) {
+                hosts.add(new FcHost(Integer.parseInt(m.group(1)), normalizedOrRaw(portName.get()), state.get()));
+            }
+        }
+        return hosts;
+    }
+
+    public List<RemotePort> remotePorts() throws IOException {
+        List<RemotePort> ports = new ArrayList<>();
+        Path dir = paths.sys().resolve("class/fc_remote_ports");
+        for (String entry : Sysfs.list(dir)) {
+            Matcher m = RPORT.matcher(entry);
+            if (!m.matches()) {
+                continue;
+            }
+            Path port = dir.resolve(entry);
+            Optional<String> portName = Sysfs.read(port.resolve("port_name"));
+            Optional<String> state = Sysfs.read(port.resolve("port_state"));
+            Optional<String> targetId = Sysfs.read(port.resolve("scsi_target_id"));
+            if (portName.isEmpty() || state.isEmpty() || targetId.isEmpty()) {
+                continue; // went away while we looked
+            }
+            int target;
+            try {
+                target = Integer.parseInt(targetId.get());
+            } catch (NumberFormatException e) {
+                LOG.warning(() -> entry + " has an unreadable scsi_target_id \"" + targetId.get() + "\"");
+                continue;
+            }
+            ports.add(new RemotePort(entry, Integer.parseInt(m.group(1)), Integer.parseInt(m.group(2)),
+                    normalizedOrRaw(portName.get()), state.get(), target));
+        }
+        return ports;
+    }
+
+    private static String normalizedOrRaw(String portName) {
+        try {
+            return Wwpn.normalize(portName);
+        } catch (IllegalArgumentException unreadable) {
+            return portName;
+        }
+    }
+}

@@ -1,0 +1,158 @@
+package dev.blocknode.transport.fc;
+
+import dev.blocknode.multipath.AttachedLun;
+import dev.blocknode.multipath.LunAttacher;
+import dev.blocknode.multipath.MountLookup;
+import dev.blocknode.multipath.Multipath;
+import dev.blocknode.multipath.MultipathDaemon;
+import dev.blocknode.multipath.MultipathMaps;
+import dev.blocknode.os.Host;
+import dev.blocknode.scsi.DeviceWaiter;
+import dev.blocknode.scsi.ScsiAddress;
+import dev.blocknode.scsi.ScsiDevices;
+import dev.blocknode.scsi.ScsiHosts;
+import dev.blocknode.scsi.SysfsWriter;
+import dev.blocknode.transport.AttachRequest;
+import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.Transport;
+import dev.blocknode.volume.VolumeException;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.logging.Logger;
+
+/**
+ * Fibre Channel LUNs. The fabric is already logged in (the HBA driver does that); attaching a volume is
+ * finding the remote ports of its target WWPNs, a targeted scan of H:C:T:LUN behind each, then the shared
+ * SCSI part ({@link LunAttacher}): wait, verify WWIDs, multipath. Or, with {@code wwids}, using a LUN that
+ * is already visible.
+ *
+ * <p>volume_context keys: {@code targetWWNs} (comma-separated WWPNs, any of 0x / colon / bare spellings)
+ * with {@code lun}; or {@code wwids} (comma-separated); optional {@code wwid}, the identity the LUN must have.
+ */
+public final class FcTransport implements Transport {
+
+    private static final Logger LOG = Logger.getLogger(FcTransport.class.getName());
+
+    public static final String NAME = "fc";
+
+    private final FcPorts ports;
+    private final ScsiHosts hosts;
+    private final ScsiDevices devices;
+    private final LunAttacher attacher;
+
+    public FcTransport(Host host) {
+        this(host, SysfsWriter.DIRECT, DeviceWaiter.system(), MultipathDaemon.askingWith(host.commands()),
+                LunAttacher.Timeouts.DEFAULTS);
+    }
+
+    public FcTransport(Host host, SysfsWriter writer, DeviceWaiter waiter, MultipathDaemon daemon,
+                       LunAttacher.Timeouts timeouts) {
+        this.ports = new FcPorts(host.paths());
+        this.hosts = new ScsiHosts(host.paths(), writer);
+        this.devices = new ScsiDevices(host.paths(), writer, host.blockDevices());
+        Multipath multipath = new Multipath(host.commands(), new MultipathMaps(host.paths()), waiter,
+                MountLookup.of(host.mounter()));
+        this.attacher = new LunAttacher(host.paths(), devices, multipath, waiter, daemon, timeouts);
+    }
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public Set<String> identifyingKeys() {
+        return Set.of(FcVolumeSpec.TARGET_WWNS, FcVolumeSpec.WWIDS);
+    }
+
+    @Override
+    public void validate(AttachRequest request) throws VolumeException {
+        FcVolumeSpec.parse(request);
+    }
+
+    @Override
+    public Attachment attach(AttachRequest request) throws VolumeException {
+        FcVolumeSpec spec = FcVolumeSpec.parse(request);
+        AttachedLun lun;
+        if (spec.scansTargets()) {
+            List<ScsiAddress> addresses = lunAddresses(request.volumeId(), spec);
+            scan(request.volumeId(), addresses);
+            lun = attacher.attach(request.volumeId(), addresses, spec.expected());
+        } else {
+            lun = attacher.attachPresent(request.volumeId(), spec.wwids());
+        }
+        if (!lun.missing().isEmpty()) {
+            LOG.warning(() -> "volume " + request.volumeId() + " attached with " + lun.paths().size()
+                    + " path(s); the LUN did not appear at " + lun.missing());
+        }
+        return new Attachment(NAME, lun.device(), lun.number(), lun.wwid().multipathForm(), lun.details());
+    }
+
+    @Override
+    public void detach(Attachment attachment) throws VolumeException {
+        attacher.release(LunAttacher.recorded(attachment.details(), attachment.device(), attachment.number()));
+    }
+
+    /**
+     * H:C:T:LUN behind every usable remote port of the targets: the port is Online, is a SCSI target
+     * (scsi_target_id is not -1), and is seen by an Online HBA port.
+     */
+    private List<ScsiAddress> lunAddresses(String volumeId, FcVolumeSpec spec) throws VolumeException {
+        List<ScsiAddress> addresses = new ArrayList<>();
+        List<String> skipped = new ArrayList<>();
+        try {
+            List<Integer> onlineHosts = new ArrayList<>();
+            for (FcPorts.FcHost host : ports.hosts()) {
+                if (host.online()) {
+                    onlineHosts.add(host.host());
+                } else {
+                    skipped.add("host" + host.host() + " is " + host.state());
+                }
+            }
+            for (FcPorts.RemotePort port : ports.remotePorts()) {
+                if (!spec.targetWwpns().contains(port.portName())) {
+                    continue;
+                }
+                String why = !onlineHosts.contains(port.host()) ? "its HBA host" + port.host() + " is not Online"
+                        : !port.online() ? "it is " + port.state()
+                        : !port.isScsiTarget() ? "it is not a SCSI target (scsi_target_id -1)"
+                        : null;
+                if (why != null) {
+                    skipped.add(port.name() + " (0x" + port.portName() + ") skipped: " + why);
+                    continue;
+                }
+                ScsiAddress address = port.lunAddress(spec.lun().orElseThrow());
+                if (!addresses.contains(address)) {
+                    addresses.add(address);
+                }
+            }
+        } catch (IOException e) {
+            throw VolumeException.internal("volume " + volumeId + ": cannot read the node's FC ports", e);
+        }
+        if (!skipped.isEmpty()) {
+            LOG.info(() -> "volume " + volumeId + ": " + String.join("; ", skipped));
+        }
+        if (addresses.isEmpty()) {
+            throw VolumeException.notFound("volume " + volumeId + ": no Online FC remote port with WWPN in "
+                    + spec.targetWwpns() + " is reachable from an Online HBA port of this node"
+                    + (skipped.isEmpty() ? "" : " (" + String.join("; ", skipped) + ")"));
+        }
+        return addresses;
+    }
+
+    /** A targeted scan of each address that has no disk yet; a host that vanished just loses its path. */
+    private void scan(String volumeId, List<ScsiAddress> addresses) throws VolumeException {
+        for (ScsiAddress address : addresses) {
+            try {
+                if (devices.diskAt(address).isEmpty()) {
+                    hosts.scan(address);
+                }
+            } catch (IOException e) {
+                LOG.warning(() -> "volume " + volumeId + ": scan of " + address + " failed: " + e.getMessage());
+            }
+        }
+    }
+}

@@ -1,0 +1,209 @@
+package dev.blocknode.transport.iscsi;
+
+import dev.blocknode.multipath.AttachedLun;
+import dev.blocknode.multipath.LunAttacher;
+import dev.blocknode.multipath.MountLookup;
+import dev.blocknode.multipath.Multipath;
+import dev.blocknode.multipath.MultipathDaemon;
+import dev.blocknode.multipath.MultipathMaps;
+import dev.blocknode.os.Host;
+import dev.blocknode.os.exec.CommandException;
+import dev.blocknode.scsi.DeviceWaiter;
+import dev.blocknode.scsi.ScsiAddress;
+import dev.blocknode.scsi.ScsiDevices;
+import dev.blocknode.scsi.ScsiHosts;
+import dev.blocknode.scsi.SysfsWriter;
+import dev.blocknode.scsi.Wwid;
+import dev.blocknode.transport.AttachRequest;
+import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.KeyedLocks;
+import dev.blocknode.transport.Transport;
+import dev.blocknode.volume.VolumeException;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.logging.Logger;
+
+/**
+ * iSCSI LUNs. Per portal: a node record made by hand (manual startup, manual scan, CHAP written into the
+ * record file), one login shared by every volume of that target, a targeted scan of H:C:T:LUN on the
+ * session's SCSI host. Then the shared SCSI part ({@link LunAttacher}): wait for the disks, verify their
+ * WWIDs, multipath. Detaching releases the map and the path devices, then logs out of each session that
+ * carries no other LUN any more (decided from sysfs, so it is right after a restart too).
+ */
+public final class IscsiTransport implements Transport {
+
+    private static final Logger LOG = Logger.getLogger(IscsiTransport.class.getName());
+
+    public static final String NAME = "iscsi";
+    /** Attachment detail keys, besides the shared SCSI ones. */
+    static final String DETAIL_IQN = "iqn";
+    static final String DETAIL_PORTALS = "portals";
+    static final String DETAIL_IFACE = "iface";
+    static final String DETAIL_LUN = "lun";
+
+    private static final Duration SESSION_APPEARS = Duration.ofSeconds(10);
+
+    private final IscsiAdm iscsiadm;
+    private final NodeRecordFiles records;
+    private final IscsiSessions sessions;
+    private final ScsiHosts hosts;
+    private final ScsiDevices devices;
+    private final LunAttacher attacher;
+    private final DeviceWaiter waiter;
+    private final KeyedLocks<IscsiPath> sessionLocks = new KeyedLocks<>();
+
+    public IscsiTransport(Host host, Path iscsiDatabase) {
+        this(host, new IscsiAdm(host.commands()), new NodeRecordFiles(iscsiDatabase), SysfsWriter.DIRECT,
+                DeviceWaiter.system(), MultipathDaemon.askingWith(host.commands()), LunAttacher.Timeouts.DEFAULTS);
+    }
+
+    public IscsiTransport(Host host, IscsiAdm iscsiadm, NodeRecordFiles records, SysfsWriter writer,
+                          DeviceWaiter waiter, MultipathDaemon daemon, LunAttacher.Timeouts timeouts) {
+        this.iscsiadm = iscsiadm;
+        this.records = records;
+        this.sessions = new IscsiSessions(host.paths());
+        this.hosts = new ScsiHosts(host.paths(), writer);
+        this.devices = new ScsiDevices(host.paths(), writer, host.blockDevices());
+        this.waiter = waiter;
+        Multipath multipath = new Multipath(host.commands(), new MultipathMaps(host.paths()), waiter,
+                MountLookup.of(host.mounter()));
+        this.attacher = new LunAttacher(host.paths(), devices, multipath, waiter, daemon, timeouts);
+    }
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public Set<String> identifyingKeys() {
+        return Set.of(IscsiVolumeSpec.IQN, IscsiVolumeSpec.TARGET_PORTAL);
+    }
+
+    @Override
+    public void validate(AttachRequest request) throws VolumeException {
+        IscsiVolumeSpec.from(request);
+        ChapCredentials.from(request.secrets());
+    }
+
+    @Override
+    public Attachment attach(AttachRequest request) throws VolumeException {
+        IscsiVolumeSpec spec = IscsiVolumeSpec.from(request);
+        Optional<ChapCredentials> chap = ChapCredentials.from(request.secrets());
+        List<ScsiAddress> addresses = new ArrayList<>();
+        List<String> failures = new ArrayList<>();
+        boolean authenticationFailed = false;
+        for (IscsiPath path : spec.paths()) {
+            try (KeyedLocks.Held ignored = sessionLocks.lock(path)) {
+                IscsiSessions.Session session = ensureSession(path, chap);
+                int[] channelAndTarget = session.channelAndTarget().orElseThrow(() -> new IOException(
+                        "session " + session.number() + " of " + path + " shows no SCSI target in sysfs"));
+                ScsiAddress address = new ScsiAddress(session.host(), channelAndTarget[0], channelAndTarget[1],
+                        spec.lun());
+                if (devices.diskAt(address).isEmpty()) {
+                    hosts.scan(address); // this LUN only: never a whole-host scan
+                }
+                addresses.add(address);
+            } catch (CommandException e) {
+                authenticationFailed |= IscsiAdm.isAuthenticationFailure(e);
+                failures.add(path + ": " + e.getMessage());
+            } catch (IOException e) {
+                failures.add(path + ": " + e.getMessage());
+            }
+        }
+        if (addresses.isEmpty()) {
+            String why = String.join("; ", failures);
+            if (authenticationFailed) {
+                throw VolumeException.precondition("volume " + request.volumeId() + ": CHAP authentication to "
+                        + spec.iqn() + " failed on every portal; check the NodeStage secrets (" + why + ")");
+            }
+            throw VolumeException.internal("volume " + request.volumeId() + ": no session to " + spec.iqn()
+                    + " could be established (" + why + ")", null);
+        }
+        if (!failures.isEmpty()) {
+            LOG.warning(() -> "volume " + request.volumeId() + ": attaching with " + addresses.size() + " of "
+                    + spec.paths().size() + " portals; " + String.join("; ", failures));
+        }
+        List<Wwid> expected = new ArrayList<>();
+        if (spec.wwid().isPresent()) {
+            try {
+                expected.add(Wwid.parse(spec.wwid().get()));
+            } catch (IllegalArgumentException e) {
+                throw VolumeException.invalid("volume_context." + IscsiVolumeSpec.WWID + ": " + e.getMessage());
+            }
+        }
+        AttachedLun lun = attacher.attach(request.volumeId(), addresses, expected);
+        Map<String, String> details = new HashMap<>(lun.details());
+        details.put(DETAIL_IQN, spec.iqn());
+        details.put(DETAIL_PORTALS, String.join(",", spec.portals().stream().map(Portal::toString).toList()));
+        details.put(DETAIL_IFACE, spec.iface());
+        details.put(DETAIL_LUN, Long.toString(spec.lun()));
+        return new Attachment(NAME, lun.device(), lun.number(), lun.wwid().multipathForm(), details);
+    }
+
+    @Override
+    public void detach(Attachment attachment) throws VolumeException {
+        attacher.release(LunAttacher.recorded(attachment.details(), attachment.device(), attachment.number()));
+        String iqn = attachment.details().get(DETAIL_IQN);
+        String portals = attachment.details().get(DETAIL_PORTALS);
+        if (iqn == null || portals == null) {
+            throw VolumeException.internal("the staging record lacks the iSCSI target of device "
+                    + attachment.device() + "; its sessions were left logged in", null);
+        }
+        String iface = attachment.details().getOrDefault(DETAIL_IFACE, "default");
+        List<String> failures = new ArrayList<>();
+        for (String portal : IscsiVolumeSpec.list(portals)) {
+            IscsiPath path = new IscsiPath(iqn, Portal.parse(portal), iface);
+            try (KeyedLocks.Held ignored = sessionLocks.lock(path)) {
+                logOutIfUnused(path);
+            } catch (IOException e) {
+                failures.add(path + ": " + e.getMessage());
+            }
+        }
+        if (!failures.isEmpty()) {
+            throw VolumeException.internal("the LUN of device " + attachment.device() + " is released, but "
+                    + "logging out failed: " + String.join("; ", failures), null);
+        }
+    }
+
+    /** The live session of a path, logging in first when there is none. Called with the path's lock held. */
+    private IscsiSessions.Session ensureSession(IscsiPath path, Optional<ChapCredentials> chap) throws IOException {
+        Optional<IscsiSessions.Session> live = sessions.find(path);
+        if (live.isPresent()) {
+            return live.get();
+        }
+        iscsiadm.createNodeRecord(path);
+        if (chap.isPresent()) {
+            records.writeSettings(path, chap.get().recordSettings());
+        } else {
+            iscsiadm.update(path, "node.session.auth.authmethod", "None");
+        }
+        iscsiadm.login(path);
+        LOG.info(() -> "logged in to " + path);
+        return waiter.within(SESSION_APPEARS, "the iSCSI session of " + path + " in sysfs",
+                () -> sessions.find(path));
+    }
+
+    /** Logs out only when the session carries no LUN device any more; another volume may still use it. */
+    private void logOutIfUnused(IscsiPath path) throws IOException {
+        Optional<IscsiSessions.Session> session = sessions.find(path);
+        if (session.isPresent()) {
+            List<String> remaining = sessions.devices(session.get());
+            if (!remaining.isEmpty()) {
+                LOG.info(() -> "keeping the session of " + path + ": it still carries " + remaining);
+                return;
+            }
+            iscsiadm.logout(path);
+            LOG.info(() -> "logged out of " + path);
+        }
+        iscsiadm.deleteNodeRecord(path);
+    }
+}

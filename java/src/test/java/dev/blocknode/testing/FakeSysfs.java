@@ -1,0 +1,398 @@
+package dev.blocknode.testing;
+
+import dev.blocknode.os.DeviceNumber;
+import dev.blocknode.os.HostPaths;
+import dev.blocknode.scsi.ScsiAddress;
+import dev.blocknode.scsi.SysfsWriter;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * A fabricated /sys (with /dev and /proc beside it) laid out like the kernel's, symlinks included, for the
+ * SCSI / FC / device-mapper hardware this machine does not have:
+ * <pre>
+ * devices/pci0000:00/0000:00:0H.0/hostH/scsi_host/hostH/scan
+ *                                      /fc_host/hostH/{port_name,port_state,node_name}
+ *                                      /rport-H:C-N/fc_remote_ports/rport-H:C-N/{port_name,port_state,scsi_target_id,roles}
+ *                                      /rport-H:C-N/targetH:C:T/fc_transport/targetH:C:T/{port_name,node_name}
+ *                                      /rport-H:C-N/targetH:C:T/H:C:T:L/{state,wwid,vpd_pg83,rescan,delete}
+ *                                      /rport-H:C-N/targetH:C:T/H:C:T:L/scsi_device/H:C:T:L/device -> ../../../H:C:T:L
+ *                                      /rport-H:C-N/targetH:C:T/H:C:T:L/block/sdX/{dev,size,uevent,holders/,slaves/}
+ *                                      /rport-H:C-N/targetH:C:T/H:C:T:L/block/sdX/device -> ../../../H:C:T:L
+ * devices/virtual/block/dm-N/{dev,uevent,dm/name,dm/uuid,slaves/sdX -> ..., holders/}
+ * class/{scsi_host,fc_host,fc_remote_ports,fc_transport,scsi_device,block}/* -> ../../devices/...
+ * block/sdX -> ../devices/...   dev/block/M:m -> ../../devices/...
+ * </pre>
+ * It is also the {@link SysfsWriter}: each write really writes the file (a test reads a scan file back),
+ * is logged, and gets the kernel's reaction: a scan "C T L" of a LUN presented with {@link #presentLun}
+ * creates its disk; "1" to a device's delete removes the disk. The wildcard scan "- - -" fails the test.
+ */
+public final class FakeSysfs implements SysfsWriter {
+
+    /** One write to an attribute, with the path as written (through /sys/class/... links). */
+    public record Write(Path attribute, String value) {
+    }
+
+    /** A disk's places in the tree. */
+    public record Disk(ScsiAddress address, String name, DeviceNumber number, Path deviceDir, Path blockDir) {
+    }
+
+    /** What a scan of an address makes appear. */
+    private record Presented(String name, DeviceNumber number, String wwid, byte[] vpd83, String state) {
+    }
+
+    private final Path sys;
+    private final Path dev;
+    private final HostPaths paths;
+    private final Map<Integer, Path> hostDirs = new LinkedHashMap<>();
+    private final Map<String, Path> targetParents = new LinkedHashMap<>(); // "H:C:T" -> rport dir
+    private final Map<String, Disk> disks = new LinkedHashMap<>();
+    private final Map<String, Path> maps = new LinkedHashMap<>();
+    private final Map<ScsiAddress, Presented> presented = new LinkedHashMap<>();
+    private final List<Write> writes = new ArrayList<>();
+
+    public FakeSysfs(Path tempDir) throws IOException {
+        Path root = tempDir.toRealPath();
+        this.sys = Files.createDirectories(root.resolve("sys"));
+        this.dev = Files.createDirectories(root.resolve("dev"));
+        Path proc = Files.createDirectories(root.resolve("proc"));
+        this.paths = new HostPaths(sys, dev, proc);
+        for (String dir : List.of("class/scsi_host", "class/fc_host", "class/fc_remote_ports", "class/fc_transport",
+                "class/scsi_device", "class/block", "block", "dev/block", "devices/virtual/block")) {
+            Files.createDirectories(sys.resolve(dir));
+        }
+    }
+
+    public HostPaths paths() {
+        return paths;
+    }
+
+    public Path sys() {
+        return sys;
+    }
+
+    // ---- hosts and ports -----------------------------------------------------------------------
+
+    /** An FC HBA port: SCSI host H with fc_host attributes. */
+    public FakeSysfs fcHost(int host, String wwpn, String state) throws IOException {
+        Path hostDir = scsiHost(host);
+        Path fcHost = hostDir.resolve("fc_host/host" + host);
+        attribute(fcHost.resolve("port_name"), wwpn);
+        attribute(fcHost.resolve("node_name"), "0x20000000c9" + String.format("%06x", host));
+        attribute(fcHost.resolve("port_state"), state);
+        link(sys.resolve("class/fc_host/host" + host), fcHost);
+        return this;
+    }
+
+    /** A SCSI host with no FC attributes (an iSCSI session's host, say). */
+    public Path scsiHost(int host) throws IOException {
+        Path existing = hostDirs.get(host);
+        if (existing != null) {
+            return existing;
+        }
+        Path hostDir = sys.resolve(String.format("devices/pci0000:00/0000:00:%02x.0/host%d", 16 + host, host));
+        Path scsiHost = hostDir.resolve("scsi_host/host" + host);
+        attribute(scsiHost.resolve("scan"), "");
+        attribute(scsiHost.resolve("proc_name"), "lpfc");
+        link(sys.resolve("class/scsi_host/host" + host), scsiHost);
+        hostDirs.put(host, hostDir);
+        return hostDir;
+    }
+
+    /** A remote port seen by host H on channel C; with a target id >= 0 it is a SCSI target. */
+    public FakeSysfs remotePort(int host, int channel, int number, String wwpn, String state, int scsiTargetId)
+            throws IOException {
+        Path hostDir = scsiHost(host);
+        String name = "rport-" + host + ":" + channel + "-" + number;
+        Path rportDir = hostDir.resolve(name);
+        Path classDir = rportDir.resolve("fc_remote_ports/" + name);
+        attribute(classDir.resolve("port_name"), wwpn);
+        attribute(classDir.resolve("node_name"), "0x5006016" + wwpn.substring(wwpn.length() - 9));
+        attribute(classDir.resolve("port_state"), state);
+        attribute(classDir.resolve("scsi_target_id"), Integer.toString(scsiTargetId));
+        attribute(classDir.resolve("roles"), scsiTargetId >= 0 ? "FCP Target" : "FCP Initiator");
+        link(sys.resolve("class/fc_remote_ports/" + name), classDir);
+        if (scsiTargetId >= 0) {
+            String target = host + ":" + channel + ":" + scsiTargetId;
+            Path transport = rportDir.resolve("target" + target + "/fc_transport/target" + target);
+            attribute(transport.resolve("port_name"), wwpn);
+            attribute(transport.resolve("node_name"), "0x5006016" + wwpn.substring(wwpn.length() - 9));
+            link(sys.resolve("class/fc_transport/target" + target), transport);
+            targetParents.put(target, rportDir);
+        }
+        return this;
+    }
+
+    /**
+     * An iSCSI session as open-iscsi leaves it after login: SCSI host H with .../hostH/sessionN/targetH:0:0,
+     * the iscsi_session and iscsi_connection class entries, and LUNs of the session under its target.
+     */
+    public FakeSysfs iscsiSession(int session, int host, String iqn, String address, int port) throws IOException {
+        Path sessionDir = scsiHost(host).resolve("session" + session);
+        String target = host + ":0:0";
+        Files.createDirectories(sessionDir.resolve("target" + target));
+        targetParents.put(target, sessionDir);
+        Path classEntry = sys.resolve("class/iscsi_session/session" + session);
+        attribute(classEntry.resolve("targetname"), iqn);
+        attribute(classEntry.resolve("ifacename"), "default");
+        link(classEntry.resolve("device"), sessionDir);
+        Path connection = sys.resolve("class/iscsi_connection/connection" + session + ":0");
+        attribute(connection.resolve("persistent_address"), address);
+        attribute(connection.resolve("persistent_port"), Integer.toString(port));
+        return this;
+    }
+
+    /** What logout does: the session, its class entries and its target go away. */
+    public void removeIscsiSession(int session, int host) throws IOException {
+        deleteTree(sys.resolve("class/iscsi_session/session" + session));
+        deleteTree(sys.resolve("class/iscsi_connection/connection" + session + ":0"));
+        deleteTree(scsiHost(host).resolve("session" + session));
+        targetParents.remove(host + ":0:0");
+    }
+
+    public Path scanFile(int host) {
+        return sys.resolve("class/scsi_host/host" + host + "/scan");
+    }
+
+    // ---- disks -----------------------------------------------------------------------------------
+
+    /** A LUN that answers a targeted scan of {@code address}: its disk appears when the scan is written. */
+    public FakeSysfs presentLun(ScsiAddress address, String name, DeviceNumber number, String wwid, byte[] vpd83) {
+        presented.put(address, new Presented(name, number, wwid, vpd83, "running"));
+        return this;
+    }
+
+    /** A disk present now, as after a scan: SCSI device, block device, class links, /dev node. */
+    public Disk addDisk(ScsiAddress address, String name, DeviceNumber number, String wwid, byte[] vpd83,
+                        String state) throws IOException {
+        scsiHost(address.host());
+        String target = address.host() + ":" + address.channel() + ":" + address.target();
+        Path parent = targetParents.getOrDefault(target, hostDirs.get(address.host())).resolve("target" + target);
+        Path deviceDir = parent.resolve(address.toString());
+        attribute(deviceDir.resolve("state"), state);
+        if (wwid != null) {
+            attribute(deviceDir.resolve("wwid"), wwid);
+        }
+        if (vpd83 != null) {
+            Files.write(deviceDir.resolve("vpd_pg83"), vpd83);
+        }
+        attribute(deviceDir.resolve("rescan"), "");
+        attribute(deviceDir.resolve("delete"), "");
+        Path scsiDevice = deviceDir.resolve("scsi_device/" + address);
+        Files.createDirectories(scsiDevice);
+        link(scsiDevice.resolve("device"), deviceDir);
+        link(sys.resolve("class/scsi_device/" + address), scsiDevice);
+        Path blockDir = deviceDir.resolve("block/" + name);
+        blockDevice(blockDir, name, number);
+        link(blockDir.resolve("device"), deviceDir);
+        link(sys.resolve("class/block/" + name), blockDir);
+        link(sys.resolve("block/" + name), blockDir);
+        Files.createFile(dev.resolve(name));
+        Disk disk = new Disk(address, name, number, deviceDir, blockDir);
+        disks.put(name, disk);
+        return disk;
+    }
+
+    public Disk addDisk(ScsiAddress address, String name, DeviceNumber number, String wwid) throws IOException {
+        return addDisk(address, name, number, wwid, null, "running");
+    }
+
+    /** What the kernel does on delete: the disk and every link to it disappear. */
+    public void removeDisk(String name) throws IOException {
+        Disk disk = disks.remove(name);
+        if (disk == null) {
+            throw new IllegalStateException("no disk " + name);
+        }
+        for (Path mapDir : maps.values()) {
+            Files.deleteIfExists(mapDir.resolve("slaves/" + name));
+        }
+        Files.deleteIfExists(sys.resolve("class/scsi_device/" + disk.address()));
+        Files.deleteIfExists(sys.resolve("class/block/" + name));
+        Files.deleteIfExists(sys.resolve("block/" + name));
+        Files.deleteIfExists(sys.resolve("dev/block/" + disk.number()));
+        Files.deleteIfExists(dev.resolve(name));
+        deleteTree(disk.deviceDir());
+    }
+
+    public void setState(String name, String state) throws IOException {
+        attribute(disks.get(name).deviceDir().resolve("state"), state);
+    }
+
+    public boolean hasDisk(String name) {
+        return Files.exists(sys.resolve("class/block/" + name));
+    }
+
+    public List<String> diskNames() {
+        return List.copyOf(disks.keySet());
+    }
+
+    // ---- device-mapper ---------------------------------------------------------------------------
+
+    /** A dm multipath map dm-MINOR named {@code name} with uuid "mpath-" + wwid over {@code slaves}. */
+    public Path addMap(int minor, String name, String wwid, List<String> slaves) throws IOException {
+        return addDm(minor, name, "mpath-" + wwid, slaves);
+    }
+
+    /** Any dm device (an LVM volume on a map, a kpartx partition...). */
+    public Path addDm(int minor, String name, String uuid, List<String> slaves) throws IOException {
+        String kernelName = "dm-" + minor;
+        Path dmDir = sys.resolve("devices/virtual/block/" + kernelName);
+        blockDevice(dmDir, kernelName, new DeviceNumber(253, minor));
+        attribute(dmDir.resolve("dm/name"), name);
+        attribute(dmDir.resolve("dm/uuid"), uuid);
+        link(sys.resolve("class/block/" + kernelName), dmDir);
+        link(sys.resolve("block/" + kernelName), dmDir);
+        Files.createFile(dev.resolve(kernelName));
+        maps.put(kernelName, dmDir);
+        for (String slave : slaves) {
+            Path lower = sys.resolve("class/block/" + slave).toRealPath();
+            link(dmDir.resolve("slaves/" + slave), lower);
+            link(lower.resolve("holders/" + kernelName), dmDir);
+        }
+        return dmDir;
+    }
+
+    /** What a successful dm remove does: the map and the holder links of its slaves disappear. */
+    public void removeMap(String kernelName) throws IOException {
+        Path dmDir = maps.remove(kernelName);
+        if (dmDir == null) {
+            throw new IllegalStateException("no dm device " + kernelName);
+        }
+        for (Disk disk : disks.values()) {
+            Files.deleteIfExists(disk.blockDir().resolve("holders/" + kernelName));
+        }
+        for (Path other : maps.values()) {
+            Files.deleteIfExists(other.resolve("holders/" + kernelName));
+        }
+        Files.deleteIfExists(sys.resolve("class/block/" + kernelName));
+        Files.deleteIfExists(sys.resolve("block/" + kernelName));
+        Files.deleteIfExists(sys.resolve("dev/block/253:" + kernelName.substring(3)));
+        Files.deleteIfExists(dev.resolve(kernelName));
+        deleteTree(dmDir);
+    }
+
+    public boolean hasMap(String kernelName) {
+        return Files.exists(sys.resolve("class/block/" + kernelName));
+    }
+
+    // ---- the writer --------------------------------------------------------------------------------
+
+    @Override
+    public void write(Path attribute, String value) throws IOException {
+        synchronized (this) {
+            writes.add(new Write(attribute, value));
+        }
+        SysfsWriter.DIRECT.write(attribute, value);
+        Path real = attribute.toRealPath();
+        String file = real.getFileName().toString();
+        if (file.equals("scan")) {
+            if (value.contains("-")) {
+                throw new AssertionError("wildcard scan \"" + value + "\" of " + attribute + ": scans must be targeted");
+            }
+            scanned(Integer.parseInt(real.getParent().getFileName().toString().substring("host".length())), value);
+        } else if (file.equals("delete") && value.strip().equals("1")) {
+            Optional<Disk> disk = disks.values().stream().filter(d -> d.deviceDir().equals(real.getParent())).findFirst();
+            if (disk.isPresent()) {
+                removeDisk(disk.get().name());
+            }
+        }
+    }
+
+    public synchronized List<Write> writes() {
+        return List.copyOf(writes);
+    }
+
+    /** Every write, as "relative/path/under/sys=value", in order. */
+    public synchronized List<String> writeLog() {
+        return writes.stream().map(w -> sys.relativize(w.attribute()) + "=" + w.value()).toList();
+    }
+
+    public String read(Path file) throws IOException {
+        return Files.readString(file, StandardCharsets.UTF_8);
+    }
+
+    private void scanned(int host, String value) throws IOException {
+        String[] parts = value.strip().split("\\s+");
+        if (parts.length != 3) {
+            throw new AssertionError("malformed scan \"" + value + "\" for host" + host);
+        }
+        ScsiAddress address = new ScsiAddress(host, Integer.parseInt(parts[0]), Integer.parseInt(parts[1]),
+                Long.parseLong(parts[2]));
+        Presented lun = presented.get(address);
+        boolean present = disks.values().stream().anyMatch(d -> d.address().equals(address));
+        if (lun != null && !present) {
+            addDisk(address, lun.name(), lun.number(), lun.wwid(), lun.vpd83(), lun.state());
+        }
+    }
+
+    // ---- helpers -------------------------------------------------------------------------------------
+
+    private void blockDevice(Path blockDir, String name, DeviceNumber number) throws IOException {
+        attribute(blockDir.resolve("dev"), number.toString());
+        attribute(blockDir.resolve("size"), "2097152");
+        attribute(blockDir.resolve("ro"), "0");
+        attribute(blockDir.resolve("uevent"), "MAJOR=" + number.major() + "\nMINOR=" + number.minor()
+                + "\nDEVNAME=" + name + "\nDEVTYPE=disk");
+        Files.createDirectories(blockDir.resolve("holders"));
+        Files.createDirectories(blockDir.resolve("slaves"));
+        link(sys.resolve("dev/block/" + number), blockDir);
+    }
+
+    /** A text attribute as the kernel shows it: value and a newline. */
+    private static void attribute(Path file, String value) throws IOException {
+        Files.createDirectories(file.getParent());
+        Files.writeString(file, value.isEmpty() ? "" : value + "\n", StandardCharsets.UTF_8);
+    }
+
+    /** A relative symlink, as sysfs has them. */
+    private static void link(Path link, Path target) throws IOException {
+        Files.createDirectories(link.getParent());
+        Files.deleteIfExists(link);
+        Files.createSymbolicLink(link, link.getParent().relativize(target));
+    }
+
+    private static void deleteTree(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        Files.walkFileTree(dir, new SimpleFileVisitor<>() {
+            @Override
+            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
+                Files.delete(file);
+                return FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public FileVisitResult postVisitDirectory(Path d, IOException e) throws IOException {
+                if (e != null) {
+                    throw e;
+                }
+                Files.delete(d);
+                return FileVisitResult.CONTINUE;
+            }
+        });
+    }
+
+    static {
+        // Fail fast if a test ever runs on a file system without symlinks: the fake would lie.
+        try {
+            Path probe = Files.createTempDirectory("fakesysfs");
+            Files.createSymbolicLink(probe.resolve("l"), Path.of("."));
+            deleteTree(probe);
+        } catch (IOException e) {
+            throw new UncheckedIOException("symlinks are needed to fabricate sysfs", e);
+        }
+    }
+}

@@ -1,0 +1,261 @@
+package dev.blocknode.transport.iscsi;
+
+import dev.blocknode.multipath.LunAttacher;
+import dev.blocknode.os.DeviceNumber;
+import dev.blocknode.os.FileStat;
+import dev.blocknode.os.Host;
+import dev.blocknode.os.mount.MountEntry;
+import dev.blocknode.os.mount.MountOptions;
+import dev.blocknode.os.mount.Mounter;
+import dev.blocknode.scsi.ScsiAddress;
+import dev.blocknode.testing.FakeSysfs;
+import dev.blocknode.testing.ManualClock;
+import dev.blocknode.testing.RecordingBlockDevices;
+import dev.blocknode.testing.ScriptedCommandRunner;
+import dev.blocknode.transport.AttachRequest;
+import dev.blocknode.transport.Attachment;
+import dev.blocknode.volume.Secrets;
+import dev.blocknode.volume.VolumeException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The iSCSI transport against a fabricated node and a scripted iscsiadm: target IQN on two portals,
+ * LUN 3 behind both. Logins create sessions in the fake sysfs as the kernel would.
+ */
+class IscsiTransportUnitTest {
+
+    private static final String IQN = "iqn.2003-01.org.linux-iscsi.array:sn.1234";
+    private static final String NAA = "60014052e3c1d6a5b4c34b58a1f2e3d4";
+    private static final String WWID = "3" + NAA;
+    private static final String[] PORTALS = {"127.0.0.1:3260", "127.0.0.2:3260"};
+
+    /** The transport never mounts; it only asks who mounts a busy map. */
+    private static final class NoMounts implements Mounter {
+        @Override
+        public List<MountEntry> table() {
+            return List.of();
+        }
+
+        @Override
+        public void mount(Path device, Path target, String fsType, MountOptions options) {
+            throw new AssertionError("must not mount");
+        }
+
+        @Override
+        public void bind(Path source, Path target, MountOptions options) {
+            throw new AssertionError("must not bind");
+        }
+
+        @Override
+        public boolean unmount(Path target) {
+            throw new AssertionError("must not unmount");
+        }
+
+        @Override
+        public boolean isMountPoint(Path path) {
+            throw new AssertionError("must not check mount points");
+        }
+
+        @Override
+        public FileStat stat(Path path) {
+            throw new AssertionError("must not stat");
+        }
+    }
+
+    @TempDir
+    Path temp;
+
+    private FakeSysfs sysfs;
+    private ScriptedCommandRunner commands;
+    private Path database;
+    private IscsiTransport transport;
+
+    @BeforeEach
+    void fabricate() throws IOException {
+        sysfs = new FakeSysfs(temp);
+        commands = new ScriptedCommandRunner();
+        database = Files.createDirectories(temp.resolve("etc-iscsi"));
+        ManualClock clock = new ManualClock();
+        transport = new IscsiTransport(
+                new Host(sysfs.paths(), commands, new NoMounts(), new RecordingBlockDevices(sysfs.paths())),
+                new IscsiAdm(commands), new NodeRecordFiles(database), sysfs, clock.waiter(), () -> false,
+                new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)));
+    }
+
+    @AfterEach
+    void everyScriptedCommandRan() {
+        commands.assertAllConsumed();
+    }
+
+    private static AttachRequest request(Secrets secrets, String... extra) {
+        Map<String, String> context = new HashMap<>(Map.of("targetPortal", PORTALS[0], "portals", PORTALS[1],
+                "iqn", IQN, "lun", "3"));
+        for (int i = 0; i < extra.length; i += 2) {
+            context.put(extra[i], extra[i + 1]);
+        }
+        return new AttachRequest("vol-iscsi", context, Map.of(), secrets);
+    }
+
+    private static String[] node(String portal, String... operation) {
+        List<String> argv = new java.util.ArrayList<>(List.of("iscsiadm", "-m", "node", "-T", IQN, "-p", portal,
+                "-I", "default"));
+        argv.addAll(List.of(operation));
+        return argv.toArray(String[]::new);
+    }
+
+    /** iscsiadm -o new writes the record file, as the real one does. */
+    private void expectRecordCreated(String portal) {
+        commands.expect(node(portal, "-o", "new")).andDo(c -> {
+            Path record = database.resolve("nodes/" + IQN + "/" + portal.replace(':', ',') + ",1/default");
+            Files.createDirectories(record.getParent());
+            Files.writeString(record, "node.name = " + IQN + "\nnode.session.auth.authmethod = None\n");
+        });
+        commands.expect(node(portal, "-o", "update", "-n", "node.startup", "-v", "manual"));
+        commands.expect(node(portal, "-o", "update", "-n", "node.session.scan", "-v", "manual"));
+    }
+
+    private void expectLogin(String portal, int session, int host) {
+        String address = portal.substring(0, portal.indexOf(':'));
+        commands.expect(node(portal, "--login")).andDo(c -> sysfs.iscsiSession(session, host, IQN, address, 3260));
+    }
+
+    private void lunBehindBothSessions() {
+        sysfs.presentLun(new ScsiAddress(3, 0, 0, 3), "sdb", new DeviceNumber(8, 16), "naa." + NAA, null);
+        sysfs.presentLun(new ScsiAddress(4, 0, 0, 3), "sdc", new DeviceNumber(8, 32), "naa." + NAA, null);
+    }
+
+    private void expectMap() {
+        commands.expect("multipath", "-a", WWID).succeeds("wwid '" + WWID + "' added\n");
+        commands.expect("multipath", WWID).andDo(c -> sysfs.addMap(0, "mpatha", WWID, List.of("sdb", "sdc")));
+    }
+
+    @Test
+    void logsInOncePerPortalScansOnlyItsLunAndTakesTheMap() throws Exception {
+        lunBehindBothSessions();
+        for (int i = 0; i < 2; i++) {
+            expectRecordCreated(PORTALS[i]);
+            commands.expect(node(PORTALS[i], "-o", "update", "-n", "node.session.auth.authmethod", "-v", "None"));
+            expectLogin(PORTALS[i], i + 1, i + 3);
+        }
+        expectMap();
+
+        Attachment attachment = transport.attach(request(Secrets.NONE));
+
+        assertEquals(List.of("class/scsi_host/host3/scan=0 0 3", "class/scsi_host/host4/scan=0 0 3"),
+                sysfs.writeLog(), "one targeted scan per session, nothing else");
+        assertEquals(sysfs.paths().dev().resolve("dm-0"), attachment.device());
+        assertEquals(WWID, attachment.identity());
+        assertEquals(IQN, attachment.details().get("iqn"));
+        assertEquals("127.0.0.1:3260,127.0.0.2:3260", attachment.details().get("portals"));
+        assertEquals("3:0:0:3=sdb,4:0:0:3=sdc", attachment.details().get("paths"));
+
+        // A second LUN of the same target reuses both sessions: no iscsiadm call at all.
+        sysfs.presentLun(new ScsiAddress(3, 0, 0, 4), "sdd", new DeviceNumber(8, 48), "naa." + NAA.replace('d', 'e'),
+                null);
+        sysfs.presentLun(new ScsiAddress(4, 0, 0, 4), "sde", new DeviceNumber(8, 64), "naa." + NAA.replace('d', 'e'),
+                null);
+        String otherWwid = "3" + NAA.replace('d', 'e');
+        commands.expect("multipath", "-a", otherWwid).succeeds("");
+        commands.expect("multipath", otherWwid).andDo(c -> sysfs.addMap(1, "mpathb", otherWwid, List.of("sdd", "sde")));
+        Attachment second = transport.attach(request(Secrets.NONE, "lun", "4"));
+        assertEquals(otherWwid, second.identity());
+
+        // Releasing the first LUN keeps both sessions: the second LUN still uses them.
+        commands.expect("dmsetup", "message", "mpatha", "0", "fail_if_no_path");
+        commands.expect("multipath", "-f", "mpatha").andDo(c -> sysfs.removeMap("dm-0"));
+        transport.detach(attachment);
+        assertFalse(sysfs.hasDisk("sdb") || sysfs.hasDisk("sdc"), "the first LUN's paths are deleted");
+        assertTrue(sysfs.hasDisk("sdd") && sysfs.hasDisk("sde"), "the second LUN's paths are untouched");
+
+        // Releasing the last LUN logs out of both sessions and deletes the records.
+        commands.expect("dmsetup", "message", "mpathb", "0", "fail_if_no_path");
+        commands.expect("multipath", "-f", "mpathb").andDo(c -> sysfs.removeMap("dm-1"));
+        for (int i = 0; i < 2; i++) {
+            int session = i + 1;
+            int host = i + 3;
+            commands.expect(node(PORTALS[i], "--logout")).andDo(c -> sysfs.removeIscsiSession(session, host));
+            commands.expect(node(PORTALS[i], "-o", "delete"));
+        }
+        transport.detach(second);
+    }
+
+    @Test
+    void chapSecretsGoIntoTheRecordFileAndNeverIntoArgv() throws Exception {
+        lunBehindBothSessions();
+        Secrets chap = new Secrets(Map.of(ChapCredentials.USERNAME, "initiator-user",
+                ChapCredentials.PASSWORD, "very-secret-pw"));
+        for (int i = 0; i < 2; i++) {
+            expectRecordCreated(PORTALS[i]);
+            expectLogin(PORTALS[i], i + 1, i + 3);
+        }
+        expectMap();
+
+        transport.attach(request(chap));
+
+        for (var command : commands.calls()) {
+            assertFalse(String.join(" ", command.argv()).contains("very-secret-pw"), command.display());
+            assertFalse(new String(command.stdin()).contains("very-secret-pw"));
+        }
+        NodeRecordFiles records = new NodeRecordFiles(database);
+        IscsiPath first = new IscsiPath(IQN, Portal.parse(PORTALS[0]), "default");
+        assertEquals(java.util.Optional.of("very-secret-pw"), records.readSetting(first, ChapCredentials.PASSWORD));
+        assertEquals(java.util.Optional.of("CHAP"), records.readSetting(first, "node.session.auth.authmethod"));
+    }
+
+    @Test
+    void authenticationFailureOnEveryPortalIsFailedPrecondition() {
+        for (String portal : PORTALS) {
+            expectRecordCreated(portal);
+            commands.expect(node(portal, "--login")).fails(24, "iscsiadm: Login failed: authorization failure");
+        }
+        Secrets chap = new Secrets(Map.of(ChapCredentials.USERNAME, "u", ChapCredentials.PASSWORD, "wrong"));
+        VolumeException e = assertThrows(VolumeException.class, () -> transport.attach(request(chap)));
+        assertEquals(VolumeException.Outcome.FAILED_PRECONDITION, e.outcome());
+        assertTrue(e.getMessage().contains("CHAP authentication"), e.getMessage());
+        assertFalse(e.getMessage().contains("wrong"), "no secret in the message");
+    }
+
+    @Test
+    void onePortalDownStillAttachesThroughTheOther() throws Exception {
+        sysfs.presentLun(new ScsiAddress(3, 0, 0, 3), "sdb", new DeviceNumber(8, 16), "naa." + NAA, null);
+        expectRecordCreated(PORTALS[0]);
+        commands.expect(node(PORTALS[0], "-o", "update", "-n", "node.session.auth.authmethod", "-v", "None"));
+        expectLogin(PORTALS[0], 1, 3);
+        expectRecordCreated(PORTALS[1]);
+        commands.expect(node(PORTALS[1], "-o", "update", "-n", "node.session.auth.authmethod", "-v", "None"));
+        commands.expect(node(PORTALS[1], "--login")).fails(8, "iscsiadm: connection timed out");
+
+        Attachment attachment = transport.attach(request(Secrets.NONE));
+        assertEquals("3:0:0:3=sdb", attachment.details().get("paths"));
+        assertEquals(sysfs.paths().dev().resolve("sdb"), attachment.device(), "one path, no multipathd: the disk");
+    }
+
+    @Test
+    void aLunWithTheWrongWwidIsRefused() {
+        lunBehindBothSessions();
+        for (int i = 0; i < 2; i++) {
+            expectRecordCreated(PORTALS[i]);
+            commands.expect(node(PORTALS[i], "-o", "update", "-n", "node.session.auth.authmethod", "-v", "None"));
+            expectLogin(PORTALS[i], i + 1, i + 3);
+        }
+        VolumeException e = assertThrows(VolumeException.class,
+                () -> transport.attach(request(Secrets.NONE, "wwid", "36001405aaaaaaaaaaaaaaaaaaaaaaaaa")));
+        assertEquals(VolumeException.Outcome.FAILED_PRECONDITION, e.outcome(), e.getMessage());
+    }
+}
