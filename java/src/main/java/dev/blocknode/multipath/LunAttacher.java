@@ -132,6 +132,29 @@ public final class LunAttacher {
         }
     }
 
+    /**
+     * After the storage grew the LUN: each path device re-reads its capacity, then the multipath map is
+     * resized to it. The filesystem can grow only after both.
+     */
+    public void refreshSize(AttachedLun lun) throws VolumeException {
+        try {
+            for (AttachedLun.LunPath path : lun.paths()) {
+                Optional<ScsiDisk> disk = devices.diskNamed(path.name());
+                if (disk.isPresent()) {
+                    devices.rescanSize(disk.get());
+                }
+            }
+            if (lun.mapName().isPresent()) {
+                Optional<MultipathMap> map = multipath.maps().byName(lun.mapName().get());
+                if (map.isPresent()) {
+                    multipath.resize(map.get());
+                }
+            }
+        } catch (IOException e) {
+            throw VolumeException.internal("re-reading the size of LUN " + lun.wwid(), e);
+        }
+    }
+
     private Map<ScsiAddress, ScsiDisk> awaitDisks(String volumeId, List<ScsiAddress> addresses)
             throws VolumeException {
         Map<ScsiAddress, ScsiDisk> found = new LinkedHashMap<>();

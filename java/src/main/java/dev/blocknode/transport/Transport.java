@@ -28,4 +28,11 @@ public interface Transport {
 
     /** Releases what attach set up. Called only after the device is unmounted and flushed. */
     void detach(Attachment attachment) throws VolumeException;
+
+    /**
+     * After the storage grew the volume, makes the node see the new size (path rescans, map resize) so the
+     * filesystem can grow. A device already on the node needs nothing.
+     */
+    default void refreshSize(Attachment attachment) throws VolumeException {
+    }
 }

@@ -21,7 +21,7 @@ public final class NodeVolumes {
         this.guard = new OperationGuard();
         this.stager = new VolumeStager(host, paths, records, transports, guard, defaultFilesystem);
         this.publisher = new VolumePublisher(host, paths, records, guard);
-        this.expander = new VolumeExpander(host, locator, guard);
+        this.expander = new VolumeExpander(host, locator, guard, transports);
         this.stats = new VolumeStatsReader(host, locator);
     }
 

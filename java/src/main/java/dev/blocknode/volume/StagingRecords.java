@@ -3,6 +3,9 @@ package dev.blocknode.volume;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.state.RecordStore;
 import dev.blocknode.state.v1.StagingRecord;
+import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.Transport;
+import dev.blocknode.transport.Transports;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -52,6 +55,19 @@ final class StagingRecords {
 
     static DeviceNumber deviceNumber(StagingRecord record) {
         return new DeviceNumber(record.getDevice().getMajor(), record.getDevice().getMinor());
+    }
+
+    /** What the transport attached, as recorded: what detach and refreshSize work from. */
+    static Attachment attachment(StagingRecord record) {
+        return new Attachment(record.getTransport(), devicePath(record), deviceNumber(record),
+                record.getDevice().getIdentity(), record.getAttachmentMap());
+    }
+
+    /** The transport that staged the volume. */
+    static Transport transportOf(Transports transports, StagingRecord record) throws VolumeException {
+        return transports.named(record.getTransport()).orElseThrow(() -> VolumeException.internal(
+                "volume " + record.getVolumeId() + " was staged by transport \"" + record.getTransport()
+                        + "\", which this plugin does not have", null));
     }
 
     static Path devicePath(StagingRecord record) {

@@ -3,6 +3,7 @@ package dev.blocknode.volume;
 import dev.blocknode.os.Host;
 import dev.blocknode.os.exec.CommandException;
 import dev.blocknode.state.v1.StagingRecord;
+import dev.blocknode.transport.Transports;
 import dev.blocknode.volume.filesystem.FilesystemType;
 
 import java.io.IOException;
@@ -21,11 +22,13 @@ public final class VolumeExpander {
     private final Host host;
     private final VolumeLocator locator;
     private final OperationGuard guard;
+    private final Transports transports;
 
-    VolumeExpander(Host host, VolumeLocator locator, OperationGuard guard) {
+    VolumeExpander(Host host, VolumeLocator locator, OperationGuard guard, Transports transports) {
         this.host = host;
         this.locator = locator;
         this.guard = guard;
+        this.transports = transports;
     }
 
     /** @return the capacity in bytes now available to the volume */
@@ -39,6 +42,7 @@ public final class VolumeExpander {
         }
         try (OperationGuard.Permit ignored = guard.enter(request.volumeId(), "NodeExpandVolume")) {
             Path device = StagingRecords.devicePath(record);
+            StagingRecords.transportOf(transports, record).refreshSize(StagingRecords.attachment(record));
             long size;
             try {
                 size = host.blockDevices().sizeBytes(device);

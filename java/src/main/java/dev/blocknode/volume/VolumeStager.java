@@ -141,11 +141,7 @@ public final class VolumeStager {
             }
             requireNotMountedElsewhere(request.volumeId(), number);
             flush(record);
-            Transport transport = transports.named(record.getTransport()).orElseThrow(() -> VolumeException.internal(
-                    "volume " + request.volumeId() + " was staged by transport \"" + record.getTransport()
-                            + "\", which this plugin does not have", null));
-            transport.detach(new Attachment(record.getTransport(), StagingRecords.devicePath(record), number,
-                    record.getDevice().getIdentity(), record.getAttachmentMap()));
+            StagingRecords.transportOf(transports, record).detach(StagingRecords.attachment(record));
             records.delete(request.volumeId());
             LOG.info(() -> "unstaged volume " + request.volumeId() + " from " + staging);
         }

@@ -92,6 +92,11 @@ public final class FcTransport implements Transport {
     }
 
     @Override
+    public void refreshSize(Attachment attachment) throws VolumeException {
+        attacher.refreshSize(LunAttacher.recorded(attachment.details(), attachment.device(), attachment.number()));
+    }
+
+    @Override
     public void detach(Attachment attachment) throws VolumeException {
         attacher.release(LunAttacher.recorded(attachment.details(), attachment.device(), attachment.number()));
     }

@@ -150,6 +150,11 @@ public final class IscsiTransport implements Transport {
     }
 
     @Override
+    public void refreshSize(Attachment attachment) throws VolumeException {
+        attacher.refreshSize(LunAttacher.recorded(attachment.details(), attachment.device(), attachment.number()));
+    }
+
+    @Override
     public void detach(Attachment attachment) throws VolumeException {
         attacher.release(LunAttacher.recorded(attachment.details(), attachment.device(), attachment.number()));
         String iqn = attachment.details().get(DETAIL_IQN);

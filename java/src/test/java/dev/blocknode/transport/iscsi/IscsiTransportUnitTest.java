@@ -196,6 +196,27 @@ class IscsiTransportUnitTest {
     }
 
     @Test
+    void growingRescansEveryPathThenResizesTheMap() throws Exception {
+        lunBehindBothSessions();
+        for (int i = 0; i < 2; i++) {
+            expectRecordCreated(PORTALS[i]);
+            commands.expect(node(PORTALS[i], "-o", "update", "-n", "node.session.auth.authmethod", "-v", "None"));
+            expectLogin(PORTALS[i], i + 1, i + 3);
+        }
+        expectMap();
+        Attachment attachment = transport.attach(request(Secrets.NONE));
+        int before = sysfs.writeLog().size();
+
+        commands.expect("multipathd", "resize", "map", "mpatha").succeeds("ok\n");
+        transport.refreshSize(attachment);
+
+        List<String> writes = sysfs.writeLog().subList(before, sysfs.writeLog().size());
+        assertEquals(2, writes.size(), writes.toString());
+        assertTrue(writes.stream().allMatch(w -> w.endsWith("device/rescan=1")), writes.toString());
+        assertTrue(writes.get(0).contains("sdb") && writes.get(1).contains("sdc"), writes.toString());
+    }
+
+    @Test
     void chapSecretsGoIntoTheRecordFileAndNeverIntoArgv() throws Exception {
         lunBehindBothSessions();
         Secrets chap = new Secrets(Map.of(ChapCredentials.USERNAME, "initiator-user",
