@@ -31,6 +31,8 @@ help:
 	@echo "make test    install what the tests need, then the unit, host (root) and csi-sanity tiers"
 	@echo "make build   build the runnable jars"
 	@echo "make clean   remove build output"
+	@echo "make validate-deploy  check deploy/ offline: manifests and Helm chart, strictly typed, plus its tests"
+	@echo "make e2e-vm  (root) boot a qemu guest with iSCSI + multipath and run the plugin in it (test-e2e/vm)"
 
 # Host packages the plugin and its tests use. Installed only when a tool is missing.
 .PHONY: deps
@@ -82,3 +84,20 @@ test: deps $(CSI_SANITY)
 clean:
 	$(MVN) clean
 	rm -rf $(RUN_DIR)
+
+# The SAN tier: this machine's kernel has no SCSI, iSCSI or device-mapper, so a qemu guest with Debian's
+# kernel runs tgtd + open-iscsi + multipathd and the plugin's jar (see test-e2e/vm/README.md).
+.PHONY: e2e-vm
+e2e-vm: $(PLUGIN_JAR)
+	@start=$$(date +%s); rc=0; \
+	bash test-e2e/vm/setup.sh && bash test-e2e/vm/e2e.sh || rc=$$?; \
+	echo "make e2e-vm: $$( ((rc == 0)) && echo passed || echo FAILED ) in $$(( $$(date +%s) - start )) s"; \
+	exit $$rc
+
+# deploy/: every manifest and the Helm chart's rendering decoded strictly into k8s.io/api types, blocknode's
+# own rules, chart-vs-manifest drift, and the validator's negative tests. Go modules from the module proxy
+# (pinned in deploy/validate/go.sum); no cluster, no docker.
+.PHONY: validate-deploy
+validate-deploy:
+	cd deploy/validate && go test ./... && go build -o $(TOOLS)/deploy-validate .
+	$(TOOLS)/deploy-validate -deploy deploy

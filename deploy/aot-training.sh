@@ -1,0 +1,27 @@
+#!/bin/bash
+# Training run for the JVM's AOT cache (JDK 25: JEP 483/514/515), run once at image build time: start the
+# plugin as in production but on a private socket, make the calls kubelet and the sidecars make, stop it
+# with SIGTERM; the JVM then writes the classes it loaded and linked to the cache. Any failing call fails
+# the build (Probe also checks that the image has the host tools the plugin needs).
+#   aot-training.sh JAR CACHE JVM_ARGS_FILE
+set -euo pipefail
+jar=$1 cache=$2 jvm_args=$3
+work=$(mktemp -d)
+java @"$jvm_args" -XX:AOTCacheOutput="$cache" -jar "$jar" --endpoint="unix://$work/csi.sock" \
+    --kubelet-root="$work/kubelet" --state-dir="$work/state" --metrics-address=127.0.0.1:19810 \
+    --node-id=aot-training &
+pid=$!
+for _ in $(seq 150); do [[ -S $work/csi.sock ]] && break; sleep 0.2; done
+client() { java -jar "$jar" client --endpoint "unix://$work/csi.sock" "$@" >/dev/null; }
+for rpc in Probe GetPluginInfo GetPluginCapabilities NodeGetInfo NodeGetCapabilities; do client "$rpc"; done
+# An error answer (NOT_FOUND: nothing is staged) trains the error path too.
+client NodeGetVolumeStats "volume_id: \"training\" volume_path: \"$work/kubelet/x\"" || [[ $? == 5 ]]
+# One Prometheus scrape.
+exec 3<>/dev/tcp/127.0.0.1/19810
+printf 'GET /metrics HTTP/1.0\r\n\r\n' >&3
+grep -q '^HTTP/1.[01] 200' <&3
+exec 3<&-
+kill -TERM "$pid"
+wait "$pid" || true # 143 after SIGTERM; the cache is written before the JVM exits
+rm -rf "$work"
+test -s "$cache"

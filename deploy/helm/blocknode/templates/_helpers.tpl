@@ -1,0 +1,29 @@
+{{/* Labels that select the plugin's pods. Fixed (no release name): a CSI driver is one per cluster. */}}
+{{- define "blocknode.selectorLabels" -}}
+app.kubernetes.io/name: blocknode
+app.kubernetes.io/component: node-plugin
+{{- end }}
+
+{{- define "blocknode.labels" -}}
+{{ include "blocknode.selectorLabels" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end }}
+
+{{/* <kubelet root>/plugins/<driver>: the plugin's socket directory on the host. */}}
+{{- define "blocknode.pluginDir" -}}
+{{ trimSuffix "/" .Values.kubeletRoot }}/plugins/{{ .Values.driverName }}
+{{- end }}
+
+{{- define "blocknode.image" -}}
+{{ .repository }}:{{ .tag }}
+{{- end }}
+
+{{/* host:port for --metrics-address; an IPv6 host goes in brackets. */}}
+{{- define "blocknode.metricsAddress" -}}
+{{- $host := .Values.metrics.host -}}
+{{- if contains ":" $host }}{{ $host = printf "[%s]" $host }}{{ end -}}
+{{ $host }}:{{ .Values.metrics.port | int }}
+{{- end }}

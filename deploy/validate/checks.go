@@ -1,0 +1,727 @@
+package main
+
+import (
+	"net"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// The plugin's own defaults (see the top README's flag table), used when a flag is not given.
+const (
+	defaultDriverName    = "block.csi.blocknode.dev"
+	defaultEndpoint      = "unix:///csi/csi.sock"
+	defaultKubeletRoot   = "/var/lib/kubelet"
+	defaultStateDir      = "/var/lib/blocknode"
+	defaultShutdownGrace = 30 * time.Second
+	defaultHealthPort    = 9808
+	pluginContainer      = "blocknode"
+)
+
+// Check runs blocknode's own rules over one set of objects (the manifests, or one rendering of the chart),
+// attaching every problem to the object it concerns.
+func Check(objects []*Object) {
+	s := newObjectSet(objects)
+	for _, o := range objects {
+		if o.Value == nil {
+			continue // did not decode; already failed
+		}
+		switch v := o.Value.(type) {
+		case *appsv1.DaemonSet:
+			checkPodSpec(o, &v.Spec.Template.Spec)
+			checkPlugin(o, v, s)
+		case *corev1.Pod:
+			checkPodSpec(o, &v.Spec)
+			checkPodClaims(o, v, s)
+		case *storagev1.CSIDriver:
+			checkCSIDriver(o, v, s)
+		case *corev1.PersistentVolume:
+			checkPV(o, v, s)
+		case *corev1.PersistentVolumeClaim:
+			checkPVC(o, v, s)
+		case *corev1.Secret:
+			checkSecret(o, v, s)
+		}
+	}
+}
+
+// objectSet indexes a set by kind, namespace and name, and knows the driver name it deploys.
+type objectSet struct {
+	byKey      map[string]*Object
+	csiDrivers []*storagev1.CSIDriver
+	plugins    []pluginInfo
+	handles    map[string]string // volumeHandle -> PV name
+}
+
+type pluginInfo struct {
+	driver string
+}
+
+func key(kind, namespace, name string) string { return kind + "/" + namespace + "/" + name }
+
+func newObjectSet(objects []*Object) *objectSet {
+	s := &objectSet{byKey: map[string]*Object{}, handles: map[string]string{}}
+	for _, o := range objects {
+		if o.Value == nil {
+			continue
+		}
+		k := key(o.Kind, o.Namespace, o.Name)
+		if prev, dup := s.byKey[k]; dup {
+			o.fail("the same object is also defined in %s", prev.Source)
+			continue
+		}
+		s.byKey[k] = o
+		switch v := o.Value.(type) {
+		case *storagev1.CSIDriver:
+			s.csiDrivers = append(s.csiDrivers, v)
+		case *appsv1.DaemonSet:
+			if c := findContainer(v.Spec.Template.Spec.Containers, pluginContainer); c != nil {
+				s.plugins = append(s.plugins, pluginInfo{driver: flagsOf(c.Args).get("driver-name", defaultDriverName)})
+			}
+		}
+	}
+	return s
+}
+
+// driverName is the one driver name the set deploys: the CSIDriver's, else the plugin's, else the default.
+func (s *objectSet) driverName() string {
+	if len(s.csiDrivers) > 0 {
+		return s.csiDrivers[0].Name
+	}
+	if len(s.plugins) > 0 {
+		return s.plugins[0].driver
+	}
+	return defaultDriverName
+}
+
+func (s *objectSet) get(kind, namespace, name string) *Object {
+	return s.byKey[key(kind, namespace, name)]
+}
+
+// ---- flags ---------------------------------------------------------------------------------------------
+
+type flags map[string]string
+
+// flagsOf reads "--name=value" and "--name value" arguments.
+func flagsOf(args []string) flags {
+	f := flags{}
+	for i := 0; i < len(args); i++ {
+		arg := strings.TrimLeft(args[i], "-")
+		if arg == args[i] {
+			continue
+		}
+		if name, value, ok := strings.Cut(arg, "="); ok {
+			f[name] = value
+		} else if i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+			f[arg] = args[i+1]
+			i++
+		} else {
+			f[arg] = "true"
+		}
+	}
+	return f
+}
+
+func (f flags) get(name, fallback string) string {
+	if v, ok := f[name]; ok {
+		return v
+	}
+	return fallback
+}
+
+// ---- pod specs (DaemonSet and Pod) ---------------------------------------------------------------------
+
+var digestOrTag = regexp.MustCompile(`^[^@]+(@sha256:[0-9a-f]{64}|:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})$`)
+
+func checkPodSpec(o *Object, spec *corev1.PodSpec) {
+	volumes := map[string]*corev1.Volume{}
+	for i := range spec.Volumes {
+		volumes[spec.Volumes[i].Name] = &spec.Volumes[i]
+	}
+	all := append(append([]corev1.Container{}, spec.InitContainers...), spec.Containers...)
+	if len(spec.Containers) == 0 {
+		o.fail("the pod has no containers")
+	}
+	for _, c := range all {
+		where := "container " + c.Name
+		req := c.Resources.Requests
+		if _, ok := req[corev1.ResourceCPU]; !ok {
+			o.fail("%s has no cpu request", where)
+		}
+		if _, ok := req[corev1.ResourceMemory]; !ok {
+			o.fail("%s has no memory request", where)
+		}
+		if lim, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
+			if r, ok := req[corev1.ResourceMemory]; ok && lim.Cmp(r) < 0 {
+				o.fail("%s: memory limit %s is below its request %s", where, lim.String(), r.String())
+			}
+		}
+		// The part after the last "/" holds the tag; a registry port ("host:5000/x") is not a tag.
+		image := c.Image
+		last := image[strings.LastIndex(image, "/")+1:]
+		if !digestOrTag.MatchString(last) || strings.HasSuffix(image, ":latest") {
+			o.fail("%s: image %q is not pinned to a tag or digest (and not :latest)", where, image)
+		}
+		for _, m := range c.VolumeMounts {
+			if volumes[m.Name] == nil {
+				o.fail("%s mounts volume %q, which the pod does not define", where, m.Name)
+			}
+		}
+		for _, d := range c.VolumeDevices {
+			if volumes[d.Name] == nil {
+				o.fail("%s uses device volume %q, which the pod does not define", where, d.Name)
+			}
+		}
+		for kind, probe := range map[string]*corev1.Probe{"liveness": c.LivenessProbe, "readiness": c.ReadinessProbe,
+			"startup": c.StartupProbe} {
+			if probe == nil {
+				continue
+			}
+			var port *intstr.IntOrString
+			if probe.HTTPGet != nil {
+				port = &probe.HTTPGet.Port
+			} else if probe.TCPSocket != nil {
+				port = &probe.TCPSocket.Port
+			}
+			if port != nil && port.Type == intstr.String && containerPort(&c, port.StrVal) == 0 {
+				o.fail("%s: %s probe names port %q, which the container does not declare", where, kind, port.StrVal)
+			}
+		}
+	}
+}
+
+func findContainer(containers []corev1.Container, name string) *corev1.Container {
+	for i := range containers {
+		if containers[i].Name == name {
+			return &containers[i]
+		}
+	}
+	return nil
+}
+
+// findByImage finds the container whose image repository ends in name (the sidecars are found by image).
+func findByImage(containers []corev1.Container, name string) *corev1.Container {
+	for i := range containers {
+		repo := containers[i].Image
+		if at := strings.Index(repo, "@"); at >= 0 {
+			repo = repo[:at]
+		}
+		if colon := strings.LastIndex(repo, ":"); colon > strings.LastIndex(repo, "/") {
+			repo = repo[:colon]
+		}
+		if path.Base(repo) == name {
+			return &containers[i]
+		}
+	}
+	return nil
+}
+
+func containerPort(c *corev1.Container, name string) int32 {
+	for _, p := range c.Ports {
+		if p.Name == name {
+			return p.ContainerPort
+		}
+	}
+	return 0
+}
+
+func volumeByName(spec *corev1.PodSpec, name string) *corev1.Volume {
+	for i := range spec.Volumes {
+		if spec.Volumes[i].Name == name {
+			return &spec.Volumes[i]
+		}
+	}
+	return nil
+}
+
+// hostPathAt is the host path mounted at mountPath in c (by an exact mount), or "" if none is.
+func hostPathAt(spec *corev1.PodSpec, c *corev1.Container, mountPath string) (string, *corev1.VolumeMount) {
+	for i := range c.VolumeMounts {
+		m := &c.VolumeMounts[i]
+		if path.Clean(m.MountPath) != path.Clean(mountPath) {
+			continue
+		}
+		if v := volumeByName(spec, m.Name); v != nil && v.HostPath != nil {
+			return path.Clean(v.HostPath.Path), m
+		}
+		return "", m
+	}
+	return "", nil
+}
+
+func socketPath(endpoint string) string {
+	p := strings.TrimPrefix(strings.TrimPrefix(endpoint, "unix://"), "unix:")
+	return path.Clean(p)
+}
+
+// ---- the plugin's DaemonSet ----------------------------------------------------------------------------
+
+func checkPlugin(o *Object, ds *appsv1.DaemonSet, s *objectSet) {
+	spec := &ds.Spec.Template.Spec
+	plugin := findContainer(spec.Containers, pluginContainer)
+	if plugin == nil {
+		o.fail("no container named %q (the plugin)", pluginContainer)
+		return
+	}
+	f := flagsOf(plugin.Args)
+	driver := f.get("driver-name", defaultDriverName)
+	root := path.Clean(f.get("kubelet-root", defaultKubeletRoot))
+	socket := socketPath(f.get("endpoint", defaultEndpoint))
+	pluginDir := path.Join(root, "plugins", driver)
+
+	if plugin.SecurityContext == nil || plugin.SecurityContext.Privileged == nil || !*plugin.SecurityContext.Privileged {
+		o.fail("the plugin container must be privileged (mounts, device nodes, Bidirectional propagation)")
+	}
+	hostRoot, rootMount := hostPathAt(spec, plugin, root)
+	switch {
+	case rootMount == nil:
+		o.fail("the plugin does not mount the kubelet root %s (--kubelet-root) at the same path", root)
+	case hostRoot != root:
+		o.fail("the plugin's %s must be the host's %s (a hostPath), not %q", root, root, hostRoot)
+	case rootMount.MountPropagation == nil || *rootMount.MountPropagation != corev1.MountPropagationBidirectional:
+		o.fail("the plugin's kubelet-root mount %s must have mountPropagation Bidirectional", root)
+	}
+	hostSocketDir, socketMount := hostPathAt(spec, plugin, path.Dir(socket))
+	if socketMount == nil || hostSocketDir != pluginDir {
+		o.fail("the plugin's socket directory %s must be the host's %s (got %q)", path.Dir(socket), pluginDir, hostSocketDir)
+	}
+	stateDir := path.Clean(f.get("state-dir", defaultStateDir))
+	if hostState, m := hostPathAt(spec, plugin, stateDir); m == nil || hostState == "" {
+		o.fail("the state directory %s (--state-dir) must be a hostPath mount, or records are lost on restart", stateDir)
+	}
+	if nodeID := f["node-id"]; !strings.HasPrefix(nodeID, "$(") || !strings.HasSuffix(nodeID, ")") {
+		o.fail("--node-id must come from the downward API ($(NODE_NAME)), got %q", nodeID)
+	} else if !envFromNodeName(plugin, nodeID[2:len(nodeID)-1]) {
+		o.fail("--node-id=%s: env %s must come from fieldRef spec.nodeName", nodeID, nodeID[2:len(nodeID)-1])
+	}
+	if !spec.HostNetwork {
+		o.fail("hostNetwork must be true: iscsiadm and multipath reach iscsid and multipathd through abstract sockets of the host's network namespace")
+	}
+	if !spec.HostIPC {
+		o.fail("hostIPC must be true: libdevmapper's udev cookies (multipath -f) are System V semaphores of the host")
+	}
+	if spec.PriorityClassName != "system-node-critical" {
+		o.fail("priorityClassName must be system-node-critical, got %q", spec.PriorityClassName)
+	}
+	if !toleratesEverything(spec.Tolerations) {
+		o.fail("the plugin must tolerate every taint (operator Exists, no key) to run on every node")
+	}
+	grace := defaultShutdownGrace
+	if g, ok := f["shutdown-grace"]; ok {
+		d, err := time.ParseDuration(g)
+		if err != nil {
+			o.fail("--shutdown-grace=%q is not a duration", g)
+		}
+		grace = d
+	}
+	if spec.TerminationGracePeriodSeconds == nil || time.Duration(*spec.TerminationGracePeriodSeconds)*time.Second <= grace {
+		o.fail("terminationGracePeriodSeconds must be longer than --shutdown-grace (%s)", grace)
+	}
+	if lf := f.get("log-format", "json"); lf != "json" {
+		o.fail("--log-format must be json in a deployment, got %q", lf)
+	}
+	if addr, ok := f["metrics-address"]; ok && addr != "" {
+		_, port, err := net.SplitHostPort(addr)
+		if n, perr := strconv.Atoi(port); err != nil || perr != nil || !declaresPort(plugin, int32(n)) {
+			o.fail("--metrics-address=%s: its port must be declared in the plugin container's ports", addr)
+		}
+	}
+	if sa := spec.ServiceAccountName; sa == "" {
+		o.fail("serviceAccountName is not set (the namespace's default account would be used)")
+	} else if s.get("ServiceAccount", o.Namespace, sa) == nil {
+		o.fail("serviceAccountName %q: no such ServiceAccount in namespace %q in this set", sa, o.Namespace)
+	}
+	if len(s.csiDrivers) != 1 {
+		o.fail("the set must hold exactly one CSIDriver, it holds %d", len(s.csiDrivers))
+	}
+	checkRegistrar(o, spec, socket, pluginDir, root)
+	checkLivenessProbe(o, spec, plugin, socket, pluginDir)
+}
+
+func envFromNodeName(c *corev1.Container, name string) bool {
+	for _, e := range c.Env {
+		if e.Name == name {
+			return e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "spec.nodeName"
+		}
+	}
+	return false
+}
+
+func toleratesEverything(ts []corev1.Toleration) bool {
+	for _, t := range ts {
+		if t.Key == "" && t.Operator == corev1.TolerationOpExists && t.Effect == "" {
+			return true
+		}
+	}
+	return false
+}
+
+func declaresPort(c *corev1.Container, port int32) bool {
+	for _, p := range c.Ports {
+		if p.ContainerPort == port {
+			return true
+		}
+	}
+	return false
+}
+
+// sidecarSocket checks that a sidecar's --csi-address is the plugin's socket, through the same host directory.
+func sidecarSocket(o *Object, spec *corev1.PodSpec, c *corev1.Container, pluginSocket, pluginDir string) {
+	addr := socketPath(flagsOf(c.Args).get("csi-address", "/run/csi/socket"))
+	hostDir, m := hostPathAt(spec, c, path.Dir(addr))
+	if m == nil || hostDir != pluginDir || path.Base(addr) != path.Base(pluginSocket) {
+		o.fail("%s: --csi-address %s is not the plugin's socket %s/%s", c.Name, addr, pluginDir, path.Base(pluginSocket))
+	}
+}
+
+func checkRegistrar(o *Object, spec *corev1.PodSpec, socket, pluginDir, root string) {
+	c := findByImage(spec.Containers, "csi-node-driver-registrar")
+	if c == nil {
+		o.fail("no node-driver-registrar container (image .../csi-node-driver-registrar)")
+		return
+	}
+	sidecarSocket(o, spec, c, socket, pluginDir)
+	f := flagsOf(c.Args)
+	want := path.Join(pluginDir, path.Base(socket))
+	if got := f["kubelet-registration-path"]; got != want {
+		o.fail("%s: --kubelet-registration-path must be %s (the plugin's socket on the host for driver %s), got %q",
+			c.Name, want, path.Base(pluginDir), got)
+	}
+	regDir := f.get("plugin-registration-path", "/registration")
+	if host, m := hostPathAt(spec, c, regDir); m == nil || host != path.Join(root, "plugins_registry") {
+		o.fail("%s: %s must be the host's %s (kubelet's plugin registry), got %q", c.Name, regDir,
+			path.Join(root, "plugins_registry"), host)
+	}
+	if p := c.LivenessProbe; p != nil && p.Exec != nil {
+		if got := flagsOf(p.Exec.Command)["kubelet-registration-path"]; got != want {
+			o.fail("%s: the registration probe's --kubelet-registration-path must be %s, got %q", c.Name, want, got)
+		}
+	}
+}
+
+func checkLivenessProbe(o *Object, spec *corev1.PodSpec, plugin *corev1.Container, socket, pluginDir string) {
+	c := findByImage(spec.Containers, "livenessprobe")
+	if c == nil {
+		o.fail("no livenessprobe container (image .../livenessprobe)")
+		return
+	}
+	sidecarSocket(o, spec, c, socket, pluginDir)
+	f := flagsOf(c.Args)
+	host, port := "", defaultHealthPort
+	if ep, ok := f["http-endpoint"]; ok {
+		h, p, err := net.SplitHostPort(ep)
+		n, perr := strconv.Atoi(p)
+		if err != nil || perr != nil {
+			o.fail("%s: --http-endpoint %q is not host:port", c.Name, ep)
+			return
+		}
+		host, port = h, n
+	} else if hp, ok := f["health-port"]; ok {
+		n, err := strconv.Atoi(hp)
+		if err != nil {
+			o.fail("%s: --health-port %q is not a number", c.Name, hp)
+			return
+		}
+		port = n
+	}
+	probe := plugin.LivenessProbe
+	if probe == nil || probe.HTTPGet == nil {
+		o.fail("the plugin container needs an httpGet livenessProbe on the livenessprobe sidecar's /healthz")
+		return
+	}
+	got := probe.HTTPGet.Port.IntVal
+	if probe.HTTPGet.Port.Type == intstr.String {
+		got = containerPort(plugin, probe.HTTPGet.Port.StrVal)
+	}
+	if int(got) != port || probe.HTTPGet.Path != "/healthz" {
+		o.fail("the plugin's livenessProbe must GET /healthz on port %d (livenessprobe's), got %s on %d",
+			port, probe.HTTPGet.Path, got)
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		if probeIP := net.ParseIP(probe.HTTPGet.Host); probeIP == nil || !probeIP.IsLoopback() {
+			o.fail("livenessprobe listens on %s only: the plugin's livenessProbe must set host to it", host)
+		}
+	}
+}
+
+// ---- CSIDriver -----------------------------------------------------------------------------------------
+
+func checkCSIDriver(o *Object, d *storagev1.CSIDriver, s *objectSet) {
+	for _, p := range s.plugins {
+		if p.driver != d.Name {
+			o.fail("CSIDriver %q does not match the plugin's --driver-name %q", d.Name, p.driver)
+		}
+	}
+	if d.Spec.AttachRequired == nil || *d.Spec.AttachRequired {
+		o.fail("attachRequired must be false: a node-only plugin has no external-attacher, pods would wait forever")
+	}
+	if d.Spec.PodInfoOnMount == nil || *d.Spec.PodInfoOnMount {
+		o.fail("podInfoOnMount must be false")
+	}
+	if len(d.Spec.VolumeLifecycleModes) != 1 || d.Spec.VolumeLifecycleModes[0] != storagev1.VolumeLifecyclePersistent {
+		o.fail("volumeLifecycleModes must be [Persistent], got %v", d.Spec.VolumeLifecycleModes)
+	}
+	if d.Spec.FSGroupPolicy == nil || *d.Spec.FSGroupPolicy != storagev1.FileFSGroupPolicy {
+		o.fail("fsGroupPolicy must be File")
+	}
+}
+
+// ---- PersistentVolumes and their volume attributes -----------------------------------------------------
+
+// transportKeys are the volume_context keys each transport reads (README; shared/DESIGN.md section 4).
+var transportKeys = map[string]map[string]bool{
+	"iscsi": {"transport": true, "targetPortal": true, "portals": true, "iqn": true, "lun": true, "wwid": true, "iface": true},
+	"fc":    {"transport": true, "targetWWNs": true, "lun": true, "wwids": true},
+	"local": {"transport": true, "devicePath": true, "wwid": true},
+}
+
+var chapKeys = map[string]bool{
+	"node.session.auth.username": true, "node.session.auth.password": true,
+	"node.session.auth.username_in": true, "node.session.auth.password_in": true,
+}
+
+var (
+	wwnPattern  = regexp.MustCompile(`^(0x)?[0-9a-fA-F]{16}$`)
+	iqnPattern  = regexp.MustCompile(`^(iqn\.\d{4}-\d{2}\.[a-z0-9][a-z0-9.-]*(:\S+)?|eui\.[0-9a-f]{16}|naa\.([0-9a-f]{16}|[0-9a-f]{32}))$`)
+	wwidPattern = regexp.MustCompile(`^\S+$`)
+)
+
+func inferTransport(attrs map[string]string) string {
+	if t := attrs["transport"]; t != "" {
+		return t
+	}
+	switch {
+	case attrs["iqn"] != "" || attrs["targetPortal"] != "":
+		return "iscsi"
+	case attrs["targetWWNs"] != "" || attrs["wwids"] != "":
+		return "fc"
+	case attrs["devicePath"] != "":
+		return "local"
+	}
+	return ""
+}
+
+func list(value string) []string {
+	value = strings.TrimSpace(value)
+	value = strings.TrimSuffix(strings.TrimPrefix(value, "["), "]")
+	var items []string
+	for _, item := range strings.Split(value, ",") {
+		if item = strings.Trim(strings.TrimSpace(item), `"`); item != "" {
+			items = append(items, item)
+		}
+	}
+	return items
+}
+
+func checkPV(o *Object, pv *corev1.PersistentVolume, s *objectSet) {
+	csi := pv.Spec.CSI
+	if csi == nil {
+		o.fail("spec.csi is missing: not a blocknode volume")
+		return
+	}
+	if want := s.driverName(); csi.Driver != want {
+		o.fail("spec.csi.driver %q is not the deployed driver %q", csi.Driver, want)
+	}
+	if csi.VolumeHandle == "" {
+		o.fail("spec.csi.volumeHandle is empty")
+	} else if other, dup := s.handles[csi.VolumeHandle]; dup {
+		o.fail("volumeHandle %q is also PV %s's: handles must be unique (kubelet's staging path and the plugin's record derive from it)",
+			csi.VolumeHandle, other)
+	} else {
+		s.handles[csi.VolumeHandle] = pv.Name
+	}
+	if pv.Spec.PersistentVolumeReclaimPolicy == corev1.PersistentVolumeReclaimDelete {
+		o.fail("persistentVolumeReclaimPolicy Delete: no controller can delete a static LUN; use Retain")
+	}
+	if _, ok := pv.Spec.Capacity[corev1.ResourceStorage]; !ok {
+		o.fail("spec.capacity.storage is missing")
+	}
+	if csi.FSType != "" && csi.FSType != "ext4" && csi.FSType != "xfs" {
+		o.fail("fsType %q: the plugin formats only ext4 or xfs", csi.FSType)
+	}
+	if pv.Spec.VolumeMode != nil && *pv.Spec.VolumeMode == corev1.PersistentVolumeBlock && csi.FSType != "" {
+		o.fail("a Block volume has no fsType")
+	}
+	checkAttributes(o, csi.VolumeAttributes)
+	if ref := csi.NodeStageSecretRef; ref != nil {
+		if s.get("Secret", ref.Namespace, ref.Name) == nil {
+			o.fail("nodeStageSecretRef %s/%s: no such Secret in this set", ref.Namespace, ref.Name)
+		}
+	}
+	if ref := pv.Spec.ClaimRef; ref != nil {
+		pvcObj := s.get("PersistentVolumeClaim", ref.Namespace, ref.Name)
+		if pvcObj == nil {
+			o.fail("claimRef %s/%s: no such PersistentVolumeClaim in this set", ref.Namespace, ref.Name)
+		} else if pvc := pvcObj.Value.(*corev1.PersistentVolumeClaim); pvc.Spec.VolumeName != pv.Name {
+			o.fail("claimRef %s/%s: that claim's volumeName is %q", ref.Namespace, ref.Name, pvc.Spec.VolumeName)
+		}
+	}
+}
+
+func checkAttributes(o *Object, attrs map[string]string) {
+	transport := inferTransport(attrs)
+	known, ok := transportKeys[transport]
+	if !ok {
+		o.fail("volumeAttributes name no known transport (iscsi, fc, local): %q", transport)
+		return
+	}
+	for k := range attrs {
+		if !known[k] {
+			o.fail("volumeAttributes.%s is not a key of the %s transport", k, transport)
+		}
+	}
+	lunOK := func() {
+		if n, err := strconv.Atoi(attrs["lun"]); err != nil || n < 0 {
+			o.fail("volumeAttributes.lun %q is not a LUN number", attrs["lun"])
+		}
+	}
+	switch transport {
+	case "iscsi":
+		for _, k := range []string{"targetPortal", "iqn", "lun"} {
+			if attrs[k] == "" {
+				o.fail("volumeAttributes.%s is required by the iscsi transport", k)
+			}
+		}
+		if attrs["lun"] != "" {
+			lunOK()
+		}
+		if iqn := attrs["iqn"]; iqn != "" && !iqnPattern.MatchString(iqn) {
+			o.fail("volumeAttributes.iqn %q is not an iSCSI name", iqn)
+		}
+		for _, p := range append([]string{attrs["targetPortal"]}, list(attrs["portals"])...) {
+			if p == "" {
+				continue
+			}
+			if _, _, err := net.SplitHostPort(p); err != nil && net.ParseIP(strings.Trim(p, "[]")) == nil {
+				o.fail("portal %q is neither address:port nor an address", p)
+			}
+		}
+	case "fc":
+		switch {
+		case attrs["wwids"] != "":
+			for _, w := range list(attrs["wwids"]) {
+				if !wwidPattern.MatchString(w) {
+					o.fail("wwid %q is not a WWID", w)
+				}
+			}
+		case attrs["targetWWNs"] != "" && attrs["lun"] != "":
+			lunOK()
+			for _, w := range list(attrs["targetWWNs"]) {
+				if !wwnPattern.MatchString(w) {
+					o.fail("target WWN %q is not 16 hex digits", w)
+				}
+			}
+		default:
+			o.fail("the fc transport needs targetWWNs and lun, or wwids")
+		}
+	case "local":
+		if !strings.HasPrefix(attrs["devicePath"], "/dev/") {
+			o.fail("volumeAttributes.devicePath must be a path under /dev")
+		}
+	}
+}
+
+// ---- Secrets (CHAP) --------------------------------------------------------------------------------------
+
+func checkSecret(o *Object, sec *corev1.Secret, s *objectSet) {
+	has := map[string]bool{}
+	for k := range sec.StringData {
+		has[k] = true
+	}
+	for k := range sec.Data {
+		has[k] = true
+	}
+	for k := range has {
+		if !chapKeys[k] {
+			o.fail("key %q is not a CHAP key the plugin reads (node.session.auth.username/password[_in])", k)
+		}
+	}
+	for _, suffix := range []string{"", "_in"} {
+		u, p := has["node.session.auth.username"+suffix], has["node.session.auth.password"+suffix]
+		if u != p {
+			o.fail("node.session.auth.username%s and node.session.auth.password%s go together", suffix, suffix)
+		}
+	}
+	if has["node.session.auth.username_in"] && !has["node.session.auth.username"] {
+		o.fail("mutual CHAP (_in) needs the one-way credentials as well")
+	}
+}
+
+// ---- PersistentVolumeClaims and Pods -------------------------------------------------------------------
+
+func modeOf(m *corev1.PersistentVolumeMode) corev1.PersistentVolumeMode {
+	if m == nil {
+		return corev1.PersistentVolumeFilesystem
+	}
+	return *m
+}
+
+func checkPVC(o *Object, pvc *corev1.PersistentVolumeClaim, s *objectSet) {
+	if pvc.Spec.VolumeName == "" {
+		o.fail("spec.volumeName is empty: a static blocknode volume binds to a named PV")
+		return
+	}
+	pvObj := s.get("PersistentVolume", "", pvc.Spec.VolumeName)
+	if pvObj == nil {
+		o.fail("volumeName %q: no such PersistentVolume in this set", pvc.Spec.VolumeName)
+		return
+	}
+	pv := pvObj.Value.(*corev1.PersistentVolume)
+	if pvc.Spec.StorageClassName == nil {
+		o.fail("storageClassName must be set (\"\" for none), or the default StorageClass is filled in and the claim never binds")
+	} else if *pvc.Spec.StorageClassName != pv.Spec.StorageClassName {
+		o.fail("storageClassName %q differs from PV %s's %q", *pvc.Spec.StorageClassName, pv.Name, pv.Spec.StorageClassName)
+	}
+	if modeOf(pvc.Spec.VolumeMode) != modeOf(pv.Spec.VolumeMode) {
+		o.fail("volumeMode %s differs from PV %s's %s", modeOf(pvc.Spec.VolumeMode), pv.Name, modeOf(pv.Spec.VolumeMode))
+	}
+	for _, m := range pvc.Spec.AccessModes {
+		found := false
+		for _, pm := range pv.Spec.AccessModes {
+			found = found || pm == m
+		}
+		if !found {
+			o.fail("access mode %s is not offered by PV %s", m, pv.Name)
+		}
+	}
+	req, ok := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
+	capacity := pv.Spec.Capacity[corev1.ResourceStorage]
+	if !ok {
+		o.fail("resources.requests.storage is missing")
+	} else if req.Cmp(capacity) > 0 {
+		o.fail("requests %s, more than PV %s's capacity %s", req.String(), pv.Name, capacity.String())
+	}
+}
+
+func checkPodClaims(o *Object, pod *corev1.Pod, s *objectSet) {
+	for _, v := range pod.Spec.Volumes {
+		if v.PersistentVolumeClaim == nil {
+			continue
+		}
+		pvcObj := s.get("PersistentVolumeClaim", pod.Namespace, v.PersistentVolumeClaim.ClaimName)
+		if pvcObj == nil {
+			o.fail("volume %s: no PersistentVolumeClaim %s/%s in this set", v.Name, pod.Namespace, v.PersistentVolumeClaim.ClaimName)
+			continue
+		}
+		block := modeOf(pvcObj.Value.(*corev1.PersistentVolumeClaim).Spec.VolumeMode) == corev1.PersistentVolumeBlock
+		for _, c := range append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
+			for _, m := range c.VolumeMounts {
+				if m.Name == v.Name && block {
+					o.fail("container %s mounts Block volume %s: use volumeDevices", c.Name, v.Name)
+				}
+			}
+			for _, d := range c.VolumeDevices {
+				if d.Name == v.Name && !block {
+					o.fail("container %s lists Filesystem volume %s under volumeDevices: use volumeMounts", c.Name, v.Name)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,310 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+)
+
+const (
+	deployDir = ".."
+	chartDir  = "../helm/blocknode"
+)
+
+// The repository's own files pass: the same run as "make validate-deploy".
+func TestDeployDirectoryPasses(t *testing.T) {
+	r := Validate(deployDir)
+	if r.Failed != 0 || r.Passed < 19 {
+		t.Fatalf("want 0 failed and at least 19 passed, got %d passed, %d failed:\n%s",
+			r.Passed, r.Failed, strings.Join(r.Lines, "\n"))
+	}
+}
+
+func decodeOne(t *testing.T, doc string) *Object {
+	t.Helper()
+	objs, err := DecodeStream("test", strings.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 1 {
+		t.Fatalf("want 1 object, got %d", len(objs))
+	}
+	return objs[0]
+}
+
+func wantRejected(t *testing.T, o *Object, fragments ...string) {
+	t.Helper()
+	all := strings.Join(o.Errors, "\n")
+	if len(o.Errors) == 0 {
+		t.Fatalf("%s was accepted; want an error containing %q", o, fragments)
+	}
+	for _, f := range fragments {
+		if !strings.Contains(all, f) {
+			t.Fatalf("errors of %s do not mention %q:\n%s", o, f, all)
+		}
+	}
+}
+
+func readFile(t *testing.T, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(deployDir, "kubernetes", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// replaceOnce fails the test if old is not in s exactly once, so a test cannot pass by editing nothing.
+func replaceOnce(t *testing.T, s, old, new string) string {
+	t.Helper()
+	if n := strings.Count(s, old); n != 1 {
+		t.Fatalf("%q occurs %d times, want once", old, n)
+	}
+	return strings.Replace(s, old, new, 1)
+}
+
+// The negative test asked for: a misspelled field in a real manifest is an error, with the field's path.
+func TestMisspelledFieldIsRejected(t *testing.T) {
+	ds := replaceOnce(t, readFile(t, "daemonset.yaml"), "      hostNetwork: true", "      hostNetwrok: true")
+	wantRejected(t, decodeOne(t, ds), `unknown field "spec.template.spec.hostNetwrok"`)
+
+	nested := replaceOnce(t, readFile(t, "daemonset.yaml"), "mountPropagation: Bidirectional", "mountPropogation: Bidirectional")
+	wantRejected(t, decodeOne(t, nested), `unknown field "spec.template.spec.containers[0].volumeMounts[1].mountPropogation"`)
+}
+
+// The other negative test asked for: a kind the validator does not know is an error.
+func TestUnknownKindIsRejected(t *testing.T) {
+	wantRejected(t, decodeOne(t, "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n"),
+		`unknown kind "Widget"`)
+	// A real Kubernetes kind that is no part of this deployment is unknown as well.
+	wantRejected(t, decodeOne(t, "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n"),
+		`unknown kind "Deployment"`)
+	// RBAC is not needed by anything in the deployment, so it is not a known kind either.
+	wantRejected(t, decodeOne(t, "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: r\n"),
+		`unknown kind "ClusterRole"`)
+	// So is a known kind under the wrong apiVersion.
+	wantRejected(t, decodeOne(t, "apiVersion: storage.k8s.io/v1beta1\nkind: CSIDriver\nmetadata:\n  name: x\n"),
+		`unknown kind "CSIDriver" in apiVersion "storage.k8s.io/v1beta1"`)
+}
+
+// encoding/json would accept "hostnetwork" for hostNetwork; the API server does not, and neither do we.
+func TestWrongLetterCaseIsRejected(t *testing.T) {
+	ds := replaceOnce(t, readFile(t, "daemonset.yaml"), "      hostNetwork: true", "      hostnetwork: true")
+	wantRejected(t, decodeOne(t, ds), `unknown field "spec.template.spec.hostnetwork"`)
+}
+
+func TestDuplicateKeyIsRejected(t *testing.T) {
+	sa := readFile(t, "serviceaccount.yaml") + "automountServiceAccountToken: true\n"
+	wantRejected(t, decodeOne(t, sa), "automountServiceAccountToken")
+}
+
+func TestWrongTypeIsRejected(t *testing.T) {
+	ds := replaceOnce(t, readFile(t, "daemonset.yaml"), "terminationGracePeriodSeconds: 45", `terminationGracePeriodSeconds: "45"`)
+	wantRejected(t, decodeOne(t, ds), "terminationGracePeriodSeconds")
+}
+
+// checkEdited decodes deploy/kubernetes with one file edited, runs the rules, and returns every error.
+func checkEdited(t *testing.T, file, old, new string) string {
+	t.Helper()
+	root := filepath.Join(deployDir, "kubernetes")
+	var paths []string
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".yaml") {
+			paths = append(paths, p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(paths)
+	var objects []*Object
+	edited := false
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		content := string(data)
+		if rel, _ := filepath.Rel(root, p); rel == file {
+			content = replaceOnce(t, content, old, new)
+			edited = true
+		}
+		objs, err := DecodeStream(p, strings.NewReader(content))
+		if err != nil {
+			t.Fatal(err)
+		}
+		objects = append(objects, objs...)
+	}
+	if !edited {
+		t.Fatalf("no file %s", file)
+	}
+	Check(objects)
+	var errs []string
+	for _, o := range objects {
+		for _, e := range o.Errors {
+			errs = append(errs, o.String()+": "+e)
+		}
+	}
+	return strings.Join(errs, "\n")
+}
+
+// Each of blocknode's own rules catches the mistake it is there for.
+func TestRulesCatchBrokenDeployments(t *testing.T) {
+	cases := []struct {
+		name, file, old, new, want string
+	}{
+		{"kubelet root not Bidirectional", "daemonset.yaml", "mountPropagation: Bidirectional",
+			"mountPropagation: HostToContainer", "mountPropagation Bidirectional"},
+		{"plugin not privileged", "daemonset.yaml", "privileged: true", "privileged: false", "must be privileged"},
+		{"registration path of another driver", "daemonset.yaml",
+			"- --kubelet-registration-path=/var/lib/kubelet/plugins/block.csi.blocknode.dev/csi.sock\n            - --v=2",
+			"- --kubelet-registration-path=/var/lib/kubelet/plugins/other.example.com/csi.sock\n            - --v=2",
+			"--kubelet-registration-path must be /var/lib/kubelet/plugins/block.csi.blocknode.dev/csi.sock"},
+		{"CSIDriver name differs from --driver-name", "csidriver.yaml", "name: block.csi.blocknode.dev",
+			"name: block.csi.example.com", `does not match the plugin's --driver-name "block.csi.blocknode.dev"`},
+		{"PV of another driver", "examples/fc-filesystem.yaml", "driver: block.csi.blocknode.dev",
+			"driver: fc.csi.example.com", `spec.csi.driver "fc.csi.example.com" is not the deployed driver`},
+		{"container without requests", "daemonset.yaml", "              cpu: 20m\n", "", "container blocknode has no cpu request"},
+		{"attach required", "csidriver.yaml", "attachRequired: false", "attachRequired: true", "attachRequired must be false"},
+		{"misspelled volume attribute", "examples/iscsi-block.yaml", "      portals: 198.51.100.10:3260",
+			"      portal: 198.51.100.10:3260", "volumeAttributes.portal is not a key of the iscsi transport"},
+		{"duplicate volumeHandle", "examples/fc-wwids-block.yaml", "volumeHandle: wwid-3600a098038314e35362b4f6e55627a31",
+			"volumeHandle: wwid-36001405f3d2a1b0c4e5f60718293a4b5", "handles must be unique"},
+		{"grace period not above --shutdown-grace", "daemonset.yaml", "terminationGracePeriodSeconds: 45",
+			"terminationGracePeriodSeconds: 30", "longer than --shutdown-grace"},
+		{"no hostIPC", "daemonset.yaml", "hostIPC: true", "hostIPC: false", "hostIPC must be true"},
+		{"no hostNetwork", "daemonset.yaml", "hostNetwork: true", "hostNetwork: false", "hostNetwork must be true"},
+		{"liveness probe on the wrong port", "daemonset.yaml", "--http-endpoint=127.0.0.1:9808",
+			"--http-endpoint=127.0.0.1:9809", "must GET /healthz on port 9809"},
+		{"stage secret missing", "examples/iscsi-filesystem.yaml", "name: blocknode-chap-db1\n  namespace: kube-system\ntype",
+			"name: blocknode-chap-other\n  namespace: kube-system\ntype", "nodeStageSecretRef kube-system/blocknode-chap-db1: no such Secret"},
+		{"block volume mounted as a filesystem", "examples/iscsi-block.yaml", "volumeDevices:\n        - name: raw\n          devicePath: /dev/xvda",
+			"volumeMounts:\n        - name: raw\n          mountPath: /data", "use volumeDevices"},
+		{"claim left to the default StorageClass", "examples/fc-filesystem.yaml", "spec:\n  storageClassName: \"\"\n  volumeName",
+			"spec:\n  volumeName", "storageClassName must be set"},
+		{"unpinned image", "daemonset.yaml", "livenessprobe:v2.17.0", "livenessprobe:latest", "is not pinned"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			errs := checkEdited(t, c.file, c.old, c.new)
+			if !strings.Contains(errs, c.want) {
+				t.Fatalf("want an error containing %q, got:\n%s", c.want, errs)
+			}
+		})
+	}
+}
+
+// values.schema.json turns a misspelled value into an error instead of a silently ignored key.
+func TestChartRejectsUnknownValue(t *testing.T) {
+	_, err := RenderChart(chartDir, map[string]any{"kubeletRooot": "/var/lib/k0s/kubelet"})
+	if err == nil || !strings.Contains(err.Error(), "kubeletRooot") {
+		t.Fatalf("want a schema error naming kubeletRooot, got %v", err)
+	}
+}
+
+// Other values render a deployment that is still consistent (paths follow the driver name and root).
+func TestChartFollowsValues(t *testing.T) {
+	objects, err := RenderChart(chartDir, map[string]any{
+		"driverName":  "iscsi.csi.example.org",
+		"kubeletRoot": "/var/lib/k0s/kubelet",
+		"healthPort":  9818,
+		"metrics":     map[string]any{"enabled": true, "host": "::", "port": 9820},
+		"image":       map[string]any{"repository": "example.org/blocknode", "tag": "1.2.3", "pullPolicy": "Always"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	Check(objects)
+	for _, o := range objects {
+		if len(o.Errors) > 0 {
+			t.Errorf("%s: %s", o, strings.Join(o.Errors, "; "))
+		}
+		if ds, ok := o.Value.(*appsv1.DaemonSet); ok {
+			args := strings.Join(ds.Spec.Template.Spec.Containers[1].Args, " ")
+			if !strings.Contains(args, "--kubelet-registration-path=/var/lib/k0s/kubelet/plugins/iscsi.csi.example.org/csi.sock") {
+				t.Errorf("registrar args: %s", args)
+			}
+			plugin := strings.Join(ds.Spec.Template.Spec.Containers[0].Args, " ")
+			if !strings.Contains(plugin, "--metrics-address=[::]:9820") {
+				t.Errorf("plugin args: %s", plugin)
+			}
+		}
+	}
+}
+
+// A chart whose defaults drift from the plain manifests is caught.
+func TestChartDriftIsCaught(t *testing.T) {
+	manifests, err := DecodeDir(filepath.Join(deployDir, "kubernetes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rendered, err := RenderChart(chartDir, map[string]any{"logFormat": "text"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	CompareWithManifests(rendered, manifests, filepath.Join(deployDir, "kubernetes"))
+	for _, o := range rendered {
+		if o.Kind == "DaemonSet" && strings.Contains(strings.Join(o.Errors, "\n"), `"--log-format=json", chart "--log-format=text"`) {
+			return
+		}
+	}
+	t.Fatalf("the --log-format difference was not reported")
+}
+
+// The Containerfile cannot be built here (no container engine), so check what can be checked without one:
+// every file it copies from deploy/ exists, the ignore file lets each copied path into the build context,
+// and the entrypoint uses the flags file and AOT cache the training run makes.
+func TestContainerfileIsConsistent(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(deployDir, "Containerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ignore, err := os.ReadFile(filepath.Join(deployDir, "Containerfile.dockerignore"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	copied := 0
+	for _, line := range strings.Split(text, "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 3 || fields[0] != "COPY" || strings.HasPrefix(fields[1], "--from") {
+			continue
+		}
+		for _, src := range fields[1 : len(fields)-1] {
+			copied++
+			if !strings.Contains(string(ignore), "!"+src+"\n") {
+				t.Errorf("Containerfile.dockerignore keeps %s out of the build context", src)
+			}
+			if strings.HasPrefix(src, "deploy/") {
+				if _, err := os.Stat(filepath.Join(deployDir, strings.TrimPrefix(src, "deploy/"))); err != nil {
+					t.Errorf("Containerfile copies %s: %v", src, err)
+				}
+			}
+		}
+	}
+	if copied < 3 {
+		t.Errorf("found %d COPY sources, want the jar, jvm.args and aot-training.sh", copied)
+	}
+	for _, want := range []string{
+		"RUN bash /app/aot-training.sh /app/blocknode.jar /app/blocknode.aot /app/jvm.args",
+		`ENTRYPOINT ["java", "@/app/jvm.args", "-XX:AOTCache=/app/blocknode.aot", "-jar", "/app/blocknode.jar"]`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("Containerfile lacks %s", want)
+		}
+	}
+	args, err := os.ReadFile(filepath.Join(deployDir, "jvm.args"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, flag := range []string{"-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "--enable-native-access=ALL-UNNAMED"} {
+		if !strings.Contains(string(args), flag+"\n") {
+			t.Errorf("jvm.args lacks %s", flag)
+		}
+	}
+}

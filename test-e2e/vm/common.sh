@@ -1,0 +1,31 @@
+# shellcheck shell=bash
+# Sourced by the host-side scripts of the VM tier: where things are, which kernel the guest boots.
+
+VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO_ROOT=$(cd "$VM_DIR/../.." && pwd)
+# Build output and caches: under test-e2e/target like the rest of the module's output, so `mvn clean`
+# (or deleting it) resets the tier. Override with VM_WORK.
+VM_WORK=${VM_WORK:-$REPO_ROOT/test-e2e/target/vm}
+
+# The guest kernel: $VM_KERNEL if set, otherwise the newest /boot/vmlinuz-* whose modules are
+# installed (a kernel left in /boot without /lib/modules could not load iSCSI or dm modules).
+vm_kernel_version() {
+  if [[ -n ${VM_KERNEL:-} ]]; then
+    echo "$VM_KERNEL"; return
+  fi
+  local image version best=""
+  for image in /boot/vmlinuz-*; do
+    [[ -e $image ]] || continue
+    version=${image#/boot/vmlinuz-}
+    [[ -f /lib/modules/$version/modules.dep ]] && best+="$version"$'\n'
+  done
+  best=$(sort -V <<<"$best" | tail -n 1)
+  if [[ -z $best ]]; then
+    echo "no guest kernel: no /boot/vmlinuz-* with modules in /lib/modules (run test-e2e/vm/setup.sh)" >&2
+    return 1
+  fi
+  echo "$best"
+}
+
+# Milliseconds since the epoch, for step timings.
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }

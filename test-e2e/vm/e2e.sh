@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# Runs the VM tier: prepares on the host what the guests need, boots one guest per scenario, and
+# prints a summary line ("vm-smoke: 1 passed, 0 failed") and the time each phase took.
+#
+#   test-e2e/vm/e2e.sh [SCENARIO...]      a scenario is test-e2e/vm/guest/<name>.sh; default: smoke
+#
+# Needs root (qemu reads the whole host / to share it) and the packages of setup.sh; the plugin's jar
+# must be built (make e2e-vm does both). Host-side preparation, all cached under $VM_WORK:
+#   - the initramfs (build-initramfs.sh);
+#   - GuestClient compiled into guest-client.jar: javac in the guest would cost 10-20 s a run;
+#   - JDK 25 AOT caches for the plugin and the client, trained here by a short run of both: under TCG
+#     they cut each JVM's start from ~8-15 s to ~3-4 s. Retrained when the jars or the JDK change.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+source "$VM_DIR/guest/jvm.sh"
+
+scenarios=("$@")
+((${#scenarios[@]})) || scenarios=(smoke)
+[[ $(id -u) -eq 0 ]] || { echo "e2e.sh: must run as root (qemu shares the host's / with the guest)" >&2; exit 2; }
+export JAVA_HOME=${JAVA_HOME:-$("$REPO_ROOT/scripts/find-jdk.sh")}
+PLUGIN_JAR=$REPO_ROOT/java/target/blocknode.jar
+[[ -f $PLUGIN_JAR ]] || { echo "e2e.sh: no $PLUGIN_JAR; build it first (make build)" >&2; exit 2; }
+for s in "${scenarios[@]}"; do
+  [[ -f $VM_DIR/guest/$s.sh ]] || { echo "e2e.sh: no scenario $VM_DIR/guest/$s.sh" >&2; exit 2; }
+done
+mkdir -p "$VM_WORK"
+
+started=$(now_ms)
+
+# ---------------------------------------------------------------------------------- plugin's jar
+
+# The guests run a copy of the jar, taken now: a rebuild of java/target while a guest runs (make,
+# an IDE, another terminal) must not change the jar under a running JVM, nor invalidate the AOT
+# cache trained for it. Copied only when it differs, keeping its time stamp (the AOT check uses it).
+GUEST_JAR=$VM_WORK/blocknode.jar
+snapshot_jar() {
+  if cmp -s "$PLUGIN_JAR" "$GUEST_JAR"; then
+    echo "e2e: plugin jar unchanged ($GUEST_JAR)"; return
+  fi
+  cp -p "$PLUGIN_JAR" "$GUEST_JAR.tmp.$$" && mv -f "$GUEST_JAR.tmp.$$" "$GUEST_JAR"
+  echo "e2e: copied $PLUGIN_JAR to $GUEST_JAR"
+}
+
+# ------------------------------------------------------------------------------------ GuestClient
+
+CLIENT_SOURCE=$VM_DIR/guest/GuestClient.java
+CLIENT_JAR=$VM_WORK/guest-client.jar
+build_client() {
+  if [[ -f $CLIENT_JAR && $CLIENT_JAR -nt $CLIENT_SOURCE && $CLIENT_JAR -nt $GUEST_JAR ]]; then
+    echo "e2e: guest client up to date ($CLIENT_JAR)"; return
+  fi
+  local tmp
+  tmp=$(mktemp -d "$VM_WORK/.client.XXXXXX")
+  "$JAVA_HOME/bin/javac" -Xlint:all -Werror -cp "$GUEST_JAR" -d "$tmp/classes" "$CLIENT_SOURCE" &&
+    "$JAVA_HOME/bin/jar" --create --file "$tmp/guest-client.jar" -C "$tmp/classes" . &&
+    mv -f "$tmp/guest-client.jar" "$CLIENT_JAR"
+  local rc=$?
+  rm -rf "$tmp"
+  ((rc == 0)) && echo "e2e: compiled $CLIENT_JAR"
+  return $rc
+}
+
+# ------------------------------------------------------------------------------------- AOT caches
+
+# One short run of the plugin on the host, with a Probe and a refused NodeStageVolume (a device that
+# does not exist: nothing is formatted or mounted) from the client, records which classes both load;
+# each JVM writes its cache when it exits.
+train_aot() {
+  local feature
+  feature=$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$JAVA_HOME/release")
+  if ((feature < 25)); then
+    echo "e2e: JDK $feature has no one-step AOT cache (JDK 25+): guest JVMs start without one"; return
+  fi
+  local key
+  key=$( { "$JAVA_HOME/bin/java" -version 2>&1; sha256sum "$GUEST_JAR" "$CLIENT_JAR" | cut -d' ' -f1
+           echo "${VM_JAVA_OPTS[*]}"; } | sha256sum | cut -c1-16)
+  AOT_DIR=$VM_WORK/aot/$key
+  if [[ -f $AOT_DIR/plugin.aot && -f $AOT_DIR/client.aot ]]; then
+    echo "e2e: AOT caches up to date ($AOT_DIR)"; return
+  fi
+  local t0 tmp plugin_pid line ready=no rc=0
+  t0=$(now_ms)
+  mkdir -p "$VM_WORK/aot"
+  tmp=$(mktemp -d /tmp/bn-vm-aot.XXXXXX)
+  coproc TRAIN_PLUGIN {
+    exec "$JAVA_HOME/bin/java" "${VM_JAVA_OPTS[@]}" -XX:AOTCacheOutput="$tmp/plugin.aot" -jar "$GUEST_JAR" \
+      --endpoint "unix://$tmp/csi.sock" --kubelet-root "$tmp/kubelet" --state-dir "$tmp/state" --log-format text 2>&1
+  }
+  plugin_pid=$TRAIN_PLUGIN_PID
+  # Ready when it says so: read its log until the line, then keep draining it into a file.
+  while IFS= read -r -t 60 line <&"${TRAIN_PLUGIN[0]}"; do
+    echo "$line" >> "$tmp/plugin.log"
+    [[ $line == *"listening on unix://"* ]] && { ready=yes; break; }
+  done
+  # (Through a duplicate: bash does not hand a coprocess's own descriptors to other children.)
+  local drain_fd
+  exec {drain_fd}<&"${TRAIN_PLUGIN[0]}"
+  cat <&"$drain_fd" >> "$tmp/plugin.log" &
+  exec {drain_fd}<&-
+  if [[ $ready == yes ]]; then
+    printf '%s\n' probe "stage aot-vol /dev/bn-vm-aot-absent $tmp/kubelet/plugins/kubernetes.io/csi/x/aot-vol/globalmount ext4" |
+      "$JAVA_HOME/bin/java" "${VM_JAVA_OPTS[@]}" -XX:AOTCacheOutput="$tmp/client.aot" \
+        -cp "$GUEST_JAR:$CLIENT_JAR" GuestClient "$tmp/csi.sock" serve > "$tmp/client.log" 2>&1 || rc=$?
+  else
+    rc=1
+  fi
+  kill -TERM "$plugin_pid" 2>/dev/null || true
+  wait "$plugin_pid" 2>/dev/null || true     # exits after writing its cache
+  wait                                       # the log drain
+  if ((rc == 0)) && [[ -f $tmp/plugin.aot && -f $tmp/client.aot ]]; then
+    mkdir -p "$AOT_DIR.new" && mv "$tmp/plugin.aot" "$tmp/client.aot" "$AOT_DIR.new/"
+    find "$VM_WORK/aot" -mindepth 1 -maxdepth 1 -type d ! -name "$key.new" -exec rm -rf {} +
+    mv "$AOT_DIR.new" "$AOT_DIR"
+    echo "e2e: trained AOT caches in $(( $(now_ms) - t0 )) ms ($AOT_DIR)"
+  else
+    echo "e2e: AOT training failed (guests will start slower); logs:" >&2
+    cat "$tmp/plugin.log" "$tmp/client.log" >&2 2>/dev/null || true
+    AOT_DIR=""
+  fi
+  rm -rf "$tmp"
+}
+
+# ------------------------------------------------------------------------------------------- run
+
+AOT_DIR=""
+export VM_INITRAMFS
+VM_INITRAMFS=$("$VM_DIR/build-initramfs.sh")
+snapshot_jar
+build_client
+train_aot
+export GUEST_PLUGIN_JAR=$GUEST_JAR GUEST_CLIENT_JAR=$CLIENT_JAR
+if [[ -n $AOT_DIR ]]; then
+  export GUEST_PLUGIN_AOT=$AOT_DIR/plugin.aot GUEST_CLIENT_AOT=$AOT_DIR/client.aot
+fi
+prepared=$(now_ms)
+echo "e2e: host-side preparation took $((prepared - started)) ms"
+
+passed=0; failed=0; report=()
+for s in "${scenarios[@]}"; do
+  t0=$(now_ms)
+  rc=0
+  "$VM_DIR/run-guest.sh" "$VM_DIR/guest/$s.sh" "$VM_WORK/results/$s" || rc=$?
+  seconds=$(( ($(now_ms) - t0) / 1000 ))
+  if ((rc == 0)); then
+    passed=$((passed + 1)); report+=("PASS $s (${seconds} s)")
+  else
+    failed=$((failed + 1)); report+=("FAIL $s (exit $rc, ${seconds} s; console: $VM_WORK/results/$s/console.log)")
+  fi
+done
+
+# run-guest.sh stops its qemu on every path; make sure, since a stray emulator eats a whole core.
+if stray=$(pgrep -a -f '^qemu-system-x86_64 -name bn-vm-'); then
+  echo "e2e: qemu processes left running:" >&2; echo "$stray" >&2; failed=$((failed + 1))
+fi
+
+printf '%s\n' "${report[@]}"
+label=vm-e2e; ((${#scenarios[@]} == 1)) && label=vm-${scenarios[0]}
+echo "$label: $passed passed, $failed failed"
+echo "e2e: wall time $(( ($(now_ms) - started) / 1000 )) s (preparation $(( (prepared - started) / 1000 )) s, guests $(( ($(now_ms) - prepared) / 1000 )) s)"
+((failed == 0))

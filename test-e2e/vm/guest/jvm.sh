@@ -1,0 +1,11 @@
+# shellcheck shell=bash
+# JVM settings shared by the host, which trains the AOT caches (../e2e.sh), and the guest, which runs
+# the plugin and GuestClient with them (smoke.sh). A JDK 25 AOT cache is only used by a JVM whose
+# class path and GC match the training run's, so both sides must take them from here.
+
+# C1 only and the serial GC: these JVMs live for a minute, and under TCG C2's compilations cost more
+# than they return. The fixed netty machine id spares netty's search for a MAC address that the guest
+# (no NIC) does not have, and the warning it logs when it finds none.
+# shellcheck disable=SC2034  # for the scripts that source this file
+VM_JAVA_OPTS=(-XX:TieredStopAtLevel=1 -XX:+UseSerialGC --enable-native-access=ALL-UNNAMED
+              -Dio.grpc.netty.shaded.io.netty.machineId=02:00:00:00:00:01)

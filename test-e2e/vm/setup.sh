@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the VM tier needs, and only those that are missing.
+#
+# The packages serve two sides at once: qemu and kmod/cpio/busybox build and boot the guest, and the
+# rest (kernel, open-iscsi, multipath-tools, tgt, udev, mkfs tools) are what the guest runs, because
+# the guest's root filesystem IS this host's / (shared read-only over 9p). Installing the storage
+# daemons here must not change how this host behaves, so their maintainer scripts are forbidden to
+# start services (policy-rc.d), and afterwards we check that none of them is running.
+#
+# usage: test-e2e/vm/setup.sh        (as root; prints what it did)
+set -euo pipefail
+
+PACKAGES=(
+  qemu-system-x86    # the emulator (TCG: KVM hangs on this machine's nested setup)
+  linux-image-amd64  # a stock kernel with SCSI, iSCSI and device-mapper, plus its modules
+  busybox-static     # the initramfs userland (static: no libraries to copy)
+  kmod               # modprobe/modinfo to resolve module dependencies; modprobe in the guest
+  cpio               # to pack the initramfs
+  open-iscsi         # iscsid + iscsiadm (the initiator the plugin will drive)
+  multipath-tools    # multipathd + multipath (pulls in udev and kpartx)
+  udev               # systemd-udevd in the guest: /dev/disk links, multipathd's uevents
+  tgt                # tgtd: the iSCSI target that stands in for the storage array
+  xfsprogs e2fsprogs # filesystems the plugin creates
+  iproute2           # `ip link set lo up` in the guest (the portals are loopback addresses)
+)
+# Daemons these packages ship; none may be left running on the host.
+DAEMONS=(iscsid tgtd multipathd systemd-udevd udevd)
+
+# pgrep matches one name (of at most 15 characters) at a time, so ask for each daemon in turn.
+daemon_pids() { local name; for name in "${DAEMONS[@]}"; do pgrep -x "$name" || true; done; }
+
+[[ $(id -u) -eq 0 ]] || { echo "setup.sh: must run as root (apt-get install)" >&2; exit 1; }
+
+started=$(date +%s%N)
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+  [[ $status == "install ok installed" ]] || missing+=("$pkg")
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "vm setup: all ${#PACKAGES[@]} packages already installed, nothing to do"
+else
+  echo "vm setup: installing ${missing[*]}"
+
+  # policy-rc.d exiting 101 tells invoke-rc.d and deb-systemd-invoke not to start or restart any
+  # service. Use the host's if it already says so; otherwise put ours in place for the duration of
+  # the install and restore whatever was there (trap: also on failure or interrupt).
+  policy=/usr/sbin/policy-rc.d
+  policy_saved=""
+  restore_policy() {
+    if [[ -n $policy_saved ]]; then
+      if [[ $policy_saved == none ]]; then rm -f "$policy"; else mv -f "$policy_saved" "$policy"; fi
+    fi
+  }
+  trap restore_policy EXIT
+  policy_rc=0
+  [[ -x $policy ]] && { "$policy" iscsid start >/dev/null 2>&1 || policy_rc=$?; }
+  if [[ $policy_rc -ne 101 ]]; then
+    if [[ -e $policy ]]; then
+      policy_saved=$(mktemp "$policy.blocknode-vm.XXXXXX"); mv -f "$policy" "$policy_saved"
+    else
+      policy_saved=none
+    fi
+    printf '#!/bin/sh\n# temporary, from blocknode test-e2e/vm/setup.sh: start no services\nexit 101\n' > "$policy"
+    chmod 755 "$policy"
+    echo "vm setup: services blocked with a temporary $policy"
+  fi
+
+  before=$(daemon_pids)
+
+  # INITRD=No: the kernel's postinst hook skips building a Debian initramfs; the guest boots our own.
+  install() {
+    DEBIAN_FRONTEND=noninteractive INITRD=No apt-get install -y -q --no-install-recommends \
+      -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "${missing[@]}"
+  }
+  # apt-get update only when needed: when a package has no candidate in the current lists, or when
+  # the install fails (stale lists naming files the mirror no longer has). At most once.
+  needs_update=no
+  for pkg in "${missing[@]}"; do
+    candidate=$(apt-cache policy "$pkg" 2>/dev/null | awk '/Candidate:/{print $2}')
+    [[ -n $candidate && $candidate != "(none)" ]] || needs_update=yes
+  done
+  log=$(mktemp /tmp/blocknode-vm-setup.XXXXXX.log)
+  if [[ $needs_update == yes ]]; then
+    echo "vm setup: apt-get update (package lists lack a candidate)"
+    apt-get update -q >>"$log" 2>&1 || echo "vm setup: apt-get update failed, trying anyway"
+    install >>"$log" 2>&1 || { echo "vm setup: apt-get install failed, see $log" >&2; exit 1; }
+  elif ! install >>"$log" 2>&1; then
+    echo "vm setup: install failed with the current package lists; apt-get update and retry"
+    apt-get update -q >>"$log" 2>&1 || echo "vm setup: apt-get update failed, trying anyway"
+    install >>"$log" 2>&1 || { echo "vm setup: apt-get install failed, see $log" >&2; exit 1; }
+  fi
+  # The log is kept only when something failed (the exits above name it).
+  echo "vm setup: $(grep -c '^Setting up' "$log" || true) packages set up"
+  rm -f "$log"
+
+  restore_policy; policy_saved=""; trap - EXIT
+
+  # Anything the maintainer scripts started despite the policy is ours to stop.
+  after=$(daemon_pids)
+  for pid in $after; do
+    if ! grep -qx "$pid" <<<"$before"; then
+      echo "vm setup: stopping $(cat /proc/"$pid"/comm 2>/dev/null) (pid $pid), started by a package script"
+      kill "$pid" 2>/dev/null || true
+    fi
+  done
+fi
+
+# Checks that hold whether or not we installed anything.
+kernels=(/boot/vmlinuz-*)
+[[ -e ${kernels[0]} ]] || { echo "vm setup: no /boot/vmlinuz-* after install" >&2; exit 1; }
+running=$(for pid in $(daemon_pids); do echo "$pid $(cat /proc/"$pid"/comm 2>/dev/null)"; done)
+if [[ -n $running ]]; then
+  echo "vm setup: WARNING: storage daemons are running on the host (not started by this script):" >&2
+  echo "$running" >&2
+fi
+echo "vm setup: guest kernel(s): ${kernels[*]##*/vmlinuz-}; took $(( ($(date +%s%N) - started) / 1000000 )) ms"
