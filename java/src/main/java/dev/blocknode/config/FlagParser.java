@@ -71,8 +71,12 @@ public final class FlagParser {
             throw new IllegalArgumentException("unknown flag --" + flags.keySet().iterator().next()
                     + " (see --help)");
         }
-        if (config.nodeId().isBlank() || config.nodeId().length() > 256) {
-            throw new IllegalArgumentException("--node-id must be 1 to 256 characters");
+        if (config.nodeId().isBlank()) {
+            throw new IllegalArgumentException("--node-id is not given and neither $NODE_NAME nor the host name"
+                    + " gives one; pass --node-id");
+        }
+        if (config.nodeId().length() > 256) {
+            throw new IllegalArgumentException("--node-id must be at most 256 characters");
         }
         return config;
     }
@@ -206,10 +210,22 @@ public final class FlagParser {
         return value;
     }
 
+    /**
+     * $NODE_NAME (the DaemonSet sets it from the downward API), else the kernel's host name. Not a DNS
+     * lookup: a node whose name does not resolve must still start.
+     */
     private static String hostName() {
         String fromEnv = System.getenv("NODE_NAME");
         if (fromEnv != null && !fromEnv.isBlank()) {
-            return fromEnv;
+            return fromEnv.strip();
+        }
+        try {
+            String kernel = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/sys/kernel/hostname")).strip();
+            if (!kernel.isEmpty()) {
+                return kernel;
+            }
+        } catch (java.io.IOException ignored) {
+            // not Linux, or /proc not mounted: ask the resolver instead
         }
         try {
             return InetAddress.getLocalHost().getHostName();

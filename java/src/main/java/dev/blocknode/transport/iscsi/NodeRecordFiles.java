@@ -17,8 +17,9 @@ import java.util.Optional;
  * process's argv (iscsiadm -o update -v would put them there, readable in /proc by anyone on the node).
  * iscsiadm reads the record at login. The file is rewritten atomically and readable by root only.
  *
- * <p>Layout (open-iscsi 2.x): {@code <db>/nodes/<iqn>/<address>,<port>,<tpgt>/<iface>}; older versions
- * keep the record as the file {@code <address>,<port>,<tpgt>} itself.
+ * <p>Layout (open-iscsi 2.x, measured in the VM tier): a record made with {@code -o new} is the flat file
+ * {@code <db>/nodes/<iqn>/<address>,<port>}; one made by discovery is
+ * {@code <db>/nodes/<iqn>/<address>,<port>,<tpgt>/<iface>}.
  */
 public final class NodeRecordFiles {
 
@@ -77,9 +78,12 @@ public final class NodeRecordFiles {
         if (!Files.isDirectory(target)) {
             return Optional.empty();
         }
-        String prefix = path.portal().address() + "," + path.portal().port() + ",";
-        try (DirectoryStream<Path> portals = Files.newDirectoryStream(target, p -> p.getFileName().toString()
-                .startsWith(prefix))) {
+        // "<address>,<port>,<tpgt>" from discovery; "<address>,<port>" for a record made with -o new.
+        String exact = path.portal().address() + "," + path.portal().port();
+        try (DirectoryStream<Path> portals = Files.newDirectoryStream(target, p -> {
+            String name = p.getFileName().toString();
+            return name.equals(exact) || name.startsWith(exact + ",");
+        })) {
             for (Path portal : portals) {
                 if (Files.isRegularFile(portal)) {
                     return Optional.of(portal);

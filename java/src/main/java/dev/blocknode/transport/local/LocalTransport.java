@@ -101,11 +101,23 @@ public final class LocalTransport implements Transport {
         // The device was on the node before us and stays after us.
     }
 
+    /**
+     * The device's WWID: a SCSI disk's device/wwid, a device's own wwid attribute (NVMe), or for a
+     * multipath map the WWID in its dm uuid ("mpath-3600...").
+     */
     private Optional<String> wwidOf(FileStat stat) throws VolumeException {
         Path sysDevice = host.paths().sysBlockDevice(stat.rdev());
-        for (Path candidate : new Path[]{sysDevice.resolve("device/wwid"), sysDevice.resolve("wwid")}) {
+        for (Path candidate : new Path[]{sysDevice.resolve("device/wwid"), sysDevice.resolve("wwid"),
+                sysDevice.resolve("dm/uuid")}) {
             try {
-                return Optional.of(Files.readString(candidate, StandardCharsets.US_ASCII).strip());
+                String value = Files.readString(candidate, StandardCharsets.US_ASCII).strip();
+                if (candidate.endsWith("dm/uuid")) {
+                    if (!value.startsWith(MULTIPATH_UUID_PREFIX)) {
+                        continue; // an LVM volume or other map: no LUN identity
+                    }
+                    value = value.substring(MULTIPATH_UUID_PREFIX.length());
+                }
+                return Optional.of(value);
             } catch (NoSuchFileException absent) {
                 // try the next place
             } catch (IOException e) {
@@ -114,6 +126,8 @@ public final class LocalTransport implements Transport {
         }
         return Optional.empty();
     }
+
+    private static final String MULTIPATH_UUID_PREFIX = "mpath-";
 
     /** The kernel's sysfs form (naa.600...) and the multipath form (3600...) name the same LUN. */
     static boolean sameWwid(String actual, String expected) {

@@ -122,7 +122,7 @@ class IscsiTransportUnitTest {
     /** iscsiadm -o new writes the record file, as the real one does. */
     private void expectRecordCreated(String portal) {
         commands.expect(node(portal, "-o", "new")).andDo(c -> {
-            Path record = database.resolve("nodes/" + IQN + "/" + portal.replace(':', ',') + ",1/default");
+            Path record = database.resolve("nodes/" + IQN + "/" + portal.replace(':', ','));
             Files.createDirectories(record.getParent());
             Files.writeString(record, "node.name = " + IQN + "\nnode.session.auth.authmethod = None\n");
         });

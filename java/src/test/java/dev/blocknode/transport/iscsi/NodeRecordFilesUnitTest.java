@@ -49,6 +49,18 @@ class NodeRecordFilesUnitTest {
     }
 
     @Test
+    void aRecordMadeWithDashONewIsAFlatFileWithoutTpgt(@TempDir Path db) throws Exception {
+        Path record = db.resolve("nodes/iqn.2003-01.org.example:t1/127.0.0.1,3260");
+        Files.createDirectories(record.getParent());
+        Files.write(record, List.of("node.tpgt = -1"));
+        Files.write(db.resolve("nodes/iqn.2003-01.org.example:t1/127.0.0.1,32600"), List.of("other = port"));
+        new NodeRecordFiles(db).writeSettings(PATH, Map.of("node.session.auth.username", "u"));
+        assertEquals(List.of("node.tpgt = -1", "node.session.auth.username = u"), Files.readAllLines(record));
+        assertEquals(List.of("other = port"),
+                Files.readAllLines(db.resolve("nodes/iqn.2003-01.org.example:t1/127.0.0.1,32600")));
+    }
+
+    @Test
     void anotherPortOrIfaceIsNotThisRecord(@TempDir Path db) throws Exception {
         Files.createDirectories(db.resolve("nodes/iqn.2003-01.org.example:t1/127.0.0.1,3261,1"));
         Files.writeString(db.resolve("nodes/iqn.2003-01.org.example:t1/127.0.0.1,3261,1/default"), "x = y\n");

@@ -276,6 +276,24 @@ class LocalTransportUnitTest {
     }
 
     @Test
+    void aMultipathMapIsVerifiedThroughItsDmUuidInEitherSpelling() throws Exception {
+        Path node = blockDevice("dm-3", 253, 3);
+        sysfsWwid(253, 3, "dm/uuid", "mpath-360014052e3c1d6a5b4c34b58a1f2e3d4\n");
+        assertEquals("360014052e3c1d6a5b4c34b58a1f2e3d4", transport.attach(request(Map.of("devicePath",
+                node.toString(), "wwid", "naa.60014052e3c1d6a5b4c34b58a1f2e3d4"))).identity());
+        assertEquals(VolumeException.Outcome.FAILED_PRECONDITION, outcome(() -> transport.attach(request(Map.of(
+                "devicePath", node.toString(), "wwid", "360014052e3c1d6a5b4c34b58a1f2ffff")))));
+    }
+
+    @Test
+    void anLvmVolumeHasNoLunIdentity() throws Exception {
+        Path node = blockDevice("dm-4", 253, 4);
+        sysfsWwid(253, 4, "dm/uuid", "LVM-abcdef\n");
+        assertEquals(VolumeException.Outcome.FAILED_PRECONDITION, outcome(() -> transport.attach(request(Map.of(
+                "devicePath", node.toString(), "wwid", "naa.60014052e3c1d6a5b4c34b58a1f2e3d4")))));
+    }
+
+    @Test
     void attachRefusesAWrongWwid() throws Exception {
         Path node = blockDevice("sdf", 8, 80);
         sysfsWwid(8, 80, "device/wwid", "naa.600140500000000000000000000000aa");
