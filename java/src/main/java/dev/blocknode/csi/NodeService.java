@@ -56,7 +56,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
 
     @Override
     public void nodeStageVolume(NodeStageVolumeRequest request, StreamObserver<NodeStageVolumeResponse> observer) {
-        RpcCall.answer("NodeStageVolume", observer, () -> {
+        RpcCall.answer("NodeStageVolume", request.getVolumeId(), observer, () -> {
             String volumeId = RpcCall.volumeId(request.getVolumeId());
             String staging = RpcCall.required("staging_target_path", request.getStagingTargetPath());
             VolumeCapability capability = capability(request.hasVolumeCapability(), request.getVolumeCapability());
@@ -69,7 +69,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     @Override
     public void nodeUnstageVolume(NodeUnstageVolumeRequest request,
                                   StreamObserver<NodeUnstageVolumeResponse> observer) {
-        RpcCall.answer("NodeUnstageVolume", observer, () -> {
+        RpcCall.answer("NodeUnstageVolume", request.getVolumeId(), observer, () -> {
             String volumeId = RpcCall.volumeId(request.getVolumeId());
             String staging = RpcCall.required("staging_target_path", request.getStagingTargetPath());
             volumes.unstage(new Requests.Unstage(volumeId, staging));
@@ -80,7 +80,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     @Override
     public void nodePublishVolume(NodePublishVolumeRequest request,
                                   StreamObserver<NodePublishVolumeResponse> observer) {
-        RpcCall.answer("NodePublishVolume", observer, () -> {
+        RpcCall.answer("NodePublishVolume", request.getVolumeId(), observer, () -> {
             String volumeId = RpcCall.volumeId(request.getVolumeId());
             String target = RpcCall.required("target_path", request.getTargetPath());
             VolumeCapability capability = capability(request.hasVolumeCapability(), request.getVolumeCapability());
@@ -94,7 +94,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     @Override
     public void nodeUnpublishVolume(NodeUnpublishVolumeRequest request,
                                     StreamObserver<NodeUnpublishVolumeResponse> observer) {
-        RpcCall.answer("NodeUnpublishVolume", observer, () -> {
+        RpcCall.answer("NodeUnpublishVolume", request.getVolumeId(), observer, () -> {
             String volumeId = RpcCall.volumeId(request.getVolumeId());
             String target = RpcCall.required("target_path", request.getTargetPath());
             volumes.unpublish(new Requests.Unpublish(volumeId, target));
@@ -105,7 +105,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     @Override
     public void nodeGetVolumeStats(NodeGetVolumeStatsRequest request,
                                    StreamObserver<NodeGetVolumeStatsResponse> observer) {
-        RpcCall.answer("NodeGetVolumeStats", observer, () -> {
+        RpcCall.answer("NodeGetVolumeStats", request.getVolumeId(), observer, () -> {
             String volumeId = RpcCall.volumeId(request.getVolumeId());
             String path = RpcCall.required("volume_path", request.getVolumePath());
             VolumeStats stats = volumes.stats(new Requests.Stats(volumeId, path, request.getStagingTargetPath()));
@@ -115,7 +115,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
 
     @Override
     public void nodeExpandVolume(NodeExpandVolumeRequest request, StreamObserver<NodeExpandVolumeResponse> observer) {
-        RpcCall.answer("NodeExpandVolume", observer, () -> {
+        RpcCall.answer("NodeExpandVolume", request.getVolumeId(), observer, () -> {
             String volumeId = RpcCall.volumeId(request.getVolumeId());
             String path = RpcCall.required("volume_path", request.getVolumePath());
             long required = request.getCapacityRange().getRequiredBytes();

@@ -1,5 +1,7 @@
 package dev.blocknode.csi;
 
+import dev.blocknode.csi.server.LoggingInterceptor;
+import dev.blocknode.logging.LogContext;
 import dev.blocknode.volume.VolumeException;
 import io.grpc.stub.StreamObserver;
 
@@ -15,18 +17,33 @@ final class RpcCall {
     }
 
     static <T> void answer(String method, StreamObserver<T> observer, Body<T> body) {
-        T response;
-        try {
-            response = body.run();
-        } catch (VolumeException e) {
-            observer.onError(StatusMapper.toStatus(e));
-            return;
-        } catch (RuntimeException e) {
-            observer.onError(StatusMapper.unexpected(method, e));
-            return;
+        answer(method, "", observer, body);
+    }
+
+    /** Runs the body with the RPC, its request number and volume in the log context of every line it logs. */
+    static <T> void answer(String method, String volumeId, StreamObserver<T> observer, Body<T> body) {
+        Long requestId = LoggingInterceptor.REQUEST_ID.get();
+        try (LogContext.Scope ignored = LogContext.enter(new LogContext.Operation(method,
+                requestId == null ? 0 : requestId, printable(volumeId)))) {
+            T response;
+            try {
+                response = body.run();
+            } catch (VolumeException e) {
+                observer.onError(StatusMapper.toStatus(e));
+                return;
+            } catch (RuntimeException e) {
+                observer.onError(StatusMapper.unexpected(method, e));
+                return;
+            }
+            observer.onNext(response);
+            observer.onCompleted();
         }
-        observer.onNext(response);
-        observer.onCompleted();
+    }
+
+    /** A volume id as it may appear in a log line: bounded, without control characters. */
+    private static String printable(String volumeId) {
+        String shown = volumeId.length() > 128 ? volumeId.substring(0, 128) + "..." : volumeId;
+        return shown.replaceAll("\\p{Cntrl}", "?");
     }
 
     /** A required string field: INVALID_ARGUMENT naming it when empty. */

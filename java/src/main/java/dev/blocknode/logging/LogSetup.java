@@ -36,8 +36,10 @@ public final class LogSetup {
             StringBuilder line = new StringBuilder()
                     .append(Instant.ofEpochMilli(record.getMillis())).append(' ')
                     .append(record.getLevel().getName()).append(' ')
-                    .append(shortName(record.getLoggerName())).append(": ")
-                    .append(formatMessage(record)).append('\n');
+                    .append(shortName(record.getLoggerName())).append(": ");
+            LogContext.current().ifPresent(op -> line.append('[').append(op.rpc()).append(" #").append(op.requestId())
+                    .append(op.volumeId().isEmpty() ? "" : " " + op.volumeId()).append("] "));
+            line.append(formatMessage(record)).append('\n');
             appendThrown(line, record);
             return line.toString();
         }
@@ -50,6 +52,12 @@ public final class LogSetup {
                     .append("\",\"level\":\"").append(record.getLevel().getName())
                     .append("\",\"logger\":").append(quote(shortName(record.getLoggerName())))
                     .append(",\"msg\":").append(quote(formatMessage(record)));
+            LogContext.current().ifPresent(op -> {
+                line.append(",\"rpc\":").append(quote(op.rpc())).append(",\"request_id\":").append(op.requestId());
+                if (!op.volumeId().isEmpty()) {
+                    line.append(",\"volume_id\":").append(quote(op.volumeId()));
+                }
+            });
             if (record.getThrown() != null) {
                 StringBuilder trace = new StringBuilder();
                 appendThrown(trace, record);

@@ -1,5 +1,7 @@
 package dev.blocknode.csi.server;
 
+import io.grpc.Context;
+import io.grpc.Contexts;
 import io.grpc.ForwardingServerCall;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
@@ -18,6 +20,10 @@ import java.util.logging.Logger;
 public final class LoggingInterceptor implements ServerInterceptor {
 
     private static final Logger LOG = Logger.getLogger("dev.blocknode.rpc");
+
+    /** The request number, for the service to put into its log context (see LogContext). */
+    public static final Context.Key<Long> REQUEST_ID = Context.key("blocknode-request-id");
+
     private final AtomicLong requests = new AtomicLong();
 
     @Override
@@ -28,7 +34,7 @@ public final class LoggingInterceptor implements ServerInterceptor {
         long start = System.nanoTime();
         boolean chatty = method.equals("Probe") || method.equals("NodeGetVolumeStats")
                 || method.equals("NodeGetCapabilities") || method.equals("GetPluginInfo");
-        return next.startCall(new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
+        ServerCall<Q, A> logged = new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
             @Override
             public void close(Status status, Metadata trailers) {
                 long micros = (System.nanoTime() - start) / 1000;
@@ -41,6 +47,7 @@ public final class LoggingInterceptor implements ServerInterceptor {
                 }
                 super.close(status, trailers);
             }
-        }, headers);
+        };
+        return Contexts.interceptCall(Context.current().withValue(REQUEST_ID, id), logged, headers, next);
     }
 }
