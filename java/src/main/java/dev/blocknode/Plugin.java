@@ -19,6 +19,7 @@ import dev.blocknode.volume.NodeVolumes;
 import dev.blocknode.volume.StartupCheck;
 import dev.blocknode.volume.filesystem.FilesystemType;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Metrics;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 
 import java.io.IOException;
@@ -32,11 +33,14 @@ public final class Plugin implements AutoCloseable {
     private final UnixSocketServer server;
     private final Optional<MetricsEndpoint> metrics;
     private final NodeVolumes volumes;
+    private final PrometheusMeterRegistry registry;
 
-    private Plugin(UnixSocketServer server, Optional<MetricsEndpoint> metrics, NodeVolumes volumes) {
+    private Plugin(UnixSocketServer server, Optional<MetricsEndpoint> metrics, NodeVolumes volumes,
+                   PrometheusMeterRegistry registry) {
         this.server = server;
         this.metrics = metrics;
         this.volumes = volumes;
+        this.registry = registry;
     }
 
     public static Plugin start(PluginConfig config, Host host) throws IOException {
@@ -48,6 +52,7 @@ public final class Plugin implements AutoCloseable {
                 FilesystemType.byName(config.defaultFsType()).orElseThrow());
         StartupCheck.Report startup = new StartupCheck(host, store).run();
         PrometheusMeterRegistry registry = MetricsEndpoint.newRegistry();
+        Metrics.addRegistry(registry); // phase timings (Phases) are recorded through the global registry
         Gauge.builder("blocknode_startup_stale_records", startup::stale)
                 .description("staging records at start whose device or mount was not in place").register(registry);
         Gauge.builder("blocknode_startup_half_done_records", startup::halfDone)
@@ -63,9 +68,10 @@ public final class Plugin implements AutoCloseable {
                                     IdentityService.NODE_PLUGIN, new HealthCheck(config.stateDir())),
                             new NodeService(volumes, config.nodeId(), config.maxVolumesPerNode())),
                     List.of(new MetricsInterceptor(registry), new LoggingInterceptor()));
-            return new Plugin(server, metrics, volumes);
+            return new Plugin(server, metrics, volumes, registry);
         } catch (IOException | RuntimeException e) {
             metrics.ifPresent(MetricsEndpoint::close);
+            Metrics.removeRegistry(registry);
             throw e;
         }
     }
@@ -82,9 +88,14 @@ public final class Plugin implements AutoCloseable {
         return volumes;
     }
 
+    public PrometheusMeterRegistry registry() {
+        return registry;
+    }
+
     public void shutdown(Duration grace) {
         server.shutdown(grace);
         metrics.ifPresent(MetricsEndpoint::close);
+        Metrics.removeRegistry(registry);
     }
 
     @Override

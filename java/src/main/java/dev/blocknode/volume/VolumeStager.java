@@ -1,5 +1,6 @@
 package dev.blocknode.volume;
 
+import dev.blocknode.metrics.Phases;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.FileStat;
 import dev.blocknode.os.Host;
@@ -257,7 +258,8 @@ public final class VolumeStager {
             options = options.withFlags(LinuxNative.MS_RDONLY);
         }
         try {
-            host.mounter().mount(device, staging, type.kernelName(), options);
+            MountOptions finalOptions = options;
+            Phases.run("mount", () -> host.mounter().mount(device, staging, type.kernelName(), finalOptions));
         } catch (NativeIOException e) {
             if (e.errno() == 22 /* EINVAL */ && !options.data().isEmpty()) {
                 throw VolumeException.invalid("mounting " + device + " (" + type.kernelName() + ") at " + staging
@@ -286,7 +288,8 @@ public final class VolumeStager {
             case DeviceContent.Blank blank -> {
                 type = requested.orElse(defaultFilesystem);
                 try {
-                    host.commands().runChecked(type.format(device).withTimeout(java.time.Duration.ofMinutes(5)));
+                    Phases.run("mkfs", () -> host.commands().runChecked(
+                            type.format(device).withTimeout(java.time.Duration.ofMinutes(5))));
                 } catch (CommandException e) {
                     throw VolumeException.internal("formatting " + device + " of volume " + volumeId + " as "
                             + type.kernelName() + " failed", e);
@@ -328,7 +331,7 @@ public final class VolumeStager {
                         + volumeId + "'s device " + number + "; leaving that mount alone");
                 return;
             }
-            host.mounter().unmount(staging);
+            Phases.run("unmount", () -> host.mounter().unmount(staging));
         } catch (IOException e) {
             throw VolumeException.internal("unmounting staging path " + staging + " of volume " + volumeId
                     + " failed", e);
@@ -385,7 +388,7 @@ public final class VolumeStager {
         try {
             Optional<Path> node = host.blockDevices().nodeFor(number);
             if (node.isPresent()) {
-                host.blockDevices().flush(node.get());
+                Phases.run("flush", () -> host.blockDevices().flush(node.get()));
             }
         } catch (IOException e) {
             throw VolumeException.internal("flushing device " + record.getDevice().getPath() + " (" + number

@@ -36,12 +36,16 @@ public final class PluginHarness implements AutoCloseable {
     private final List<LoopDevice> loops = new ArrayList<>();
 
     private PluginHarness(Path dir, Host host) throws IOException {
+        this(dir, host, Optional.empty());
+    }
+
+    private PluginHarness(Path dir, Host host, Optional<String> metricsAddress) throws IOException {
         NativeLibrary.load();
         this.dir = dir;
         this.host = host;
         this.kubeletRoot = dir.resolve("kubelet");
         PluginConfig config = new PluginConfig(dir.resolve("csi.sock"), NODE_ID, DRIVER, kubeletRoot,
-                dir.resolve("state"), Optional.empty(), PluginConfig.LogFormat.TEXT,
+                dir.resolve("state"), metricsAddress, PluginConfig.LogFormat.TEXT,
                 PosixFilePermissions.fromString("rw-rw----"), Optional.empty(), Duration.ofSeconds(5), 0, "ext4",
                 false);
         this.plugin = Plugin.start(config, host);
@@ -54,6 +58,12 @@ public final class PluginHarness implements AutoCloseable {
 
     public static PluginHarness start(Host host) throws IOException {
         return new PluginHarness(Files.createTempDirectory(Path.of("/tmp"), "bn-host-"), host);
+    }
+
+    /** With the Prometheus endpoint on a free loopback port (see plugin().metrics()). */
+    public static PluginHarness startWithMetrics() throws IOException {
+        return new PluginHarness(Files.createTempDirectory(Path.of("/tmp"), "bn-host-"), Host.real(),
+                Optional.of("127.0.0.1:0"));
     }
 
     public CsiClient client() {

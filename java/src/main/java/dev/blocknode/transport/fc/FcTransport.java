@@ -1,5 +1,6 @@
 package dev.blocknode.transport.fc;
 
+import dev.blocknode.metrics.Phases;
 import dev.blocknode.multipath.AttachedLun;
 import dev.blocknode.multipath.LunAttacher;
 import dev.blocknode.multipath.MountLookup;
@@ -80,7 +81,7 @@ public final class FcTransport implements Transport {
         if (spec.scansTargets()) {
             List<ScsiAddress> addresses = lunAddresses(request.volumeId(), spec);
             scan(request.volumeId(), addresses);
-            lun = attacher.attach(request.volumeId(), addresses, spec.expected());
+            lun = Phases.time("device_wait", () -> attacher.attach(request.volumeId(), addresses, spec.expected()));
         } else {
             lun = attacher.attachPresent(request.volumeId(), spec.wwids());
         }
@@ -98,7 +99,8 @@ public final class FcTransport implements Transport {
 
     @Override
     public void detach(Attachment attachment) throws VolumeException {
-        attacher.release(LunAttacher.recorded(attachment.details(), attachment.device(), attachment.number()));
+        Phases.run("release", () -> attacher.release(
+                LunAttacher.recorded(attachment.details(), attachment.device(), attachment.number())));
     }
 
     /**
@@ -153,7 +155,7 @@ public final class FcTransport implements Transport {
         for (ScsiAddress address : addresses) {
             try {
                 if (devices.diskAt(address).isEmpty()) {
-                    hosts.scan(address);
+                    Phases.run("scan", () -> hosts.scan(address));
                 }
             } catch (IOException e) {
                 LOG.warning(() -> "volume " + volumeId + ": scan of " + address + " failed: " + e.getMessage());

@@ -1,5 +1,6 @@
 package dev.blocknode.transport.iscsi;
 
+import dev.blocknode.metrics.Phases;
 import dev.blocknode.multipath.AttachedLun;
 import dev.blocknode.multipath.LunAttacher;
 import dev.blocknode.multipath.MountLookup;
@@ -109,7 +110,7 @@ public final class IscsiTransport implements Transport {
                 ScsiAddress address = new ScsiAddress(session.host(), channelAndTarget[0], channelAndTarget[1],
                         spec.lun());
                 if (devices.diskAt(address).isEmpty()) {
-                    hosts.scan(address); // this LUN only: never a whole-host scan
+                    Phases.run("scan", () -> hosts.scan(address)); // this LUN only: never a whole-host scan
                 }
                 addresses.add(address);
             } catch (CommandException e) {
@@ -140,7 +141,7 @@ public final class IscsiTransport implements Transport {
                 throw VolumeException.invalid("volume_context." + IscsiVolumeSpec.WWID + ": " + e.getMessage());
             }
         }
-        AttachedLun lun = attacher.attach(request.volumeId(), addresses, expected);
+        AttachedLun lun = Phases.time("device_wait", () -> attacher.attach(request.volumeId(), addresses, expected));
         Map<String, String> details = new HashMap<>(lun.details());
         details.put(DETAIL_IQN, spec.iqn());
         details.put(DETAIL_PORTALS, String.join(",", spec.portals().stream().map(Portal::toString).toList()));
@@ -156,7 +157,8 @@ public final class IscsiTransport implements Transport {
 
     @Override
     public void detach(Attachment attachment) throws VolumeException {
-        attacher.release(LunAttacher.recorded(attachment.details(), attachment.device(), attachment.number()));
+        Phases.run("release", () -> attacher.release(
+                LunAttacher.recorded(attachment.details(), attachment.device(), attachment.number())));
         String iqn = attachment.details().get(DETAIL_IQN);
         String portals = attachment.details().get(DETAIL_PORTALS);
         if (iqn == null || portals == null) {
@@ -191,7 +193,7 @@ public final class IscsiTransport implements Transport {
         } else {
             iscsiadm.update(path, "node.session.auth.authmethod", "None");
         }
-        iscsiadm.login(path);
+        Phases.run("login", () -> iscsiadm.login(path));
         LOG.info(() -> "logged in to " + path);
         return waiter.within(SESSION_APPEARS, "the iSCSI session of " + path + " in sysfs",
                 () -> sessions.find(path));
@@ -206,7 +208,7 @@ public final class IscsiTransport implements Transport {
                 LOG.info(() -> "keeping the session of " + path + ": it still carries " + remaining);
                 return;
             }
-            iscsiadm.logout(path);
+            Phases.run("logout", () -> iscsiadm.logout(path));
             LOG.info(() -> "logged out of " + path);
         }
         iscsiadm.deleteNodeRecord(path);

@@ -1,0 +1,92 @@
+package dev.blocknode.metrics;
+
+import dev.blocknode.csi.v1.NodeGetVolumeStatsRequest;
+import dev.blocknode.csi.v1.NodeUnstageVolumeRequest;
+import dev.blocknode.testing.LoopDevice;
+import dev.blocknode.testing.PluginHarness;
+import io.grpc.StatusRuntimeException;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static dev.blocknode.testing.CsiRequests.mount;
+import static dev.blocknode.testing.CsiRequests.publish;
+import static dev.blocknode.testing.CsiRequests.stage;
+import static dev.blocknode.testing.CsiRequests.unpublish;
+import static dev.blocknode.testing.CsiRequests.unstage;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Scrapes /metrics over HTTP during a lifecycle: RPC latencies by method and code, phases, in-flight. */
+@Tag("host")
+class MetricsScrapeHostTest {
+
+    private static String scrape(PluginHarness plugin) throws Exception {
+        URI uri = URI.create(plugin.plugin().metrics().orElseThrow().url());
+        try (HttpClient http = HttpClient.newHttpClient()) {
+            HttpResponse<String> response = http.send(HttpRequest.newBuilder(uri).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, response.statusCode());
+            assertTrue(response.headers().firstValue("Content-Type").orElse("").startsWith("text/plain"));
+            return response.body();
+        }
+    }
+
+    /** The value of the first sample of {@code name} whose labels include every given label. */
+    private static double sample(String text, String name, String... labels) {
+        for (String line : text.lines().toList()) {
+            if (!line.startsWith(name + "{") && !line.startsWith(name + " ")) {
+                continue;
+            }
+            boolean all = true;
+            for (String label : labels) {
+                all &= line.contains(label);
+            }
+            if (all) {
+                Matcher value = Pattern.compile(" ([0-9.eE+-]+)$").matcher(line);
+                assertTrue(value.find(), line);
+                return Double.parseDouble(value.group(1));
+            }
+        }
+        throw new AssertionError("no sample " + name + " with " + String.join(",", labels) + " in:\n" + text);
+    }
+
+    @Test
+    void aLifecycleShowsUpInTheSeries() throws Exception {
+        try (PluginHarness plugin = PluginHarness.startWithMetrics()) {
+            LoopDevice loop = plugin.newLoopDevice("m", 64L << 20);
+            Path staging = plugin.stagingPath("m");
+            Path target = plugin.targetPath("pod", "m");
+            plugin.client().node().nodeStageVolume(stage("m", loop.device(), staging, mount("ext4")));
+            plugin.client().node().nodePublishVolume(publish("m", staging, target, mount("ext4"), false));
+            plugin.client().node().nodeGetVolumeStats(NodeGetVolumeStatsRequest.newBuilder().setVolumeId("m")
+                    .setVolumePath(target.toString()).build());
+            assertThrows(StatusRuntimeException.class, () -> plugin.client().node()
+                    .nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId("m").build()));
+            plugin.client().node().nodeUnpublishVolume(unpublish("m", target));
+            plugin.client().node().nodeUnstageVolume(unstage("m", staging));
+
+            String text = scrape(plugin);
+            assertEquals(1.0, sample(text, "blocknode_rpc_seconds_count", "method=\"NodeStageVolume\"", "code=\"OK\""));
+            assertEquals(1.0, sample(text, "blocknode_rpc_seconds_count", "method=\"NodePublishVolume\"",
+                    "code=\"OK\""));
+            assertEquals(1.0, sample(text, "blocknode_rpc_seconds_count", "method=\"NodeUnstageVolume\"",
+                    "code=\"INVALID_ARGUMENT\""));
+            assertTrue(sample(text, "blocknode_rpc_seconds_bucket", "method=\"NodeStageVolume\"", "le=\"+Inf\"") >= 1);
+            assertEquals(0.0, sample(text, "blocknode_rpc_in_flight"));
+            assertTrue(sample(text, "blocknode_phase_seconds_count", "phase=\"mkfs\"", "outcome=\"ok\"") >= 1);
+            assertTrue(sample(text, "blocknode_phase_seconds_count", "phase=\"mount\"", "outcome=\"ok\"") >= 1);
+            assertTrue(sample(text, "blocknode_phase_seconds_count", "phase=\"flush\"", "outcome=\"ok\"") >= 1);
+            assertEquals(0.0, sample(text, "blocknode_startup_stale_records"));
+            assertTrue(text.contains("# TYPE blocknode_rpc_seconds histogram"), "latency is a histogram");
+        }
+    }
+}
