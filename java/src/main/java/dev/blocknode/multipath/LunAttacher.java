@@ -1,6 +1,7 @@
 package dev.blocknode.multipath;
 
 import dev.blocknode.os.DeviceNumber;
+import dev.blocknode.os.Host;
 import dev.blocknode.os.HostPaths;
 import dev.blocknode.scsi.DeviceWaiter;
 import dev.blocknode.scsi.LunIdentity;
@@ -51,6 +52,14 @@ public final class LunAttacher {
     private final DeviceWaiter waiter;
     private final MultipathDaemon daemon;
     private final Timeouts timeouts;
+
+    /** The attacher of a host's SCSI transports: multipath through the host's commands and mount table. */
+    public static LunAttacher on(Host host, ScsiDevices devices, DeviceWaiter waiter, MultipathDaemon daemon,
+                                 Timeouts timeouts) {
+        Multipath multipath = new Multipath(host.commands(), new MultipathMaps(host.paths()), waiter,
+                MountLookup.of(host.mounter()));
+        return new LunAttacher(host.paths(), devices, multipath, waiter, daemon, timeouts);
+    }
 
     public LunAttacher(HostPaths paths, ScsiDevices devices, Multipath multipath, DeviceWaiter waiter,
                        MultipathDaemon daemon, Timeouts timeouts) {

@@ -3,10 +3,7 @@ package dev.blocknode.transport.iscsi;
 import dev.blocknode.metrics.Phases;
 import dev.blocknode.multipath.AttachedLun;
 import dev.blocknode.multipath.LunAttacher;
-import dev.blocknode.multipath.MountLookup;
-import dev.blocknode.multipath.Multipath;
 import dev.blocknode.multipath.MultipathDaemon;
-import dev.blocknode.multipath.MultipathMaps;
 import dev.blocknode.os.Host;
 import dev.blocknode.os.exec.CommandException;
 import dev.blocknode.scsi.DeviceWaiter;
@@ -74,9 +71,7 @@ public final class IscsiTransport implements Transport {
         this.hosts = new ScsiHosts(host.paths(), writer);
         this.devices = new ScsiDevices(host.paths(), writer, host.blockDevices());
         this.waiter = waiter;
-        Multipath multipath = new Multipath(host.commands(), new MultipathMaps(host.paths()), waiter,
-                MountLookup.of(host.mounter()));
-        this.attacher = new LunAttacher(host.paths(), devices, multipath, waiter, daemon, timeouts);
+        this.attacher = LunAttacher.on(host, devices, waiter, daemon, timeouts);
     }
 
     @Override

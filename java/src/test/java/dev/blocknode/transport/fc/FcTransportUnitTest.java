@@ -6,7 +6,7 @@ import dev.blocknode.os.FileStat;
 import dev.blocknode.os.Host;
 import dev.blocknode.os.mount.MountEntry;
 import dev.blocknode.os.mount.MountOptions;
-import dev.blocknode.os.mount.Mounter;
+import dev.blocknode.testing.QueryOnlyMounter;
 import dev.blocknode.scsi.ScsiAddress;
 import dev.blocknode.scsi.VpdTestPages;
 import dev.blocknode.testing.FakeSysfs;
@@ -53,41 +53,6 @@ class FcTransportUnitTest {
     private static final Duration MAP = Duration.ofSeconds(30);
     private static final Duration RELEASE = Duration.ofSeconds(60);
 
-    /** A mount table and nothing else: the FC transport only asks who mounts a busy map. */
-    private static final class MountTableOnly implements Mounter {
-        final List<MountEntry> entries = new ArrayList<>();
-
-        @Override
-        public List<MountEntry> table() {
-            return List.copyOf(entries);
-        }
-
-        @Override
-        public void mount(Path device, Path target, String fsType, MountOptions options) {
-            throw new AssertionError("the FC transport must not mount");
-        }
-
-        @Override
-        public void bind(Path source, Path target, MountOptions options) {
-            throw new AssertionError("the FC transport must not bind");
-        }
-
-        @Override
-        public boolean unmount(Path target) {
-            throw new AssertionError("the FC transport must not unmount");
-        }
-
-        @Override
-        public boolean isMountPoint(Path path) {
-            throw new AssertionError("the FC transport must not check mount points");
-        }
-
-        @Override
-        public FileStat stat(Path path) {
-            throw new AssertionError("the FC transport must not stat");
-        }
-    }
-
     @TempDir
     Path temp;
 
@@ -95,7 +60,7 @@ class FcTransportUnitTest {
     private ScriptedCommandRunner commands;
     private ManualClock clock;
     private RecordingBlockDevices block;
-    private MountTableOnly mounts;
+    private QueryOnlyMounter mounts;
     private boolean multipathd;
     private FcTransport transport;
 
@@ -105,7 +70,7 @@ class FcTransportUnitTest {
         commands = new ScriptedCommandRunner();
         clock = new ManualClock();
         block = new RecordingBlockDevices(sysfs.paths());
-        mounts = new MountTableOnly();
+        mounts = new QueryOnlyMounter();
         transport = new FcTransport(new Host(sysfs.paths(), commands, mounts, block), sysfs, clock.waiter(),
                 () -> multipathd, new LunAttacher.Timeouts(PATHS, MAP, RELEASE));
     }

@@ -6,10 +6,11 @@ import dev.blocknode.os.FileStat;
 import dev.blocknode.os.Host;
 import dev.blocknode.os.mount.MountEntry;
 import dev.blocknode.os.mount.MountOptions;
-import dev.blocknode.os.mount.Mounter;
+
 import dev.blocknode.scsi.ScsiAddress;
 import dev.blocknode.testing.FakeSysfs;
 import dev.blocknode.testing.ManualClock;
+import dev.blocknode.testing.QueryOnlyMounter;
 import dev.blocknode.testing.RecordingBlockDevices;
 import dev.blocknode.testing.ScriptedCommandRunner;
 import dev.blocknode.transport.AttachRequest;
@@ -45,39 +46,6 @@ class IscsiTransportUnitTest {
     private static final String WWID = "3" + NAA;
     private static final String[] PORTALS = {"127.0.0.1:3260", "127.0.0.2:3260"};
 
-    /** The transport never mounts; it only asks who mounts a busy map. */
-    private static final class NoMounts implements Mounter {
-        @Override
-        public List<MountEntry> table() {
-            return List.of();
-        }
-
-        @Override
-        public void mount(Path device, Path target, String fsType, MountOptions options) {
-            throw new AssertionError("must not mount");
-        }
-
-        @Override
-        public void bind(Path source, Path target, MountOptions options) {
-            throw new AssertionError("must not bind");
-        }
-
-        @Override
-        public boolean unmount(Path target) {
-            throw new AssertionError("must not unmount");
-        }
-
-        @Override
-        public boolean isMountPoint(Path path) {
-            throw new AssertionError("must not check mount points");
-        }
-
-        @Override
-        public FileStat stat(Path path) {
-            throw new AssertionError("must not stat");
-        }
-    }
-
     @TempDir
     Path temp;
 
@@ -93,7 +61,7 @@ class IscsiTransportUnitTest {
         database = Files.createDirectories(temp.resolve("etc-iscsi"));
         ManualClock clock = new ManualClock();
         transport = new IscsiTransport(
-                new Host(sysfs.paths(), commands, new NoMounts(), new RecordingBlockDevices(sysfs.paths())),
+                new Host(sysfs.paths(), commands, new QueryOnlyMounter(), new RecordingBlockDevices(sysfs.paths())),
                 new IscsiAdm(commands), new NodeRecordFiles(database), sysfs, clock.waiter(), () -> false,
                 new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)));
     }

@@ -8,11 +8,12 @@ import dev.blocknode.os.block.BlockDevices;
 import dev.blocknode.os.exec.ProcessCommandRunner;
 import dev.blocknode.os.mount.MountEntry;
 import dev.blocknode.os.mount.MountOptions;
-import dev.blocknode.os.mount.Mounter;
+import dev.blocknode.testing.QueryOnlyMounter;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.volume.Secrets;
 import dev.blocknode.volume.VolumeException;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -38,54 +39,18 @@ class LocalTransportUnitTest {
     private static final int S_IFBLK = 0060000;
     private static final int S_IFREG = 0100000;
 
-    /** stat answers from a table keyed by the resolved path; everything else must not be called. */
-    private static final class FakeMounter implements Mounter {
-        final Map<Path, FileStat> stats = new HashMap<>();
-        final List<Path> statted = new ArrayList<>();
-
-        @Override
-        public FileStat stat(Path path) throws IOException {
-            statted.add(path);
-            FileStat stat = stats.get(path);
-            if (stat == null) {
-                throw new AssertionError("unexpected stat of " + path);
-            }
-            return stat;
-        }
-
-        @Override
-        public void mount(Path device, Path target, String fsType, MountOptions options) {
-            throw new AssertionError("the local transport must not mount");
-        }
-
-        @Override
-        public void bind(Path source, Path target, MountOptions options) {
-            throw new AssertionError("the local transport must not bind");
-        }
-
-        @Override
-        public boolean unmount(Path target) {
-            throw new AssertionError("the local transport must not unmount");
-        }
-
-        @Override
-        public boolean isMountPoint(Path path) {
-            throw new AssertionError("the local transport must not check mount points");
-        }
-
-        @Override
-        public List<MountEntry> table() {
-            throw new AssertionError("the local transport must not read the mount table");
-        }
-    }
-
     @TempDir
     Path temp;
 
     private Path dev;
     private Path sys;
-    private FakeMounter mounter;
+    private QueryOnlyMounter mounter;
     private LocalTransport transport;
+
+    @AfterEach
+    void neverReadsTheMountTable() {
+        assertEquals(0, mounter.tableReads(), "the local transport must not read the mount table");
+    }
 
     @BeforeEach
     void fabricateHost() throws IOException {
@@ -94,7 +59,7 @@ class LocalTransportUnitTest {
         sys = Files.createDirectories(root.resolve("sys"));
         Path proc = Files.createDirectories(root.resolve("proc"));
         HostPaths paths = new HostPaths(sys, dev, proc);
-        mounter = new FakeMounter();
+        mounter = new QueryOnlyMounter();
         transport = new LocalTransport(new Host(paths, new ProcessCommandRunner(), mounter, new BlockDevices(paths)));
     }
 
