@@ -33,6 +33,7 @@ help:
 	@echo "make clean   remove build output"
 	@echo "make validate-deploy  check deploy/ offline: manifests and Helm chart, strictly typed, plus its tests"
 	@echo "make e2e-vm  (root) boot a qemu guest with iSCSI + multipath and run the plugin in it (test-e2e/vm)"
+	@echo "make registration-test  kubelet registration through node-driver-registrar (test-e2e/registration)"
 
 # Host packages the plugin and its tests use. Installed only when a tool is missing.
 .PHONY: deps
@@ -102,3 +103,13 @@ e2e-vm: $(PLUGIN_JAR)
 validate-deploy:
 	cd deploy/validate && go test ./... && go build -o $(TOOLS)/deploy-validate .
 	$(TOOLS)/deploy-validate -deploy deploy
+
+# Kubelet's registration path: the plugin, node-driver-registrar (built from the Go module proxy into
+# .tools/bin, or REGISTRAR=/path/to/binary; REGISTRAR=standin runs the harness's stand-in, which is not
+# the real registrar), and a Go harness playing kubelet's plugin watcher. See test-e2e/registration/README.md.
+.PHONY: registration-test
+registration-test: $(PLUGIN_JAR)
+	@start=$$(date +%s); rc=0; \
+	JAVA=$(JAVA) bash test-e2e/registration/run.sh $(PLUGIN_JAR) || rc=$$?; \
+	echo "make registration-test: $$( ((rc == 0)) && echo passed || echo FAILED ) in $$(( $$(date +%s) - start )) s"; \
+	exit $$rc
