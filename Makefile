@@ -17,7 +17,10 @@ MVN := mvn -B -q
 
 PLUGIN_JAR := java/target/blocknode.jar
 E2E_JAR := test-e2e/target/blocknode-e2e.jar
-SOURCES := $(shell find pom.xml proto native java test-e2e -path '*/target' -prune -o -type f \( -name '*.java' -o -name '*.c' -o -name '*.h' -o -name '*.proto' -o -name 'pom.xml' \) -print)
+# What the Maven build compiles (the bench, VM and registration harnesses are not part of it).
+SOURCES := $(shell find pom.xml proto native java test-e2e -path '*/target' -prune -o -path test-e2e/bench -prune \
+             -o -path test-e2e/vm -prune -o -path test-e2e/registration -prune -o -type f \( -name '*.java' \
+             -o -name '*.c' -o -name '*.h' -o -name '*.proto' -o -name 'pom.xml' \) -print)
 
 TOOLS := $(CURDIR)/.tools/bin
 CSI_SANITY_VERSION := v5.4.0
@@ -34,6 +37,7 @@ help:
 	@echo "make validate-deploy  check deploy/ offline: manifests and Helm chart, strictly typed, plus its tests"
 	@echo "make e2e-vm  (root) boot a qemu guest with iSCSI + multipath and run the plugin in it (test-e2e/vm)"
 	@echo "make registration-test  kubelet registration through node-driver-registrar (test-e2e/registration)"
+	@echo "make bench   (root) benchmark: figures a-e as ratios to same-run baselines (test-e2e/bench)"
 
 # Host packages the plugin and its tests use. Installed only when a tool is missing.
 .PHONY: deps
@@ -112,4 +116,13 @@ registration-test: $(PLUGIN_JAR)
 	@start=$$(date +%s); rc=0; \
 	JAVA=$(JAVA) bash test-e2e/registration/run.sh $(PLUGIN_JAR) || rc=$$?; \
 	echo "make registration-test: $$( ((rc == 0)) && echo passed || echo FAILED ) in $$(( $$(date +%s) - start )) s"; \
+	exit $$rc
+
+# Benchmark figures (test-e2e/bench/README.md): every figure a ratio to a baseline measured in the same run;
+# the table is printed and written to test-e2e/target/bench/results.md. Root: loop devices and mounts.
+.PHONY: bench
+bench: $(PLUGIN_JAR)
+	@start=$$(date +%s); rc=0; \
+	bash test-e2e/bench/bench.sh $(PLUGIN_JAR) || rc=$$?; \
+	echo "make bench: $$( ((rc == 0)) && echo finished || echo FAILED ) in $$(( $$(date +%s) - start )) s"; \
 	exit $$rc

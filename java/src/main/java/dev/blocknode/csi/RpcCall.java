@@ -13,6 +13,8 @@ final class RpcCall {
         T run() throws VolumeException;
     }
 
+    private static final java.util.regex.Pattern CONTROL = java.util.regex.Pattern.compile("\\p{Cntrl}");
+
     private RpcCall() {
     }
 
@@ -43,7 +45,7 @@ final class RpcCall {
     /** A volume id as it may appear in a log line: bounded, without control characters. */
     private static String printable(String volumeId) {
         String shown = volumeId.length() > 128 ? volumeId.substring(0, 128) + "..." : volumeId;
-        return shown.replaceAll("\\p{Cntrl}", "?");
+        return CONTROL.matcher(shown).replaceAll("?");
     }
 
     /** A required string field: INVALID_ARGUMENT naming it when empty. */

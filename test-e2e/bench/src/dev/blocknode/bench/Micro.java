@@ -1,0 +1,106 @@
+package dev.blocknode.bench;
+
+import com.google.protobuf.TextFormat;
+import dev.blocknode.os.natives.LinuxNative;
+import dev.blocknode.os.natives.NativeLibrary;
+import dev.blocknode.state.RecordStore;
+import dev.blocknode.state.v1.StagingRecord;
+import dev.blocknode.volume.KubeletPaths;
+
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Arrays;
+
+/**
+ * The pieces of the plugin's per-call work, each timed alone in a JVM started with the image's flags
+ * (C1 only, serial GC): reading and parsing a staging record, writing one durably, and the syscalls of
+ * NodeGetVolumeStats. Prints "name TAB nanoseconds per call" lines.
+ *
+ *   Micro RECORD_FILE DISK_DIR TMPFS_DIR MOUNT_POINT
+ */
+public final class Micro {
+
+    interface Op {
+        void run() throws Exception;
+    }
+
+    private static final int BATCHES = 15;
+
+    public static void main(String[] args) throws Exception {
+        NativeLibrary.load();
+        Path recordFile = Path.of(args[0]);
+        Path diskDir = Path.of(args[1]);
+        Path tmpfsDir = Path.of(args[2]);
+        String mountPoint = args[3];
+        String text = Files.readString(recordFile);
+        TextFormat.Parser parser = TextFormat.Parser.newBuilder().setAllowUnknownFields(true).build();
+        StagingRecord.Builder parsed = StagingRecord.newBuilder();
+        parser.merge(text, parsed);
+        StagingRecord record = parsed.build();
+        byte[] binary = record.toByteArray();
+
+        RecordStore disk = new RecordStore(diskDir);
+        RecordStore memory = new RecordStore(tmpfsDir);
+        disk.save(record);
+        memory.save(record);
+        Path file;
+        try (var files = Files.newDirectoryStream(disk.directory(), "*.txtpb")) {
+            file = files.iterator().next();
+        }
+        Path kubelet = diskDir.resolve("kubelet");
+        Path deep = kubelet.resolve("plugins/kubernetes.io/csi/block.csi.blocknode.dev/vol/globalmount");
+        Files.createDirectories(deep);
+        KubeletPaths paths = new KubeletPaths(kubelet);
+        Path small = diskDir.resolve("fsync-probe");
+        String volumeId = record.getVolumeId();
+
+        System.out.println("staging record: " + text.length() + " bytes of text format, " + binary.length
+                + " bytes as binary protobuf, " + record.getPublicationsCount() + " publication(s)");
+        time("RecordStore.load (read + text-format parse), root disk", () -> disk.load(volumeId));
+        time("  read of the record file alone", () -> Files.readString(file));
+        time("  text-format parse alone", () -> parser.merge(text, StagingRecord.newBuilder()));
+        time("  (binary protobuf parse of the same record, for comparison)", () -> StagingRecord.parseFrom(binary));
+        time("RecordStore.save (print, write, fsync, rename, fsync dir), root disk", () -> disk.save(record));
+        time("RecordStore.save, tmpfs", () -> memory.save(record));
+        time("  text-format print alone", () -> TextFormat.printer().printToString(record));
+        time("  fsync of a 300-byte file alone, root disk", () -> {
+            try (FileChannel ch = FileChannel.open(small, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                    StandardOpenOption.TRUNCATE_EXISTING)) {
+                ch.write(java.nio.ByteBuffer.wrap(binary));
+                ch.force(true);
+            }
+        });
+        time("KubeletPaths.confine of a staging path (realpath walk)", () -> paths.confine("volume_path",
+                deep.toString()));
+        time("isMountPoint (statx)", () -> LinuxNative.isMountPoint(mountPoint));
+        time("stat (statx)", () -> LinuxNative.stat(mountPoint));
+        time("statvfs", () -> LinuxNative.statvfs(mountPoint));
+        time("sysfs device check (Files.isDirectory /sys/dev/block/7:0)",
+                () -> Files.isDirectory(Path.of("/sys/dev/block/7:0")));
+    }
+
+    /** Warm up for ~0.5 s, then BATCHES batches of ~20 ms each; prints the median per-call time. */
+    private static void time(String name, Op op) throws Exception {
+        long warmEnd = System.nanoTime() + 500_000_000L;
+        long n = 0;
+        long t0 = System.nanoTime();
+        while (System.nanoTime() < warmEnd) {
+            op.run();
+            n++;
+        }
+        double perCall = (double) (System.nanoTime() - t0) / n;
+        int batch = (int) Math.max(1, Math.min(1_000_000, 20_000_000 / perCall));
+        double[] results = new double[BATCHES];
+        for (int b = 0; b < BATCHES; b++) {
+            long s = System.nanoTime();
+            for (int i = 0; i < batch; i++) {
+                op.run();
+            }
+            results[b] = (double) (System.nanoTime() - s) / batch;
+        }
+        Arrays.sort(results);
+        System.out.println(name + "\t" + results[BATCHES / 2]);
+    }
+}
