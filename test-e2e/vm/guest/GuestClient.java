@@ -1,10 +1,13 @@
 import dev.blocknode.csi.client.CsiClient;
+import dev.blocknode.csi.v1.NodeGetVolumeStatsRequest;
+import dev.blocknode.csi.v1.NodeGetVolumeStatsResponse;
 import dev.blocknode.csi.v1.NodePublishVolumeRequest;
 import dev.blocknode.csi.v1.NodeStageVolumeRequest;
 import dev.blocknode.csi.v1.NodeUnpublishVolumeRequest;
 import dev.blocknode.csi.v1.NodeUnstageVolumeRequest;
 import dev.blocknode.csi.v1.ProbeRequest;
 import dev.blocknode.csi.v1.VolumeCapability;
+import dev.blocknode.csi.v1.VolumeUsage;
 import io.grpc.StatusRuntimeException;
 
 import java.io.BufferedReader;
@@ -12,7 +15,10 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -28,6 +34,17 @@ import java.util.concurrent.TimeUnit;
  *   publish   VOLUME_ID STAGING_PATH TARGET_PATH FSTYPE
  *   unpublish VOLUME_ID TARGET_PATH
  *   unstage   VOLUME_ID STAGING_PATH
+ *
+ *   stagex    VOLUME_ID STAGING_PATH ACCESS [KEY=VALUE | secret:KEY=VALUE]...
+ *             ACCESS: ext4, xfs, mount (no fs_type) or block; KEY=VALUE goes into volume_context (any
+ *             transport), secret:KEY=VALUE into the NodeStage secrets (send these on stdin, in serve mode,
+ *             so that no secret is ever in an argv)
+ *   publishx  VOLUME_ID STAGING_PATH TARGET_PATH ACCESS
+ *   stats     VOLUME_ID VOLUME_PATH [STAGING_PATH]   replies "ok MS used=.. total=.. available=..
+ *             inodes-used=.. abnormal=BOOL message=TEXT" (what was reported)
+ *   parallel  COMMAND ARGS... & COMMAND ARGS... [& ...]   the commands at once, each on its own thread;
+ *             "ok MS" if all succeeded, else "error MS ..." naming the first failure; each command's own
+ *             reply follows in brackets, in order
  * </pre>
  *
  * "serve" exists because a JVM start costs seconds under emulation: a scenario starts one client and
@@ -40,7 +57,8 @@ public final class GuestClient {
 
     public static void main(String[] args) throws Exception {
         if (args.length < 2) {
-            System.err.println("usage: GuestClient SOCKET (serve | probe | stage | publish | unpublish | unstage) ARGS...");
+            System.err.println("usage: GuestClient SOCKET (serve | probe | stage | publish | unpublish | unstage | stagex"
+                    + " | publishx | stats) ARGS...");
             System.exit(2);
         }
         try (CsiClient client = new CsiClient(Path.of(args[0]))) {
@@ -49,7 +67,10 @@ public final class GuestClient {
                 return;
             }
             try {
-                call(client, Arrays.copyOfRange(args, 1, args.length));
+                String details = call(client, Arrays.copyOfRange(args, 1, args.length));
+                if (!details.isEmpty()) {
+                    System.out.println(details);
+                }
             } catch (StatusRuntimeException e) {
                 System.err.println(describe(e));
                 System.exit(1);
@@ -65,22 +86,60 @@ public final class GuestClient {
             if (words.length == 0 || words[0].isEmpty()) {
                 continue;
             }
-            long start = System.nanoTime();
-            String reply;
-            try {
-                call(client, words);
-                reply = "ok " + millisSince(start);
-            } catch (StatusRuntimeException e) {
-                reply = "error " + millisSince(start) + " " + describe(e);
-            } catch (RuntimeException e) {
-                reply = "error " + millisSince(start) + " CLIENT: " + e;
-            }
+            String reply = words[0].equals("parallel") ? parallel(client, words) : reply(client, words);
             System.out.println(reply.replace('\n', ' '));
             System.out.flush();
         }
     }
 
-    private static void call(CsiClient client, String[] words) throws Exception {
+    /** One call: "ok MS[ DETAILS]" or "error MS CODE: DESCRIPTION". */
+    private static String reply(CsiClient client, String[] words) {
+        long start = System.nanoTime();
+        try {
+            String details = call(client, words);
+            return "ok " + millisSince(start) + (details.isEmpty() ? "" : " " + details);
+        } catch (StatusRuntimeException e) {
+            return "error " + millisSince(start) + " " + describe(e);
+        } catch (Exception e) {
+            return "error " + millisSince(start) + " CLIENT: " + e;
+        }
+    }
+
+    /** "parallel A ... & B ...": every command on its own thread, started together. */
+    private static String parallel(CsiClient client, String[] words) {
+        long start = System.nanoTime();
+        List<List<String>> commands = new ArrayList<>();
+        List<String> current = new ArrayList<>();
+        for (String word : Arrays.copyOfRange(words, 1, words.length)) {
+            if (word.equals("&")) {
+                commands.add(current);
+                current = new ArrayList<>();
+            } else {
+                current.add(word);
+            }
+        }
+        commands.add(current);
+        List<CompletableFuture<String>> replies = new ArrayList<>();
+        for (List<String> command : commands) {
+            String[] args = command.toArray(String[]::new);
+            replies.add(CompletableFuture.supplyAsync(() -> args.length == 0 ? "error 0 CLIENT: empty command"
+                    : reply(client, args), runnable -> new Thread(runnable).start()));
+        }
+        StringBuilder each = new StringBuilder();
+        String firstError = null;
+        for (CompletableFuture<String> future : replies) {
+            String one = future.join();
+            each.append(" [").append(one).append(']');
+            if (firstError == null && !one.startsWith("ok")) {
+                firstError = one;
+            }
+        }
+        return (firstError == null ? "ok " + millisSince(start) : "error " + millisSince(start) + " first failure: "
+                + firstError) + each;
+    }
+
+    /** Makes one call; returns what it reported, if anything ("" otherwise). */
+    private static String call(CsiClient client, String[] words) throws Exception {
         var node = client.node().withDeadlineAfter(CALL_TIMEOUT_SECONDS, TimeUnit.SECONDS);
         switch (words[0]) {
             case "probe" -> {
@@ -121,8 +180,81 @@ public final class GuestClient {
                 node.nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder()
                         .setVolumeId(words[1]).setStagingTargetPath(words[2]).build());
             }
+            case "stagex" -> {
+                if (words.length < 4) {
+                    throw new IllegalArgumentException("stagex takes VOLUME_ID STAGING_PATH ACCESS [KEY=VALUE]...");
+                }
+                Files.createDirectories(Path.of(words[2]));
+                NodeStageVolumeRequest.Builder request = NodeStageVolumeRequest.newBuilder()
+                        .setVolumeId(words[1])
+                        .setStagingTargetPath(words[2])
+                        .setVolumeCapability(capability(words[3]));
+                for (String pair : Arrays.copyOfRange(words, 4, words.length)) {
+                    boolean secret = pair.startsWith("secret:");
+                    String keyValue = secret ? pair.substring("secret:".length()) : pair;
+                    int eq = keyValue.indexOf('=');
+                    if (eq <= 0) {
+                        throw new IllegalArgumentException("not KEY=VALUE: " + (secret ? "secret:<redacted>" : pair));
+                    }
+                    if (secret) {
+                        request.putSecrets(keyValue.substring(0, eq), keyValue.substring(eq + 1));
+                    } else {
+                        request.putVolumeContext(keyValue.substring(0, eq), keyValue.substring(eq + 1));
+                    }
+                }
+                node.nodeStageVolume(request.build());
+            }
+            case "publishx" -> {
+                expect(words, 5);
+                Files.createDirectories(Path.of(words[3]).getParent());
+                node.nodePublishVolume(NodePublishVolumeRequest.newBuilder()
+                        .setVolumeId(words[1])
+                        .setStagingTargetPath(words[2])
+                        .setTargetPath(words[3])
+                        .setVolumeCapability(capability(words[4]))
+                        .build());
+            }
+            case "stats" -> {
+                if (words.length != 3 && words.length != 4) {
+                    throw new IllegalArgumentException("stats takes VOLUME_ID VOLUME_PATH [STAGING_PATH]");
+                }
+                NodeGetVolumeStatsRequest.Builder request = NodeGetVolumeStatsRequest.newBuilder()
+                        .setVolumeId(words[1]).setVolumePath(words[2]);
+                if (words.length == 4) {
+                    request.setStagingTargetPath(words[3]);
+                }
+                NodeGetVolumeStatsResponse stats = node.nodeGetVolumeStats(request.build());
+                StringBuilder out = new StringBuilder();
+                for (VolumeUsage usage : stats.getUsageList()) {
+                    String prefix = usage.getUnit() == VolumeUsage.Unit.INODES ? "inodes-" : "";
+                    out.append(prefix).append("used=").append(usage.getUsed()).append(' ')
+                            .append(prefix).append("total=").append(usage.getTotal()).append(' ')
+                            .append(prefix).append("available=").append(usage.getAvailable()).append(' ');
+                }
+                if (stats.hasVolumeCondition()) {
+                    out.append("abnormal=").append(stats.getVolumeCondition().getAbnormal())
+                            .append(" message=").append(stats.getVolumeCondition().getMessage());
+                } else {
+                    out.append("condition=none");
+                }
+                return out.toString().strip();
+            }
             default -> throw new IllegalArgumentException("unknown command " + words[0]);
         }
+        return "";
+    }
+
+    /** ext4 / xfs / mount (no fs_type): a filesystem volume; block: a raw block volume. */
+    private static VolumeCapability capability(String access) {
+        return switch (access) {
+            case "block" -> VolumeCapability.newBuilder()
+                    .setBlock(VolumeCapability.BlockVolume.getDefaultInstance())
+                    .setAccessMode(VolumeCapability.AccessMode.newBuilder()
+                            .setMode(VolumeCapability.AccessMode.Mode.SINGLE_NODE_WRITER))
+                    .build();
+            case "mount" -> mount("");
+            default -> mount(access);
+        };
     }
 
     private static VolumeCapability mount(String fsType) {

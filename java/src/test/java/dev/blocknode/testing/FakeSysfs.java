@@ -140,13 +140,15 @@ public final class FakeSysfs implements SysfsWriter {
      * the iscsi_session and iscsi_connection class entries, and LUNs of the session under its target.
      */
     public FakeSysfs iscsiSession(int session, int host, String iqn, String address, int port) throws IOException {
+        // As with node.session.scan=manual: no target dir until a LUN is scanned (see scanned()).
         Path sessionDir = scsiHost(host).resolve("session" + session);
+        Files.createDirectories(sessionDir);
         String target = host + ":0:0";
-        Files.createDirectories(sessionDir.resolve("target" + target));
         targetParents.put(target, sessionDir);
         Path classEntry = sys.resolve("class/iscsi_session/session" + session);
         attribute(classEntry.resolve("targetname"), iqn);
         attribute(classEntry.resolve("ifacename"), "default");
+        attribute(classEntry.resolve("target_id"), "0");
         link(classEntry.resolve("device"), sessionDir);
         Path connection = sys.resolve("class/iscsi_connection/connection" + session + ":0");
         attribute(connection.resolve("persistent_address"), address);

@@ -21,19 +21,25 @@ import java.util.regex.Pattern;
  */
 public final class IscsiSessions {
 
-    /** One session: its number, the SCSI host it created, its target and portal, and its SCSI target dirs. */
-    public record Session(int number, int host, String iqn, Portal portal, String iface,
+    /**
+     * One session: its number, the SCSI host it created, its target and portal, the SCSI target id the
+     * kernel gave it, and its SCSI target dirs (none until a LUN is scanned: logins use manual scan).
+     */
+    public record Session(int number, int host, String iqn, Portal portal, String iface, int targetId,
                           List<String> scsiTargets) {
 
-        /** Channel and target id of the session's (usually single) SCSI target: "C:T". */
-        public Optional<int[]> channelAndTarget() {
+        /**
+         * Channel and target id of the session's SCSI target: from its target dir once one exists, else
+         * channel 0 and the session's target_id (iSCSI sessions have a single channel).
+         */
+        public int[] channelAndTarget() {
             for (String target : scsiTargets) {
                 Matcher m = TARGET.matcher(target);
                 if (m.matches()) {
-                    return Optional.of(new int[]{Integer.parseInt(m.group(2)), Integer.parseInt(m.group(3))});
+                    return new int[]{Integer.parseInt(m.group(2)), Integer.parseInt(m.group(3))};
                 }
             }
-            return Optional.empty();
+            return new int[]{0, targetId};
         }
     }
 
@@ -115,8 +121,10 @@ public final class IscsiSessions {
             try (DirectoryStream<Path> entries = Files.newDirectoryStream(device, "target*")) {
                 entries.forEach(t -> targets.add(t.getFileName().toString()));
             }
+            int targetId = Files.exists(classEntry.resolve("target_id"))
+                    ? Integer.parseInt(attribute(classEntry.resolve("target_id"))) : 0;
             return Optional.of(new Session(n, Integer.parseInt(hostName.group(1)), iqn, portal,
-                    iface.isEmpty() ? "default" : iface, targets));
+                    iface.isEmpty() ? "default" : iface, targetId, targets));
         } catch (NoSuchFileException | IllegalArgumentException vanishedOrPartial) {
             return Optional.empty(); // a session being created or torn down right now
         }

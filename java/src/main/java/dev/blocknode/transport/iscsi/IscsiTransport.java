@@ -97,17 +97,20 @@ public final class IscsiTransport implements Transport {
         List<ScsiAddress> addresses = new ArrayList<>();
         List<String> failures = new ArrayList<>();
         boolean authenticationFailed = false;
+        List<IscsiPath> failedPaths = new ArrayList<>();
         for (IscsiPath path : spec.paths()) {
+            failedPaths.add(path);
             try (KeyedLocks.Held ignored = sessionLocks.lock(path)) {
                 IscsiSessions.Session session = ensureSession(path, chap);
-                int[] channelAndTarget = session.channelAndTarget().orElseThrow(() -> new IOException(
-                        "session " + session.number() + " of " + path + " shows no SCSI target in sysfs"));
+                int[] channelAndTarget = session.channelAndTarget();
                 ScsiAddress address = new ScsiAddress(session.host(), channelAndTarget[0], channelAndTarget[1],
                         spec.lun());
                 if (devices.diskAt(address).isEmpty()) {
                     Phases.run("scan", () -> hosts.scan(address)); // this LUN only: never a whole-host scan
+                    LOG.info(() -> "volume " + request.volumeId() + ": scanned " + address + " on " + path);
                 }
                 addresses.add(address);
+                failedPaths.remove(path);
             } catch (CommandException e) {
                 authenticationFailed |= IscsiAdm.isAuthenticationFailure(e);
                 failures.add(path + ": " + e.getMessage());
@@ -115,6 +118,7 @@ public final class IscsiTransport implements Transport {
                 failures.add(path + ": " + e.getMessage());
             }
         }
+        forgetFailedPaths(failedPaths);
         if (addresses.isEmpty()) {
             String why = String.join("; ", failures);
             if (authenticationFailed) {
@@ -136,7 +140,13 @@ public final class IscsiTransport implements Transport {
                 throw VolumeException.invalid("volume_context." + IscsiVolumeSpec.WWID + ": " + e.getMessage());
             }
         }
-        AttachedLun lun = Phases.time("device_wait", () -> attacher.attach(request.volumeId(), addresses, expected));
+        AttachedLun lun;
+        try {
+            lun = Phases.time("device_wait", () -> attacher.attach(request.volumeId(), addresses, expected));
+        } catch (VolumeException refused) {
+            undoScans(request.volumeId(), spec, addresses);
+            throw refused;
+        }
         Map<String, String> details = new HashMap<>(lun.details());
         details.put(DETAIL_IQN, spec.iqn());
         details.put(DETAIL_PORTALS, String.join(",", spec.portals().stream().map(Portal::toString).toList()));
@@ -173,6 +183,53 @@ public final class IscsiTransport implements Transport {
         if (!failures.isEmpty()) {
             throw VolumeException.internal("the LUN of device " + attachment.device() + " is released, but "
                     + "logging out failed: " + String.join("; ", failures), null);
+        }
+    }
+
+    /**
+     * A portal whose login failed keeps nothing: no session was made, and its record (which may hold a
+     * wrong CHAP password) is deleted. Best effort: the login failure is what the caller reports.
+     */
+    private void forgetFailedPaths(List<IscsiPath> failed) {
+        for (IscsiPath path : failed) {
+            try (KeyedLocks.Held ignored = sessionLocks.lock(path)) {
+                if (sessions.find(path).isEmpty()) {
+                    iscsiadm.deleteNodeRecord(path);
+                }
+            } catch (IOException e) {
+                LOG.warning(() -> "cannot delete the node record of " + path + " after its failed login: "
+                        + e.getMessage());
+            }
+        }
+    }
+
+    /**
+     * A refused attach (wrong WWID, paths that disagree, no map) must not leave the LUN on the node: the
+     * disks this call scanned in are deleted unless something holds them, then sessions that carry no
+     * other LUN are logged out. Best effort: the refusal is what the caller reports.
+     */
+    private void undoScans(String volumeId, IscsiVolumeSpec spec, List<ScsiAddress> addresses) {
+        for (ScsiAddress address : addresses) {
+            try {
+                Optional<dev.blocknode.scsi.ScsiDisk> disk = devices.diskAt(address);
+                if (disk.isPresent() && devices.holders(disk.get().name()).isEmpty()) {
+                    devices.remove(disk.get());
+                } else if (disk.isPresent()) {
+                    LOG.warning(() -> "volume " + volumeId + ": leaving " + disk.get().name() + " at " + address
+                            + " in place after the refused attach: something holds it");
+                }
+            } catch (IOException e) {
+                LOG.warning(() -> "volume " + volumeId + ": cannot remove the disk at " + address
+                        + " after the refused attach: " + e.getMessage());
+            }
+        }
+        for (IscsiPath path : spec.paths()) {
+            try (KeyedLocks.Held ignored = sessionLocks.lock(path)) {
+                logOutIfUnused(path);
+            } catch (IOException e) {
+                LOG.warning(() -> "volume " + volumeId + ": cannot log out of " + path + " after the refused attach: "
+                        + e.getMessage());
+            }
         }
     }
 

@@ -45,7 +45,7 @@ class IscsiSessionsUnitTest {
         IscsiSessions.Session first = sessions.find(new IscsiPath("iqn.2003-01.org.example:t1",
                 new Portal("127.0.0.1", 3260), "default")).orElseThrow();
         assertEquals(3, first.host());
-        assertArrayEquals(new int[]{0, 0}, first.channelAndTarget().orElseThrow());
+        assertArrayEquals(new int[]{0, 0}, first.channelAndTarget());
         assertEquals(List.of("3:0:0:0", "3:0:0:1"), sessions.devices(first).stream().sorted().toList());
 
         IscsiSessions.Session second = sessions.find(new IscsiPath("iqn.2003-01.org.example:t1",
@@ -54,6 +54,19 @@ class IscsiSessionsUnitTest {
         assertTrue(sessions.devices(second).isEmpty(), "no LUN left: the session may be logged out");
         assertTrue(sessions.find(new IscsiPath("iqn.2003-01.org.example:t1", new Portal("127.0.0.3", 3260),
                 "default")).isEmpty());
+    }
+
+    /** With node.session.scan=manual a fresh session has no target dir until a LUN is scanned. */
+    @Test
+    void aSessionWithoutTargetDirUsesItsTargetId(@TempDir Path sys) throws Exception {
+        fabricateSession(sys, 7, 9, "iqn.2003-01.org.example:t2", "127.0.0.1", 3260);
+        Path sessionDev = sys.resolve("devices/platform/host9/session7");
+        Files.delete(sessionDev.resolve("target9:0:0"));
+        Files.writeString(sys.resolve("class/iscsi_session/session7/target_id"), "2\n");
+        IscsiSessions.Session session = new IscsiSessions(new HostPaths(sys, sys.resolve("dev"), sys.resolve("proc")))
+                .all().get(0);
+        assertTrue(session.scsiTargets().isEmpty());
+        assertArrayEquals(new int[]{0, 2}, session.channelAndTarget());
     }
 
     @Test

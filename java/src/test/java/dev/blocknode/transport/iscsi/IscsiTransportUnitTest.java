@@ -213,6 +213,9 @@ class IscsiTransportUnitTest {
             expectRecordCreated(portal);
             commands.expect(node(portal, "--login")).fails(24, "iscsiadm: Login failed: authorization failure");
         }
+        for (String portal : PORTALS) {
+            commands.expect(node(portal, "-o", "delete")); // no record with a wrong password stays behind
+        }
         Secrets chap = new Secrets(Map.of(ChapCredentials.USERNAME, "u", ChapCredentials.PASSWORD, "wrong"));
         VolumeException e = assertThrows(VolumeException.class, () -> transport.attach(request(chap)));
         assertEquals(VolumeException.Outcome.FAILED_PRECONDITION, e.outcome());
@@ -229,6 +232,7 @@ class IscsiTransportUnitTest {
         expectRecordCreated(PORTALS[1]);
         commands.expect(node(PORTALS[1], "-o", "update", "-n", "node.session.auth.authmethod", "-v", "None"));
         commands.expect(node(PORTALS[1], "--login")).fails(8, "iscsiadm: connection timed out");
+        commands.expect(node(PORTALS[1], "-o", "delete"));
 
         Attachment attachment = transport.attach(request(Secrets.NONE));
         assertEquals("3:0:0:3=sdb", attachment.details().get("paths"));
@@ -243,8 +247,15 @@ class IscsiTransportUnitTest {
             commands.expect(node(PORTALS[i], "-o", "update", "-n", "node.session.auth.authmethod", "-v", "None"));
             expectLogin(PORTALS[i], i + 1, i + 3);
         }
+        for (int i = 0; i < 2; i++) {
+            int session = i + 1;
+            int host = i + 3;
+            commands.expect(node(PORTALS[i], "--logout")).andDo(c -> sysfs.removeIscsiSession(session, host));
+            commands.expect(node(PORTALS[i], "-o", "delete"));
+        }
         VolumeException e = assertThrows(VolumeException.class,
                 () -> transport.attach(request(Secrets.NONE, "wwid", "36001405aaaaaaaaaaaaaaaaaaaaaaaaa")));
         assertEquals(VolumeException.Outcome.FAILED_PRECONDITION, e.outcome(), e.getMessage());
+        assertFalse(sysfs.hasDisk("sdb") || sysfs.hasDisk("sdc"), "the refused LUN's disks are deleted");
     }
 }
