@@ -31,7 +31,7 @@ RUN_DIR := $(CURDIR)/run
 .PHONY: help
 help:
 	@echo "make run     build if needed, start the plugin on ./run/csi.sock with a loop-backed demo volume"
-	@echo "make test    install what the tests need, then the unit, host (root), csi-sanity and deploy tiers"
+	@echo "make test    install what the tests need, then the unit, host (root), csi-sanity, deploy and VM tiers"
 	@echo "make build   build the runnable jars"
 	@echo "make clean   remove build output"
 	@echo "make validate-deploy  check deploy/ offline: manifests and Helm chart, strictly typed, plus its tests"
@@ -84,6 +84,7 @@ test: deps $(CSI_SANITY)
 	mvn -B -ntp install && \
 	CSI_SANITY=$(CSI_SANITY) JAVA=$(JAVA) bash test-e2e/sanity/run-sanity.sh $(PLUGIN_JAR) $(E2E_JAR) && \
 	$(MAKE) --no-print-directory validate-deploy && \
+	$(MAKE) --no-print-directory e2e-vm && \
 	echo "make test: all tiers passed in $$(( $$(date +%s) - start )) s"
 
 .PHONY: clean

@@ -141,6 +141,11 @@ public final class LunAttacher {
         }
     }
 
+    /** The multipath side, for callers that must undo a refused attach. */
+    public Multipath multipath() {
+        return multipath;
+    }
+
     /**
      * After the storage grew the LUN: each path device re-reads its capacity, then the multipath map is
      * resized to it. The filesystem can grow only after both.

@@ -4,11 +4,15 @@ import dev.blocknode.metrics.Phases;
 import dev.blocknode.multipath.AttachedLun;
 import dev.blocknode.multipath.LunAttacher;
 import dev.blocknode.multipath.MultipathDaemon;
+import dev.blocknode.multipath.MultipathMap;
 import dev.blocknode.os.Host;
+import dev.blocknode.os.HostPaths;
+import dev.blocknode.os.block.BlockDevices;
 import dev.blocknode.os.exec.CommandException;
 import dev.blocknode.scsi.DeviceWaiter;
 import dev.blocknode.scsi.ScsiAddress;
 import dev.blocknode.scsi.ScsiDevices;
+import dev.blocknode.scsi.ScsiDisk;
 import dev.blocknode.scsi.ScsiHosts;
 import dev.blocknode.scsi.SysfsWriter;
 import dev.blocknode.scsi.Wwid;
@@ -48,6 +52,7 @@ public final class IscsiTransport implements Transport {
     static final String DETAIL_LUN = "lun";
 
     private static final Duration SESSION_APPEARS = Duration.ofSeconds(10);
+    private static final Duration MAP_FLUSH = Duration.ofSeconds(10);
 
     private final IscsiAdm iscsiadm;
     private final NodeRecordFiles records;
@@ -56,6 +61,8 @@ public final class IscsiTransport implements Transport {
     private final ScsiDevices devices;
     private final LunAttacher attacher;
     private final DeviceWaiter waiter;
+    private final BlockDevices blockDevices;
+    private final HostPaths hostPaths;
     private final KeyedLocks<IscsiPath> sessionLocks = new KeyedLocks<>();
 
     public IscsiTransport(Host host, Path iscsiDatabase) {
@@ -71,6 +78,8 @@ public final class IscsiTransport implements Transport {
         this.hosts = new ScsiHosts(host.paths(), writer);
         this.devices = new ScsiDevices(host.paths(), writer, host.blockDevices());
         this.waiter = waiter;
+        this.blockDevices = host.blockDevices();
+        this.hostPaths = host.paths();
         this.attacher = LunAttacher.on(host, devices, waiter, daemon, timeouts);
     }
 
@@ -98,6 +107,7 @@ public final class IscsiTransport implements Transport {
         List<String> failures = new ArrayList<>();
         boolean authenticationFailed = false;
         List<IscsiPath> failedPaths = new ArrayList<>();
+        List<ScsiAddress> scanned = new ArrayList<>();
         for (IscsiPath path : spec.paths()) {
             failedPaths.add(path);
             try (KeyedLocks.Held ignored = sessionLocks.lock(path)) {
@@ -106,6 +116,7 @@ public final class IscsiTransport implements Transport {
                 ScsiAddress address = new ScsiAddress(session.host(), channelAndTarget[0], channelAndTarget[1],
                         spec.lun());
                 if (devices.diskAt(address).isEmpty()) {
+                    scanned.add(address);
                     Phases.run("scan", () -> hosts.scan(address)); // this LUN only: never a whole-host scan
                     LOG.info(() -> "volume " + request.volumeId() + ": scanned " + address + " on " + path);
                 }
@@ -144,7 +155,7 @@ public final class IscsiTransport implements Transport {
         try {
             lun = Phases.time("device_wait", () -> attacher.attach(request.volumeId(), addresses, expected));
         } catch (VolumeException refused) {
-            undoScans(request.volumeId(), spec, addresses);
+            undoScans(request.volumeId(), spec, scanned);
             throw refused;
         }
         Map<String, String> details = new HashMap<>(lun.details());
@@ -208,19 +219,36 @@ public final class IscsiTransport implements Transport {
      * disks this call scanned in are deleted unless something holds them, then sessions that carry no
      * other LUN are logged out. Best effort: the refusal is what the caller reports.
      */
-    private void undoScans(String volumeId, IscsiVolumeSpec spec, List<ScsiAddress> addresses) {
-        for (ScsiAddress address : addresses) {
+    private void undoScans(String volumeId, IscsiVolumeSpec spec, List<ScsiAddress> scanned) {
+        List<ScsiDisk> ours = new ArrayList<>();
+        for (ScsiAddress address : scanned) {
             try {
-                Optional<dev.blocknode.scsi.ScsiDisk> disk = devices.diskAt(address);
-                if (disk.isPresent() && devices.holders(disk.get().name()).isEmpty()) {
-                    devices.remove(disk.get());
-                } else if (disk.isPresent()) {
-                    LOG.warning(() -> "volume " + volumeId + ": leaving " + disk.get().name() + " at " + address
-                            + " in place after the refused attach: something holds it");
-                }
+                devices.diskAt(address).ifPresent(ours::add);
             } catch (IOException e) {
-                LOG.warning(() -> "volume " + volumeId + ": cannot remove the disk at " + address
-                        + " after the refused attach: " + e.getMessage());
+                LOG.warning(() -> "volume " + volumeId + ": cannot inspect " + address + ": " + e.getMessage());
+            }
+        }
+        List<String> names = ours.stream().map(ScsiDisk::name).toList();
+        for (ScsiDisk disk : ours) {
+            try {
+                // multipathd may have built a map over the disks this call scanned in: only such a map,
+                // over nothing but those disks and opened by nobody, is flushed.
+                for (String holder : devices.holders(disk.name())) {
+                    Optional<MultipathMap> map = attacher.multipath().maps().read(holder);
+                    if (map.isPresent() && names.containsAll(map.get().slaves())
+                            && !blockDevices.isClaimed(map.get().devicePath(hostPaths))) {
+                        attacher.multipath().remove(map.get(), waiter.deadlineAfter(MAP_FLUSH));
+                    }
+                }
+                if (!devices.holders(disk.name()).isEmpty() || blockDevices.isClaimed(disk.devicePath())) {
+                    LOG.warning(() -> "volume " + volumeId + ": leaving " + disk.name() + " in place after the"
+                            + " refused attach: something holds it");
+                    continue;
+                }
+                devices.remove(disk);
+            } catch (IOException e) {
+                LOG.warning(() -> "volume " + volumeId + ": cannot remove " + disk.name() + " after the refused"
+                        + " attach: " + e.getMessage());
             }
         }
         for (IscsiPath path : spec.paths()) {
