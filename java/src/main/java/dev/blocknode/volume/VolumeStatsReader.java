@@ -39,10 +39,11 @@ public final class VolumeStatsReader {
                             OptionalLong.empty(), OptionalLong.empty(), true, gone);
                 }
                 long size = host.blockDevices().sizeBytes(device);
-                boolean readOnlyFault = host.blockDevices().isReadOnly(number) && !located.expectedReadOnly();
+                String condition = host.blockDevices().isReadOnly(number) && !located.expectedReadOnly()
+                        ? "device " + device + " turned read-only"
+                        : PathHealth.problem(host.paths(), record).orElse("");
                 return new VolumeStats(size, OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty(),
-                        OptionalLong.empty(), OptionalLong.empty(), readOnlyFault,
-                        readOnlyFault ? "device " + device + " turned read-only" : "");
+                        OptionalLong.empty(), OptionalLong.empty(), !condition.isEmpty(), condition);
             }
             long[] vfs = LinuxNative.statvfs(located.path().toString());
             long fragment = vfs[LinuxNative.STATVFS_FRSIZE];
@@ -58,6 +59,8 @@ public final class VolumeStatsReader {
             } else if (readOnly && !located.expectedReadOnly()) {
                 condition = "the filesystem on " + device + " is read-only though it was mounted read-write"
                         + " (the kernel does this after I/O or filesystem errors; see the node's kernel log)";
+            } else {
+                condition = PathHealth.problem(host.paths(), record).orElse("");
             }
             return new VolumeStats(blocks * fragment, OptionalLong.of(available * fragment),
                     OptionalLong.of((blocks - free) * fragment), OptionalLong.of(files),
