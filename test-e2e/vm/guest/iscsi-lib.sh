@@ -377,10 +377,9 @@ step() {
 # Known plugin bugs that stop a scenario at its first NodeStageVolume, told by the plugin's reply.
 # Each is in the README's "Known plugin bugs", with its diagnosis and the proposed fix. A bug listed
 # here turns the scenario into an expected failure (XFAIL) instead of a failure; nothing else does.
+# (B1, B2 and B3 are fixed; none is listed now.)
 bn_known_bug() {
   case $CSI_REPLY in
-    *"shows no SCSI target in sysfs"*)
-      echo "B1: IscsiTransport.attach needs a SCSI target directory that a session with node.session.scan=manual has only after a scan" ;;
     *) return 1 ;;
   esac
 }

@@ -130,7 +130,7 @@ step cut-portal-2    cut_path
 step path-failed     path_failed
 step io-goes-on      io_goes_on
 step stats-answer    stats_answer
-xstep "B3: NodeGetVolumeStats reports a map with a failed path as healthy" stats-say-degraded stats_degraded
+step stats-say-degraded stats_degraded
 step restore-portal  restore_path
 step io-after        io_goes_on
 step stop-writer     stop_writer

@@ -45,8 +45,7 @@ step plugin-ready         bn_plugin_ready
 step stage-wrong-wwid     refused
 step nothing-written      untouched
 step unstage-after-refusal csi unstage $VOLUME "$STAGING"
-xstep "B2: a refused NodeStageVolume leaves the LUN's sessions, records, disks and map" refused-lun-released \
-  eval 'bn_target_released "$IQN" && vm_leftovers'
+step refused-lun-released eval 'bn_target_released "$IQN" && vm_leftovers'
 step take-down-leftovers  bn_take_down_leftovers
 step target-delete        bn_target_delete $TID
 bn_end
