@@ -17,6 +17,7 @@ import dev.blocknode.transport.local.LocalTransport;
 import dev.blocknode.volume.KubeletPaths;
 import dev.blocknode.volume.NodeVolumes;
 import dev.blocknode.volume.StartupCheck;
+import dev.blocknode.volume.VolumePathGauges;
 import dev.blocknode.volume.filesystem.FilesystemType;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Metrics;
@@ -59,7 +60,8 @@ public final class Plugin implements AutoCloseable {
                 .description("staging records at start left mid-operation by an interrupted call").register(registry);
         Optional<MetricsEndpoint> metrics = Optional.empty();
         if (config.metricsAddress().isPresent()) {
-            metrics = Optional.of(MetricsEndpoint.start(config.metricsAddress().get(), registry));
+            VolumePathGauges pathGauges = new VolumePathGauges(host.paths(), store, registry);
+            metrics = Optional.of(MetricsEndpoint.start(config.metricsAddress().get(), registry, pathGauges::refresh));
         }
         try {
             UnixSocketServer server = UnixSocketServer.start(config.socket(), config.socketMode(),

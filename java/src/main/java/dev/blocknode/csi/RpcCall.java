@@ -2,6 +2,7 @@ package dev.blocknode.csi;
 
 import dev.blocknode.csi.server.LoggingInterceptor;
 import dev.blocknode.logging.LogContext;
+import dev.blocknode.metrics.RpcErrors;
 import dev.blocknode.volume.VolumeException;
 import io.grpc.stub.StreamObserver;
 
@@ -31,9 +32,11 @@ final class RpcCall {
             try {
                 response = body.run();
             } catch (VolumeException e) {
+                RpcErrors.count(method, e, e.outcome().name());
                 observer.onError(StatusMapper.toStatus(e));
                 return;
             } catch (RuntimeException e) {
+                RpcErrors.count(method, e, "unexpected");
                 observer.onError(StatusMapper.unexpected(method, e));
                 return;
             }

@@ -27,6 +27,15 @@ public final class MetricsEndpoint implements AutoCloseable {
 
     /** @param address host:port; port 0 picks a free one (see {@link #port()}) */
     public static MetricsEndpoint start(String address, PrometheusMeterRegistry registry) throws IOException {
+        return start(address, registry, () -> { });
+    }
+
+    /**
+     * @param beforeScrape brings gauges whose label sets change (one row per volume) up to date; runs on the
+     *                     endpoint's single thread, so never concurrently with itself
+     */
+    public static MetricsEndpoint start(String address, PrometheusMeterRegistry registry, Runnable beforeScrape)
+            throws IOException {
         int colon = address.lastIndexOf(':');
         if (colon < 0) {
             throw new IllegalArgumentException("--metrics-address must be host:port, got \"" + address + "\"");
@@ -36,6 +45,7 @@ public final class MetricsEndpoint implements AutoCloseable {
         InetSocketAddress bind = host.isEmpty() ? new InetSocketAddress(port) : new InetSocketAddress(host, port);
         HttpServer server = HttpServer.create(bind, 16);
         server.createContext("/metrics", exchange -> {
+            beforeScrape.run();
             byte[] body = registry.scrape().getBytes(StandardCharsets.UTF_8);
             exchange.getResponseHeaders().set("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
             exchange.sendResponseHeaders(200, body.length);

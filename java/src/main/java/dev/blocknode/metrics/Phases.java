@@ -3,6 +3,11 @@ package dev.blocknode.metrics;
 import io.micrometer.core.instrument.Metrics;
 import io.micrometer.core.instrument.Timer;
 
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.Optional;
+import java.util.Set;
+
 /**
  * Time spent in each phase of attaching and releasing volumes (login, scan, device wait, mkfs, mount,
  * flush, delete, logout), recorded into Micrometer's global registry, to which the plugin adds its
@@ -32,6 +37,9 @@ public final class Phases {
             T result = body.run();
             outcome = "ok";
             return result;
+        } catch (Exception | Error e) {
+            markFailed(e, phase);
+            throw e;
         } finally {
             Timer.builder("blocknode_phase")
                     .description("time spent in one phase of attaching, preparing or releasing a volume")
@@ -40,6 +48,38 @@ public final class Phases {
                     .publishPercentileHistogram()
                     .register(Metrics.globalRegistry)
                     .record(System.nanoTime() - start, java.util.concurrent.TimeUnit.NANOSECONDS);
+        }
+    }
+
+    /**
+     * The phase an error escaped from first (the innermost one), if it passed through any: the "reason" of
+     * a failed RPC in the error counter, e.g. "mkfs" or "logout" rather than just INTERNAL.
+     */
+    public static Optional<String> failedPhase(Throwable error) {
+        Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+        for (Throwable t = error; t != null && seen.add(t); t = t.getCause()) {
+            for (Throwable suppressed : t.getSuppressed()) {
+                if (suppressed instanceof FailedPhase marker) {
+                    return Optional.of(marker.phase);
+                }
+            }
+        }
+        return Optional.empty();
+    }
+
+    private static void markFailed(Throwable error, String phase) {
+        if (failedPhase(error).isEmpty()) {
+            error.addSuppressed(new FailedPhase(phase));
+        }
+    }
+
+    /** Rides on an exception as a suppressed one; shows in a logged stack trace as "FailedPhase: mkfs". */
+    private static final class FailedPhase extends Exception {
+        private final String phase;
+
+        FailedPhase(String phase) {
+            super(phase, null, false, false);
+            this.phase = phase;
         }
     }
 

@@ -116,10 +116,15 @@ public final class MultipathMaps {
     public List<PathState> pathStates(MultipathMap map) throws IOException {
         List<PathState> states = new ArrayList<>();
         for (String slave : map.slaves()) {
-            states.add(new PathState(slave, Sysfs.read(classBlock(slave).resolve("device/state"))
-                    .map(ScsiDeviceState::parse).orElse(ScsiDeviceState.GONE)));
+            states.add(pathState(slave));
         }
         return states;
+    }
+
+    /** The kernel's state of one SCSI path device, mapped or not; GONE when it has left sysfs. */
+    public PathState pathState(String kernelName) throws IOException {
+        return new PathState(kernelName, Sysfs.read(classBlock(kernelName).resolve("device/state"))
+                .map(ScsiDeviceState::parse).orElse(ScsiDeviceState.GONE));
     }
 
     private Path classBlock(String name) {

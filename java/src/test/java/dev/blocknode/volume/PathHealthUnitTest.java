@@ -62,4 +62,32 @@ class PathHealthUnitTest {
         assertEquals(Optional.empty(), PathHealth.problem(sysfs.paths(),
                 StagingRecord.newBuilder().setVolumeId("local").build()));
     }
+
+    @Test
+    void theReportCountsServingAndFailedPaths() throws Exception {
+        PathHealth.Report healthy = PathHealth.inspect(sysfs.paths(), record).orElseThrow();
+        assertEquals(2, healthy.serving());
+        assertEquals(0, healthy.failed());
+        sysfs.setState("sdb", "offline");
+        PathHealth.Report degraded = PathHealth.inspect(sysfs.paths(), record).orElseThrow();
+        assertEquals(1, degraded.serving());
+        assertEquals(List.of("sdb is offline"), degraded.failures());
+        sysfs.removeMap("dm-0");
+        PathHealth.Report mapGone = PathHealth.inspect(sysfs.paths(), record).orElseThrow();
+        assertEquals(0, mapGone.serving());
+        assertEquals(2, mapGone.failed(), "both recorded paths are lost with the map: " + mapGone.failures());
+    }
+
+    @Test
+    void aSinglePathVolumeWithoutAMapReportsItsPathDevice() throws Exception {
+        StagingRecord single = StagingRecord.newBuilder().setVolumeId("single")
+                .putAttachment("paths", "3:0:0:1=sdb").build();
+        assertEquals(Optional.empty(), PathHealth.problem(sysfs.paths(), single));
+        assertEquals(1, PathHealth.inspect(sysfs.paths(), single).orElseThrow().serving());
+        sysfs.setState("sdb", "transport-offline");
+        String problem = PathHealth.problem(sysfs.paths(), single).orElseThrow();
+        assertTrue(problem.contains("serves on 0 path(s)") && problem.contains("sdb is transport-offline"), problem);
+        sysfs.removeDisk("sdb");
+        assertTrue(PathHealth.problem(sysfs.paths(), single).orElseThrow().contains("sdb is gone"));
+    }
 }
