@@ -8,7 +8,8 @@
 #   - the writer (4 KiB at a time, each fsynced, on the published filesystem) keeps completing writes:
 #     I/O goes on over the other path after a stall (measured: the longest gap between two writes);
 #   - multipathd shows that path failed and dmsetup status one failed path ("F");
-#   - NodeGetVolumeStats still answers (what it says about the volume's condition is printed);
+#   - NodeGetVolumeStats still answers and calls the volume abnormal; blocknode_volume_paths shows
+#     1 serving and 1 failed path, and 2/0 again after the path is back;
 #   - the route is deleted: iscsid logs back in, the path becomes active again, the writer never saw
 #     an error; then unpublish and unstage leave the node clean.
 HERE=$(dirname "$(readlink -f "$0")")
@@ -109,6 +110,16 @@ stop_writer() {
   [[ ! -s $WRITER_ERRORS ]] || { echo "the writer saw errors:" >&2; head -n 5 "$WRITER_ERRORS" >&2; return 1; }
 }
 
+# The plugin's blocknode_volume_paths gauge for this volume and a state (serving|failed) must equal $2.
+paths_gauge() {
+  local value
+  value=$(curl -sf --max-time 10 "http://$BN_METRICS/metrics" | awk -v v="volume_id=\"$VOLUME\"" \
+    -v s="state=\"$1\"" 'index($0, "blocknode_volume_paths{") == 1 && index($0, v) && index($0, s) {print $NF}')
+  echo "  blocknode_volume_paths{volume_id=\"$VOLUME\",state=\"$1\"} ${value:-absent}"
+  [[ -n $value ]] && awk -v a="$value" -v b="$2" 'BEGIN {exit !(a + 0 == b + 0)}' ||
+    { echo "expected $2" >&2; return 1; }
+}
+
 # On a failure (bn_fail) and at exit: the writer stopped and the route gone before anything is torn down.
 bn_on_fail() {
   touch "$STOP"
@@ -131,10 +142,12 @@ step path-failed     path_failed
 step io-goes-on      io_goes_on
 step stats-answer    stats_answer
 step stats-say-degraded stats_degraded
+step gauge-one-failed eval 'paths_gauge failed 1 && paths_gauge serving 1'
 step restore-portal  restore_path
 step io-after        io_goes_on
 step stop-writer     stop_writer
 step stats-healthy   stats_answer
+step gauge-all-serving eval 'paths_gauge failed 0 && paths_gauge serving 2'
 step unpublish       csi unpublish $VOLUME "$TARGET"
 step unstage         csi unstage $VOLUME "$STAGING"
 step logged-out      eval 'bn_target_released "$IQN" && vm_leftovers'
