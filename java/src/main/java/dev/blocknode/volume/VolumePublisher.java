@@ -6,6 +6,7 @@ import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.FileStat;
 import dev.blocknode.os.Host;
 import dev.blocknode.os.block.LoopDevices;
+import dev.blocknode.os.exec.CommandException;
 import dev.blocknode.os.mount.MountOptions;
 import dev.blocknode.os.natives.LinuxNative;
 import dev.blocknode.state.v1.DeviceRecord;
@@ -35,6 +36,7 @@ public final class VolumePublisher {
     private static final Logger LOG = Logger.getLogger(VolumePublisher.class.getName());
     private static final int MAX_STACKED_UNMOUNTS = 8;
     private static final ReentrantLock LOOP_ALLOCATION = new ReentrantLock();
+    private static final int VIEW_ATTEMPTS = 3;
 
     private final Host host;
     private final KubeletPaths paths;
@@ -176,17 +178,29 @@ public final class VolumePublisher {
         Path device = Path.of(record.getDevice().getPath());
         LOOP_ALLOCATION.lock(); // two publications of this plugin must not choose the same free loop device
         try {
-            Path view = loops.findUnused();
-            FileStat stat = host.mounter().stat(view);
-            record.putPublications(target.toString(), publication.toBuilder()
-                    .setReadonlyView(DeviceRecord.newBuilder().setPath(view.toString())
-                            .setMajor(stat.rdev().major()).setMinor(stat.rdev().minor()))
-                    .build());
-            records.save(record.build());
-            CrashPoints.reach(CrashPoint.PUBLISH_VIEW_RECORDED);
-            loops.attachReadOnly(view, device);
-            CrashPoints.reach(CrashPoint.PUBLISH_VIEW_ATTACHED);
-            return view;
+            for (int attempt = 1; ; attempt++) {
+                Path view = loops.findUnused();
+                FileStat stat = host.mounter().stat(view);
+                record.putPublications(target.toString(), publication.toBuilder()
+                        .setReadonlyView(DeviceRecord.newBuilder().setPath(view.toString())
+                                .setMajor(stat.rdev().major()).setMinor(stat.rdev().minor()))
+                        .build());
+                records.save(record.build());
+                CrashPoints.reach(CrashPoint.PUBLISH_VIEW_RECORDED);
+                try {
+                    loops.attachReadOnly(view, device);
+                } catch (CommandException e) {
+                    // Another process may have bound the free device first: then choose again, a few times.
+                    Optional<Path> taken = loops.backingFile(stat.rdev());
+                    if (taken.isEmpty() || taken.get().equals(device) || attempt >= VIEW_ATTEMPTS) {
+                        throw e;
+                    }
+                    LOG.info(() -> "loop device " + view + " was taken by another process; choosing another");
+                    continue;
+                }
+                CrashPoints.reach(CrashPoint.PUBLISH_VIEW_ATTACHED);
+                return view;
+            }
         } catch (IOException e) {
             throw VolumeException.internal("cannot make a read-only view of " + device + " for " + target, e);
         } finally {

@@ -54,7 +54,8 @@ class CrashMatrixHostTest {
         try (CrashScenario scenario = CrashScenario.create()) {
             List<Step> steps = lifecycle(scenario);
             int interrupted;
-            try (PluginProcess doomed = PluginProcess.start(scenario.dir(), Map.of(CrashPoints.CRASH_AT, point.step()))) {
+            try (PluginProcess doomed = PluginProcess.start(scenario.dir(),
+                    Map.of(CrashPoints.CRASH_AT, point.step()))) {
                 interrupted = runUntilKilled(doomed, steps, point);
                 assertEquals(CrashPoints.EXIT_CODE, doomed.awaitExit(Duration.ofSeconds(10)),
                         "the plugin must have died at the crash point, not otherwise");

@@ -27,16 +27,14 @@ public final class PluginProcess implements AutoCloseable {
     private static final Duration STARTUP = Duration.ofSeconds(30);
 
     private final Process process;
-    private final Path socket;
     private final List<String> lines = new ArrayList<>();
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
     private boolean ended;
     private CsiClient client;
 
-    private PluginProcess(Process process, Path socket) {
+    private PluginProcess(Process process) {
         this.process = process;
-        this.socket = socket;
         Thread.ofVirtual().name("plugin-output").start(this::collectOutput);
     }
 
@@ -45,7 +43,8 @@ public final class PluginProcess implements AutoCloseable {
         Path socket = dir.resolve("csi.sock");
         ProcessBuilder builder = new ProcessBuilder(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
+                // C1 only: these processes live a few seconds, starting fast matters more than peak speed.
+                "--enable-native-access=ALL-UNNAMED", "-XX:TieredStopAtLevel=1",
                 "-cp", System.getProperty("java.class.path"), "dev.blocknode.Main",
                 "--endpoint", "unix://" + socket,
                 "--node-id", PluginHarness.NODE_ID,
@@ -56,7 +55,7 @@ public final class PluginProcess implements AutoCloseable {
         builder.redirectErrorStream(true);
         builder.environment().keySet().removeIf(name -> name.startsWith("BLOCKNODE_"));
         builder.environment().putAll(environment);
-        PluginProcess plugin = new PluginProcess(builder.start(), socket);
+        PluginProcess plugin = new PluginProcess(builder.start());
         try {
             plugin.awaitLine(line -> line.contains("listening on unix://" + socket), STARTUP);
         } catch (AssertionError | RuntimeException e) {
@@ -69,14 +68,6 @@ public final class PluginProcess implements AutoCloseable {
 
     public CsiClient client() {
         return client;
-    }
-
-    public Path socket() {
-        return socket;
-    }
-
-    public boolean isAlive() {
-        return process.isAlive();
     }
 
     /** Everything the plugin printed so far. */
