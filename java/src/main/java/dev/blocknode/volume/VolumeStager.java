@@ -97,8 +97,8 @@ public final class VolumeStager {
             } else {
                 record.setBlock(BlockAccessRecord.getDefaultInstance());
             }
-            boolean intentOnly = existing.isEmpty() || existing.get().getPhase() == StagePhase.ATTACHING;
-            if (intentOnly) {
+            boolean noDeviceRecorded = existing.isEmpty() || existing.get().getPhase() == StagePhase.ATTACHING;
+            if (noDeviceRecorded) {
                 if (existing.isPresent() && !sameAttach(existing.get(), transport, request)) {
                     // The retry asks for another device: undo the interrupted attach before its record is replaced.
                     abandonAttach(existing.get());
