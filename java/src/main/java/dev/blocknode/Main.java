@@ -4,6 +4,7 @@ import dev.blocknode.client.CsiCommandLine;
 import dev.blocknode.config.FlagParser;
 import dev.blocknode.config.PluginConfig;
 import dev.blocknode.demo.DemoVolume;
+import dev.blocknode.faults.CrashPoints;
 import dev.blocknode.logging.LogSetup;
 import dev.blocknode.logging.ShutdownSafeLogManager;
 import dev.blocknode.os.Host;
@@ -47,6 +48,13 @@ public final class Main {
             return;
         }
         LogSetup.configure(config.logFormat());
+        try {
+            CrashPoints.checkEnvironment().ifPresent(LOG::warning);
+        } catch (IllegalArgumentException e) {
+            System.err.println("blocknode: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
         try {
             NativeLibrary.load();
         } catch (Throwable e) {

@@ -4,6 +4,7 @@ import dev.blocknode.csi.server.LoggingInterceptor;
 import dev.blocknode.logging.LogContext;
 import dev.blocknode.metrics.RpcErrors;
 import dev.blocknode.volume.VolumeException;
+import io.grpc.Context;
 import io.grpc.stub.StreamObserver;
 
 /** Runs a unary RPC body and answers with its result or the mapped status: one shape for every method. */
@@ -29,6 +30,11 @@ final class RpcCall {
         try (LogContext.Scope ignored = LogContext.enter(new LogContext.Operation(method,
                 requestId == null ? 0 : requestId, printable(volumeId)))) {
             T response;
+            // kubelet gives up on a call after its deadline and retries it later. The work must not stop
+            // half-way because the caller left: it runs detached from the call's cancellation, holding its
+            // volume (a retry meanwhile gets ABORTED), and a retry after it finds what it did.
+            Context detached = Context.current().fork();
+            Context previous = detached.attach();
             try {
                 response = body.run();
             } catch (VolumeException e) {
@@ -39,6 +45,8 @@ final class RpcCall {
                 RpcErrors.count(method, e, "unexpected");
                 observer.onError(StatusMapper.unexpected(method, e));
                 return;
+            } finally {
+                detached.detach(previous);
             }
             observer.onNext(response);
             observer.onCompleted();

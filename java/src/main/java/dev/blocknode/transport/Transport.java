@@ -30,6 +30,14 @@ public interface Transport {
     void detach(Attachment attachment) throws VolumeException;
 
     /**
+     * Undoes whatever an attach with this request may have done before it was cut short (the plugin died
+     * while the staging record said ATTACHING): the device may be fully, partly or not at all attached, and
+     * no device was recorded. Nothing that another volume or process holds is touched. The request carries
+     * no secrets (they are never recorded).
+     */
+    void abandon(AttachRequest request) throws VolumeException;
+
+    /**
      * After the storage grew the volume, makes the node see the new size (path rescans, map resize) so the
      * filesystem can grow. A device already on the node needs nothing.
      */

@@ -3,6 +3,7 @@ package dev.blocknode.volume;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.state.RecordStore;
 import dev.blocknode.state.v1.StagingRecord;
+import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.Transport;
 import dev.blocknode.transport.Transports;
@@ -61,6 +62,12 @@ final class StagingRecords {
     static Attachment attachment(StagingRecord record) {
         return new Attachment(record.getTransport(), devicePath(record), deviceNumber(record),
                 record.getDevice().getIdentity(), record.getAttachmentMap());
+    }
+
+    /** The attach an ATTACHING record was written for, without secrets (they are never recorded). */
+    static AttachRequest attachRequest(StagingRecord record) {
+        return new AttachRequest(record.getVolumeId(), record.getVolumeContextMap(), record.getPublishContextMap(),
+                Secrets.NONE);
     }
 
     /** The transport that staged the volume. */

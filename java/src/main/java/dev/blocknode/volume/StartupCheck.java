@@ -51,6 +51,13 @@ public final class StartupCheck {
         int stale = 0;
         for (StagingRecord record : records) {
             String volume = record.getVolumeId();
+            if (record.getPhase() == StagePhase.ATTACHING) {
+                halfDone++;
+                findings.add("volume " + volume + " was left ATTACHING by an interrupted call: the "
+                        + record.getTransport() + " transport may have attached part of its device; kubelet's retry"
+                        + " will finish the attach, or its unstage undo it");
+                continue;
+            }
             if (record.getPhase() != StagePhase.STAGED) {
                 halfDone++;
                 findings.add("volume " + volume + " was left " + record.getPhase()

@@ -1,5 +1,7 @@
 package dev.blocknode.volume;
 
+import dev.blocknode.faults.CrashPoint;
+import dev.blocknode.faults.CrashPoints;
 import dev.blocknode.os.Host;
 import dev.blocknode.os.exec.CommandException;
 import dev.blocknode.state.v1.StagingRecord;
@@ -43,6 +45,7 @@ public final class VolumeExpander {
         try (OperationGuard.Permit ignored = guard.enter(request.volumeId(), "NodeExpandVolume")) {
             Path device = StagingRecords.devicePath(record);
             StagingRecords.transportOf(transports, record).refreshSize(StagingRecords.attachment(record));
+            CrashPoints.reach(CrashPoint.EXPAND_REFRESHED);
             long size;
             try {
                 size = host.blockDevices().sizeBytes(device);
@@ -70,6 +73,7 @@ public final class VolumeExpander {
                 throw VolumeException.internal("growing the " + type.kernelName() + " filesystem on " + device
                         + " of volume " + request.volumeId() + " failed" + hint, e);
             }
+            CrashPoints.reach(CrashPoint.EXPAND_GROWN);
             LOG.info(() -> "grew the filesystem of volume " + request.volumeId() + " to its device size " + size);
             return size;
         }

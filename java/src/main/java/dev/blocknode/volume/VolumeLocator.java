@@ -2,6 +2,7 @@ package dev.blocknode.volume;
 
 import dev.blocknode.os.Host;
 import dev.blocknode.state.v1.PublicationRecord;
+import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
 
 import java.io.IOException;
@@ -39,6 +40,10 @@ final class VolumeLocator {
     Located locate(String volumeId, String volumePath) throws VolumeException {
         StagingRecord record = records.find(volumeId).orElseThrow(() -> VolumeException.notFound(
                 "volume " + volumeId + " is not staged on this node"));
+        if (record.getPhase() == StagePhase.ATTACHING) {
+            throw VolumeException.notFound("volume " + volumeId + " is not staged on this node (its attach was"
+                    + " interrupted)");
+        }
         Path path;
         try {
             path = paths.confine("volume_path", volumePath);

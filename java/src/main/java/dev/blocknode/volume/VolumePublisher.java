@@ -1,9 +1,12 @@
 package dev.blocknode.volume;
 
+import dev.blocknode.faults.CrashPoint;
+import dev.blocknode.faults.CrashPoints;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.FileStat;
 import dev.blocknode.os.Host;
 import dev.blocknode.os.block.LoopDevices;
+import dev.blocknode.os.exec.CommandException;
 import dev.blocknode.os.mount.MountOptions;
 import dev.blocknode.os.natives.LinuxNative;
 import dev.blocknode.state.v1.DeviceRecord;
@@ -20,6 +23,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.logging.Logger;
 
 /**
@@ -31,6 +35,8 @@ public final class VolumePublisher {
 
     private static final Logger LOG = Logger.getLogger(VolumePublisher.class.getName());
     private static final int MAX_STACKED_UNMOUNTS = 8;
+    private static final ReentrantLock LOOP_ALLOCATION = new ReentrantLock();
+    private static final int VIEW_ATTEMPTS = 3;
 
     private final Host host;
     private final KubeletPaths paths;
@@ -79,8 +85,14 @@ public final class VolumePublisher {
             }
             requireSingleWriterRespected(record, target, request.capability().accessMode());
 
+            PublicationRecord earlier = record.getPublicationsMap().get(target.toString());
+            if (earlier != null && earlier.hasReadonlyView()) {
+                // An earlier attempt died before binding its view at the target: release it, a new one follows.
+                releaseReadOnlyView(volumeId, record, earlier.getReadonlyView());
+            }
             StagingRecord.Builder updated = record.toBuilder().putPublications(target.toString(), wanted);
             records.save(updated.build());
+            CrashPoints.reach(CrashPoint.PUBLISH_RECORDED);
             MountOptions options = request.capability().accessType() instanceof AccessType.Mount mount
                     ? mount.options().perMountPoint() : MountOptions.NONE;
             if (readOnly) {
@@ -97,6 +109,7 @@ public final class VolumePublisher {
                 throw VolumeException.internal("bind-mounting " + source + " at " + target + " for volume "
                         + volumeId + " failed", e);
             }
+            CrashPoints.reach(CrashPoint.PUBLISH_BOUND);
             LOG.info(() -> "published volume " + volumeId + " at " + target + (readOnly ? " (read-only)" : ""));
         }
     }
@@ -108,12 +121,14 @@ public final class VolumePublisher {
             Optional<StagingRecord> record = records.find(volumeId);
             if (Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
                 unmountTarget(volumeId, target, record);
+                CrashPoints.reach(CrashPoint.UNPUBLISH_UNMOUNTED);
                 deleteTarget(volumeId, target);
             }
             Optional<PublicationRecord> publication =
                     record.map(r -> r.getPublicationsMap().get(target.toString()));
             if (publication.isPresent() && publication.get().hasReadonlyView()) {
                 releaseReadOnlyView(volumeId, record.get(), publication.get().getReadonlyView());
+                CrashPoints.reach(CrashPoint.UNPUBLISH_VIEW_RELEASED);
             }
             if (record.isPresent() && record.get().containsPublications(target.toString())) {
                 records.save(record.get().toBuilder().removePublications(target.toString()).build());
@@ -153,23 +168,43 @@ public final class VolumePublisher {
     }
 
     /**
-     * A read-only loop device over the volume's device, recorded in the publication before it is bound.
-     * A read-only bind mount of a device node does not stop writes through it; a read-only device does.
+     * A read-only loop device over the volume's device. A read-only bind mount of a device node does not
+     * stop writes through it; a read-only device does. The loop device is chosen and recorded in the
+     * publication before it is bound, so that after a crash at any instant unpublish or a retry finds it
+     * by name and releases it once it sees that it backs this volume's device.
      */
     private Path readOnlyView(StagingRecord.Builder record, Path target, PublicationRecord publication)
             throws VolumeException {
         Path device = Path.of(record.getDevice().getPath());
+        LOOP_ALLOCATION.lock(); // two publications of this plugin must not choose the same free loop device
         try {
-            Path view = loops.attachReadOnly(device);
-            FileStat stat = host.mounter().stat(view);
-            record.putPublications(target.toString(), publication.toBuilder()
-                    .setReadonlyView(DeviceRecord.newBuilder().setPath(view.toString())
-                            .setMajor(stat.rdev().major()).setMinor(stat.rdev().minor()))
-                    .build());
-            records.save(record.build());
-            return view;
+            for (int attempt = 1; ; attempt++) {
+                Path view = loops.findUnused();
+                FileStat stat = host.mounter().stat(view);
+                record.putPublications(target.toString(), publication.toBuilder()
+                        .setReadonlyView(DeviceRecord.newBuilder().setPath(view.toString())
+                                .setMajor(stat.rdev().major()).setMinor(stat.rdev().minor()))
+                        .build());
+                records.save(record.build());
+                CrashPoints.reach(CrashPoint.PUBLISH_VIEW_RECORDED);
+                try {
+                    loops.attachReadOnly(view, device);
+                } catch (CommandException e) {
+                    // Another process may have bound the free device first: then choose again, a few times.
+                    Optional<Path> taken = loops.backingFile(stat.rdev());
+                    if (taken.isEmpty() || taken.get().equals(device) || attempt >= VIEW_ATTEMPTS) {
+                        throw e;
+                    }
+                    LOG.info(() -> "loop device " + view + " was taken by another process; choosing another");
+                    continue;
+                }
+                CrashPoints.reach(CrashPoint.PUBLISH_VIEW_ATTACHED);
+                return view;
+            }
         } catch (IOException e) {
             throw VolumeException.internal("cannot make a read-only view of " + device + " for " + target, e);
+        } finally {
+            LOOP_ALLOCATION.unlock();
         }
     }
 

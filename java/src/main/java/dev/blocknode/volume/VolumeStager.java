@@ -1,5 +1,7 @@
 package dev.blocknode.volume;
 
+import dev.blocknode.faults.CrashPoint;
+import dev.blocknode.faults.CrashPoints;
 import dev.blocknode.metrics.Phases;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.FileStat;
@@ -81,13 +83,41 @@ public final class VolumeStager {
                 }
             }
             createDirectory(staging);
-            Attachment attachment = transport.attach(attachRequest);
             StagingRecord.Builder record = existing.map(StagingRecord::toBuilder).orElseGet(StagingRecord::newBuilder)
                     .setVolumeId(request.volumeId())
-                    .setPhase(StagePhase.STAGING)
                     .setTransport(transport.name())
                     .setStagingPath(staging.toString())
                     .setAccessMode(request.capability().accessMode().name())
+                    .clearVolumeContext().putAllVolumeContext(request.volumeContext())
+                    .clearPublishContext().putAllPublishContext(request.publishContext());
+            if (request.capability().accessType() instanceof AccessType.Mount mount) {
+                record.setMount(MountAccessRecord.newBuilder()
+                        .setFsType(requestedFs.map(FilesystemType::kernelName).orElse(""))
+                        .addAllMountFlags(mount.mountFlags()));
+            } else {
+                record.setBlock(BlockAccessRecord.getDefaultInstance());
+            }
+            boolean noDeviceRecorded = existing.isEmpty() || existing.get().getPhase() == StagePhase.ATTACHING;
+            if (noDeviceRecorded) {
+                if (existing.isPresent() && !sameAttach(existing.get(), transport, request)) {
+                    // The retry asks for another device: undo the interrupted attach before its record is replaced.
+                    abandonAttach(existing.get());
+                }
+                records.save(record.setPhase(StagePhase.ATTACHING).build());
+                CrashPoints.reach(CrashPoint.STAGE_INTENT_RECORDED);
+            }
+            Attachment attachment;
+            try {
+                attachment = transport.attach(attachRequest);
+            } catch (VolumeException refused) {
+                if (existing.isEmpty()) {
+                    // A refused attach undoes its own work; with no earlier attempt, nothing is left to remember.
+                    records.delete(request.volumeId());
+                }
+                throw refused;
+            }
+            CrashPoints.reach(CrashPoint.STAGE_ATTACHED);
+            record.setPhase(StagePhase.STAGING)
                     .setDevice(DeviceRecord.newBuilder()
                             .setPath(attachment.device().toString())
                             .setMajor(attachment.number().major())
@@ -96,22 +126,21 @@ public final class VolumeStager {
                     .clearAttachment()
                     .putAllAttachment(attachment.details());
             if (request.capability().accessType() instanceof AccessType.Mount mount) {
-                record.setMount(MountAccessRecord.newBuilder()
-                        .setFsType(requestedFs.map(FilesystemType::kernelName).orElse(""))
-                        .addAllMountFlags(mount.mountFlags()));
                 boolean mounted = alreadyMountedAt(request.volumeId(), staging, attachment);
                 if (!mounted) {
                     requireUnclaimed(request.volumeId(), attachment);
                 }
                 records.save(record.build());
+                CrashPoints.reach(CrashPoint.STAGE_RECORDED);
                 if (!mounted) {
                     mountFilesystem(request, staging, attachment, mount, requestedFs, record);
+                    CrashPoints.reach(CrashPoint.STAGE_MOUNTED);
                 }
             } else {
                 requireUnclaimed(request.volumeId(), attachment);
-                record.setBlock(BlockAccessRecord.getDefaultInstance());
             }
             records.save(record.setPhase(StagePhase.STAGED).build());
+            CrashPoints.reach(CrashPoint.STAGE_STAGED);
             LOG.info(() -> "staged volume " + request.volumeId() + " (" + attachment.device() + ") at " + staging);
         }
     }
@@ -128,6 +157,13 @@ public final class VolumeStager {
                 throw VolumeException.precondition("volume " + request.volumeId() + " is staged at "
                         + found.get().getStagingPath() + ", not at " + staging + "; nothing was unstaged");
             }
+            if (found.get().getPhase() == StagePhase.ATTACHING) {
+                // Staging died inside the transport's attach: no device was recorded, nothing was mounted.
+                abandonAttach(found.get());
+                records.delete(request.volumeId());
+                LOG.info(() -> "unstaged volume " + request.volumeId() + ": undid its interrupted attach");
+                return;
+            }
             List<String> live = Publications.live(host, found.get());
             if (!live.isEmpty()) {
                 throw VolumeException.precondition("volume " + request.volumeId()
@@ -136,16 +172,30 @@ public final class VolumeStager {
             StagingRecord record = found.get().toBuilder()
                     .setPhase(StagePhase.UNSTAGING).clearPublications().build();
             records.save(record);
+            CrashPoints.reach(CrashPoint.UNSTAGE_RECORDED);
             DeviceNumber number = StagingRecords.deviceNumber(record);
             if (record.hasMount()) {
                 unmountStagingPath(request.volumeId(), staging, number);
             }
+            CrashPoints.reach(CrashPoint.UNSTAGE_UNMOUNTED);
             requireNotMountedElsewhere(request.volumeId(), number);
             flush(record);
             StagingRecords.transportOf(transports, record).detach(StagingRecords.attachment(record));
+            CrashPoints.reach(CrashPoint.UNSTAGE_DETACHED);
             records.delete(request.volumeId());
             LOG.info(() -> "unstaged volume " + request.volumeId() + " from " + staging);
         }
+    }
+
+    /** Undoes what the recorded, interrupted attach may have done (its contexts are in the record). */
+    private void abandonAttach(StagingRecord record) throws VolumeException {
+        StagingRecords.transportOf(transports, record).abandon(StagingRecords.attachRequest(record));
+    }
+
+    private static boolean sameAttach(StagingRecord recorded, Transport transport, Requests.Stage request) {
+        return recorded.getTransport().equals(transport.name())
+                && recorded.getVolumeContextMap().equals(request.volumeContext())
+                && recorded.getPublishContextMap().equals(request.publishContext());
     }
 
     private Optional<FilesystemType> requestedFilesystem(VolumeCapability capability) throws VolumeException {
@@ -295,6 +345,7 @@ public final class VolumeStager {
                             + type.kernelName() + " failed", e);
                 }
                 formatted = true;
+                CrashPoints.reach(CrashPoint.STAGE_FORMATTED);
                 LOG.info(() -> "formatted blank device " + device + " of volume " + volumeId + " as "
                         + type.kernelName());
             }

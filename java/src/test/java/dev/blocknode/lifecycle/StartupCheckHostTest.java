@@ -33,15 +33,20 @@ class StartupCheckHostTest {
             store.save(healthy.toBuilder().setVolumeId("half").setPhase(StagePhase.STAGING).build());
             store.save(healthy.toBuilder().setVolumeId("stale")
                     .setStagingPath(plugin.stagingPath("stale").toString()).build());
+            store.save(healthy.toBuilder().setVolumeId("attaching").setPhase(StagePhase.ATTACHING).clearDevice()
+                    .setStagingPath(plugin.stagingPath("attaching").toString()).build());
 
             StartupCheck.Report report = new StartupCheck(Host.real(), store).run();
-            assertEquals(3, report.records());
+            assertEquals(4, report.records());
             assertEquals(1, report.healthy());
-            assertEquals(1, report.halfDone());
+            assertEquals(2, report.halfDone());
             assertEquals(1, report.stale());
             assertTrue(report.findings().stream().anyMatch(f -> f.startsWith("volume stale is recorded as staged but "
                     + "its staging path")), report.findings().toString());
+            assertTrue(report.findings().stream().anyMatch(f -> f.startsWith("volume attaching was left ATTACHING by"
+                    + " an interrupted call: the local transport may have attached")), report.findings().toString());
 
+            store.delete("attaching");
             store.delete("half");
             store.delete("stale");
             plugin.client().node().nodeUnstageVolume(unstage("ok", staging));

@@ -33,6 +33,11 @@ class TransportsUnitTest {
         public void detach(Attachment attachment) {
             throw new AssertionError("select must not detach");
         }
+
+        @Override
+        public void abandon(AttachRequest request) {
+            throw new AssertionError("select must not abandon");
+        }
     }
 
     private final Transport local = new FakeTransport("local", Set.of("devicePath"));

@@ -27,11 +27,19 @@ public final class LoopDevices {
         this.commands = commands;
     }
 
-    /** A new read-only loop device over {@code backing} (a file or another block device). */
-    public Path attachReadOnly(Path backing) throws CommandException {
-        String device = commands.runChecked(Command.of("losetup", "--find", "--show", "--read-only",
-                backing.toString()).withTimeout(TIMEOUT)).stdout().strip();
-        return Path.of(device);
+    /**
+     * The first unused loop device (the kernel creates its node if needed), not yet bound to anything: a
+     * caller can record its name before binding it, so that a crash in between cannot leak it unnamed.
+     * Another process may take it first; then {@link #attachReadOnly} fails and the caller tries again.
+     */
+    public Path findUnused() throws CommandException {
+        return Path.of(commands.runChecked(Command.of("losetup", "--find").withTimeout(TIMEOUT)).stdout().strip());
+    }
+
+    /** Binds the unused loop device {@code loop}, read-only, over {@code backing} (a file or a block device). */
+    public void attachReadOnly(Path loop, Path backing) throws CommandException {
+        commands.runChecked(Command.of("losetup", "--read-only", loop.toString(), backing.toString())
+                .withTimeout(TIMEOUT));
     }
 
     public void detach(Path loopDevice) throws CommandException {

@@ -98,6 +98,14 @@ public final class FcTransport implements Transport {
                 LunAttacher.recorded(attachment.details(), attachment.device(), attachment.number())));
     }
 
+    @Override
+    public void abandon(AttachRequest request) {
+        // Without sessions there is nothing to log out; disks a cut-short scan brought in stay until a
+        // stage of the volume uses them or an operator deletes them (undoing FC scans is not built yet).
+        LOG.warning(() -> "volume " + request.volumeId() + ": an interrupted FC attach was abandoned; SCSI disks"
+                + " it may have scanned in were left in place");
+    }
+
     /**
      * H:C:T:LUN behind every usable remote port of the targets: the port is Online, is a SCSI target
      * (scsi_target_id is not -1), and is seen by an Online HBA port.

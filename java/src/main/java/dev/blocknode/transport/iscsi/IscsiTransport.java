@@ -198,6 +198,31 @@ public final class IscsiTransport implements Transport {
     }
 
     /**
+     * An attach cut short may have logged in, scanned the LUN in and let multipathd build a map: the LUN's
+     * disks on the target's live sessions are taken away as after a refused attach (only what nothing
+     * holds), and sessions left without LUNs are logged out.
+     */
+    @Override
+    public void abandon(AttachRequest request) throws VolumeException {
+        IscsiVolumeSpec spec = IscsiVolumeSpec.from(request);
+        List<ScsiAddress> present = new ArrayList<>();
+        for (IscsiPath path : spec.paths()) {
+            try (KeyedLocks.Held ignored = sessionLocks.lock(path)) {
+                Optional<IscsiSessions.Session> session = sessions.find(path);
+                if (session.isPresent()) {
+                    int[] channelAndTarget = session.get().channelAndTarget();
+                    present.add(new ScsiAddress(session.get().host(), channelAndTarget[0], channelAndTarget[1],
+                            spec.lun()));
+                }
+            } catch (IOException e) {
+                throw VolumeException.internal("volume " + request.volumeId() + ": cannot inspect the session of "
+                        + path + " to undo an interrupted attach", e);
+            }
+        }
+        undoScans(request.volumeId(), spec, present);
+    }
+
+    /**
      * A portal whose login failed keeps nothing: no session was made, and its record (which may hold a
      * wrong CHAP password) is deleted. Best effort: the login failure is what the caller reports.
      */

@@ -101,6 +101,11 @@ public final class LocalTransport implements Transport {
         // The device was on the node before us and stays after us.
     }
 
+    @Override
+    public void abandon(AttachRequest request) {
+        // attach only looks the device up: an interrupted one changed nothing.
+    }
+
     /**
      * The device's WWID: a SCSI disk's device/wwid, a device's own wwid attribute (NVMe), or for a
      * multipath map the WWID in its dm uuid ("mpath-3600...").

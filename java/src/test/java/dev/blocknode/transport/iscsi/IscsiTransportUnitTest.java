@@ -258,4 +258,37 @@ class IscsiTransportUnitTest {
         assertEquals(VolumeException.Outcome.FAILED_PRECONDITION, e.outcome(), e.getMessage());
         assertFalse(sysfs.hasDisk("sdb") || sysfs.hasDisk("sdc"), "the refused LUN's disks are deleted");
     }
+
+    /** The plugin died after the attach (the record still said ATTACHING): unstage asks to abandon it. */
+    @Test
+    void abandoningAnAttachCutShortRemovesTheLunAndLogsOut() throws Exception {
+        lunBehindBothSessions();
+        for (int i = 0; i < 2; i++) {
+            expectRecordCreated(PORTALS[i]);
+            commands.expect(node(PORTALS[i], "-o", "update", "-n", "node.session.auth.authmethod", "-v", "None"));
+            expectLogin(PORTALS[i], i + 1, i + 3);
+        }
+        expectMap();
+        transport.attach(request(Secrets.NONE));
+
+        commands.expect("dmsetup", "message", "mpatha", "0", "fail_if_no_path");
+        commands.expect("multipath", "-f", "mpatha").andDo(c -> sysfs.removeMap("dm-0"));
+        for (int i = 0; i < 2; i++) {
+            int session = i + 1;
+            int host = i + 3;
+            commands.expect(node(PORTALS[i], "--logout")).andDo(c -> sysfs.removeIscsiSession(session, host));
+            commands.expect(node(PORTALS[i], "-o", "delete"));
+        }
+        transport.abandon(request(Secrets.NONE));
+        assertFalse(sysfs.hasDisk("sdb") || sysfs.hasDisk("sdc"), "the LUN's disks are deleted");
+    }
+
+    /** Died before the first login: nothing to log out of; records a cut-short login may have written go. */
+    @Test
+    void abandoningAnAttachThatNeverLoggedInOnlyForgetsTheRecords() throws Exception {
+        commands.expect(node(PORTALS[0], "-o", "delete")); // a record written before the crash
+        commands.expect(node(PORTALS[1], "-o", "delete")).fails(21, "iscsiadm: No records found");
+        transport.abandon(request(Secrets.NONE));
+        assertEquals(List.of(), sysfs.writeLog(), "nothing scanned or deleted");
+    }
 }
