@@ -113,12 +113,22 @@ bn_plugin_commands() { tail -n +"$((BN_COMMANDS_FROM + 1))" "$BN_COMMAND_LOG" | 
 bn_plugin_launch() {
   rm -rf "$BN_P"
   mkdir -p "$BN_P"
-  "$JAVA" "${PLUGIN_JAVA_OPTS[@]}" -jar "$PLUGIN_JAR" --endpoint "unix://$SOCKET" --kubelet-root "$KUBELET" \
-    --state-dir "$STATE" --log-format text --metrics-address "$BN_METRICS" > "$VM_RESULTS/plugin.log" 2>&1 &
+  : > "$VM_RESULTS/plugin.log"; : > "$VM_RESULTS/client.log"
+  bn_plugin_start
+}
+
+# bn_plugin_start: the plugin (and the client) on the scenario's existing kubelet root and state dir, as
+# after a restart; its log is appended to plugin.log. BN_PLUGIN_ENV: extra environment for the plugin
+# (KEY=VALUE words, e.g. BLOCKNODE_CRASH_AT=stage.attached: see the iscsi-crash scenario).
+BN_PLUGIN_ENV=()
+bn_plugin_start() {
+  env ${BN_PLUGIN_ENV[@]+"${BN_PLUGIN_ENV[@]}"} "$JAVA" "${PLUGIN_JAVA_OPTS[@]}" -jar "$PLUGIN_JAR" \
+    --endpoint "unix://$SOCKET" --kubelet-root "$KUBELET" --state-dir "$STATE" --log-format text \
+    --metrics-address "$BN_METRICS" >> "$VM_RESULTS/plugin.log" 2>&1 &
   PLUGIN_PID=$!
   # "serve": one command a line on stdin (so secrets never travel in an argv), one reply a line.
   coproc CLIENT { exec "$JAVA" "${CLIENT_JAVA_OPTS[@]}" -cp "$PLUGIN_JAR:$CLIENT_JAR" GuestClient "$SOCKET" serve \
-                    2> "$VM_RESULTS/client.log"; }
+                    2>> "$VM_RESULTS/client.log"; }
 }
 
 bn_plugin_ready() {
@@ -154,13 +164,17 @@ csi_fails() {
   echo "  $1 refused as expected: ${CSI_REPLY#error }"
 }
 
-bn_plugin_stop() {
+bn_client_stop() {
   if [[ -n ${CLIENT_PID:-} ]]; then
     local fd=${CLIENT[1]} pid=$CLIENT_PID
     exec {fd}>&-
     wait "$pid" 2>/dev/null
     CLIENT_PID=""
   fi
+}
+
+bn_plugin_stop() {
+  bn_client_stop
   [[ -n $PLUGIN_PID ]] || return 0
   kill -TERM "$PLUGIN_PID" 2>/dev/null
   local rc=0
