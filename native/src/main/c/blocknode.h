@@ -74,6 +74,12 @@ void JNICALL bn_umount2(JNIEnv *env, jclass clazz, jstring target, jint flags);
 /* stat.c */
 jboolean JNICALL bn_is_mount_point(JNIEnv *env, jclass clazz, jstring path);
 jlongArray JNICALL bn_stat(JNIEnv *env, jclass clazz, jstring path);
+struct statx;
+/* The BN_STAT_* array of a statx result; NULL with an exception pending on failure. */
+jlongArray bn_stat_array(JNIEnv *env, const struct statx *stx);
+
+/* beneath.c */
+jlongArray JNICALL bn_stat_beneath(JNIEnv *env, jclass clazz, jstring root, jstring relative);
 
 /* statvfs.c */
 jlongArray JNICALL bn_statvfs(JNIEnv *env, jclass clazz, jstring path);

@@ -74,6 +74,19 @@ out:
     return result;
 }
 
+jlongArray bn_stat_array(JNIEnv *env, const struct statx *stx) {
+    jlong values[BN_STAT_LENGTH];
+    values[BN_STAT_DEV_MAJOR] = (jlong) stx->stx_dev_major;
+    values[BN_STAT_DEV_MINOR] = (jlong) stx->stx_dev_minor;
+    values[BN_STAT_RDEV_MAJOR] = (jlong) stx->stx_rdev_major;
+    values[BN_STAT_RDEV_MINOR] = (jlong) stx->stx_rdev_minor;
+    values[BN_STAT_MODE] = (jlong) stx->stx_mode;
+    values[BN_STAT_MOUNT_ROOT] = (stx->stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)
+                                     ? ((stx->stx_attributes & STATX_ATTR_MOUNT_ROOT) ? 1 : 0)
+                                     : -1;
+    return bn_new_long_array(env, values, BN_STAT_LENGTH);
+}
+
 jlongArray JNICALL bn_stat(JNIEnv *env, jclass clazz, jstring j_path) {
     (void) clazz;
     const char *path = NULL;
@@ -86,16 +99,7 @@ jlongArray JNICALL bn_stat(JNIEnv *env, jclass clazz, jstring j_path) {
     if (statx(AT_FDCWD, path, BN_STATX_FLAGS, STATX_BASIC_STATS, &stx) != 0) {
         bn_throw_errno(env, "statx", path, errno);
     } else {
-        jlong values[BN_STAT_LENGTH];
-        values[BN_STAT_DEV_MAJOR] = (jlong) stx.stx_dev_major;
-        values[BN_STAT_DEV_MINOR] = (jlong) stx.stx_dev_minor;
-        values[BN_STAT_RDEV_MAJOR] = (jlong) stx.stx_rdev_major;
-        values[BN_STAT_RDEV_MINOR] = (jlong) stx.stx_rdev_minor;
-        values[BN_STAT_MODE] = (jlong) stx.stx_mode;
-        values[BN_STAT_MOUNT_ROOT] = (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)
-                                         ? ((stx.stx_attributes & STATX_ATTR_MOUNT_ROOT) ? 1 : 0)
-                                         : -1;
-        result = bn_new_long_array(env, values, BN_STAT_LENGTH);
+        result = bn_stat_array(env, &stx);
     }
     bn_utf_release(env, j_path, path);
     return result;

@@ -258,9 +258,10 @@ public final class Bench {
 
         // The record as it is while published: the input of the record-store diagnostics.
         node.nodePublishVolume(a.publish);
-        try (DirectoryStream<Path> records = Files.newDirectoryStream(p.state.resolve("volumes"), "*.txtpb")) {
+        try (DirectoryStream<Path> records = Files.newDirectoryStream(p.state.resolve("volumes"), "*.pb")) {
             for (Path r : records) {
-                Files.copy(r, o.work().resolve("record.txtpb"));
+                Files.createDirectories(o.work().resolve("record/volumes"));
+                Files.copy(r, o.work().resolve("record/volumes").resolve(r.getFileName()));
             }
         }
         node.nodeUnpublishVolume(a.unpublish);
@@ -939,7 +940,7 @@ public final class Bench {
     /** Record-store and syscall costs in a JVM with the image's flags: where the per-call time goes. */
     private void diagnostics(Path tmpfs) throws Exception {
         log("diagnostics: record store and syscalls in a JVM with the image's flags");
-        Path record = o.work().resolve("record.txtpb");
+        Path record = o.work().resolve("record");
         if (!Files.exists(record)) {
             return;
         }

@@ -18,7 +18,7 @@ import java.util.Arrays;
  * (C1 only, serial GC): reading and parsing a staging record, writing one durably, and the syscalls of
  * NodeGetVolumeStats. Prints "name TAB nanoseconds per call" lines.
  *
- *   Micro RECORD_FILE DISK_DIR TMPFS_DIR MOUNT_POINT
+ *   Micro RECORD_STATE_DIR DISK_DIR TMPFS_DIR MOUNT_POINT   (RECORD_STATE_DIR/volumes holds one record)
  */
 public final class Micro {
 
@@ -30,15 +30,13 @@ public final class Micro {
 
     public static void main(String[] args) throws Exception {
         NativeLibrary.load();
-        Path recordFile = Path.of(args[0]);
+        Path recordStateDir = Path.of(args[0]);
         Path diskDir = Path.of(args[1]);
         Path tmpfsDir = Path.of(args[2]);
         String mountPoint = args[3];
-        String text = Files.readString(recordFile);
+        StagingRecord record = new RecordStore(recordStateDir).all().get(0);
+        String text = TextFormat.printer().printToString(record);
         TextFormat.Parser parser = TextFormat.Parser.newBuilder().setAllowUnknownFields(true).build();
-        StagingRecord.Builder parsed = StagingRecord.newBuilder();
-        parser.merge(text, parsed);
-        StagingRecord record = parsed.build();
         byte[] binary = record.toByteArray();
 
         RecordStore disk = new RecordStore(diskDir);
@@ -46,7 +44,7 @@ public final class Micro {
         disk.save(record);
         memory.save(record);
         Path file;
-        try (var files = Files.newDirectoryStream(disk.directory(), "*.txtpb")) {
+        try (var files = Files.newDirectoryStream(disk.directory(), "*.pb")) {
             file = files.iterator().next();
         }
         Path kubelet = diskDir.resolve("kubelet");
@@ -56,15 +54,17 @@ public final class Micro {
         Path small = diskDir.resolve("fsync-probe");
         String volumeId = record.getVolumeId();
 
-        System.out.println("staging record: " + text.length() + " bytes of text format, " + binary.length
-                + " bytes as binary protobuf, " + record.getPublicationsCount() + " publication(s)");
-        time("RecordStore.load (read + text-format parse), root disk", () -> disk.load(volumeId));
-        time("  read of the record file alone", () -> Files.readString(file));
-        time("  text-format parse alone", () -> parser.merge(text, StagingRecord.newBuilder()));
-        time("  (binary protobuf parse of the same record, for comparison)", () -> StagingRecord.parseFrom(binary));
-        time("RecordStore.save (print, write, fsync, rename, fsync dir), root disk", () -> disk.save(record));
+        System.out.println("staging record: " + Files.size(file) + " bytes on disk (binary protobuf + 8-byte header),"
+                + " " + text.length() + " bytes as text format, " + record.getPublicationsCount() + " publication(s)");
+        time("RecordStore.load (from the store's memory)", () -> disk.load(volumeId));
+        time("  opening a store of this one record (read + checksum + binary parse)",
+                () -> new RecordStore(recordStateDir));
+        time("  binary protobuf parse alone", () -> StagingRecord.parseFrom(binary));
+        time("  (text-format parse of the same record, the old format, for comparison)",
+                () -> parser.merge(text, StagingRecord.newBuilder()));
+        time("RecordStore.save (encode, write, fsync, rename, fsync dir), root disk", () -> disk.save(record));
         time("RecordStore.save, tmpfs", () -> memory.save(record));
-        time("  text-format print alone", () -> TextFormat.printer().printToString(record));
+        time("  binary encode alone", () -> record.toByteArray());
         time("  fsync of a 300-byte file alone, root disk", () -> {
             try (FileChannel ch = FileChannel.open(small, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
                     StandardOpenOption.TRUNCATE_EXISTING)) {
@@ -72,7 +72,7 @@ public final class Micro {
                 ch.force(true);
             }
         });
-        time("KubeletPaths.confine of a staging path (realpath walk)", () -> paths.confine("volume_path",
+        time("KubeletPaths.confine of a staging path (openat2 beneath the root)", () -> paths.confine("volume_path",
                 deep.toString()));
         time("isMountPoint (statx)", () -> LinuxNative.isMountPoint(mountPoint));
         time("stat (statx)", () -> LinuxNative.stat(mountPoint));

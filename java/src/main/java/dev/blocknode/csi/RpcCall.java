@@ -54,9 +54,15 @@ final class RpcCall {
     }
 
     /** A volume id as it may appear in a log line: bounded, without control characters. */
-    private static String printable(String volumeId) {
+    static String printable(String volumeId) {
         String shown = volumeId.length() > 128 ? volumeId.substring(0, 128) + "..." : volumeId;
-        return CONTROL.matcher(shown).replaceAll("?");
+        // Every call passes through here; the usual id has no control character, so skip the regex for it.
+        for (int i = 0; i < shown.length(); i++) {
+            if (Character.isISOControl(shown.charAt(i))) {
+                return CONTROL.matcher(shown).replaceAll("?");
+            }
+        }
+        return shown;
     }
 
     /** A required string field: INVALID_ARGUMENT naming it when empty. */

@@ -1,5 +1,9 @@
 package dev.blocknode.volume;
 
+import dev.blocknode.os.natives.LinuxNative;
+import dev.blocknode.os.natives.NativeIOException;
+import dev.blocknode.os.natives.NoSuchPathException;
+
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -57,6 +61,9 @@ public final class KubeletPaths {
                 || normalized.equals(realRoot)) {
             throw VolumeException.invalid(field + " " + shorten(raw) + " is outside the kubelet root " + root);
         }
+        if (resolvesBeneathRoot(normalized)) {
+            return normalized;
+        }
         Path existing = normalized.getParent();
         while (existing != null && !Files.exists(existing, LinkOption.NOFOLLOW_LINKS)) {
             existing = existing.getParent();
@@ -73,6 +80,37 @@ public final class KubeletPaths {
             throw VolumeException.invalid(field + " " + shorten(raw) + " is a symlink; refusing to follow it");
         }
         return normalized;
+    }
+
+    /**
+     * The quick way to the walk's verdict, for the usual path: the kernel resolves it beneath the real root
+     * in one call (openat2 RESOLVE_BENEATH, which fails on any ".." or symlink that would leave the root),
+     * where the walk below costs an lstat per element. True only when the kernel resolved the path (or, for
+     * a path whose last element does not exist yet, its parent) beneath the root and the last element is
+     * not a symlink: then the walk would accept it as well. Anything else (an absolute symlink, which
+     * RESOLVE_BENEATH refuses even when it points inside; a missing parent; a kernel without openat2) is
+     * left to the walk, which decides and says why.
+     */
+    private boolean resolvesBeneathRoot(Path normalized) {
+        Path relative = normalized.startsWith(realRoot) ? realRoot.relativize(normalized) : root.relativize(normalized);
+        try {
+            try {
+                long mode = LinuxNative.statBeneath(realRoot.toString(), relative.toString())[LinuxNative.STAT_MODE];
+                return (mode & LinuxNative.S_IFMT) != LinuxNative.S_IFLNK;
+            } catch (NoSuchPathException absent) {
+                // Absent with its parent there: the last element is no entry at all, not even a dangling
+                // symlink (O_PATH | O_NOFOLLOW would have opened one).
+                Path parent = relative.getParent();
+                return parent == null || isDirectoryBeneathRoot(parent.toString());
+            }
+        } catch (NativeIOException | LinkageError slowPathDecides) {
+            return false;
+        }
+    }
+
+    private boolean isDirectoryBeneathRoot(String relative) throws NativeIOException {
+        long mode = LinuxNative.statBeneath(realRoot.toString(), relative)[LinuxNative.STAT_MODE];
+        return (mode & LinuxNative.S_IFMT) == LinuxNative.S_IFDIR;
     }
 
     private static String shorten(String raw) {

@@ -40,8 +40,12 @@ final class Publications {
      * lives on it; for block access, the path is the device node itself (bind-mounted onto a file).
      */
     static boolean holdsVolume(Host host, StagingRecord record, Path path) throws IOException {
+        return holdsVolume(record, path, host.mounter().stat(path));
+    }
+
+    /** {@link #holdsVolume(Host, StagingRecord, Path)} with the path's stat already taken. */
+    static boolean holdsVolume(StagingRecord record, Path path, FileStat stat) {
         DeviceNumber number = StagingRecords.deviceNumber(record);
-        FileStat stat = host.mounter().stat(path);
         if (record.hasBlock()) {
             PublicationRecord publication = record.getPublicationsMap().get(path.toString());
             if (publication != null && publication.hasReadonlyView()) {

@@ -1,5 +1,6 @@
 package dev.blocknode.volume;
 
+import dev.blocknode.os.FileStat;
 import dev.blocknode.os.Host;
 import dev.blocknode.state.v1.PublicationRecord;
 import dev.blocknode.state.v1.StagePhase;
@@ -59,12 +60,23 @@ final class VolumeLocator {
                 throw VolumeException.notFound("volume " + volumeId + " is not at " + path);
             }
             boolean blockStaging = record.hasBlock() && publication.isEmpty();
-            if (!blockStaging && !(host.mounter().isMountPoint(path) && Publications.holdsVolume(host, record, path))) {
+            if (!blockStaging && !holdsVolume(record, path)) {
                 throw VolumeException.notFound("volume " + volumeId + " is not mounted at " + path);
             }
         } catch (IOException e) {
             throw VolumeException.internal("cannot inspect " + path, e);
         }
         return new Located(record, path, publication);
+    }
+
+    /** A mount of the volume is at {@code path}: one statx answers both questions where the kernel can. */
+    private boolean holdsVolume(StagingRecord record, Path path) throws IOException {
+        FileStat stat = host.mounter().stat(path);
+        boolean mountPoint = switch (stat.mountRoot()) {
+            case YES -> true;
+            case NO -> false;
+            case UNKNOWN -> host.mounter().isMountPoint(path);
+        };
+        return mountPoint && Publications.holdsVolume(record, path, stat);
     }
 }

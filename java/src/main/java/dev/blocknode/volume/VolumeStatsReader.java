@@ -30,13 +30,11 @@ public final class VolumeStatsReader {
         DeviceNumber number = StagingRecords.deviceNumber(record);
         Path device = StagingRecords.devicePath(record);
         boolean devicePresent = host.blockDevices().exists(number);
-        String gone = "device " + device + " (" + number + ") of volume " + request.volumeId()
-                + " is no longer present on the node";
         try {
             if (record.hasBlock()) {
                 if (!devicePresent) {
                     return new VolumeStats(0, OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty(),
-                            OptionalLong.empty(), OptionalLong.empty(), true, gone);
+                            OptionalLong.empty(), OptionalLong.empty(), true, gone(request, device, number));
                 }
                 long size = host.blockDevices().sizeBytes(device);
                 String condition = host.blockDevices().isReadOnly(number) && !located.expectedReadOnly()
@@ -55,7 +53,7 @@ public final class VolumeStatsReader {
             boolean readOnly = (vfs[LinuxNative.STATVFS_FLAG] & LinuxNative.ST_RDONLY) != 0;
             String condition = "";
             if (!devicePresent) {
-                condition = gone;
+                condition = gone(request, device, number);
             } else if (readOnly && !located.expectedReadOnly()) {
                 condition = "the filesystem on " + device + " is read-only though it was mounted read-write"
                         + " (the kernel does this after I/O or filesystem errors; see the node's kernel log)";
@@ -69,5 +67,11 @@ public final class VolumeStatsReader {
             throw VolumeException.internal("cannot read the statistics of volume " + request.volumeId() + " at "
                     + located.path(), e);
         }
+    }
+
+    /** Built only when needed: stats are asked for every volume once a minute, and most devices are there. */
+    private static String gone(Requests.Stats request, Path device, DeviceNumber number) {
+        return "device " + device + " (" + number + ") of volume " + request.volumeId()
+                + " is no longer present on the node";
     }
 }

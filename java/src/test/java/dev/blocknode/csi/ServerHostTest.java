@@ -1,15 +1,20 @@
 package dev.blocknode.csi;
 
+import dev.blocknode.csi.client.CsiClient;
+import dev.blocknode.csi.server.LoggingInterceptor;
 import dev.blocknode.csi.server.UnixSocketServer;
 import dev.blocknode.csi.v1.GetPluginCapabilitiesRequest;
 import dev.blocknode.csi.v1.GetPluginInfoRequest;
 import dev.blocknode.csi.v1.GetPluginInfoResponse;
+import dev.blocknode.csi.v1.IdentityGrpc;
 import dev.blocknode.csi.v1.NodeGetCapabilitiesRequest;
 import dev.blocknode.csi.v1.NodeGetInfoRequest;
 import dev.blocknode.csi.v1.NodeServiceCapability;
 import dev.blocknode.csi.v1.PluginCapability;
 import dev.blocknode.csi.v1.ProbeRequest;
+import dev.blocknode.csi.v1.ProbeResponse;
 import dev.blocknode.testing.PluginHarness;
+import io.grpc.stub.StreamObserver;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -25,10 +30,15 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -85,6 +95,54 @@ class ServerHostTest {
                     PosixFilePermissions.fromString("rw-rw----"), Optional.empty(), List.of(), List.of()));
             assertTrue(refused.getMessage().contains("already listening"), refused.getMessage());
             assertTrue(Files.exists(socket), "the live server's socket is untouched");
+        }
+    }
+
+    /**
+     * gRPC's steps run on the single event loop and each method on a thread of its own: a method that blocks
+     * must not hold up another call, and it must see its call's Context (the request id the logs carry).
+     */
+    @Test
+    void aBlockedMethodHoldsUpNoOtherCall(@TempDir Path dir) throws Exception {
+        Path socket = dir.resolve("csi.sock");
+        CountDownLatch probeEntered = new CountDownLatch(1);
+        CountDownLatch releaseProbe = new CountDownLatch(1);
+        AtomicReference<Long> probeRequestId = new AtomicReference<>();
+        IdentityGrpc.IdentityImplBase service = new IdentityGrpc.IdentityImplBase() {
+            @Override
+            public void probe(ProbeRequest request, StreamObserver<ProbeResponse> observer) {
+                probeRequestId.set(LoggingInterceptor.REQUEST_ID.get());
+                probeEntered.countDown();
+                try {
+                    releaseProbe.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                observer.onNext(ProbeResponse.getDefaultInstance());
+                observer.onCompleted();
+            }
+
+            @Override
+            public void getPluginInfo(GetPluginInfoRequest request, StreamObserver<GetPluginInfoResponse> observer) {
+                observer.onNext(GetPluginInfoResponse.newBuilder().setName("answered").build());
+                observer.onCompleted();
+            }
+        };
+        UnixSocketServer server = UnixSocketServer.start(socket, PosixFilePermissions.fromString("rw-------"),
+                Optional.empty(), List.of(service), List.of(new LoggingInterceptor()));
+        try (CsiClient client = new CsiClient(socket)) {
+            CompletableFuture<ProbeResponse> probe = CompletableFuture.supplyAsync(
+                    () -> client.identity().probe(ProbeRequest.getDefaultInstance()));
+            assertTrue(probeEntered.await(10, TimeUnit.SECONDS), "Probe reached its method");
+            assertEquals("answered", client.identity().withDeadlineAfter(10, TimeUnit.SECONDS)
+                    .getPluginInfo(GetPluginInfoRequest.getDefaultInstance()).getName());
+            assertFalse(probe.isDone(), "Probe is still blocked in its method");
+            releaseProbe.countDown();
+            probe.get(10, TimeUnit.SECONDS);
+            assertNotNull(probeRequestId.get(), "the method saw its call's Context");
+        } finally {
+            releaseProbe.countDown();
+            server.shutdown(Duration.ofSeconds(2));
         }
     }
 }

@@ -1,5 +1,7 @@
 package dev.blocknode.state;
 
+import com.google.protobuf.TextFormat;
+import com.google.protobuf.UnknownFieldSet;
 import dev.blocknode.state.v1.BlockAccessRecord;
 import dev.blocknode.state.v1.DeviceRecord;
 import dev.blocknode.state.v1.MountAccessRecord;
@@ -12,16 +14,19 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
+import java.util.zip.CRC32C;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -128,13 +133,72 @@ class RecordStoreUnitTest {
     }
 
     @Test
-    void theFileIsHumanReadableText() throws Exception {
+    void theFileIsAChecksummedBinaryRecord() throws Exception {
         RecordStore store = new RecordStore(stateDir);
-        store.save(mountRecord("vol-text"));
-        String text = Files.readString(store.directory().resolve(sha256("vol-text") + ".txtpb"));
-        assertTrue(text.contains("volume_id: \"vol-text\""), text);
-        assertTrue(text.contains("format_version: 1"), text);
-        assertTrue(text.contains("phase: STAGED"), text);
+        store.save(mountRecord("vol-bin"));
+        byte[] bytes = Files.readAllBytes(store.directory().resolve(sha256("vol-bin") + ".pb"));
+        assertEquals("bnr1", new String(bytes, 0, 4, StandardCharsets.US_ASCII));
+        StagingRecord parsed = StagingRecord.parseFrom(Arrays.copyOfRange(bytes, 8, bytes.length));
+        assertEquals(store.load("vol-bin").orElseThrow(), parsed);
+        CRC32C crc = new CRC32C();
+        crc.update(bytes, 8, bytes.length - 8);
+        assertEquals((int) crc.getValue(), ByteBuffer.wrap(bytes, 4, 4).getInt());
+    }
+
+    @Test
+    void aReopenedStoreReadsWhatWasSaved() throws IOException {
+        RecordStore store = new RecordStore(stateDir);
+        store.save(mountRecord("a"));
+        store.save(mountRecord("b").toBuilder().setPhase(StagePhase.UNSTAGING).build());
+        store.save(mountRecord("gone"));
+        store.delete("gone");
+        RecordStore reopened = new RecordStore(stateDir);
+        assertEquals(store.load("a"), reopened.load("a"));
+        assertEquals(StagePhase.UNSTAGING, reopened.load("b").orElseThrow().getPhase());
+        assertEquals(Optional.empty(), reopened.load("gone"));
+        assertEquals(Set.of("a", "b"), ids(reopened.all()));
+    }
+
+    @Test
+    void aFailedWriteChangesNeitherTheFileNorTheCache() throws Exception {
+        RecordStore store = new RecordStore(stateDir);
+        store.save(mountRecord("v"));
+        StagingRecord before = store.load("v").orElseThrow();
+        // A directory where the temp file must go makes the write fail before anything is renamed.
+        Path blocker = store.directory().resolve(sha256("v") + ".pb.tmp");
+        Files.createDirectories(blocker.resolve("inside"));
+        assertThrows(IOException.class, () -> store.save(mountRecord("v").toBuilder()
+                .setPhase(StagePhase.UNSTAGING).build()));
+        assertEquals(before, store.load("v").orElseThrow());
+        assertEquals(before, new RecordStore(stateDir).load("v").orElseThrow());
+    }
+
+    @Test
+    void aTextRecordOfAnOlderPluginIsRewrittenAsBinaryOnce() throws Exception {
+        StagingRecord old = mountRecord("old-text").toBuilder().setFormatVersion(1).setUpdatedUnixMillis(1234).build();
+        Path volumes = Files.createDirectories(stateDir.resolve("volumes"));
+        Path textFile = volumes.resolve(sha256("old-text") + ".txtpb");
+        Files.writeString(textFile, TextFormat.printer().printToString(old));
+
+        RecordStore store = new RecordStore(stateDir);
+        assertEquals(old, store.load("old-text").orElseThrow());
+        assertEquals(Set.of(sha256("old-text") + ".pb"), filesInStore());
+        // what the next start reads is the binary file, unchanged (its own version and time kept)
+        assertEquals(old, new RecordStore(stateDir).load("old-text").orElseThrow());
+        assertFalse(Files.exists(textFile));
+    }
+
+    @Test
+    void aTextRecordLeftBesideItsBinaryUpgradeByACrashIsRemoved() throws Exception {
+        RecordStore store = new RecordStore(stateDir);
+        store.save(mountRecord("v").toBuilder().setPhase(StagePhase.STAGED).build());
+        Path textFile = store.directory().resolve(sha256("v") + ".txtpb");
+        Files.writeString(textFile, TextFormat.printer().printToString(
+                mountRecord("v").toBuilder().setPhase(StagePhase.STAGING).build()));
+
+        RecordStore reopened = new RecordStore(stateDir);
+        assertEquals(StagePhase.STAGED, reopened.load("v").orElseThrow().getPhase());
+        assertEquals(Set.of(sha256("v") + ".pb"), filesInStore());
     }
 
     @Test
@@ -149,10 +213,10 @@ class RecordStoreUnitTest {
     void filesAreNamedBySha256OfTheId() throws Exception {
         RecordStore store = new RecordStore(stateDir);
         store.save(mountRecord("vol-1"));
-        assertEquals(Set.of(sha256("vol-1") + ".txtpb"), filesInStore());
-        assertEquals(store.directory().resolve(sha256("vol-1") + ".txtpb"), store.fileFor("vol-1"));
+        assertEquals(Set.of(sha256("vol-1") + ".pb"), filesInStore());
+        assertEquals(store.directory().resolve(sha256("vol-1") + ".pb"), store.fileFor("vol-1"));
         assertEquals(
-                "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855.txtpb",
+                "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855.pb",
                 store.fileFor("").getFileName().toString());
     }
 
@@ -163,7 +227,7 @@ class RecordStoreUnitTest {
         RecordStore store = new RecordStore(stateDir);
         store.save(mountRecord(id));
         assertEquals(id, store.load(id).orElseThrow().getVolumeId());
-        assertEquals(Set.of(sha256(id) + ".txtpb"), filesInStore());
+        assertEquals(Set.of(sha256(id) + ".pb"), filesInStore());
         // nothing was written outside the volumes directory
         try (Stream<Path> all = Files.list(stateDir)) {
             assertEquals(List.of(stateDir.resolve("volumes")), all.toList());
@@ -176,7 +240,7 @@ class RecordStoreUnitTest {
         String id = "v".repeat(999) + "\u00e9";
         store.save(mountRecord(id));
         assertEquals(id, store.load(id).orElseThrow().getVolumeId());
-        assertEquals(64 + ".txtpb".length(), store.fileFor(id).getFileName().toString().length());
+        assertEquals(64 + ".pb".length(), store.fileFor(id).getFileName().toString().length());
     }
 
     @Test
@@ -229,7 +293,7 @@ class RecordStoreUnitTest {
         store.save(mountRecord("a"));
         Files.writeString(store.directory().resolve(store.fileFor("b").getFileName() + ".tmp"), "torn write {");
         Files.writeString(store.directory().resolve("README"), "not a record");
-        assertEquals(List.of("a"), store.all().stream().map(StagingRecord::getVolumeId).toList());
+        assertEquals(List.of("a"), new RecordStore(stateDir).all().stream().map(StagingRecord::getVolumeId).toList());
     }
 
     @Test
@@ -240,13 +304,13 @@ class RecordStoreUnitTest {
         StagingRecord loaded = store.load("v").orElseThrow();
         assertEquals(StagePhase.STAGED, loaded.getPhase());
         assertEquals(0, loaded.getPublicationsCount());
-        assertEquals(Set.of(sha256("v") + ".txtpb"), filesInStore());
+        assertEquals(Set.of(sha256("v") + ".pb"), filesInStore());
     }
 
     @Test
     void aStaleTempFileFromACrashIsOverwritten() throws Exception {
         RecordStore store = new RecordStore(stateDir);
-        Path temp = store.directory().resolve(sha256("v") + ".txtpb.tmp");
+        Path temp = store.directory().resolve(sha256("v") + ".pb.tmp");
         Files.writeString(temp, "volume_id: \"garbage that is much longer than the real record will be ".repeat(50));
         store.save(mountRecord("v"));
         assertEquals(mountRecord("v"), store.load("v").orElseThrow().toBuilder()
@@ -255,15 +319,30 @@ class RecordStoreUnitTest {
     }
 
     @Test
-    void aCorruptFileIsAnIOExceptionNamingTheFile() throws IOException {
+    void aCorruptFileIsReportedByLoadAndAllNamingTheFile() throws IOException {
         RecordStore store = new RecordStore(stateDir);
+        store.save(mountRecord("fine"));
         Path file = store.fileFor("broken");
-        Files.writeString(file, "volume_id: \"broken\"\nphase: {{{ not text format");
-        IOException e = assertThrows(IOException.class, () -> store.load("broken"));
+        Files.writeString(file, "volume_id: \"broken\"\nphase: {{{ not a record");
+        RecordStore reopened = new RecordStore(stateDir);
+        IOException e = assertThrows(IOException.class, () -> reopened.load("broken"));
         assertTrue(e.getMessage().contains(file.toString()), e.getMessage());
         assertTrue(e.getMessage().contains("corrupt"), e.getMessage());
-        IOException fromAll = assertThrows(IOException.class, store::all);
+        IOException fromAll = assertThrows(IOException.class, reopened::all);
         assertTrue(fromAll.getMessage().contains(file.toString()), fromAll.getMessage());
+        assertTrue(reopened.load("fine").isPresent());
+    }
+
+    @Test
+    void aFlippedBitIsCorrupt() throws IOException {
+        RecordStore store = new RecordStore(stateDir);
+        store.save(mountRecord("f"));
+        Path file = store.fileFor("f");
+        byte[] bytes = Files.readAllBytes(file);
+        bytes[bytes.length / 2] ^= 0x10;
+        Files.write(file, bytes);
+        IOException e = assertThrows(IOException.class, () -> new RecordStore(stateDir).load("f"));
+        assertTrue(e.getMessage().contains("checksum"), e.getMessage());
     }
 
     @Test
@@ -271,44 +350,75 @@ class RecordStoreUnitTest {
         RecordStore store = new RecordStore(stateDir);
         store.save(mountRecord("t"));
         Path file = store.fileFor("t");
-        String text = Files.readString(file);
-        int cut = text.indexOf("device {") + "device {".length();
-        Files.writeString(file, text.substring(0, cut));
-        IOException e = assertThrows(IOException.class, () -> store.load("t"));
-        assertTrue(e.getMessage().contains(file.toString()), e.getMessage());
+        byte[] bytes = Files.readAllBytes(file);
+        for (int cut : new int[] {0, 3, 8, bytes.length / 2, bytes.length - 1}) {
+            Files.write(file, Arrays.copyOf(bytes, cut));
+            IOException e = assertThrows(IOException.class, () -> new RecordStore(stateDir).load("t"), "cut " + cut);
+            assertTrue(e.getMessage().contains(file.toString()), e.getMessage());
+        }
     }
 
     @Test
-    void aWrongTypedValueIsCorrupt() throws IOException {
+    void savingOrDeletingTheVolumeReplacesACorruptFile() throws IOException {
+        new RecordStore(stateDir);
+        Files.writeString(new RecordStore(stateDir).fileFor("x"), "garbage");
+        Files.writeString(new RecordStore(stateDir).fileFor("y"), "garbage");
         RecordStore store = new RecordStore(stateDir);
-        Files.writeString(store.fileFor("w"), "format_version: \"one\"\nvolume_id: \"w\"\n");
-        assertThrows(IOException.class, () -> store.load("w"));
+        store.save(mountRecord("x"));
+        store.delete("y");
+        assertEquals("x", store.load("x").orElseThrow().getVolumeId());
+        assertEquals(Optional.empty(), store.load("y"));
+        assertEquals(Set.of("x"), ids(store.all()));
+    }
+
+    @Test
+    void aRecordUnderAnotherVolumesNameIsRefused() throws IOException {
+        RecordStore store = new RecordStore(stateDir);
+        store.save(mountRecord("a"));
+        Files.move(store.fileFor("a"), store.fileFor("b"));
+        RecordStore reopened = new RecordStore(stateDir);
+        assertEquals(Optional.empty(), reopened.load("a"));
+        IOException e = assertThrows(IOException.class, () -> reopened.load("b"));
+        assertTrue(e.getMessage().contains("holds volume a"), e.getMessage());
     }
 
     @Test
     void aNewerFormatVersionIsRefused() throws IOException {
         RecordStore store = new RecordStore(stateDir);
         Path file = store.fileFor("future");
-        Files.writeString(file, "format_version: 2\nvolume_id: \"future\"\nphase: STAGED\n");
-        IOException e = assertThrows(IOException.class, () -> store.load("future"));
+        Files.write(file, RecordStore.encode(mountRecord("future").toBuilder().setFormatVersion(2).build()));
+        RecordStore reopened = new RecordStore(stateDir);
+        IOException e = assertThrows(IOException.class, () -> reopened.load("future"));
         assertTrue(e.getMessage().contains("format version 2"), e.getMessage());
         assertTrue(e.getMessage().contains(file.toString()), e.getMessage());
-        assertThrows(IOException.class, store::all);
+        assertThrows(IOException.class, reopened::all);
     }
 
     @Test
-    void anOlderOrMissingFormatVersionIsRead() throws IOException {
+    void aTextRecordThatCannotBeParsedStaysAndIsReported() throws Exception {
+        Path volumes = Files.createDirectories(stateDir.resolve("volumes"));
+        Path textFile = volumes.resolve(sha256("w") + ".txtpb");
+        Files.writeString(textFile, "format_version: \"one\"\nvolume_id: \"w\"\n");
         RecordStore store = new RecordStore(stateDir);
-        Files.writeString(store.fileFor("old"), "volume_id: \"old\"\nphase: STAGING\n");
-        StagingRecord loaded = store.load("old").orElseThrow();
+        IOException e = assertThrows(IOException.class, () -> store.load("w"));
+        assertTrue(e.getMessage().contains(textFile.toString()), e.getMessage());
+        assertThrows(IOException.class, store::all);
+        assertTrue(Files.exists(textFile));
+    }
+
+    @Test
+    void aTextRecordWithAnOlderOrMissingFormatVersionIsRead() throws Exception {
+        Path volumes = Files.createDirectories(stateDir.resolve("volumes"));
+        Files.writeString(volumes.resolve(sha256("old") + ".txtpb"), "volume_id: \"old\"\nphase: STAGING\n");
+        StagingRecord loaded = new RecordStore(stateDir).load("old").orElseThrow();
         assertEquals(0, loaded.getFormatVersion());
         assertEquals(StagePhase.STAGING, loaded.getPhase());
     }
 
     @Test
-    void unknownFieldsFromANewerWriterAreTolerated() throws IOException {
-        RecordStore store = new RecordStore(stateDir);
-        Files.writeString(store.fileFor("v"), """
+    void unknownFieldsFromANewerWriterAreTolerated() throws Exception {
+        Path volumes = Files.createDirectories(stateDir.resolve("volumes"));
+        Files.writeString(volumes.resolve(sha256("v") + ".txtpb"), """
                 format_version: 1
                 volume_id: "v"
                 phase: STAGED
@@ -329,12 +439,23 @@ class RecordStoreUnitTest {
                   }
                 }
                 """);
-        StagingRecord loaded = store.load("v").orElseThrow();
+        StagingRecord loaded = new RecordStore(stateDir).load("v").orElseThrow();
         assertEquals("v", loaded.getVolumeId());
         assertEquals(StagePhase.STAGED, loaded.getPhase());
         assertEquals("local", loaded.getTransport());
         assertEquals("/dev/loop3", loaded.getDevice().getPath());
         assertEquals(3, loaded.getDevice().getMinor());
         assertTrue(loaded.getPublicationsOrThrow("/var/lib/kubelet/pods/p/mount").getReadonly());
+
+        // binary: a field number this plugin does not know survives a read (protobuf keeps unknown fields)
+        byte[] withUnknown = loaded.toBuilder().setUnknownFields(UnknownFieldSet.newBuilder()
+                .addField(99, UnknownFieldSet.Field.newBuilder().addVarint(42).build()).build()).build().toByteArray();
+        Files.write(volumes.resolve(sha256("n") + ".pb"), RecordStore.encode(StagingRecord.parseFrom(withUnknown)
+                .toBuilder().setVolumeId("n").build()));
+        assertEquals("n", new RecordStore(stateDir).load("n").orElseThrow().getVolumeId());
+    }
+
+    private static Set<String> ids(List<StagingRecord> records) {
+        return records.stream().map(StagingRecord::getVolumeId).collect(Collectors.toSet());
     }
 }

@@ -9,6 +9,8 @@ import io.grpc.Status;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /** Records every RPC's latency by method and status code, and how many are running. */
@@ -16,6 +18,11 @@ public final class MetricsInterceptor implements ServerInterceptor {
 
     private final MeterRegistry registry;
     private final AtomicInteger inFlight = new AtomicInteger();
+    /**
+     * Timers by method, then by status code ordinal. Building and registering a timer looks it up by name
+     * and sorted tags in the registry, a cost every call paid; the set of timers is small and fixed.
+     */
+    private final Map<String, Timer[]> timers = new ConcurrentHashMap<>();
 
     public MetricsInterceptor(MeterRegistry registry) {
         this.registry = registry;
@@ -32,14 +39,26 @@ public final class MetricsInterceptor implements ServerInterceptor {
             @Override
             public void close(Status status, Metadata trailers) {
                 inFlight.decrementAndGet();
-                sample.stop(Timer.builder("blocknode_rpc")
-                        .description("CSI calls served, by method and gRPC status code")
-                        .tag("method", method)
-                        .tag("code", status.getCode().name())
-                        .publishPercentileHistogram()
-                        .register(registry));
+                sample.stop(timer(method, status.getCode()));
                 super.close(status, trailers);
             }
         }, headers);
+    }
+
+    /** The timer of one method and code, registered on first use and then taken from {@link #timers}. */
+    private Timer timer(String method, Status.Code code) {
+        Timer[] byCode = timers.computeIfAbsent(method, m -> new Timer[Status.Code.values().length]);
+        Timer timer = byCode[code.ordinal()];
+        if (timer == null) {
+            // Registering is idempotent, so two calls racing here end up with the same timer.
+            timer = Timer.builder("blocknode_rpc")
+                    .description("CSI calls served, by method and gRPC status code")
+                    .tag("method", method)
+                    .tag("code", code.name())
+                    .publishPercentileHistogram()
+                    .register(registry);
+            byCode[code.ordinal()] = timer;
+        }
+        return timer;
     }
 }

@@ -3,8 +3,10 @@ package dev.blocknode.csi.server;
 import io.grpc.BindableService;
 import io.grpc.HandlerRegistry;
 import io.grpc.Server;
+import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
+import io.grpc.ServerMethodDefinition;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
@@ -12,6 +14,7 @@ import io.grpc.netty.shaded.io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollIoHandler;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerDomainSocketChannel;
 import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
+import io.grpc.netty.shaded.io.netty.util.ResourceLeakDetector;
 
 import java.io.IOException;
 import java.net.StandardProtocolFamily;
@@ -23,6 +26,7 @@ import java.nio.file.attribute.GroupPrincipal;
 import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFilePermission;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -34,11 +38,13 @@ import java.util.logging.Logger;
 /**
  * gRPC on a Unix domain socket through Netty's native epoll transport. A stale socket file from a dead
  * process is replaced; a live server on the same path is never stolen from. Calls run on virtual
- * threads, since volume operations block on syscalls and commands.
+ * threads, since volume operations block on syscalls and commands; gRPC's own steps run on the event loop.
  */
 public final class UnixSocketServer implements AutoCloseable {
 
     private static final Logger LOG = Logger.getLogger(UnixSocketServer.class.getName());
+    /** gRPC's shaded Netty reads its system properties under the relocated package name. */
+    static final String LEAK_DETECTION_PROPERTY = "io.grpc.netty.shaded.io.netty.leakDetection.level";
 
     private final Path socket;
     private final Server server;
@@ -69,18 +75,24 @@ public final class UnixSocketServer implements AutoCloseable {
                                          Optional<HandlerRegistry> fallback) throws IOException {
         Files.createDirectories(socket.toAbsolutePath().getParent());
         removeStaleSocket(socket);
+        disableLeakSamplingUnlessAsked();
         EventLoopGroup eventLoops = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
         ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
+        // gRPC's steps run on the event loop; each call's own code on a virtual thread (see Offloading).
+        Offloading offloading = new Offloading(executor);
+        List<ServerInterceptor> chain = new ArrayList<>();
+        chain.add(offloading); // first in the list = innermost: it sees the Context the others set up
+        chain.addAll(interceptors);
         NettyServerBuilder builder = NettyServerBuilder.forAddress(new DomainSocketAddress(socket.toString()))
                 .channelType(EpollServerDomainSocketChannel.class)
                 .bossEventLoopGroup(eventLoops)
                 .workerEventLoopGroup(eventLoops)
-                .executor(executor)
+                .directExecutor()
                 // gRPC sets SO_KEEPALIVE on every channel; it means nothing on a Unix socket (null drops it).
                 .withChildOption(ChannelOption.SO_KEEPALIVE, null);
-        fallback.ifPresent(builder::fallbackHandlerRegistry);
+        fallback.ifPresent(registry -> builder.fallbackHandlerRegistry(new OffloadedRegistry(registry, offloading)));
         for (BindableService service : services) {
-            builder.addService(ServerInterceptors.intercept(service, interceptors));
+            builder.addService(ServerInterceptors.intercept(service, chain));
         }
         Server server;
         try {
@@ -133,6 +145,40 @@ public final class UnixSocketServer implements AutoCloseable {
     @Override
     public void close() {
         shutdown(Duration.ofSeconds(5));
+    }
+
+    /** A fallback registry whose methods hop off the event loop like the services' (see Offloading). */
+    private static final class OffloadedRegistry extends HandlerRegistry {
+        private final HandlerRegistry registry;
+        private final Offloading offloading;
+
+        OffloadedRegistry(HandlerRegistry registry, Offloading offloading) {
+            this.registry = registry;
+            this.offloading = offloading;
+        }
+
+        @Override
+        public ServerMethodDefinition<?, ?> lookupMethod(String methodName, String authority) {
+            ServerMethodDefinition<?, ?> method = registry.lookupMethod(methodName, authority);
+            return method == null ? null : offloaded(method);
+        }
+
+        private <Q, A> ServerMethodDefinition<Q, A> offloaded(ServerMethodDefinition<Q, A> method) {
+            ServerCallHandler<Q, A> handler = method.getServerCallHandler();
+            return method.withServerCallHandler((call, headers) -> offloading.interceptCall(call, headers, handler));
+        }
+    }
+
+    /**
+     * Netty's leak detector samples buffer allocations and records a stack trace for each sampled buffer at
+     * every touch, on every RPC path (a measurable share of a call here). The buffers are gRPC's own; this
+     * plugin never handles one, so there is no leak of ours it could find. The property that sets its level
+     * still wins, for whoever wants to look.
+     */
+    private static void disableLeakSamplingUnlessAsked() {
+        if (System.getProperty(LEAK_DETECTION_PROPERTY) == null) {
+            ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.DISABLED);
+        }
     }
 
     /** A socket file nobody answers on is left by a dead process: remove it. One that answers is refused. */

@@ -82,6 +82,39 @@ class LinuxNativeTest {
     }
 
     @Test
+    void statBeneathResolvesInsideTheRootAndRefusesEveryWayOut() throws Exception {
+        Path root = Files.createDirectories(tmp.resolve("root/a/b"));
+        root = tmp.resolve("root");
+        Path outside = Files.createDirectories(tmp.resolve("outside"));
+        Files.createSymbolicLink(root.resolve("inner"), Path.of("a")); // relative, stays inside
+        Files.createSymbolicLink(root.resolve("escape"), Path.of("../outside"));
+        Files.createSymbolicLink(root.resolve("absolute"), outside);
+        Files.createSymbolicLink(root.resolve("a/last"), outside);
+        String r = root.toString();
+
+        long[] viaLink = LinuxNative.statBeneath(r, "inner/b");
+        assertEquals(LinuxNative.STAT_LENGTH, viaLink.length);
+        assertEquals(LinuxNative.S_IFDIR, viaLink[LinuxNative.STAT_MODE] & LinuxNative.S_IFMT);
+        assertEquals(LinuxNative.stat(root.resolve("a/b").toString())[LinuxNative.STAT_MODE],
+                viaLink[LinuxNative.STAT_MODE]);
+        // the last element is not followed: the symlink itself
+        assertEquals(LinuxNative.S_IFLNK, LinuxNative.statBeneath(r, "a/last")[LinuxNative.STAT_MODE]
+                & LinuxNative.S_IFMT);
+        assertEquals(LinuxNative.S_IFLNK, LinuxNative.statBeneath(r, "escape")[LinuxNative.STAT_MODE]
+                & LinuxNative.S_IFMT);
+        for (String out : new String[] {"escape/x", "absolute/x", "a/last/x", "../outside", "a/../../outside"}) {
+            NativeIOException e = assertThrows(NativeIOException.class, () -> LinuxNative.statBeneath(r, out), out);
+            assertEquals("EXDEV", e.errnoName(), out);
+            assertEquals("openat2", e.syscall());
+        }
+        assertThrows(NoSuchPathException.class, () -> LinuxNative.statBeneath(r, "a/missing"));
+        assertThrows(NoSuchPathException.class, () -> LinuxNative.statBeneath(tmp.resolve("nothing").toString(), "a"));
+        for (String link : new String[] {"inner", "escape", "absolute", "a/last"}) {
+            Files.delete(root.resolve(link)); // before @TempDir's cleanup, which warns about links leaving it
+        }
+    }
+
+    @Test
     void aMissingPathIsNoSuchPathException() {
         String missing = tmp.resolve("missing").toString();
         NoSuchPathException e = assertThrows(NoSuchPathException.class, () -> LinuxNative.stat(missing));
