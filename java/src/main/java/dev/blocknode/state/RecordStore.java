@@ -57,18 +57,26 @@ public final class RecordStore {
         Path target = fileFor(record.getVolumeId());
         Path temp = directory.resolve(target.getFileName() + ".tmp");
         byte[] bytes = TextFormat.printer().printToString(stamped).getBytes(StandardCharsets.UTF_8);
-        try (FileChannel channel = FileChannel.open(temp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                StandardOpenOption.TRUNCATE_EXISTING)) {
-            ByteBuffer buffer = ByteBuffer.wrap(bytes);
-            while (buffer.hasRemaining()) {
-                channel.write(buffer);
-            }
-            channel.force(true);
-        }
         try {
+            try (FileChannel channel = FileChannel.open(temp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                    StandardOpenOption.TRUNCATE_EXISTING)) {
+                ByteBuffer buffer = ByteBuffer.wrap(bytes);
+                while (buffer.hasRemaining()) {
+                    channel.write(buffer);
+                }
+                channel.force(true);
+            }
             Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         } catch (AtomicMoveNotSupportedException e) {
+            deleteQuietly(temp);
             throw new IOException("state directory " + directory + " does not support atomic rename", e);
+        } catch (IOException e) {
+            // The old record, if any, is untouched; a half-written temp file must not stay behind.
+            deleteQuietly(temp);
+            if (isFull(bytes.length)) {
+                throw new StateDirFullException(directory, e);
+            }
+            throw e;
         }
         LinuxNative.fsync(directory.toString());
     }
@@ -76,6 +84,27 @@ public final class RecordStore {
     public void delete(String volumeId) throws IOException {
         if (Files.deleteIfExists(fileFor(volumeId))) {
             LinuxNative.fsync(directory.toString());
+        }
+    }
+
+    /**
+     * True when the state dir's filesystem has no room for a record (statvfs): Java reports ENOSPC only as
+     * a localized message, so the filesystem is asked instead. Free blocks, not those available to non-root:
+     * root writes into the reserve.
+     */
+    private boolean isFull(int recordBytes) {
+        try {
+            return Files.getFileStore(directory).getUnallocatedSpace() < recordBytes + 4096L;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private static void deleteQuietly(Path file) {
+        try {
+            Files.deleteIfExists(file);
+        } catch (IOException ignored) {
+            // the caller reports the failure that matters; a retried save overwrites the temp file
         }
     }
 
