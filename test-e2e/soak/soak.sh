@@ -6,6 +6,7 @@
 #
 # usage: test-e2e/soak/soak.sh [PLUGIN_JAR]      (root; JAVA_HOME = the JDK to run the plugin with)
 # environment: SOAK_CYCLES=10000 SOAK_VOLUMES_PER_KIND=3 SOAK_THREADS=4 SOAK_SEED=42 SOAK_SAMPLES=50
+#              SOAK_PLUGIN_FLAGS= (extra JVM flags for the plugin, e.g. -XX:NativeMemoryTracking=summary)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -77,6 +78,7 @@ gcc -O2 -Wall -Wextra -Werror -o "$out/bnbench" "$repo/test-e2e/bench/bnbench.c"
 "$java_home/bin/java" --enable-native-access=ALL-UNNAMED -cp "$jar:$out/classes" dev.blocknode.bench.Soak \
     --jar "$jar" --work "$work" --helper "$out/bnbench" --jvm-args "$repo/deploy/jvm.args" --pid-file "$pids" \
     --results "$out/results.md" --cycles "${SOAK_CYCLES:-10000}" --volumes-per-kind "${SOAK_VOLUMES_PER_KIND:-3}" \
-    --threads "${SOAK_THREADS:-4}" --seed "${SOAK_SEED:-42}" --samples "${SOAK_SAMPLES:-50}" &
+    --threads "${SOAK_THREADS:-4}" --seed "${SOAK_SEED:-42}" --samples "${SOAK_SAMPLES:-50}" \
+    --plugin-flags "${SOAK_PLUGIN_FLAGS:-}" &
 soak_pid=$!
 wait "$soak_pid"
