@@ -17,9 +17,9 @@ MVN := mvn -B -q
 
 PLUGIN_JAR := java/target/blocknode.jar
 E2E_JAR := test-e2e/target/blocknode-e2e.jar
-# What the Maven build compiles (the bench, VM and registration harnesses are not part of it).
+# What the Maven build compiles (the bench, soak, VM and registration harnesses are not part of it).
 SOURCES := $(shell find pom.xml proto native java test-e2e -path '*/target' -prune -o -path test-e2e/bench -prune \
-             -o -path test-e2e/vm -prune -o -path test-e2e/registration -prune -o -type f \( -name '*.java' \
+             -o -path test-e2e/vm -prune -o -path test-e2e/registration -prune -o -path test-e2e/soak -prune -o -type f \( -name '*.java' \
              -o -name '*.c' -o -name '*.h' -o -name '*.proto' -o -name 'pom.xml' \) -print)
 
 TOOLS := $(CURDIR)/.tools/bin
@@ -38,6 +38,7 @@ help:
 	@echo "make e2e-vm  (root) boot a qemu guest with iSCSI + multipath and run the plugin in it (test-e2e/vm)"
 	@echo "make registration-test  kubelet registration through node-driver-registrar (test-e2e/registration)"
 	@echo "make bench   (root) benchmark: figures a-e as ratios to same-run baselines (test-e2e/bench)"
+	@echo "make soak    (root) SOAK_CYCLES (10000) lifecycle cycles; plugin fds, threads, RSS must stay flat"
 
 # Host packages the plugin and its tests use. Installed only when a tool is missing.
 .PHONY: deps
@@ -126,4 +127,13 @@ bench: $(PLUGIN_JAR)
 	@start=$$(date +%s); rc=0; \
 	bash test-e2e/bench/bench.sh $(PLUGIN_JAR) || rc=$$?; \
 	echo "make bench: $$( ((rc == 0)) && echo finished || echo FAILED ) in $$(( $$(date +%s) - start )) s"; \
+	exit $$rc
+
+# Soak (test-e2e/soak/README.md): SOAK_CYCLES lifecycle cycles of ext4, xfs and block loop volumes with seeded
+# random interleaving; fails when a call fails or the plugin's fds, threads or RSS grow past the tolerances.
+.PHONY: soak
+soak: $(PLUGIN_JAR)
+	@start=$$(date +%s); rc=0; \
+	bash test-e2e/soak/soak.sh $(PLUGIN_JAR) || rc=$$?; \
+	echo "make soak: $$( ((rc == 0)) && echo passed || echo FAILED ) in $$(( $$(date +%s) - start )) s"; \
 	exit $$rc

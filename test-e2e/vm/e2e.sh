@@ -20,7 +20,7 @@ source "$VM_DIR/guest/jvm.sh"
 # The smoke scenario sets iSCSI up by hand and hands the plugin a device (local transport); the iscsi-*
 # scenarios leave all of it to the plugin's own iscsi transport, and share one boot (a boot and the
 # SAN's start cost ~15 s, and later JVMs of a boot start faster than the first).
-DEFAULT_RUNS=(smoke iscsi:iscsi-fs+iscsi-shared-session+iscsi-wrong-lun+iscsi-chap+iscsi-path-loss)
+DEFAULT_RUNS=(smoke iscsi:iscsi-fs+iscsi-shared-session+iscsi-wrong-lun+iscsi-chap+iscsi-lost-record+iscsi-path-loss)
 runs=("$@")
 ((${#runs[@]})) || runs=("${DEFAULT_RUNS[@]}")
 [[ $(id -u) -eq 0 ]] || { echo "e2e.sh: must run as root (qemu shares the host's / with the guest)" >&2; exit 2; }

@@ -23,6 +23,7 @@ final class StatusMapper {
             case FAILED_PRECONDITION -> Status.FAILED_PRECONDITION;
             case ABORTED -> Status.ABORTED;
             case OUT_OF_RANGE -> Status.OUT_OF_RANGE;
+            case RESOURCE_EXHAUSTED -> Status.RESOURCE_EXHAUSTED;
             case INTERNAL -> Status.INTERNAL;
         };
         return status.withDescription(e.getMessage()).asRuntimeException();

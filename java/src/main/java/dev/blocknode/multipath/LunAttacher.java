@@ -52,6 +52,7 @@ public final class LunAttacher {
     private final DeviceWaiter waiter;
     private final MultipathDaemon daemon;
     private final Timeouts timeouts;
+    private final AttachedLunTracer tracer;
 
     /** The attacher of a host's SCSI transports: multipath through the host's commands and mount table. */
     public static LunAttacher on(Host host, ScsiDevices devices, DeviceWaiter waiter, MultipathDaemon daemon,
@@ -69,6 +70,7 @@ public final class LunAttacher {
         this.waiter = waiter;
         this.daemon = daemon;
         this.timeouts = timeouts;
+        this.tracer = new AttachedLunTracer(paths, devices, multipath.maps());
     }
 
     /**
@@ -138,6 +140,20 @@ public final class LunAttacher {
                     + seconds(timeouts.release()) + "; left: " + String.join("; ", left), null);
         } catch (IOException e) {
             throw VolumeException.internal("releasing LUN " + lun.wwid(), e);
+        }
+    }
+
+    /**
+     * The LUN under a device in use, traced through sysfs (map, slaves, their addresses, WWID): what
+     * {@link #attach} returned for it, for a release whose staging record is gone.
+     *
+     * @throws VolumeException INTERNAL when sysfs cannot be read
+     */
+    public Optional<AttachedLun> traced(DeviceNumber device) throws VolumeException {
+        try {
+            return tracer.trace(device);
+        } catch (IOException e) {
+            throw VolumeException.internal("cannot trace device " + device + " to a SCSI LUN through sysfs", e);
         }
     }
 

@@ -106,8 +106,18 @@ public final class RecordStore {
         ReentrantLock lock = lockFor(name);
         lock.lock();
         try {
-            writeDurably(temp, encode(stamped));
-            replace(temp, target);
+            byte[] bytes = encode(stamped);
+            try {
+                writeDurably(temp, bytes);
+                replace(temp, target);
+            } catch (IOException e) {
+                // Both leave the old record and no temp file; a full disk is named as such (kubelet and an
+                // operator act differently on "no space" than on a broken state dir).
+                if (isFull(bytes.length)) {
+                    throw new StateDirFullException(directory, e);
+                }
+                throw e;
+            }
             // The new record is what the directory shows from here on, even if the fsync below fails.
             records.put(volumeId, stamped);
             unreadable.remove(name);
@@ -218,6 +228,19 @@ public final class RecordStore {
                 throw new IOException("state directory " + directory + " does not support atomic rename", e);
             }
             throw e;
+        }
+    }
+
+    /**
+     * True when the state dir's filesystem has no room for a record: Java reports ENOSPC only as a
+     * localized message, so the filesystem is asked instead. Free blocks, not those available to non-root:
+     * root writes into the reserve.
+     */
+    private boolean isFull(int recordBytes) {
+        try {
+            return Files.getFileStore(directory).getUnallocatedSpace() < recordBytes + 4096L;
+        } catch (IOException e) {
+            return false;
         }
     }
 

@@ -1,7 +1,9 @@
 package dev.blocknode.transport;
 
+import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.volume.VolumeException;
 
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -36,6 +38,16 @@ public interface Transport {
      * no secrets (they are never recorded).
      */
     void abandon(AttachRequest request) throws VolumeException;
+
+    /**
+     * What {@link #attach} would have returned for {@code device}, derived from the host (sysfs) instead of
+     * a staging record: for a teardown whose record is gone, so that {@link #detach} can release it as if
+     * it had been recorded. Empty when the device is not one this transport attaches (a device already on
+     * the node is never detached, so the local transport recognizes nothing).
+     */
+    default Optional<Attachment> attachmentOf(DeviceNumber device) throws VolumeException {
+        return Optional.empty();
+    }
 
     /**
      * After the storage grew the volume, makes the node see the new size (path rescans, map resize) so the

@@ -28,6 +28,11 @@ public final class Transports {
         return Optional.ofNullable(byName.get(name));
     }
 
+    /** Every transport, in the order given. */
+    public List<Transport> all() {
+        return List.copyOf(byName.values());
+    }
+
     public Transport select(AttachRequest request) throws VolumeException {
         Optional<String> explicit = request.key(TRANSPORT_KEY);
         if (explicit.isPresent()) {

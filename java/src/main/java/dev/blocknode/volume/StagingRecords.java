@@ -2,6 +2,7 @@ package dev.blocknode.volume;
 
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.state.RecordStore;
+import dev.blocknode.state.StateDirFullException;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
@@ -32,6 +33,9 @@ final class StagingRecords {
     void save(StagingRecord record) throws VolumeException {
         try {
             store.save(record);
+        } catch (StateDirFullException e) {
+            throw VolumeException.exhausted("cannot write the staging record of volume " + record.getVolumeId()
+                    + ": " + e.getMessage() + "; free space there and retry", null);
         } catch (IOException e) {
             throw VolumeException.internal("cannot write the staging record of volume " + record.getVolumeId(), e);
         }

@@ -20,6 +20,11 @@ public class VolumeException extends Exception {
         ABORTED,
         /** A requested capacity cannot be met. */
         OUT_OF_RANGE,
+        /**
+         * The node ran out of something it needs (a full state dir). Not final for kubelet, which then keeps
+         * the volume as possibly staged and still tears it down: right when part of a stage may be in place.
+         */
+        RESOURCE_EXHAUSTED,
         /** Something on the host failed; the message says what and on which device. */
         INTERNAL
     }
@@ -53,6 +58,11 @@ public class VolumeException extends Exception {
 
     public static VolumeException precondition(String message) {
         return new VolumeException(Outcome.FAILED_PRECONDITION, message);
+    }
+
+    public static VolumeException exhausted(String message, Throwable cause) {
+        String detail = cause == null || cause.getMessage() == null ? message : message + ": " + cause.getMessage();
+        return new VolumeException(Outcome.RESOURCE_EXHAUSTED, detail, cause);
     }
 
     public static VolumeException internal(String message, Throwable cause) {

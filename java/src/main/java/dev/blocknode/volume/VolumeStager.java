@@ -49,6 +49,7 @@ public final class VolumeStager {
     private final OperationGuard guard;
     private final DeviceProbe probe;
     private final FilesystemType defaultFilesystem;
+    private final StagingRecordRebuilder rebuilder;
 
     VolumeStager(Host host, KubeletPaths paths, StagingRecords records, Transports transports,
                  OperationGuard guard, FilesystemType defaultFilesystem) {
@@ -59,6 +60,7 @@ public final class VolumeStager {
         this.guard = guard;
         this.probe = new DeviceProbe(host.commands());
         this.defaultFilesystem = defaultFilesystem;
+        this.rebuilder = new StagingRecordRebuilder(host, records, transports);
     }
 
     public void stage(Requests.Stage request) throws VolumeException {
@@ -150,8 +152,10 @@ public final class VolumeStager {
         try (OperationGuard.Permit ignored = guard.enter(request.volumeId(), "NodeUnstageVolume")) {
             Optional<StagingRecord> found = records.find(request.volumeId());
             if (found.isEmpty()) {
-                unmountUnrecorded(request.volumeId(), staging);
-                return;
+                found = rebuilder.rebuild(request.volumeId(), staging);
+                if (found.isEmpty()) {
+                    return;
+                }
             }
             if (!found.get().getStagingPath().equals(staging.toString())) {
                 throw VolumeException.precondition("volume " + request.volumeId() + " is staged at "
@@ -383,33 +387,6 @@ public final class VolumeStager {
                 return;
             }
             Phases.run("unmount", () -> host.mounter().unmount(staging));
-        } catch (IOException e) {
-            throw VolumeException.internal("unmounting staging path " + staging + " of volume " + volumeId
-                    + " failed", e);
-        }
-    }
-
-    /** No record: the plugin lost it (or never staged). Unmount what is at the staging path, if anything. */
-    private void unmountUnrecorded(String volumeId, Path staging) throws VolumeException {
-        try {
-            if (!Files.exists(staging, LinkOption.NOFOLLOW_LINKS) || !host.mounter().isMountPoint(staging)) {
-                return;
-            }
-            Optional<StagingRecord> owner = records.stagedAt(staging);
-            if (owner.isPresent()) {
-                LOG.warning(() -> "volume " + volumeId + " is not staged, and " + staging + " holds volume "
-                        + owner.get().getVolumeId() + "; leaving it alone");
-                return;
-            }
-            DeviceNumber number = host.mounter().stat(staging).device();
-            LOG.warning(() -> "volume " + volumeId + " has no staging record but " + staging
-                    + " is mounted (device " + number + "); unmounting it");
-            host.mounter().unmount(staging);
-            requireNotMountedElsewhere(volumeId, number);
-            Optional<Path> node = host.blockDevices().nodeFor(number);
-            if (node.isPresent()) {
-                host.blockDevices().flush(node.get());
-            }
         } catch (IOException e) {
             throw VolumeException.internal("unmounting staging path " + staging + " of volume " + volumeId
                     + " failed", e);

@@ -8,12 +8,14 @@ import dev.blocknode.scsi.SysfsWriter;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.FileSystemException;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -62,6 +64,8 @@ public final class FakeSysfs implements SysfsWriter {
     private final Map<String, Path> maps = new LinkedHashMap<>();
     private final Map<ScsiAddress, Presented> presented = new LinkedHashMap<>();
     private final List<Write> writes = new ArrayList<>();
+    private final Map<Path, Integer> failingWrites = new HashMap<>();
+    private final List<Write> failedWrites = new ArrayList<>();
 
     public FakeSysfs(Path tempDir) throws IOException {
         Path root = tempDir.toRealPath();
@@ -291,9 +295,32 @@ public final class FakeSysfs implements SysfsWriter {
 
     // ---- the writer --------------------------------------------------------------------------------
 
+    /**
+     * The next {@code times} writes to {@code attribute} fail with {@code reason} and change nothing, as the
+     * kernel's EBUSY from a device delete does while the device is still open.
+     */
+    public synchronized void failWrites(Path attribute, int times, String reason) throws IOException {
+        failingWrites.put(attribute.toRealPath(), times);
+        failureReason = reason;
+    }
+
+    /** The writes that failed as {@link #failWrites} asked. */
+    public synchronized List<Write> failedWrites() {
+        return List.copyOf(failedWrites);
+    }
+
+    private String failureReason = "";
+
     @Override
     public void write(Path attribute, String value) throws IOException {
         synchronized (this) {
+            Path real = Files.exists(attribute) ? attribute.toRealPath() : attribute;
+            Integer left = failingWrites.get(real);
+            if (left != null && left > 0) {
+                failingWrites.put(real, left - 1);
+                failedWrites.add(new Write(attribute, value));
+                throw new FileSystemException(attribute.toString(), null, failureReason);
+            }
             writes.add(new Write(attribute, value));
         }
         SysfsWriter.DIRECT.write(attribute, value);

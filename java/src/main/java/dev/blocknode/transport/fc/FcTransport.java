@@ -4,6 +4,7 @@ import dev.blocknode.metrics.Phases;
 import dev.blocknode.multipath.AttachedLun;
 import dev.blocknode.multipath.LunAttacher;
 import dev.blocknode.multipath.MultipathDaemon;
+import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.Host;
 import dev.blocknode.scsi.DeviceWaiter;
 import dev.blocknode.scsi.ScsiAddress;
@@ -17,7 +18,9 @@ import dev.blocknode.volume.VolumeException;
 
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.logging.Logger;
 
@@ -84,6 +87,30 @@ public final class FcTransport implements Transport {
             LOG.warning(() -> "volume " + request.volumeId() + " attached with " + lun.paths().size()
                     + " path(s); the LUN did not appear at " + lun.missing());
         }
+        return attachment(lun);
+    }
+
+    /** A LUN whose every path runs through an FC HBA port (fc_host): the paths' hosts say so. */
+    @Override
+    public Optional<Attachment> attachmentOf(DeviceNumber device) throws VolumeException {
+        Optional<AttachedLun> lun = attacher.traced(device);
+        if (lun.isEmpty() || lun.get().paths().isEmpty()) {
+            return Optional.empty();
+        }
+        try {
+            Set<Integer> fcHosts = new HashSet<>();
+            ports.hosts().forEach(h -> fcHosts.add(h.host()));
+            if (!lun.get().paths().stream().allMatch(p -> fcHosts.contains(p.address().host()))) {
+                return Optional.empty();
+            }
+        } catch (IOException e) {
+            throw VolumeException.internal("cannot read the node's FC HBA ports", e);
+        }
+        return Optional.of(attachment(lun.get()));
+    }
+
+    /** The same attachment whether attach made it or it was traced from sysfs: detach reads one shape. */
+    private static Attachment attachment(AttachedLun lun) {
         return new Attachment(NAME, lun.device(), lun.number(), lun.wwid().multipathForm(), lun.details());
     }
 

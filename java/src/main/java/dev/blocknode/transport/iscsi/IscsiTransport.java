@@ -5,6 +5,7 @@ import dev.blocknode.multipath.AttachedLun;
 import dev.blocknode.multipath.LunAttacher;
 import dev.blocknode.multipath.MultipathDaemon;
 import dev.blocknode.multipath.MultipathMap;
+import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.Host;
 import dev.blocknode.os.HostPaths;
 import dev.blocknode.os.block.BlockDevices;
@@ -27,6 +28,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -158,11 +160,55 @@ public final class IscsiTransport implements Transport {
             undoScans(request.volumeId(), spec, scanned);
             throw refused;
         }
+        return attachment(lun, spec.iqn(), spec.portals(), spec.iface(), spec.lun());
+    }
+
+    /**
+     * A LUN whose paths run through iSCSI sessions: the sessions on the paths' SCSI hosts give the target,
+     * its portals and the interface, as the volume's context gave them to attach. Sessions of another
+     * target on those hosts cannot exist (a session is its own SCSI host).
+     */
+    @Override
+    public Optional<Attachment> attachmentOf(DeviceNumber device) throws VolumeException {
+        Optional<AttachedLun> lun = attacher.traced(device);
+        if (lun.isEmpty() || lun.get().paths().isEmpty()) {
+            return Optional.empty();
+        }
+        Set<Integer> pathHosts = new HashSet<>();
+        lun.get().paths().forEach(p -> pathHosts.add(p.address().host()));
+        List<IscsiSessions.Session> carrying = new ArrayList<>();
+        try {
+            for (IscsiSessions.Session session : sessions.all()) {
+                if (pathHosts.contains(session.host())) {
+                    carrying.add(session);
+                }
+            }
+        } catch (IOException e) {
+            throw VolumeException.internal("cannot read the node's iSCSI sessions", e);
+        }
+        if (carrying.isEmpty()) {
+            return Optional.empty();
+        }
+        IscsiSessions.Session first = carrying.get(0);
+        List<Portal> portals = carrying.stream()
+                .filter(s -> s.iqn().equals(first.iqn()) && s.iface().equals(first.iface()))
+                .map(IscsiSessions.Session::portal).distinct().toList();
+        if (portals.size() < carrying.size()) {
+            LOG.warning(() -> "the paths of LUN " + lun.get().wwid() + " run through sessions of several targets or "
+                    + "interfaces " + carrying + "; releasing it as " + first.iqn() + " on " + first.iface());
+        }
+        return Optional.of(attachment(lun.get(), first.iqn(), portals, first.iface(),
+                lun.get().paths().get(0).address().lun()));
+    }
+
+    /** The same attachment whether attach made it or it was traced from sysfs: detach reads one shape. */
+    private static Attachment attachment(AttachedLun lun, String iqn, List<Portal> portals, String iface,
+                                         long lunNumber) {
         Map<String, String> details = new HashMap<>(lun.details());
-        details.put(DETAIL_IQN, spec.iqn());
-        details.put(DETAIL_PORTALS, String.join(",", spec.portals().stream().map(Portal::toString).toList()));
-        details.put(DETAIL_IFACE, spec.iface());
-        details.put(DETAIL_LUN, Long.toString(spec.lun()));
+        details.put(DETAIL_IQN, iqn);
+        details.put(DETAIL_PORTALS, String.join(",", portals.stream().map(Portal::toString).toList()));
+        details.put(DETAIL_IFACE, iface);
+        details.put(DETAIL_LUN, Long.toString(lunNumber));
         return new Attachment(NAME, lun.device(), lun.number(), lun.wwid().multipathForm(), details);
     }
 

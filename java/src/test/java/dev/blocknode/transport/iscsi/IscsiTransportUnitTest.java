@@ -52,6 +52,7 @@ class IscsiTransportUnitTest {
     private FakeSysfs sysfs;
     private ScriptedCommandRunner commands;
     private Path database;
+    private ManualClock clock;
     private IscsiTransport transport;
 
     @BeforeEach
@@ -59,7 +60,7 @@ class IscsiTransportUnitTest {
         sysfs = new FakeSysfs(temp);
         commands = new ScriptedCommandRunner();
         database = Files.createDirectories(temp.resolve("etc-iscsi"));
-        ManualClock clock = new ManualClock();
+        clock = new ManualClock();
         transport = new IscsiTransport(
                 new Host(sysfs.paths(), commands, new QueryOnlyMounter(), new RecordingBlockDevices(sysfs.paths())),
                 new IscsiAdm(commands), new NodeRecordFiles(database), sysfs, clock.waiter(), () -> false,
@@ -290,5 +291,151 @@ class IscsiTransportUnitTest {
         commands.expect(node(PORTALS[1], "-o", "delete")).fails(21, "iscsiadm: No records found");
         transport.abandon(request(Secrets.NONE));
         assertEquals(List.of(), sysfs.writeLog(), "nothing scanned or deleted");
+    }
+
+    // ---- injected faults ---------------------------------------------------------------------------
+
+    private Attachment attachedThroughBothPortals(Secrets secrets) throws Exception {
+        lunBehindBothSessions();
+        for (int i = 0; i < 2; i++) {
+            expectRecordCreated(PORTALS[i]);
+            if (secrets == Secrets.NONE) {
+                commands.expect(node(PORTALS[i], "-o", "update", "-n", "node.session.auth.authmethod", "-v", "None"));
+            }
+            expectLogin(PORTALS[i], i + 1, i + 3);
+        }
+        expectMap();
+        Attachment attachment = transport.attach(request(secrets));
+        commands.assertAllConsumed();
+        return attachment;
+    }
+
+    private void expectLogoutOfBoth() {
+        for (int i = 0; i < 2; i++) {
+            int session = i + 1;
+            int host = i + 3;
+            commands.expect(node(PORTALS[i], "--logout")).andDo(c -> sysfs.removeIscsiSession(session, host));
+            commands.expect(node(PORTALS[i], "-o", "delete"));
+        }
+    }
+
+    @Test
+    void aHangingLoginTimesOutNamingCommandAndPortalWithoutTheSecretAndARetryWorks() throws Exception {
+        lunBehindBothSessions();
+        Secrets chap = new Secrets(Map.of(ChapCredentials.USERNAME, "user", ChapCredentials.PASSWORD, "hang-secret-pw"));
+        for (String portal : PORTALS) {
+            expectRecordCreated(portal);
+            commands.expect(node(portal, "--login")).timesOut();
+        }
+        for (String portal : PORTALS) {
+            commands.expect(node(portal, "-o", "delete")); // no record, with its password, stays behind
+        }
+
+        VolumeException e = assertThrows(VolumeException.class, () -> transport.attach(request(chap)));
+
+        assertEquals(VolumeException.Outcome.INTERNAL, e.outcome(), e.getMessage());
+        for (String portal : PORTALS) {
+            assertTrue(e.getMessage().contains(String.join(" ", node(portal, "--login")) + " timed out after 75000 ms"),
+                    e.getMessage());
+        }
+        assertFalse(e.getMessage().contains("hang-secret-pw"), e.getMessage());
+        assertTrue(commands.calls().stream().filter(c -> c.argv().contains("--login"))
+                .allMatch(c -> c.timeout().equals(Duration.ofSeconds(75))), "every login runs under its time limit");
+        assertEquals(List.of(), sysfs.diskNames(), "nothing was scanned");
+
+        // The target answers again: kubelet's retry attaches.
+        for (int i = 0; i < 2; i++) {
+            expectRecordCreated(PORTALS[i]);
+            expectLogin(PORTALS[i], i + 1, i + 3);
+        }
+        expectMap();
+        assertEquals(sysfs.paths().dev().resolve("dm-0"), transport.attach(request(chap)).device());
+    }
+
+    @Test
+    void aHangingLogoutFailsTheDetachNamingThePortalAndTheRetryFinishes() throws Exception {
+        Attachment attachment = attachedThroughBothPortals(Secrets.NONE);
+        commands.expect("dmsetup", "message", "mpatha", "0", "fail_if_no_path");
+        commands.expect("multipath", "-f", "mpatha").andDo(c -> sysfs.removeMap("dm-0"));
+        commands.expect(node(PORTALS[0], "--logout")).timesOut();
+        commands.expect(node(PORTALS[1], "--logout")).andDo(c -> sysfs.removeIscsiSession(2, 4));
+        commands.expect(node(PORTALS[1], "-o", "delete"));
+
+        VolumeException e = assertThrows(VolumeException.class, () -> transport.detach(attachment));
+
+        assertEquals(VolumeException.Outcome.INTERNAL, e.outcome());
+        assertTrue(e.getMessage().contains("logging out failed"), e.getMessage());
+        assertTrue(e.getMessage().contains(String.join(" ", node(PORTALS[0], "--logout")) + " timed out"),
+                e.getMessage());
+        assertEquals(List.of(), sysfs.diskNames(), "the LUN itself is released");
+
+        commands.expect(node(PORTALS[0], "--logout")).andDo(c -> sysfs.removeIscsiSession(1, 3));
+        commands.expect(node(PORTALS[0], "-o", "delete"));
+        commands.expect(node(PORTALS[1], "-o", "delete")); // already logged out: only the record (idempotent)
+        transport.detach(attachment);
+        assertFalse(Files.exists(sysfs.sys().resolve("class/iscsi_session/session1")));
+    }
+
+    @Test
+    void aMapInUseKeepsPathsAndSessionsAndNamesTheHolder() throws Exception {
+        Attachment attachment = attachedThroughBothPortals(Secrets.NONE);
+        sysfs.addDm(5, "vg0-data", "LVM-held", List.of("dm-0"));
+        commands.expect("dmsetup", "message", "mpatha", "0", "fail_if_no_path");
+        commands.expect("multipath", "-f", "mpatha").fails(1, "mpatha: map in use").anyTimes();
+
+        VolumeException e = assertThrows(VolumeException.class, () -> transport.detach(attachment));
+
+        assertEquals(VolumeException.Outcome.INTERNAL, e.outcome());
+        assertTrue(e.getMessage().contains("in use by dm-5 (vg0-data)"), e.getMessage());
+        assertTrue(e.getMessage().contains("multipath -f said: mpatha: map in use"), e.getMessage());
+        assertEquals(Duration.ofSeconds(60), clock.elapsed(), "retried for the release bound, then gave up");
+        assertEquals(List.of("sdb", "sdc"), sysfs.diskNames(), "no path deleted from under the map");
+        assertTrue(commands.commandLines().stream().noneMatch(c -> c.contains("--logout")),
+                "no session logged out under a live map");
+
+        sysfs.removeMap("dm-5"); // the holder goes; kubelet retries
+        commands.expect("dmsetup", "message", "mpatha", "0", "fail_if_no_path");
+        commands.expect("multipath", "-f", "mpatha").andDo(c -> sysfs.removeMap("dm-0"));
+        expectLogoutOfBoth();
+        transport.detach(attachment);
+        assertEquals(List.of(), sysfs.diskNames());
+    }
+
+    @Test
+    void aPathDeleteAnsweringBusyIsRetriedUntilItGoes() throws Exception {
+        Attachment attachment = attachedThroughBothPortals(Secrets.NONE);
+        sysfs.failWrites(sysfs.sys().resolve("class/block/sdb/device/delete"), 3, "Device or resource busy");
+        commands.expect("dmsetup", "message", "mpatha", "0", "fail_if_no_path");
+        commands.expect("multipath", "-f", "mpatha").andDo(c -> sysfs.removeMap("dm-0"));
+        expectLogoutOfBoth();
+
+        transport.detach(attachment);
+
+        assertEquals(3, sysfs.failedWrites().size());
+        assertEquals(List.of(), sysfs.diskNames());
+        assertTrue(clock.elapsed().compareTo(Duration.ZERO) > 0 && clock.elapsed().compareTo(Duration.ofSeconds(5)) < 0,
+                "retried at once, not after the bound: " + clock.elapsed());
+    }
+
+    @Test
+    void aPathDeleteThatStaysBusyGivesUpAfterTheBoundNamingTheDevice() throws Exception {
+        Attachment attachment = attachedThroughBothPortals(Secrets.NONE);
+        sysfs.failWrites(sysfs.sys().resolve("class/block/sdb/device/delete"), Integer.MAX_VALUE,
+                "Device or resource busy");
+        commands.expect("dmsetup", "message", "mpatha", "0", "fail_if_no_path");
+        commands.expect("multipath", "-f", "mpatha").andDo(c -> sysfs.removeMap("dm-0"));
+
+        VolumeException e = assertThrows(VolumeException.class, () -> transport.detach(attachment));
+
+        assertEquals(VolumeException.Outcome.INTERNAL, e.outcome());
+        assertTrue(e.getMessage().contains("not fully released after 60 s"), e.getMessage());
+        assertTrue(e.getMessage().contains("path sdb (3:0:0:3, 8:16)"), e.getMessage());
+        assertTrue(e.getMessage().contains("Device or resource busy"), e.getMessage());
+        assertEquals(Duration.ofSeconds(60), clock.elapsed());
+        assertEquals(List.of("sdb"), sysfs.diskNames(), "the other path is deleted; the busy one is named");
+        int tries = sysfs.failedWrites().size();
+        assertTrue(tries > 10 && tries < 1000, "bounded retries: " + tries);
+        assertTrue(commands.commandLines().stream().noneMatch(c -> c.contains("--logout")),
+                "the session still carries sdb: no logout");
     }
 }

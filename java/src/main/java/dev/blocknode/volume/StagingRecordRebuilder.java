@@ -1,0 +1,110 @@
+package dev.blocknode.volume;
+
+import dev.blocknode.os.DeviceNumber;
+import dev.blocknode.os.Host;
+import dev.blocknode.os.mount.MountEntry;
+import dev.blocknode.state.v1.DeviceRecord;
+import dev.blocknode.state.v1.MountAccessRecord;
+import dev.blocknode.state.v1.StagePhase;
+import dev.blocknode.state.v1.StagingRecord;
+import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.Transport;
+import dev.blocknode.transport.Transports;
+import dev.blocknode.transport.local.LocalTransport;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.logging.Logger;
+
+/**
+ * Rebuilds the staging record of a volume whose record is gone (a lost or wiped state dir), from the mount
+ * at its staging path and sysfs: mount source -> device number -> multipath map or SCSI disk -> path
+ * disks -> their SCSI hosts -> iSCSI sessions or FC HBA ports, each transport recognizing its own
+ * ({@link Transport#attachmentOf}). The result is saved in phase UNSTAGING before anything is changed, and
+ * unstage then runs as for any recorded volume: one teardown path, and a retry after a partial teardown
+ * still finds what is left (once unmounted, nothing at the staging path would say so).
+ *
+ * <p>A device no transport recognizes (a loop device, a disk already on the node) is recorded as the local
+ * transport's: unmounted and flushed, never detached. A block volume leaves no mount at its staging path,
+ * so without its record nothing can be found for it.
+ */
+final class StagingRecordRebuilder {
+
+    private static final Logger LOG = Logger.getLogger(StagingRecordRebuilder.class.getName());
+
+    private final Host host;
+    private final StagingRecords records;
+    private final Transports transports;
+
+    StagingRecordRebuilder(Host host, StagingRecords records, Transports transports) {
+        this.host = host;
+        this.records = records;
+        this.transports = transports;
+    }
+
+    /**
+     * The rebuilt record, saved; empty when nothing of the volume is mounted at {@code staging} (never
+     * staged, or torn down already) or when the mount there is another volume's.
+     */
+    Optional<StagingRecord> rebuild(String volumeId, Path staging) throws VolumeException {
+        DeviceNumber number;
+        Optional<MountEntry> mount;
+        try {
+            if (!Files.exists(staging, LinkOption.NOFOLLOW_LINKS) || !host.mounter().isMountPoint(staging)) {
+                return Optional.empty();
+            }
+            Optional<StagingRecord> owner = records.stagedAt(staging);
+            if (owner.isPresent()) {
+                LOG.warning(() -> "volume " + volumeId + " is not staged, and " + staging + " holds volume "
+                        + owner.get().getVolumeId() + "; leaving it alone");
+                return Optional.empty();
+            }
+            number = host.mounter().stat(staging).device();
+            mount = host.mounter().table().stream().filter(e -> e.mountPoint().equals(staging)).reduce((a, b) -> b);
+        } catch (IOException e) {
+            throw VolumeException.internal("cannot inspect staging path " + staging + " of volume " + volumeId, e);
+        }
+        Attachment attachment = null;
+        for (Transport transport : transports.all()) {
+            Optional<Attachment> found = transport.attachmentOf(number);
+            if (found.isPresent()) {
+                attachment = found.get();
+                break;
+            }
+        }
+        if (attachment == null) {
+            attachment = new Attachment(LocalTransport.NAME, nodeFor(volumeId, number), number, "",
+                    java.util.Map.of());
+        }
+        StagingRecord record = StagingRecord.newBuilder()
+                .setVolumeId(volumeId)
+                .setPhase(StagePhase.UNSTAGING)
+                .setTransport(attachment.transport())
+                .setStagingPath(staging.toString())
+                .setDevice(DeviceRecord.newBuilder()
+                        .setPath(attachment.device().toString())
+                        .setMajor(number.major())
+                        .setMinor(number.minor())
+                        .setIdentity(attachment.identity()))
+                .setMount(MountAccessRecord.newBuilder().setFsType(mount.map(MountEntry::fsType).orElse("")))
+                .putAllAttachment(attachment.details())
+                .build();
+        records.save(record);
+        Attachment derived = attachment;
+        LOG.warning(() -> "volume " + volumeId + " has no staging record but " + staging + " is mounted (device "
+                + number + "); rebuilt its record from the host to tear it down: transport " + derived.transport()
+                + ", device " + derived.device() + (derived.details().isEmpty() ? "" : ", " + derived.details()));
+        return Optional.of(record);
+    }
+
+    private Path nodeFor(String volumeId, DeviceNumber number) throws VolumeException {
+        try {
+            return host.blockDevices().nodeFor(number).orElse(host.paths().dev().resolve("block/" + number));
+        } catch (IOException e) {
+            throw VolumeException.internal("cannot name device " + number + " of volume " + volumeId, e);
+        }
+    }
+}

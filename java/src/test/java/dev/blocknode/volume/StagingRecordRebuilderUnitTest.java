@@ -1,0 +1,325 @@
+package dev.blocknode.volume;
+
+import dev.blocknode.multipath.LunAttacher;
+import dev.blocknode.os.DeviceNumber;
+import dev.blocknode.os.FileStat;
+import dev.blocknode.os.Host;
+import dev.blocknode.os.mount.MountEntry;
+import dev.blocknode.os.mount.MountOptions;
+import dev.blocknode.os.mount.Mounter;
+import dev.blocknode.scsi.ScsiAddress;
+import dev.blocknode.state.RecordStore;
+import dev.blocknode.state.v1.StagePhase;
+import dev.blocknode.state.v1.StagingRecord;
+import dev.blocknode.testing.FakeSysfs;
+import dev.blocknode.testing.ManualClock;
+import dev.blocknode.testing.RecordingBlockDevices;
+import dev.blocknode.testing.ScriptedCommandRunner;
+import dev.blocknode.transport.AttachRequest;
+import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.Transports;
+import dev.blocknode.transport.fc.FcTransport;
+import dev.blocknode.transport.iscsi.IscsiAdm;
+import dev.blocknode.transport.iscsi.IscsiTransport;
+import dev.blocknode.transport.iscsi.NodeRecordFiles;
+import dev.blocknode.transport.local.LocalTransport;
+import dev.blocknode.volume.filesystem.FilesystemType;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * NodeUnstageVolume of a volume whose staging record is gone: the record is rebuilt from the mount at the
+ * staging path and a fabricated sysfs (map -> slaves -> SCSI hosts -> iSCSI sessions or FC HBA ports), and
+ * the LUN is released through the transports' own detach: map flushed, paths flushed and deleted, sessions
+ * logged out only when they carry no other LUN.
+ */
+class StagingRecordRebuilderUnitTest {
+
+    private static final String IQN = "iqn.2003-01.org.linux-iscsi.array:sn.1234";
+    private static final String NAA = "60014052e3c1d6a5b4c34b58a1f2e3d4";
+    private static final String WWID = "3" + NAA;
+    private static final String OTHER_NAA = "60014052e3c1e6a5b4c34b58a1f2e3e4";
+    private static final String[] PORTALS = {"127.0.0.1:3260", "127.0.0.2:3260"};
+    private static final Duration RELEASE = Duration.ofSeconds(60);
+
+    @TempDir
+    Path temp;
+
+    private FakeSysfs sysfs;
+    private ScriptedCommandRunner commands;
+    private ManualClock clock;
+    private RecordingBlockDevices block;
+    private StagingMounter mounter;
+    private RecordStore store;
+    private IscsiTransport iscsi;
+    private FcTransport fc;
+    private VolumeStager stager;
+    private Path staging;
+
+    @BeforeEach
+    void fabricate() throws IOException {
+        sysfs = new FakeSysfs(temp);
+        commands = new ScriptedCommandRunner();
+        clock = new ManualClock();
+        block = new RecordingBlockDevices(sysfs.paths());
+        mounter = new StagingMounter();
+        Host host = new Host(sysfs.paths(), commands, mounter, block);
+        LunAttacher.Timeouts timeouts = new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30),
+                RELEASE);
+        iscsi = new IscsiTransport(host, new IscsiAdm(commands),
+                new NodeRecordFiles(Files.createDirectories(temp.resolve("etc-iscsi"))), sysfs, clock.waiter(),
+                () -> false, timeouts);
+        fc = new FcTransport(host, sysfs, clock.waiter(), () -> false, timeouts);
+        Transports transports = new Transports(List.of(new LocalTransport(host), fc, iscsi));
+        Path kubelet = Files.createDirectories(temp.resolve("kubelet")).toRealPath();
+        store = new RecordStore(temp.resolve("state"));
+        stager = new VolumeStager(host, new KubeletPaths(kubelet), new StagingRecords(store), transports,
+                new OperationGuard(), FilesystemType.EXT4);
+        staging = Files.createDirectories(kubelet.resolve("plugins/kubernetes.io/csi/driver/vol-1/globalmount"));
+    }
+
+    @AfterEach
+    void everyScriptedCommandRan() {
+        commands.assertAllConsumed();
+    }
+
+    // ---- iSCSI -------------------------------------------------------------------------------------
+
+    private static String[] node(String portal, String... operation) {
+        List<String> argv = new ArrayList<>(List.of("iscsiadm", "-m", "node", "-T", IQN, "-p", portal,
+                "-I", "default"));
+        argv.addAll(List.of(operation));
+        return argv.toArray(String[]::new);
+    }
+
+    /** LUN 3 of the target through two sessions (hosts 3 and 4) under map mpatha, as attach leaves it. */
+    private Attachment iscsiLunStaged() throws Exception {
+        sysfs.presentLun(new ScsiAddress(3, 0, 0, 3), "sdb", new DeviceNumber(8, 16), "naa." + NAA, null);
+        sysfs.presentLun(new ScsiAddress(4, 0, 0, 3), "sdc", new DeviceNumber(8, 32), "naa." + NAA, null);
+        for (int i = 0; i < 2; i++) {
+            String portal = PORTALS[i];
+            int session = i + 1;
+            int host = i + 3;
+            commands.expect(node(portal, "-o", "new"));
+            commands.expect(node(portal, "-o", "update", "-n", "node.startup", "-v", "manual"));
+            commands.expect(node(portal, "-o", "update", "-n", "node.session.scan", "-v", "manual"));
+            commands.expect(node(portal, "-o", "update", "-n", "node.session.auth.authmethod", "-v", "None"));
+            commands.expect(node(portal, "--login"))
+                    .andDo(c -> sysfs.iscsiSession(session, host, IQN, portal.substring(0, portal.indexOf(':')), 3260));
+        }
+        commands.expect("multipath", "-a", WWID);
+        commands.expect("multipath", WWID).andDo(c -> sysfs.addMap(0, "mpatha", WWID, List.of("sdb", "sdc")));
+        Attachment attachment = iscsi.attach(new AttachRequest("vol-1", Map.of("targetPortal", PORTALS[0],
+                "portals", PORTALS[1], "iqn", IQN, "lun", "3"), Map.of(), Secrets.NONE));
+        commands.assertAllConsumed();
+        mounter.mounted(staging, attachment.number());
+        return attachment;
+    }
+
+    private void unstage() throws VolumeException {
+        stager.unstage(new Requests.Unstage("vol-1", staging.toString()));
+    }
+
+    @Test
+    void theTransportTracesTheSameAttachmentAttachRecorded() throws Exception {
+        Attachment recorded = iscsiLunStaged();
+        Attachment traced = iscsi.attachmentOf(recorded.number()).orElseThrow();
+        assertEquals(recorded, traced);
+        assertTrue(fc.attachmentOf(recorded.number()).isEmpty(), "iSCSI paths are not FC's");
+        assertTrue(iscsi.attachmentOf(new DeviceNumber(7, 3)).isEmpty(), "no such device");
+    }
+
+    @Test
+    void anIscsiLunWithoutRecordIsReleasedAndItsSessionsLoggedOut() throws Exception {
+        iscsiLunStaged();
+        int callsBefore = commands.calls().size();
+        commands.expect("dmsetup", "message", "mpatha", "0", "fail_if_no_path");
+        commands.expect("multipath", "-f", "mpatha").andDo(c -> sysfs.removeMap("dm-0"));
+        for (int i = 0; i < 2; i++) {
+            int session = i + 1;
+            int host = i + 3;
+            commands.expect(node(PORTALS[i], "--logout")).andDo(c -> sysfs.removeIscsiSession(session, host));
+            commands.expect(node(PORTALS[i], "-o", "delete"));
+        }
+
+        unstage();
+
+        assertEquals(List.of(staging), mounter.unmounted);
+        assertEquals(List.of(sysfs.paths().dev().resolve("dm-0"), sysfs.paths().dev().resolve("sdb"),
+                sysfs.paths().dev().resolve("sdc")), block.flushed(), "the map first, then each path");
+        assertFalse(sysfs.hasMap("dm-0"));
+        assertEquals(List.of(), sysfs.diskNames());
+        assertFalse(Files.exists(sysfs.sys().resolve("class/iscsi_session/session1")));
+        assertTrue(store.all().isEmpty(), "the rebuilt record is deleted once all is gone");
+        assertEquals(6, commands.calls().size() - callsBefore, "dmsetup, multipath -f, a logout and a record delete per portal");
+
+        unstage(); // kubelet's retry: nothing is left, nothing is done
+        assertEquals(1, mounter.unmounted.size());
+    }
+
+    @Test
+    void aSessionThatCarriesAnotherLunIsKept() throws Exception {
+        iscsiLunStaged();
+        // Another volume's LUN 4 on the same two sessions.
+        sysfs.addDisk(new ScsiAddress(3, 0, 0, 4), "sdd", new DeviceNumber(8, 48), "naa." + OTHER_NAA);
+        sysfs.addDisk(new ScsiAddress(4, 0, 0, 4), "sde", new DeviceNumber(8, 64), "naa." + OTHER_NAA);
+        sysfs.addMap(1, "mpathb", "3" + OTHER_NAA, List.of("sdd", "sde"));
+        commands.expect("dmsetup", "message", "mpatha", "0", "fail_if_no_path");
+        commands.expect("multipath", "-f", "mpatha").andDo(c -> sysfs.removeMap("dm-0"));
+        for (String portal : PORTALS) {
+            commands.expect(node(portal, "-o", "delete")).anyTimes(); // never --logout
+        }
+
+        unstage();
+
+        assertEquals(List.of("sdd", "sde"), sysfs.diskNames());
+        assertTrue(sysfs.hasMap("dm-1"));
+        assertTrue(Files.exists(sysfs.sys().resolve("class/iscsi_session/session1")));
+        assertTrue(commands.commandLines().stream().noneMatch(c -> c.contains("--logout")), commands.commandLines().toString());
+    }
+
+    @Test
+    void aPartialTeardownIsFinishedByTheRetryFromTheRebuiltRecord() throws Exception {
+        iscsiLunStaged();
+        sysfs.addDm(5, "vg0-data", "LVM-held", List.of("dm-0"));
+        commands.expect("dmsetup", "message", "mpatha", "0", "fail_if_no_path");
+        commands.expect("multipath", "-f", "mpatha").fails(1, "mpatha: map in use").anyTimes();
+
+        VolumeException busy = assertThrows(VolumeException.class, this::unstage);
+
+        assertEquals(VolumeException.Outcome.INTERNAL, busy.outcome());
+        assertTrue(busy.getMessage().contains("in use by dm-5 (vg0-data)"), busy.getMessage());
+        assertEquals(RELEASE, clock.elapsed(), "bounded: the release timeout, then the error");
+        assertEquals(List.of("sdb", "sdc"), sysfs.diskNames(), "no path deleted from under a live map");
+        StagingRecord left = store.load("vol-1").orElseThrow();
+        assertEquals(StagePhase.UNSTAGING, left.getPhase());
+        assertEquals("iscsi", left.getTransport());
+        assertEquals(WWID, left.getAttachmentMap().get("wwid"));
+        assertFalse(mounter.isMountPoint(staging), "unmounted: only the record still knows the LUN");
+
+        // The holder goes away; kubelet retries.
+        sysfs.removeMap("dm-5");
+        commands.expect("dmsetup", "message", "mpatha", "0", "fail_if_no_path");
+        commands.expect("multipath", "-f", "mpatha").andDo(c -> sysfs.removeMap("dm-0"));
+        for (int i = 0; i < 2; i++) {
+            int session = i + 1;
+            int host = i + 3;
+            commands.expect(node(PORTALS[i], "--logout")).andDo(c -> sysfs.removeIscsiSession(session, host));
+            commands.expect(node(PORTALS[i], "-o", "delete"));
+        }
+        unstage();
+        assertEquals(List.of(), sysfs.diskNames());
+        assertTrue(store.all().isEmpty());
+    }
+
+    // ---- FC and others -----------------------------------------------------------------------------
+
+    @Test
+    void aSinglePathFcDiskWithoutRecordIsFlushedAndDeleted() throws Exception {
+        sysfs.fcHost(1, "0x10000000c9a1b2c1", "Online");
+        sysfs.remotePort(1, 0, 0, "0x500601603ba0415a", "Online", 0);
+        sysfs.addDisk(new ScsiAddress(1, 0, 0, 3), "sdb", new DeviceNumber(8, 16), "naa." + NAA);
+        mounter.mounted(staging, new DeviceNumber(8, 16));
+
+        unstage();
+
+        assertEquals(List.of(sysfs.paths().dev().resolve("sdb"), sysfs.paths().dev().resolve("sdb")), block.flushed(),
+                "flushed after the unmount, and again right before its delete");
+        assertFalse(sysfs.hasDisk("sdb"));
+        assertEquals(List.of(), commands.calls());
+        assertTrue(store.all().isEmpty());
+    }
+
+    @Test
+    void aDeviceNoTransportAttachesIsOnlyUnmountedAndFlushed() throws Exception {
+        // A SCSI disk on a plain HBA (no iSCSI session, no fc_host): the local transport's, never deleted.
+        sysfs.addDisk(new ScsiAddress(0, 0, 0, 0), "sda", new DeviceNumber(8, 0), "naa." + NAA);
+        mounter.mounted(staging, new DeviceNumber(8, 0));
+
+        unstage();
+
+        assertEquals(List.of(staging), mounter.unmounted);
+        assertEquals(List.of(sysfs.paths().dev().resolve("sda")), block.flushed());
+        assertTrue(sysfs.hasDisk("sda"));
+        assertEquals(List.of(), sysfs.writes());
+        assertEquals(List.of(), commands.calls());
+        assertTrue(store.all().isEmpty());
+    }
+
+    @Test
+    void anotherVolumesMountAtTheStagingPathIsLeftAlone() throws Exception {
+        mounter.mounted(staging, new DeviceNumber(8, 0));
+        store.save(StagingRecord.newBuilder().setVolumeId("vol-other").setStagingPath(staging.toString()).build());
+        unstage();
+        assertEquals(List.of(), mounter.unmounted);
+        assertEquals(1, store.all().size());
+    }
+
+    @Test
+    void nothingMountedIsNothingToDo() throws Exception {
+        unstage();
+        assertEquals(List.of(), mounter.unmounted);
+        assertTrue(store.all().isEmpty(), "no record is made for nothing");
+    }
+
+    /** The staging mount of one device: mounted until unmounted; everything else is not a mount point. */
+    private static final class StagingMounter implements Mounter {
+
+        final List<Path> unmounted = new ArrayList<>();
+        private final Map<Path, DeviceNumber> mounts = new HashMap<>();
+
+        void mounted(Path path, DeviceNumber device) {
+            mounts.put(path, device);
+        }
+
+        @Override
+        public void mount(Path device, Path target, String fsType, MountOptions options) {
+            throw new AssertionError("unstage must not mount");
+        }
+
+        @Override
+        public void bind(Path source, Path target, MountOptions options) {
+            throw new AssertionError("unstage must not bind");
+        }
+
+        @Override
+        public boolean unmount(Path target) {
+            unmounted.add(target);
+            return mounts.remove(target) != null;
+        }
+
+        @Override
+        public boolean isMountPoint(Path path) {
+            return mounts.containsKey(path);
+        }
+
+        @Override
+        public FileStat stat(Path path) {
+            DeviceNumber device = mounts.getOrDefault(path, new DeviceNumber(0, 42));
+            return new FileStat(device, new DeviceNumber(0, 0), 040755,
+                    mounts.containsKey(path) ? FileStat.MountRoot.YES : FileStat.MountRoot.NO);
+        }
+
+        @Override
+        public List<MountEntry> table() {
+            return mounts.entrySet().stream().map(e -> new MountEntry(100, 1, e.getValue(), "/", e.getKey(), "rw",
+                    "ext4", "/dev/x", "rw")).toList();
+        }
+    }
+}
