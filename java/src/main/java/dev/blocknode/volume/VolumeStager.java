@@ -6,6 +6,7 @@ import dev.blocknode.metrics.Phases;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.FileStat;
 import dev.blocknode.os.Host;
+import dev.blocknode.os.exec.Command;
 import dev.blocknode.os.exec.CommandException;
 import dev.blocknode.os.mount.MountEntry;
 import dev.blocknode.os.mount.MountOptions;
@@ -128,6 +129,8 @@ public final class VolumeStager {
                     .clearAttachment()
                     .putAllAttachment(attachment.details());
             if (request.capability().accessType() instanceof AccessType.Mount mount) {
+                interruptedFormat(existing, attachment).ifPresent(fs ->
+                        record.getMountBuilder().setFormattingStarted(fs));
                 boolean mounted = alreadyMountedAt(request.volumeId(), staging, attachment);
                 if (!mounted) {
                     requireUnclaimed(request.volumeId(), attachment);
@@ -327,9 +330,30 @@ public final class VolumeStager {
         }
     }
 
-    /** Formats a blank device; accepts a matching filesystem; refuses everything else. */
+    /**
+     * The filesystem an earlier attempt began to create on this same device and did not finish (its
+     * record says formatting started and never that it was done): carried into the new record, so that
+     * the format is finished however many times staging is interrupted. Another device (a retry that
+     * attached something else) carries nothing.
+     */
+    private static Optional<String> interruptedFormat(Optional<StagingRecord> existing, Attachment attachment) {
+        return existing.filter(StagingRecord::hasMount)
+                .filter(r -> !r.getMount().getFormattingStarted().isEmpty() && !r.getMount().getFormattedHere())
+                .filter(r -> r.getDevice().getIdentity().equals(attachment.identity())
+                        && StagingRecords.deviceNumber(r).equals(attachment.number()))
+                .map(r -> r.getMount().getFormattingStarted());
+    }
+
+    /**
+     * Formats a blank device; accepts a matching filesystem; refuses everything else. The one exception:
+     * a device whose record says this plugin began formatting it (when it was blank) and never finished
+     * holds only what that mkfs wrote, and is formatted again, forcibly.
+     */
     private FilesystemType prepareFilesystem(String volumeId, Path device, Optional<FilesystemType> requested,
                                              StagingRecord.Builder record) throws VolumeException {
+        if (!record.getMount().getFormattingStarted().isEmpty() && !record.getMount().getFormattedHere()) {
+            return finishInterruptedFormat(volumeId, device, requested, record);
+        }
         DeviceContent content;
         try {
             content = probe.probe(device);
@@ -341,13 +365,10 @@ public final class VolumeStager {
         switch (content) {
             case DeviceContent.Blank blank -> {
                 type = requested.orElse(defaultFilesystem);
-                try {
-                    Phases.run("mkfs", () -> host.commands().runChecked(
-                            type.format(device).withTimeout(java.time.Duration.ofMinutes(5))));
-                } catch (CommandException e) {
-                    throw VolumeException.internal("formatting " + device + " of volume " + volumeId + " as "
-                            + type.kernelName() + " failed", e);
-                }
+                // Durably, before mkfs writes a byte: what it leaves if it is cut short is ours to overwrite.
+                record.getMountBuilder().setFormattingStarted(type.kernelName());
+                records.save(record.build());
+                runMkfs(volumeId, device, type, type.format(device));
                 formatted = true;
                 CrashPoints.reach(CrashPoint.STAGE_FORMATTED);
                 LOG.info(() -> "formatted blank device " + device + " of volume " + volumeId + " as "
@@ -372,6 +393,33 @@ public final class VolumeStager {
         record.setMount(record.getMount().toBuilder().setFsType(type.kernelName()).setFormattedHere(formatted));
         records.save(record.build());
         return type;
+    }
+
+    private FilesystemType finishInterruptedFormat(String volumeId, Path device, Optional<FilesystemType> requested,
+                                                   StagingRecord.Builder record) throws VolumeException {
+        String started = record.getMount().getFormattingStarted();
+        // The retry's own fs_type wins: nothing of the first attempt's choice was ever used.
+        FilesystemType type = requested.or(() -> FilesystemType.byName(started)).orElseThrow(() ->
+                VolumeException.internal("the staging record of volume " + volumeId + " says formatting as \""
+                        + started + "\" started, a filesystem this plugin does not make", null));
+        LOG.warning(() -> "device " + device + " of volume " + volumeId + ": formatting it as " + type.kernelName()
+                + " was interrupted (the plugin stopped, or mkfs failed, before it was recorded as done); the"
+                + " device was blank before that mkfs, so it is formatted again");
+        runMkfs(volumeId, device, type, type.formatOverInterruptedFormat(device));
+        CrashPoints.reach(CrashPoint.STAGE_FORMATTED);
+        record.setMount(record.getMount().toBuilder().setFsType(type.kernelName())
+                .setFormattingStarted(type.kernelName()).setFormattedHere(true));
+        records.save(record.build());
+        return type;
+    }
+
+    private void runMkfs(String volumeId, Path device, FilesystemType type, Command mkfs) throws VolumeException {
+        try {
+            Phases.run("mkfs", () -> host.commands().runChecked(mkfs.withTimeout(java.time.Duration.ofMinutes(5))));
+        } catch (CommandException e) {
+            throw VolumeException.internal("formatting " + device + " of volume " + volumeId + " as "
+                    + type.kernelName() + " failed", e);
+        }
     }
 
     private void unmountStagingPath(String volumeId, Path staging, DeviceNumber number) throws VolumeException {

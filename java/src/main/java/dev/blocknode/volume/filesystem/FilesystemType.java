@@ -11,7 +11,8 @@ import java.util.Optional;
  * The filesystems blocknode formats, mounts and grows, each with the commands that do so. Formatting
  * never forces: mkfs.xfs without -f refuses a device that holds a filesystem, a second guard behind
  * {@link DeviceProbe}. mke2fs has no such guard when its input is not a terminal (measured: it formats
- * over an xfs without -F), so for ext4 the probe is the only gate, and it runs right before.
+ * over an xfs without -F), so for ext4 the probe is the only gate, and it runs right before. The one
+ * forced format finishes an interrupted format of our own ({@link #formatOverInterruptedFormat}).
  */
 public enum FilesystemType {
 
@@ -53,6 +54,17 @@ public enum FilesystemType {
     }
 
     public abstract Command format(Path device);
+
+    /**
+     * {@link #format} with the tool's force flag: only for finishing this plugin's own format of a device
+     * that was blank, after that mkfs was cut short (see VolumeStager): what it left may look like a
+     * filesystem to mkfs.xfs, and holds nothing anyone wrote.
+     */
+    public Command formatOverInterruptedFormat(Path device) {
+        List<String> argv = new java.util.ArrayList<>(format(device).argv());
+        argv.add(1, this == EXT4 ? "-F" : "-f");
+        return Command.of(argv.toArray(String[]::new));
+    }
 
     public abstract Command grow(Path device, Path mountPoint);
 

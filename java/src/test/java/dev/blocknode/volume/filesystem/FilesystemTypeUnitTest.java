@@ -62,6 +62,18 @@ class FilesystemTypeUnitTest {
         assertTrue(type.tools().contains(format.program()));
     }
 
+    @ParameterizedTest
+    @EnumSource(FilesystemType.class)
+    void finishingAnInterruptedFormatForcesAndOtherwiseFormatsTheSame(FilesystemType type) {
+        List<String> plain = type.format(DEVICE).argv();
+        List<String> forced = type.formatOverInterruptedFormat(DEVICE).argv();
+        assertEquals(plain.size() + 1, forced.size(), forced.toString());
+        assertEquals(type == FilesystemType.EXT4 ? "-F" : "-f", forced.get(1));
+        List<String> withoutForce = new java.util.ArrayList<>(forced);
+        withoutForce.remove(1);
+        assertEquals(plain, withoutForce);
+    }
+
     @Test
     void formatSkipsDiscard() {
         assertTrue(FilesystemType.EXT4.format(DEVICE).display().contains("nodiscard"));
