@@ -11,8 +11,8 @@ import java.util.function.Supplier;
 /**
  * Waits until a condition on the host holds or a deadline passes: a disk appearing after a scan, a map
  * after multipathd was asked for it, a device going away after a delete. Time comes from an injected clock
- * and the waiting between two looks from an injected {@link Pause}, so unit tests never sleep, and so a
- * kernel uevent listener can later end a pause early instead of polling.
+ * and the waiting between two looks from an injected {@link Pause}, so unit tests never sleep, and so the
+ * kernel uevent listener ({@link DeviceWaiting}) can end a pause as soon as a device changed.
  */
 public final class DeviceWaiter {
 
@@ -43,9 +43,9 @@ public final class DeviceWaiter {
         this.interval = interval;
     }
 
-    /** Real time, polling every {@link #DEFAULT_INTERVAL}. */
-    public static DeviceWaiter system() {
-        return new DeviceWaiter(InstantSource.system(), atMost -> Thread.sleep(atMost), DEFAULT_INTERVAL);
+    /** Real time, looking every {@code interval}: plain polling. */
+    public static DeviceWaiter polling(Duration interval) {
+        return new DeviceWaiter(InstantSource.system(), Thread::sleep, interval);
     }
 
     public Instant now() {
