@@ -113,8 +113,12 @@ bn_plugin_commands() { tail -n +"$((BN_COMMANDS_FROM + 1))" "$BN_COMMAND_LOG" | 
 bn_plugin_launch() {
   rm -rf "$BN_P"
   mkdir -p "$BN_P"
+  # GUEST_PLUGIN_ARGS: more plugin flags, split on blanks, e.g. "--device-wait=poll --device-poll-interval=1s"
+  local -a extra
+  read -r -a extra <<<"${GUEST_PLUGIN_ARGS:-}"
   "$JAVA" "${PLUGIN_JAVA_OPTS[@]}" -jar "$PLUGIN_JAR" --endpoint "unix://$SOCKET" --kubelet-root "$KUBELET" \
-    --state-dir "$STATE" --log-format text --metrics-address "$BN_METRICS" > "$VM_RESULTS/plugin.log" 2>&1 &
+    --state-dir "$STATE" --log-format text --metrics-address "$BN_METRICS" "${extra[@]}" \
+    > "$VM_RESULTS/plugin.log" 2>&1 &
   PLUGIN_PID=$!
   # "serve": one command a line on stdin (so secrets never travel in an argv), one reply a line.
   coproc CLIENT { exec "$JAVA" "${CLIENT_JAVA_OPTS[@]}" -cp "$PLUGIN_JAR:$CLIENT_JAR" GuestClient "$SOCKET" serve \

@@ -74,6 +74,8 @@ public final class Plugin implements AutoCloseable {
                 .description("staging records at start whose device or mount was not in place").register(registry);
         Gauge.builder("blocknode_startup_half_done_records", startup::halfDone)
                 .description("staging records at start left mid-operation by an interrupted call").register(registry);
+        Gauge.builder("blocknode_device_waits_event_driven", deviceWaiting, w -> w.eventDriven() ? 1 : 0)
+                .description("1 while device waits end on kernel uevents, 0 while they only poll").register(registry);
         Optional<MetricsEndpoint> metrics = Optional.empty();
         if (config.metricsAddress().isPresent()) {
             metrics = Optional.of(MetricsEndpoint.start(config.metricsAddress().get(), registry));

@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.time.InstantSource;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.logging.Logger;
 
 /**
@@ -63,7 +64,18 @@ public final class DeviceWaiting implements AutoCloseable {
         KernelEvents events = KernelEvents.startForStorage(source);
         Duration safety = interval.orElse(EVENTS_SAFETY_INTERVAL);
         LOG.info(() -> "device waits end on kernel uevents, looking again at least every " + safety.toMillis() + " ms");
-        return new DeviceWaiting(new DeviceWaiter(InstantSource.system(), events::pause, safety), Optional.of(events));
+        DeviceWaiter.Pause pause = new DeviceWaiter.Pause() {
+            @Override
+            public void pause(Duration atMost) throws InterruptedException {
+                events.pause(atMost);
+            }
+
+            @Override
+            public OptionalLong lastEventNanos() {
+                return events.lastEventNanos();
+            }
+        };
+        return new DeviceWaiting(new DeviceWaiter(InstantSource.system(), pause, safety), Optional.of(events));
     }
 
     private static DeviceWaiting polling(Duration interval) {

@@ -2,6 +2,7 @@ package dev.blocknode.os.uevent;
 
 import java.io.IOException;
 import java.time.Duration;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -45,6 +46,8 @@ public final class KernelEvents implements AutoCloseable {
      * sleep a whole interval.
      */
     private final ThreadLocal<Long> seenByThread = ThreadLocal.withInitial(() -> -1L);
+    /** System.nanoTime() when the last wake-up happened; valid once generation > 0. */
+    private volatile long lastWakeNanos;
     private volatile boolean closed;
     private volatile boolean listening = true;
 
@@ -84,6 +87,11 @@ public final class KernelEvents implements AutoCloseable {
         } finally {
             lock.unlock();
         }
+    }
+
+    /** {@link System#nanoTime()} when the last relevant (or lost) event arrived; empty before the first. */
+    public OptionalLong lastEventNanos() {
+        return wakeups() == 0 ? OptionalLong.empty() : OptionalLong.of(lastWakeNanos);
     }
 
     /** How often waiters were woken so far (relevant or lost events). */
@@ -130,6 +138,7 @@ public final class KernelEvents implements AutoCloseable {
     }
 
     private void wakeAll() {
+        lastWakeNanos = System.nanoTime();
         lock.lock();
         try {
             generation++;
