@@ -216,8 +216,10 @@ for r in "${runs[@]}"; do
   fi
 done
 
-# run-guest.sh stops its qemu on every path; make sure, since a stray emulator eats a whole core.
-if stray=$(pgrep -a -f '^qemu-system-x86_64 -name bn-vm-'); then
+# run-guest.sh stops its qemu on every path; make sure, since a stray emulator eats a whole core. Only
+# this run's guests count (their results share lives under $VM_WORK): other worktrees on the same machine
+# may be running their own VM tier right now.
+if stray=$(pgrep -a -f '^qemu-system-x86_64 -name bn-vm-' | grep -F -- "path=$VM_WORK/"); then
   echo "e2e: qemu processes left running:" >&2; echo "$stray" >&2; failed=$((failed + 1))
 fi
 

@@ -120,11 +120,14 @@ bn_plugin_launch() {
 # bn_plugin_start: the plugin (and the client) on the scenario's existing kubelet root and state dir, as
 # after a restart; its log is appended to plugin.log. BN_PLUGIN_ENV: extra environment for the plugin
 # (KEY=VALUE words, e.g. BLOCKNODE_CRASH_AT=stage.attached: see the iscsi-crash scenario).
+# GUEST_PLUGIN_ARGS: more plugin flags, split on blanks, e.g. "--device-wait=poll --device-poll-interval=1s"
 BN_PLUGIN_ENV=()
 bn_plugin_start() {
+  local -a extra
+  read -r -a extra <<<"${GUEST_PLUGIN_ARGS:-}"
   env ${BN_PLUGIN_ENV[@]+"${BN_PLUGIN_ENV[@]}"} "$JAVA" "${PLUGIN_JAVA_OPTS[@]}" -jar "$PLUGIN_JAR" \
     --endpoint "unix://$SOCKET" --kubelet-root "$KUBELET" --state-dir "$STATE" --log-format text \
-    --metrics-address "$BN_METRICS" >> "$VM_RESULTS/plugin.log" 2>&1 &
+    --metrics-address "$BN_METRICS" ${extra[@]+"${extra[@]}"} >> "$VM_RESULTS/plugin.log" 2>&1 &
   PLUGIN_PID=$!
   # "serve": one command a line on stdin (so secrets never travel in an argv), one reply a line.
   coproc CLIENT { exec "$JAVA" "${CLIENT_JAVA_OPTS[@]}" -cp "$PLUGIN_JAR:$CLIENT_JAR" GuestClient "$SOCKET" serve \

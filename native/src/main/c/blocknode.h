@@ -93,4 +93,9 @@ jboolean JNICALL bn_is_block_device_claimed(JNIEnv *env, jclass clazz, jstring d
 /* fsync.c */
 void JNICALL bn_fsync(JNIEnv *env, jclass clazz, jstring path);
 
+/* uevent.c */
+jint JNICALL bn_uevent_open(JNIEnv *env, jclass clazz, jint receive_buffer_bytes);
+jbyteArray JNICALL bn_uevent_receive(JNIEnv *env, jclass clazz, jint fd, jint timeout_millis);
+void JNICALL bn_close_fd(JNIEnv *env, jclass clazz, jint fd);
+
 #endif /* BLOCKNODE_H */

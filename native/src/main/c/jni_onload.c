@@ -19,6 +19,9 @@ static const JNINativeMethod linux_native_methods[] = {
     { "flushBlockBuffers", "(" BN_STRING ")V", (void *) bn_flush_block_buffers },
     { "isBlockDeviceClaimed", "(" BN_STRING ")Z", (void *) bn_is_block_device_claimed },
     { "fsync", "(" BN_STRING ")V", (void *) bn_fsync },
+    { "openUeventSocket", "(I)I", (void *) bn_uevent_open },
+    { "receiveUevent", "(II)[B", (void *) bn_uevent_receive },
+    { "close", "(I)V", (void *) bn_close_fd },
 };
 
 /* On failure an exception is left pending: the JDK rethrows it from System.load. */

@@ -8,6 +8,9 @@ import dev.blocknode.csi.server.MetricsInterceptor;
 import dev.blocknode.csi.server.UnixSocketServer;
 import dev.blocknode.metrics.MetricsEndpoint;
 import dev.blocknode.os.Host;
+import dev.blocknode.os.uevent.NetlinkUeventSource;
+import dev.blocknode.scsi.DeviceWaiter;
+import dev.blocknode.scsi.DeviceWaiting;
 import dev.blocknode.state.RecordStore;
 import dev.blocknode.transport.Transports;
 import dev.blocknode.transport.fc.FcTransport;
@@ -35,20 +38,34 @@ public final class Plugin implements AutoCloseable {
     private final Optional<MetricsEndpoint> metrics;
     private final NodeVolumes volumes;
     private final PrometheusMeterRegistry registry;
+    private final DeviceWaiting deviceWaiting;
 
     private Plugin(UnixSocketServer server, Optional<MetricsEndpoint> metrics, NodeVolumes volumes,
-                   PrometheusMeterRegistry registry) {
+                   PrometheusMeterRegistry registry, DeviceWaiting deviceWaiting) {
         this.server = server;
         this.metrics = metrics;
         this.volumes = volumes;
         this.registry = registry;
+        this.deviceWaiting = deviceWaiting;
     }
 
     public static Plugin start(PluginConfig config, Host host) throws IOException {
+        DeviceWaiting deviceWaiting = DeviceWaiting.start(config.deviceWait(), config.devicePollInterval(),
+                NetlinkUeventSource::open);
+        try {
+            return start(config, host, deviceWaiting);
+        } catch (IOException | RuntimeException e) {
+            deviceWaiting.close();
+            throw e;
+        }
+    }
+
+    private static Plugin start(PluginConfig config, Host host, DeviceWaiting deviceWaiting) throws IOException {
         KubeletPaths paths = new KubeletPaths(config.kubeletRoot());
         RecordStore store = new RecordStore(config.stateDir());
-        Transports transports = new Transports(List.of(new LocalTransport(host), new FcTransport(host),
-                new IscsiTransport(host, NodeRecordFiles.defaultDatabase())));
+        DeviceWaiter waiter = deviceWaiting.waiter();
+        Transports transports = new Transports(List.of(new LocalTransport(host), new FcTransport(host, waiter),
+                new IscsiTransport(host, NodeRecordFiles.defaultDatabase(), waiter)));
         NodeVolumes volumes = new NodeVolumes(host, paths, store, transports,
                 FilesystemType.byName(config.defaultFsType()).orElseThrow());
         StartupCheck.Report startup = new StartupCheck(host, store).run();
@@ -58,6 +75,8 @@ public final class Plugin implements AutoCloseable {
                 .description("staging records at start whose device or mount was not in place").register(registry);
         Gauge.builder("blocknode_startup_half_done_records", startup::halfDone)
                 .description("staging records at start left mid-operation by an interrupted call").register(registry);
+        Gauge.builder("blocknode_device_waits_event_driven", deviceWaiting, w -> w.eventDriven() ? 1 : 0)
+                .description("1 while device waits end on kernel uevents, 0 while they only poll").register(registry);
         Optional<MetricsEndpoint> metrics = Optional.empty();
         if (config.metricsAddress().isPresent()) {
             VolumePathGauges pathGauges = new VolumePathGauges(host.paths(), store, registry);
@@ -70,7 +89,7 @@ public final class Plugin implements AutoCloseable {
                                     IdentityService.NODE_PLUGIN, new HealthCheck(config.stateDir())),
                             new NodeService(volumes, config.nodeId(), config.maxVolumesPerNode())),
                     List.of(new MetricsInterceptor(registry), new LoggingInterceptor()));
-            return new Plugin(server, metrics, volumes, registry);
+            return new Plugin(server, metrics, volumes, registry, deviceWaiting);
         } catch (IOException | RuntimeException e) {
             metrics.ifPresent(MetricsEndpoint::close);
             Metrics.removeRegistry(registry);
@@ -98,6 +117,12 @@ public final class Plugin implements AutoCloseable {
         server.shutdown(grace);
         metrics.ifPresent(MetricsEndpoint::close);
         Metrics.removeRegistry(registry);
+        deviceWaiting.close();
+    }
+
+    /** How device waits end: on kernel uevents or by polling. */
+    public DeviceWaiting deviceWaiting() {
+        return deviceWaiting;
     }
 
     @Override

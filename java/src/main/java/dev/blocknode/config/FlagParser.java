@@ -1,5 +1,7 @@
 package dev.blocknode.config;
 
+import dev.blocknode.scsi.DeviceWaiting;
+
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
@@ -43,6 +45,11 @@ public final class FlagParser {
               --shutdown-grace DUR    how long SIGTERM waits for running calls, e.g. 30s (default 30s)
               --max-volumes-per-node  reported in NodeGetInfo; 0 means no limit (default 0)
               --default-fs-type T     filesystem for blank volumes whose request names none (ext4|xfs, default ext4)
+              --device-wait MODE      how to wait for SAN disks and multipath maps: events (kernel uevents,
+                                      with a slow poll behind them) or poll (default events; falls back
+                                      to poll when the uevent socket cannot be opened)
+              --device-poll-interval DUR  the poll's interval, e.g. 1s or 0.5s (default 1s with events,
+                                      0.25s with poll)
               --demo                  also create, stage and publish a loop-backed demo volume (for make run)
               --help                  this text
             """.formatted(PluginConfig.DEFAULT_DRIVER_NAME);
@@ -66,6 +73,8 @@ public final class FlagParser {
                 duration("shutdown-grace", take(flags, "shutdown-grace", "30s")),
                 nonNegative("max-volumes-per-node", take(flags, "max-volumes-per-node", "0")),
                 fsType(take(flags, "default-fs-type", "ext4")),
+                DeviceWaiting.Mode.parse("device-wait", take(flags, "device-wait", "events")),
+                Optional.ofNullable(flags.remove("device-poll-interval")).map(v -> positive("device-poll-interval", v)),
                 Boolean.parseBoolean(take(flags, "demo", "false")));
         if (!flags.isEmpty()) {
             throw new IllegalArgumentException("unknown flag --" + flags.keySet().iterator().next()
@@ -187,6 +196,14 @@ public final class FlagParser {
         }
         if (parsed.isNegative()) {
             throw new IllegalArgumentException("--" + flag + " must not be negative, got \"" + value + "\"");
+        }
+        return parsed;
+    }
+
+    private static Duration positive(String flag, String value) {
+        Duration parsed = duration(flag, value);
+        if (parsed.isZero()) {
+            throw new IllegalArgumentException("--" + flag + " must be more than zero, got \"" + value + "\"");
         }
         return parsed;
     }

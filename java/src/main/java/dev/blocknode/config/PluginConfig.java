@@ -1,5 +1,7 @@
 package dev.blocknode.config;
 
+import dev.blocknode.scsi.DeviceWaiting;
+
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -21,6 +23,8 @@ public record PluginConfig(
         Duration shutdownGrace,
         long maxVolumesPerNode,
         String defaultFsType,
+        DeviceWaiting.Mode deviceWait,
+        Optional<Duration> devicePollInterval,
         boolean demo) {
 
     public enum LogFormat { JSON, TEXT }

@@ -41,13 +41,7 @@ public final class Phases {
             markFailed(e, phase);
             throw e;
         } finally {
-            Timer.builder("blocknode_phase")
-                    .description("time spent in one phase of attaching, preparing or releasing a volume")
-                    .tag("phase", phase)
-                    .tag("outcome", outcome)
-                    .publishPercentileHistogram()
-                    .register(Metrics.globalRegistry)
-                    .record(System.nanoTime() - start, java.util.concurrent.TimeUnit.NANOSECONDS);
+            record(phase, outcome, System.nanoTime() - start);
         }
     }
 
@@ -81,6 +75,17 @@ public final class Phases {
             super(phase, null, false, false);
             this.phase = phase;
         }
+    }
+
+    /** Records a span measured elsewhere, e.g. from a kernel event to the moment a waiter saw its result. */
+    public static void record(String phase, String outcome, long nanos) {
+        Timer.builder("blocknode_phase")
+                .description("time spent in one phase of attaching, preparing or releasing a volume")
+                .tag("phase", phase)
+                .tag("outcome", outcome)
+                .publishPercentileHistogram()
+                .register(Metrics.globalRegistry)
+                .record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
     }
 
     public static <E extends Exception> void run(String phase, VoidBody<E> body) throws E {

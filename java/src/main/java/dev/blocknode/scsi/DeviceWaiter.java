@@ -1,26 +1,43 @@
 package dev.blocknode.scsi;
 
+import dev.blocknode.metrics.Phases;
+
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.function.Supplier;
+import java.util.logging.Logger;
 
 /**
  * Waits until a condition on the host holds or a deadline passes: a disk appearing after a scan, a map
  * after multipathd was asked for it, a device going away after a delete. Time comes from an injected clock
- * and the waiting between two looks from an injected {@link Pause}, so unit tests never sleep, and so a
- * kernel uevent listener can later end a pause early instead of polling.
+ * and the waiting between two looks from an injected {@link Pause}, so unit tests never sleep, and so the
+ * kernel uevent listener ({@link DeviceWaiting}) can end a pause as soon as a device changed.
  */
 public final class DeviceWaiter {
+
+    private static final Logger LOG = Logger.getLogger(DeviceWaiter.class.getName());
 
     /** Blocks for at most the given time, or less when something may have changed (an event arrived). */
     @FunctionalInterface
     public interface Pause {
         void pause(Duration atMost) throws InterruptedException;
+
+        /** {@link System#nanoTime()} when the last event that ends pauses arrived; empty for a plain pause. */
+        default OptionalLong lastEventNanos() {
+            return OptionalLong.empty();
+        }
     }
+
+    /**
+     * Phase timing (see {@link Phases}): from the kernel event that preceded the end of a wait to the moment the
+     * waiter had its result, for waits that paused at least once. The event-driven share of scan-to-ready.
+     */
+    public static final String PHASE_AFTER_UEVENT = "device_after_uevent";
 
     /** One look at the host: the awaited thing when it is there, else empty. */
     @FunctionalInterface
@@ -43,9 +60,9 @@ public final class DeviceWaiter {
         this.interval = interval;
     }
 
-    /** Real time, polling every {@link #DEFAULT_INTERVAL}. */
-    public static DeviceWaiter system() {
-        return new DeviceWaiter(InstantSource.system(), atMost -> Thread.sleep(atMost), DEFAULT_INTERVAL);
+    /** Real time, looking every {@code interval}: plain polling. */
+    public static DeviceWaiter polling(Duration interval) {
+        return new DeviceWaiter(InstantSource.system(), Thread::sleep, interval);
     }
 
     public Instant now() {
@@ -76,9 +93,14 @@ public final class DeviceWaiter {
     public <T> T until(String awaited, Instant deadline, Probe<T> probe, Supplier<String> lastSeen)
             throws IOException {
         Instant start = now();
+        long startNanos = System.nanoTime();
+        int pauses = 0;
         while (true) {
             Optional<T> found = probe.look();
             if (found.isPresent()) {
+                if (pauses > 0) {
+                    reportWait(awaited, start, startNanos, pauses);
+                }
                 return found.get();
             }
             Instant now = now();
@@ -86,7 +108,23 @@ public final class DeviceWaiter {
                 throw new WaitTimeoutException(awaited, Duration.between(start, now), lastSeen.get());
             }
             pauseAtMost(Duration.between(now, deadline));
+            pauses++;
         }
+    }
+
+    /** A wait that had to pause: how long, and how long after the last kernel event (scan-to-ready, in parts). */
+    private void reportWait(String awaited, Instant start, long startNanos, int pauses) {
+        long waitedMillis = Duration.between(start, now()).toMillis();
+        long end = System.nanoTime(); // the event's time is the real clock's, not the injected one
+        OptionalLong event = pause.lastEventNanos();
+        String sinceEvent = "";
+        if (event.isPresent() && event.getAsLong() - startNanos >= 0) {
+            Phases.record(PHASE_AFTER_UEVENT, "ok", end - event.getAsLong());
+            sinceEvent = ", " + (end - event.getAsLong()) / 1_000 + " us after the last storage uevent";
+        }
+        String detail = sinceEvent;
+        LOG.info(() -> "waited " + waitedMillis + " ms for " + awaited + " (" + pauses
+                + (pauses == 1 ? " pause" : " pauses") + detail + ")");
     }
 
     /** One pause of at most the polling interval and at most until the deadline: for callers' retry loops. */

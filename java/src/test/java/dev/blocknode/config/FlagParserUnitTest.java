@@ -1,5 +1,7 @@
 package dev.blocknode.config;
 
+import dev.blocknode.scsi.DeviceWaiting;
+
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -55,7 +57,30 @@ class FlagParserUnitTest {
         assertEquals(Duration.ofSeconds(30), config.shutdownGrace());
         assertEquals(0, config.maxVolumesPerNode());
         assertEquals("ext4", config.defaultFsType());
+        assertEquals(DeviceWaiting.Mode.EVENTS, config.deviceWait());
+        assertEquals(Optional.empty(), config.devicePollInterval());
         assertFalse(config.demo());
+    }
+
+    @Test
+    void deviceWaitModeAndPollInterval() {
+        PluginConfig config = parse("--device-wait=poll", "--device-poll-interval=1s");
+        assertEquals(DeviceWaiting.Mode.POLL, config.deviceWait());
+        assertEquals(Optional.of(Duration.ofSeconds(1)), config.devicePollInterval());
+        assertEquals(DeviceWaiting.Mode.EVENTS, parse("--device-wait", "EVENTS").deviceWait());
+    }
+
+    @Test
+    void badDeviceWaitValuesAreRefusedNamingTheFlag() {
+        IllegalArgumentException mode = assertThrows(IllegalArgumentException.class,
+                () -> parse("--device-wait=udev"));
+        assertEquals("--device-wait must be events or poll, got \"udev\"", mode.getMessage());
+        IllegalArgumentException zero = assertThrows(IllegalArgumentException.class,
+                () -> parse("--device-poll-interval=0s"));
+        assertTrue(zero.getMessage().startsWith("--device-poll-interval must be more than zero"), zero.getMessage());
+        IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,
+                () -> parse("--device-poll-interval=often"));
+        assertTrue(bad.getMessage().startsWith("--device-poll-interval must be a duration"), bad.getMessage());
     }
 
     @Test
@@ -64,12 +89,13 @@ class FlagParserUnitTest {
                 "--endpoint=unix:///run/x/csi.sock", "--node-id=n7", "--driver-name=fc.example.com",
                 "--kubelet-root=/k", "--state-dir=/s", "--metrics-address=127.0.0.1:9808", "--log-format=text",
                 "--socket-mode=0600", "--socket-group=csi", "--shutdown-grace=2m", "--max-volumes-per-node=12",
-                "--default-fs-type=xfs", "--demo"});
+                "--default-fs-type=xfs", "--device-wait=poll", "--device-poll-interval=0.5s", "--demo"});
         PluginConfig withSpaces = FlagParser.parse(new String[]{
                 "--endpoint", "unix:///run/x/csi.sock", "--node-id", "n7", "--driver-name", "fc.example.com",
                 "--kubelet-root", "/k", "--state-dir", "/s", "--metrics-address", "127.0.0.1:9808", "--log-format",
                 "text", "--socket-mode", "0600", "--socket-group", "csi", "--shutdown-grace", "2m",
-                "--max-volumes-per-node", "12", "--default-fs-type", "xfs", "--demo"});
+                "--max-volumes-per-node", "12", "--default-fs-type", "xfs", "--device-wait", "poll",
+                "--device-poll-interval", "0.5s", "--demo"});
         assertEquals(withEquals, withSpaces);
         assertEquals(Path.of("/run/x/csi.sock"), withEquals.socket());
         assertEquals("n7", withEquals.nodeId());
@@ -83,6 +109,8 @@ class FlagParserUnitTest {
         assertEquals(Duration.ofMinutes(2), withEquals.shutdownGrace());
         assertEquals(12, withEquals.maxVolumesPerNode());
         assertEquals("xfs", withEquals.defaultFsType());
+        assertEquals(DeviceWaiting.Mode.POLL, withEquals.deviceWait());
+        assertEquals(Optional.of(Duration.ofMillis(500)), withEquals.devicePollInterval());
         assertTrue(withEquals.demo());
     }
 

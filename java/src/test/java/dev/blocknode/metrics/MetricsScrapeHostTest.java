@@ -88,6 +88,7 @@ class MetricsScrapeHostTest {
             assertEquals(0.0, sample(text, "blocknode_startup_stale_records"));
             assertEquals(1.0, sample(text, "blocknode_rpc_errors_total", "method=\"NodeUnstageVolume\"",
                     "reason=\"invalid_argument\""));
+            assertEquals(1.0, sample(text, "blocknode_device_waits_event_driven"), "the uevent socket opened");
             assertTrue(text.contains("# TYPE blocknode_rpc_seconds histogram"), "latency is a histogram");
         }
     }

@@ -6,6 +6,7 @@ import dev.blocknode.csi.client.CsiClient;
 import dev.blocknode.os.Host;
 import dev.blocknode.os.mount.Mounter;
 import dev.blocknode.os.natives.NativeLibrary;
+import dev.blocknode.scsi.DeviceWaiting;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -47,7 +48,7 @@ public final class PluginHarness implements AutoCloseable {
         PluginConfig config = new PluginConfig(dir.resolve("csi.sock"), NODE_ID, DRIVER, kubeletRoot,
                 dir.resolve("state"), metricsAddress, PluginConfig.LogFormat.TEXT,
                 PosixFilePermissions.fromString("rw-rw----"), Optional.empty(), Duration.ofSeconds(5), 0, "ext4",
-                false);
+                DeviceWaiting.Mode.EVENTS, Optional.empty(), false);
         this.plugin = Plugin.start(config, host);
         this.client = new CsiClient(config.socket());
     }

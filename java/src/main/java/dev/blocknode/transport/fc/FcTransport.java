@@ -44,8 +44,8 @@ public final class FcTransport implements Transport {
     private final ScsiDevices devices;
     private final LunAttacher attacher;
 
-    public FcTransport(Host host) {
-        this(host, SysfsWriter.DIRECT, DeviceWaiter.system(), MultipathDaemon.askingWith(host.commands()),
+    public FcTransport(Host host, DeviceWaiter waiter) {
+        this(host, SysfsWriter.DIRECT, waiter, MultipathDaemon.askingWith(host.commands()),
                 LunAttacher.Timeouts.DEFAULTS);
     }
 

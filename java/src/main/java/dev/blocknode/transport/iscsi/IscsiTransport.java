@@ -67,9 +67,9 @@ public final class IscsiTransport implements Transport {
     private final HostPaths hostPaths;
     private final KeyedLocks<IscsiPath> sessionLocks = new KeyedLocks<>();
 
-    public IscsiTransport(Host host, Path iscsiDatabase) {
+    public IscsiTransport(Host host, Path iscsiDatabase, DeviceWaiter waiter) {
         this(host, new IscsiAdm(host.commands()), new NodeRecordFiles(iscsiDatabase), SysfsWriter.DIRECT,
-                DeviceWaiter.system(), MultipathDaemon.askingWith(host.commands()), LunAttacher.Timeouts.DEFAULTS);
+                waiter, MultipathDaemon.askingWith(host.commands()), LunAttacher.Timeouts.DEFAULTS);
     }
 
     public IscsiTransport(Host host, IscsiAdm iscsiadm, NodeRecordFiles records, SysfsWriter writer,

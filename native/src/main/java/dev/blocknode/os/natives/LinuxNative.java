@@ -160,4 +160,28 @@ public final class LinuxNative {
      * and the directory entry naming it durable (staging metadata) before reporting success.
      */
     public static native void fsync(String path) throws NativeIOException;
+
+    // ---- kernel uevents ---------------------------------------------------------------------------
+
+    /**
+     * A netlink socket (NETLINK_KOBJECT_UEVENT, close-on-exec) bound to the kernel's uevent group, with a
+     * receive buffer of {@code receiveBufferBytes} when positive (forced past rmem_max where permitted).
+     * Returns its file descriptor, to be given back to {@link #close(int)}. Why: waiting for a SCSI disk or
+     * a multipath map to appear by the kernel's word instead of polling sysfs. Fails with
+     * {@link PermissionDeniedException} or another {@link NativeIOException} where the sandbox forbids it.
+     */
+    public static native int openUeventSocket(int receiveBufferBytes) throws NativeIOException;
+
+    /**
+     * Waits at most {@code timeoutMillis} (poll(2)) for one datagram on a socket from
+     * {@link #openUeventSocket(int)} and returns it as sent: {@code action@devpath}, a NUL, then
+     * {@code KEY=VALUE} strings each ended by a NUL. Returns null when nothing arrived in time (or a signal
+     * came first), and an empty array for a datagram that was dropped because the kernel did not send it
+     * (sender port id not 0) or it is not shaped like a uevent. Throws with errno ENOBUFS when the socket
+     * overflowed and EMSGSIZE for a message larger than the receive buffer: in both cases events were lost.
+     */
+    public static native byte[] receiveUevent(int fd, int timeoutMillis) throws NativeIOException;
+
+    /** close(2) of a descriptor this class handed out. Never retried: Linux frees it even on EINTR. */
+    public static native void close(int fd) throws NativeIOException;
 }
