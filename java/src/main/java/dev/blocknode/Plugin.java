@@ -20,6 +20,7 @@ import dev.blocknode.transport.local.LocalTransport;
 import dev.blocknode.volume.KubeletPaths;
 import dev.blocknode.volume.NodeVolumes;
 import dev.blocknode.volume.StartupCheck;
+import dev.blocknode.volume.StartupRecovery;
 import dev.blocknode.volume.VolumePathGauges;
 import dev.blocknode.volume.filesystem.FilesystemType;
 import io.micrometer.core.instrument.Gauge;
@@ -71,6 +72,13 @@ public final class Plugin implements AutoCloseable {
         StartupCheck.Report startup = new StartupCheck(host, store).run();
         PrometheusMeterRegistry registry = MetricsEndpoint.newRegistry();
         Metrics.addRegistry(registry); // phase timings (Phases) are recorded through the global registry
+        StartupRecovery.Outcome recovery = new StartupRecovery(volumes).run(startup.interrupted());
+        Gauge.builder("blocknode_startup_recovered_records", recovery::finished)
+                .description("attaches undone and teardowns finished at start, left by interrupted calls")
+                .register(registry);
+        Gauge.builder("blocknode_startup_recovery_failures", recovery::failed)
+                .description("interrupted attaches or teardowns that could not be finished at start (see the log)")
+                .register(registry);
         Gauge.builder("blocknode_startup_stale_records", startup::stale)
                 .description("staging records at start whose device or mount was not in place").register(registry);
         Gauge.builder("blocknode_startup_half_done_records", startup::halfDone)

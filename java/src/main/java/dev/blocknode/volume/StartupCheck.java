@@ -16,16 +16,20 @@ import java.util.logging.Logger;
 
 /**
  * At start, compares the staging records with what is really on the node and reports every difference.
- * It changes nothing: kubelet drives every stage and teardown, and each RPC already finishes or undoes
- * a half-done step when it is retried. What it finds is logged and counted, so an operator sees after a
- * reboot or crash which volumes wait for kubelet and which records look stale.
+ * It changes nothing itself: what it finds is logged and counted, so an operator sees after a reboot or
+ * crash which volumes wait for kubelet and which records look stale. The records of calls that died in
+ * an attach or a teardown ({@link Report#interrupted}) are handed to {@link StartupRecovery}.
  */
 public final class StartupCheck {
 
     private static final Logger LOG = Logger.getLogger(StartupCheck.class.getName());
 
-    /** What was found: records by state, and one line per finding. */
-    public record Report(int records, int healthy, int halfDone, int stale, List<String> findings) {
+    /**
+     * What was found: records by state, one line per finding, and the records left ATTACHING or UNSTAGING
+     * (a subset of the half-done ones), which StartupRecovery finishes.
+     */
+    public record Report(int records, int healthy, int halfDone, int stale, List<String> findings,
+                         List<StagingRecord> interrupted) {
     }
 
     private final Host host;
@@ -44,18 +48,27 @@ public final class StartupCheck {
         } catch (IOException e) {
             findings.add("cannot read staging records: " + e.getMessage());
             LOG.severe(findings.get(0));
-            return new Report(0, 0, 0, 0, findings);
+            return new Report(0, 0, 0, 0, findings, List.of());
         }
         int healthy = 0;
         int halfDone = 0;
         int stale = 0;
+        List<StagingRecord> interrupted = new ArrayList<>();
         for (StagingRecord record : records) {
             String volume = record.getVolumeId();
             if (record.getPhase() == StagePhase.ATTACHING) {
                 halfDone++;
+                interrupted.add(record);
                 findings.add("volume " + volume + " was left ATTACHING by an interrupted call: the "
-                        + record.getTransport() + " transport may have attached part of its device; kubelet's retry"
-                        + " will finish the attach, or its unstage undo it");
+                        + record.getTransport() + " transport may have attached part of its device; undoing that"
+                        + " attach (kubelet's retry attaches anew)");
+                continue;
+            }
+            if (record.getPhase() == StagePhase.UNSTAGING) {
+                halfDone++;
+                interrupted.add(record);
+                findings.add("volume " + volume + " was left UNSTAGING by an interrupted call: finishing the"
+                        + " teardown kubelet asked for");
                 continue;
             }
             if (record.getPhase() != StagePhase.STAGED) {
@@ -78,7 +91,7 @@ public final class StartupCheck {
         }
         LOG.info("startup check: " + records.size() + " staged volume record(s): " + healthy + " in place, "
                 + halfDone + " half-done, " + stale + " stale");
-        return new Report(records.size(), healthy, halfDone, stale, List.copyOf(findings));
+        return new Report(records.size(), healthy, halfDone, stale, List.copyOf(findings), List.copyOf(interrupted));
     }
 
     private String problemWith(StagingRecord record) {

@@ -68,6 +68,11 @@ class InterruptedOperationsHostTest {
 
             try (PluginProcess restarted = PluginProcess.start(scenario.dir(), Map.of())) {
                 restarted.awaitLine(line -> line.contains("volume " + CrashScenario.FS + " was left ATTACHING"), WAIT);
+                // Undone at start, before the socket opened (kubelet may never come back for a failed stage).
+                restarted.awaitLine(line -> line.contains("startup: finished the interrupted attach of volume "
+                        + CrashScenario.FS), WAIT);
+                assertEquals(java.util.Optional.empty(), new RecordStore(scenario.dir().resolve("state"))
+                        .load(CrashScenario.FS), "the ATTACHING record is gone once the plugin serves");
                 StatusRuntimeException notStaged = assertThrows(StatusRuntimeException.class,
                         () -> restarted.client().node().nodeGetVolumeStats(NodeGetVolumeStatsRequest.newBuilder()
                                 .setVolumeId(CrashScenario.FS).setVolumePath(scenario.fsStaging().toString()).build()));
@@ -144,6 +149,37 @@ class InterruptedOperationsHostTest {
                         "answering a call whose caller left must not fail: " + plugin.output());
             }
             assertEquals(List.of(), new RecordStore(scenario.dir().resolve("state")).all());
+            HostAssertions.assertNoMountsUnder(scenario.dir());
+        }
+    }
+
+    /**
+     * The plugin died in a teardown (staging path unmounted, record UNSTAGING): kubelet, restarted too, finds
+     * no mount and may never ask again, so the restarted plugin finishes the teardown before it serves.
+     */
+    @Test
+    void aTeardownCutShortIsFinishedAtStart() throws Exception {
+        try (CrashScenario scenario = CrashScenario.create()) {
+            try (PluginProcess doomed = PluginProcess.start(scenario.dir(),
+                    Map.of(CrashPoints.CRASH_AT, CrashPoint.UNSTAGE_UNMOUNTED.step()))) {
+                doomed.client().node().nodeStageVolume(stage(CrashScenario.FS, scenario.fsDevice(),
+                        scenario.fsStaging(), mount("xfs")));
+                StatusRuntimeException died = assertThrows(StatusRuntimeException.class, () -> doomed.client().node()
+                        .nodeUnstageVolume(unstage(CrashScenario.FS, scenario.fsStaging())));
+                assertEquals(Status.Code.UNAVAILABLE, died.getStatus().getCode());
+                assertEquals(CrashPoints.EXIT_CODE, doomed.awaitExit(WAIT));
+            }
+            assertEquals(StagePhase.UNSTAGING, new RecordStore(scenario.dir().resolve("state"))
+                    .load(CrashScenario.FS).orElseThrow().getPhase());
+
+            try (PluginProcess restarted = PluginProcess.start(scenario.dir(), Map.of())) {
+                restarted.awaitLine(line -> line.contains("startup: finished the interrupted teardown of volume "
+                        + CrashScenario.FS), WAIT);
+                assertEquals(List.of(), new RecordStore(scenario.dir().resolve("state")).all(),
+                        "the teardown is finished before the plugin serves");
+                // kubelet's retry, if it comes, finds nothing left to do.
+                restarted.client().node().nodeUnstageVolume(unstage(CrashScenario.FS, scenario.fsStaging()));
+            }
             HostAssertions.assertNoMountsUnder(scenario.dir());
         }
     }

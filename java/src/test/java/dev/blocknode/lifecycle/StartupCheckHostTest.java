@@ -40,6 +40,9 @@ class StartupCheckHostTest {
             assertEquals(4, report.records());
             assertEquals(1, report.healthy());
             assertEquals(2, report.halfDone());
+            assertEquals(java.util.List.of("attaching"),
+                    report.interrupted().stream().map(StagingRecord::getVolumeId).toList(),
+                    "ATTACHING and UNSTAGING records are the ones recovered at start; STAGING waits for kubelet");
             assertEquals(1, report.stale());
             assertTrue(report.findings().stream().anyMatch(f -> f.startsWith("volume stale is recorded as staged but "
                     + "its staging path")), report.findings().toString());

@@ -1,0 +1,54 @@
+package dev.blocknode.volume;
+
+import dev.blocknode.state.v1.StagingRecord;
+
+import java.util.List;
+import java.util.logging.Logger;
+
+/**
+ * Finishes, at start and before the socket opens, what a crash cut short and kubelet might never come
+ * back for: an attach (phase ATTACHING: kubelet saw the call fail and treats the volume as not staged; if
+ * it still wants it, its retry attaches anew) is undone, and a teardown (phase UNSTAGING: kubelet asked
+ * for it and every publication was gone) is finished. After a restart of its own, kubelet rebuilds its
+ * state from the mounts it finds, so a half-released LUN with nothing mounted would otherwise stay on
+ * the node forever. Both run the ordinary NodeUnstageVolume path, so they are exactly as safe and as
+ * idempotent as kubelet's own retry; a volume halfway through staging (STAGING) or staged is left alone:
+ * kubelet still wants it.
+ *
+ * This runs before the socket opens so that kubelet's retries cannot race it; each teardown is bounded by
+ * the transports' own limits. One that fails is logged and left for kubelet's retry, never blocking start.
+ */
+public final class StartupRecovery {
+
+    private static final Logger LOG = Logger.getLogger(StartupRecovery.class.getName());
+
+    /** How many interrupted operations were finished and how many are left for kubelet. */
+    public record Outcome(int finished, int failed) {
+    }
+
+    private final NodeVolumes volumes;
+
+    public StartupRecovery(NodeVolumes volumes) {
+        this.volumes = volumes;
+    }
+
+    public Outcome run(List<StagingRecord> interrupted) {
+        int finished = 0;
+        int failed = 0;
+        for (StagingRecord record : interrupted) {
+            String volume = record.getVolumeId();
+            String what = "the interrupted " + (record.getPhase().name().equals("ATTACHING") ? "attach" : "teardown")
+                    + " of volume " + volume;
+            try {
+                volumes.unstage(new Requests.Unstage(volume, record.getStagingPath()));
+                finished++;
+                LOG.info(() -> "startup: finished " + what);
+            } catch (VolumeException | RuntimeException e) {
+                failed++;
+                LOG.warning(() -> "startup: could not finish " + what + " (left for kubelet's retry): "
+                        + e.getMessage());
+            }
+        }
+        return new Outcome(finished, failed);
+    }
+}
