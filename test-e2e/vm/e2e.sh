@@ -249,8 +249,10 @@ for r in "${runs[@]}"; do
   fi
 done
 
-# run-guest.sh stops its qemu on every path; make sure, since a stray emulator eats a whole core.
-if stray=$(pgrep -a -f '^qemu-system-x86_64 -name bn-vm-'); then
+# run-guest.sh stops its qemu on every path; make sure, since a stray emulator eats a whole core. Only
+# this run's guests count (their results share lies under $VM_WORK): other checkouts on the same machine
+# may be running guests of their own.
+if stray=$(pgrep -a -f '^qemu-system-x86_64 -name bn-vm-' | grep -F "path=$(readlink -f "$VM_WORK")/results/"); then
   echo "e2e: qemu processes left running:" >&2; echo "$stray" >&2; failed=$((failed + 1))
 fi
 

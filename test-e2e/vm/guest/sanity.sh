@@ -9,11 +9,11 @@
 # but the controller's volumes are tgt LUNs instead of loop devices, so every NodeStageVolume of the
 # suite logs in on two portals, scans its LUN, verifies the WWID and mounts a multipath map; every
 # NodeUnstageVolume takes all of it down again. csi-sanity runs once per access type in
-# GUEST_SANITY_ACCESS_TYPES: "mount" by default, "mount block" for both (the block run is the same SAN path
-# without mkfs and costs another 3.5-4 min under emulation; see the README's timings). Each run must have
-# no failed spec and at least one passed, and at the
-# end the node must be clean: no sd or dm device, session, node record, mount or staging record, and
-# the controller must have deleted its LUNs and its target.
+# GUEST_SANITY_ACCESS_TYPES: "mount" by default, "mount block" for both (the block run is the same SAN
+# path without mkfs and costs about as much again under emulation; see the README's timings). Each run
+# must have no failed spec and at least one passed, and at the end the node must be clean: no sd or dm
+# device, session, node record, mount or staging record, and the controller must have deleted its LUNs
+# and its target.
 #
 # Results (in $VM_RESULTS): junit-TYPE.xml, sanity-TYPE.log, skipped-TYPE.txt (each skipped spec and
 # why), plugin.log, e2e.log, commands.log (what the plugin ran), metrics.txt.
