@@ -96,7 +96,7 @@ clean:
 # The SAN tier: this machine's kernel has no SCSI, iSCSI or device-mapper, so a qemu guest with Debian's
 # kernel runs tgtd + open-iscsi + multipathd and the plugin's jar (see test-e2e/vm/README.md).
 .PHONY: e2e-vm
-e2e-vm: $(PLUGIN_JAR)
+e2e-vm: $(PLUGIN_JAR) $(E2E_JAR) $(CSI_SANITY)
 	@start=$$(date +%s); rc=0; \
 	bash test-e2e/vm/setup.sh && bash test-e2e/vm/e2e.sh || rc=$$?; \
 	echo "make e2e-vm: $$( ((rc == 0)) && echo passed || echo FAILED ) in $$(( $$(date +%s) - start )) s"; \

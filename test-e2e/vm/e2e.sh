@@ -20,7 +20,10 @@ source "$VM_DIR/guest/jvm.sh"
 # The smoke scenario sets iSCSI up by hand and hands the plugin a device (local transport); the iscsi-*
 # scenarios leave all of it to the plugin's own iscsi transport, and share one boot (a boot and the
 # SAN's start cost ~15 s, and later JVMs of a boot start faster than the first).
-DEFAULT_RUNS=(smoke iscsi:iscsi-fs+iscsi-shared-session+iscsi-wrong-lun+iscsi-chap+iscsi-lost-record+iscsi-path-loss)
+# csi-sanity (sanity) and the crash scenario (iscsi-crash) have boots of their own: each runs for minutes,
+# longer than a suite's per-scenario limit.
+DEFAULT_RUNS=(smoke iscsi:iscsi-fs+iscsi-shared-session+iscsi-wrong-lun+iscsi-chap+iscsi-lost-record+iscsi-path-loss
+              iscsi-crash sanity)
 runs=("$@")
 ((${#runs[@]})) || runs=("${DEFAULT_RUNS[@]}")
 [[ $(id -u) -eq 0 ]] || { echo "e2e.sh: must run as root (qemu shares the host's / with the guest)" >&2; exit 2; }
@@ -28,6 +31,9 @@ export JAVA_HOME=${JAVA_HOME:-$("$REPO_ROOT/scripts/find-jdk.sh")}
 # VM_PLUGIN_JAR: another build of the plugin (a patched copy, say) instead of java/target's.
 PLUGIN_JAR=${VM_PLUGIN_JAR:-$REPO_ROOT/java/target/blocknode.jar}
 [[ -f $PLUGIN_JAR ]] || { echo "e2e.sh: no $PLUGIN_JAR; build it first (make build)" >&2; exit 2; }
+# The sanity scenario's test controller and front (the e2e jar) and csi-sanity (make builds it).
+E2E_JAR=${VM_E2E_JAR:-$REPO_ROOT/test-e2e/target/blocknode-e2e.jar}
+export GUEST_CSI_SANITY=${VM_CSI_SANITY:-$REPO_ROOT/.tools/bin/csi-sanity-v5.4.0}
 # run_name RUN / run_scenarios RUN: "NAME:A+B" -> NAME / "A B"; "A" -> A / A.
 run_name() { [[ $1 == *:* ]] && echo "${1%%:*}" || echo "$1"; }
 run_scenarios() { local list=${1#*:}; echo "${list//+/ }"; }
@@ -35,6 +41,10 @@ scenario_count=0
 for r in "${runs[@]}"; do
   for s in $(run_scenarios "$r"); do
     [[ -f $VM_DIR/guest/$s.sh ]] || { echo "e2e.sh: no scenario $VM_DIR/guest/$s.sh" >&2; exit 2; }
+    if [[ $s == sanity ]]; then
+      [[ -f $E2E_JAR ]] || { echo "e2e.sh: no $E2E_JAR; build it first (make build)" >&2; exit 2; }
+      [[ -x $GUEST_CSI_SANITY ]] || { echo "e2e.sh: no csi-sanity at $GUEST_CSI_SANITY (make builds it)" >&2; exit 2; }
+    fi
     scenario_count=$((scenario_count + 1))
   done
 done
@@ -48,12 +58,14 @@ started=$(now_ms)
 # an IDE, another terminal) must not change the jar under a running JVM, nor invalidate the AOT
 # cache trained for it. Copied only when it differs, keeping its time stamp (the AOT check uses it).
 GUEST_JAR=$VM_WORK/blocknode.jar
+GUEST_E2E_JAR=$VM_WORK/blocknode-e2e.jar
+# snapshot_jar SOURCE COPY
 snapshot_jar() {
-  if cmp -s "$PLUGIN_JAR" "$GUEST_JAR"; then
-    echo "e2e: plugin jar unchanged ($GUEST_JAR)"; return
+  if cmp -s "$1" "$2"; then
+    echo "e2e: jar unchanged ($2)"; return
   fi
-  cp -p "$PLUGIN_JAR" "$GUEST_JAR.tmp.$$" && mv -f "$GUEST_JAR.tmp.$$" "$GUEST_JAR"
-  echo "e2e: copied $PLUGIN_JAR to $GUEST_JAR"
+  cp -p "$1" "$2.tmp.$$" && mv -f "$2.tmp.$$" "$2"
+  echo "e2e: copied $1 to $2"
 }
 
 # ------------------------------------------------------------------------------------ GuestClient
@@ -87,10 +99,12 @@ train_aot() {
     echo "e2e: JDK $feature has no one-step AOT cache (JDK 25+): guest JVMs start without one"; return
   fi
   local key
-  key=$( { "$JAVA_HOME/bin/java" -version 2>&1; sha256sum "$GUEST_JAR" "$CLIENT_JAR" | cut -d' ' -f1
+  local jars=("$GUEST_JAR" "$CLIENT_JAR") e2e=no
+  if [[ -f ${GUEST_E2E_JAR:-} ]]; then jars+=("$GUEST_E2E_JAR"); e2e=yes; fi
+  key=$( { "$JAVA_HOME/bin/java" -version 2>&1; sha256sum "${jars[@]}" | cut -d' ' -f1
            echo "${VM_JAVA_OPTS[*]}"; } | sha256sum | cut -c1-16)
   AOT_DIR=$VM_WORK/aot/$key
-  if [[ -f $AOT_DIR/plugin.aot && -f $AOT_DIR/client.aot ]]; then
+  if [[ -f $AOT_DIR/plugin.aot && -f $AOT_DIR/client.aot && ($e2e == no || -f $AOT_DIR/e2e.aot) ]]; then
     echo "e2e: AOT caches up to date ($AOT_DIR)"; return
   fi
   local t0 tmp plugin_pid line ready=no rc=0
@@ -112,6 +126,15 @@ train_aot() {
   exec {drain_fd}<&"${TRAIN_PLUGIN[0]}"
   cat <&"$drain_fd" >> "$tmp/plugin.log" &
   exec {drain_fd}<&-
+  # The sanity scenario's e2e jar (test controller + front), meanwhile: its start-up is what the guest
+  # waits for (48 s under TCG on a busy host without a cache). Loop backend here: no tgtd on the host.
+  local e2e_pid=""
+  if [[ $e2e == yes ]]; then
+    "$JAVA_HOME/bin/java" "${VM_JAVA_OPTS[@]}" -XX:AOTCacheOutput="$tmp/e2e.aot" -jar "$GUEST_E2E_JAR" \
+      --controller-endpoint "unix://$tmp/c.sock" --front-endpoint "unix://$tmp/f.sock" \
+      --plugin-endpoint "unix://$tmp/csi.sock" --node-id aot --work-dir "$tmp/work" > "$tmp/e2e.log" 2>&1 &
+    e2e_pid=$!
+  fi
   if [[ $ready == yes ]]; then
     printf '%s\n' probe "stage aot-vol /dev/bn-vm-aot-absent $tmp/kubelet/plugins/kubernetes.io/csi/x/aot-vol/globalmount ext4" |
       "$JAVA_HOME/bin/java" "${VM_JAVA_OPTS[@]}" -XX:AOTCacheOutput="$tmp/client.aot" \
@@ -119,17 +142,27 @@ train_aot() {
   else
     rc=1
   fi
+  if [[ -n $e2e_pid ]]; then
+    local deadline=$((SECONDS + 60))
+    until grep -q "test controller (loop volumes) on" "$tmp/e2e.log" 2>/dev/null; do
+      if ! kill -0 "$e2e_pid" 2>/dev/null || ((SECONDS >= deadline)); then rc=1; break; fi
+      sleep 0.2
+    done
+    kill -TERM "$e2e_pid" 2>/dev/null || true
+    wait "$e2e_pid" 2>/dev/null || true       # exits after writing its cache
+  fi
   kill -TERM "$plugin_pid" 2>/dev/null || true
   wait "$plugin_pid" 2>/dev/null || true     # exits after writing its cache
   wait                                       # the log drain
-  if ((rc == 0)) && [[ -f $tmp/plugin.aot && -f $tmp/client.aot ]]; then
+  if ((rc == 0)) && [[ -f $tmp/plugin.aot && -f $tmp/client.aot && ($e2e == no || -f $tmp/e2e.aot) ]]; then
     mkdir -p "$AOT_DIR.new" && mv "$tmp/plugin.aot" "$tmp/client.aot" "$AOT_DIR.new/"
+    [[ $e2e == no ]] || mv "$tmp/e2e.aot" "$AOT_DIR.new/"
     find "$VM_WORK/aot" -mindepth 1 -maxdepth 1 -type d ! -name "$key.new" -exec rm -rf {} +
     mv "$AOT_DIR.new" "$AOT_DIR"
     echo "e2e: trained AOT caches in $(( $(now_ms) - t0 )) ms ($AOT_DIR)"
   else
     echo "e2e: AOT training failed (guests will start slower); logs:" >&2
-    cat "$tmp/plugin.log" "$tmp/client.log" >&2 2>/dev/null || true
+    cat "$tmp/plugin.log" "$tmp/client.log" "$tmp/e2e.log" >&2 2>/dev/null || true
     AOT_DIR=""
   fi
   rm -rf "$tmp"
@@ -140,12 +173,14 @@ train_aot() {
 AOT_DIR=""
 export VM_INITRAMFS
 VM_INITRAMFS=$("$VM_DIR/build-initramfs.sh")
-snapshot_jar
+snapshot_jar "$PLUGIN_JAR" "$GUEST_JAR"
+[[ -f $E2E_JAR ]] && snapshot_jar "$E2E_JAR" "$GUEST_E2E_JAR" && export GUEST_E2E_JAR
 build_client
 train_aot
 export GUEST_PLUGIN_JAR=$GUEST_JAR GUEST_CLIENT_JAR=$CLIENT_JAR
 if [[ -n $AOT_DIR ]]; then
   export GUEST_PLUGIN_AOT=$AOT_DIR/plugin.aot GUEST_CLIENT_AOT=$AOT_DIR/client.aot
+  [[ -f $AOT_DIR/e2e.aot ]] && export GUEST_E2E_AOT=$AOT_DIR/e2e.aot
 fi
 prepared=$(now_ms)
 echo "e2e: host-side preparation took $((prepared - started)) ms"
@@ -217,9 +252,9 @@ for r in "${runs[@]}"; do
 done
 
 # run-guest.sh stops its qemu on every path; make sure, since a stray emulator eats a whole core. Only
-# this run's guests count (their results share lives under $VM_WORK): other worktrees on the same machine
-# may be running their own VM tier right now.
-if stray=$(pgrep -a -f '^qemu-system-x86_64 -name bn-vm-' | grep -F -- "path=$VM_WORK/"); then
+# this run's guests count (their results share lies under $VM_WORK): other checkouts on the same machine
+# may be running guests of their own.
+if stray=$(pgrep -a -f '^qemu-system-x86_64 -name bn-vm-' | grep -F "path=$(readlink -f "$VM_WORK")/results/"); then
   echo "e2e: qemu processes left running:" >&2; echo "$stray" >&2; failed=$((failed + 1))
 fi
 

@@ -233,7 +233,8 @@ bn_expect_map() {
   echo "  map $dm = mpath-$wwid over $(echo $slaves)"
 }
 
-# bn_expect_records IQN: a record per portal, manual startup and manual scan, made without discovery.
+# bn_expect_records IQN: a record per portal, manual startup and manual scan, made without discovery,
+# and the short replacement timeout of a LUN used through a multipath map (15 s, not iscsid.conf's 120).
 bn_expect_records() {
   local iqn=$1 f n=0
   for f in "/etc/iscsi/nodes/$iqn"/*; do
@@ -242,6 +243,9 @@ bn_expect_records() {
     n=$((n + 1))
     grep -qx 'node.startup = manual' "$f" || { echo "$f: node.startup is not manual" >&2; return 1; }
     grep -qx 'node.session.scan = manual' "$f" || { echo "$f: node.session.scan is not manual" >&2; return 1; }
+    [[ $(grep -c '^node.session.timeo.replacement_timeout = ' "$f") == 1 ]] &&
+      grep -qx 'node.session.timeo.replacement_timeout = 15' "$f" ||
+      { echo "$f: $(grep '^node.session.timeo.replacement_timeout' "$f" | tr '\n' ' '), expected one line = 15" >&2; return 1; }
   done
   ((n == 2)) || { echo "$n node records for $iqn, expected 2" >&2; return 1; }
   [[ -z $(ls -A /etc/iscsi/send_targets 2>/dev/null) ]] || { echo "discovery records exist (send_targets)" >&2; return 1; }

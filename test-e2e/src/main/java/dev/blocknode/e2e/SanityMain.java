@@ -3,8 +3,11 @@ package dev.blocknode.e2e;
 import dev.blocknode.config.PluginConfig;
 import dev.blocknode.csi.server.LoggingInterceptor;
 import dev.blocknode.csi.server.UnixSocketServer;
-import dev.blocknode.e2e.controller.LoopVolumes;
+import dev.blocknode.e2e.controller.LoopBackend;
 import dev.blocknode.e2e.controller.TestControllerService;
+import dev.blocknode.e2e.controller.TgtBackend;
+import dev.blocknode.e2e.controller.VolumeBackend;
+import dev.blocknode.e2e.controller.Volumes;
 import dev.blocknode.csi.IdentityService;
 import dev.blocknode.csi.v1.PluginCapability;
 import dev.blocknode.logging.LogSetup;
@@ -27,17 +30,27 @@ import java.util.logging.Logger;
 /**
  * The csi-sanity test tier in one process: the test controller (Identity + Controller on
  * --controller-endpoint, volumes under --work-dir) and the sanity front (on --front-endpoint, forwarding
- * to the node plugin on --plugin-endpoint). Serves until SIGTERM/SIGINT, then detaches every loop device
- * it attached and deletes every file it created.
+ * to the node plugin on --plugin-endpoint). Volumes are loop devices (--backend loop, the host tier) or
+ * LUNs of a tgt iSCSI target (--backend tgt, the VM tier). Serves until SIGTERM/SIGINT, then withdraws
+ * every volume it exposed (loop devices detached; LUNs and then the target deleted) and deletes every
+ * file it created.
  */
 public final class SanityMain {
 
-    /** The test controller provides the CONTROLLER_SERVICE and grows volumes online; it is always ready. */
-    private static final List<PluginCapability> CONTROLLER_PLUGIN = List.of(
-            PluginCapability.newBuilder().setService(PluginCapability.Service.newBuilder()
-                    .setType(PluginCapability.Service.Type.CONTROLLER_SERVICE)).build(),
-            PluginCapability.newBuilder().setVolumeExpansion(PluginCapability.VolumeExpansion.newBuilder()
-                    .setType(PluginCapability.VolumeExpansion.Type.ONLINE)).build());
+    /**
+     * The test controller provides the CONTROLLER_SERVICE and is always ready. A loop device grows under a
+     * mounted filesystem (ONLINE); a tgt LUN grows only while no command is in flight on it (it is deleted
+     * and added again: see {@link TgtBackend}), so that backend claims OFFLINE expansion.
+     */
+    static List<PluginCapability> controllerPlugin(VolumeBackend backend) {
+        PluginCapability.VolumeExpansion.Type expansion = backend instanceof TgtBackend
+                ? PluginCapability.VolumeExpansion.Type.OFFLINE : PluginCapability.VolumeExpansion.Type.ONLINE;
+        return List.of(
+                PluginCapability.newBuilder().setService(PluginCapability.Service.newBuilder()
+                        .setType(PluginCapability.Service.Type.CONTROLLER_SERVICE)).build(),
+                PluginCapability.newBuilder().setVolumeExpansion(PluginCapability.VolumeExpansion.newBuilder()
+                        .setType(expansion)).build());
+    }
 
     private static final Logger LOG = Logger.getLogger(SanityMain.class.getName());
 
@@ -52,6 +65,14 @@ public final class SanityMain {
               --node-id ID               the plugin's --node-id: the only node publishes may name (required)
               --work-dir DIR             where volume files are created (required)
               --driver-name NAME         the controller's GetPluginInfo name (default block.csi.blocknode.dev)
+              --backend loop|tgt         how volumes reach the node (default loop):
+                                           loop: a loop device per volume (the plugin's local transport)
+                                           tgt:  a LUN per volume of an iSCSI target that this process
+                                                 creates on the local tgtd (the plugin's iscsi transport)
+              --tgt-tid N                tgt: the target id to create (default 1; must not exist yet)
+              --tgt-iqn IQN              tgt: the target's name (default iqn.2024-01.dev.blocknode:sanity)
+              --tgt-portals LIST         tgt: comma-separated address:port where nodes reach tgtd, the
+                                         first one as targetPortal (default 127.0.0.1:3260)
               --help                     this text
             """;
 
@@ -90,13 +111,20 @@ public final class SanityMain {
         String nodeId = flags.get("node-id");
         String driverName = flags.getOrDefault("driver-name", "block.csi.blocknode.dev");
 
-        LoopVolumes volumes = new LoopVolumes(Path.of(flags.get("work-dir")), new ProcessCommandRunner());
+        VolumeBackend backend = backend(flags, new ProcessCommandRunner());
+        Volumes volumes;
+        try {
+            volumes = new Volumes(Path.of(flags.get("work-dir")), backend);
+        } catch (IOException | RuntimeException e) {
+            backend.close();
+            throw e;
+        }
         UnixSocketServer controller;
         SanityFront front;
         try {
             controller = UnixSocketServer.start(controllerSocket, PosixFilePermissions.fromString("rw-rw----"),
                     Optional.empty(),
-                    List.of(new IdentityService(driverName, "e2e", CONTROLLER_PLUGIN, List::of),
+                    List.of(new IdentityService(driverName, "e2e", controllerPlugin(backend), List::of),
                             new TestControllerService(volumes, nodeId)),
                     List.of(new LoggingInterceptor()));
         } catch (IOException | RuntimeException e) {
@@ -110,7 +138,7 @@ public final class SanityMain {
             volumes.close();
             throw e;
         }
-        LOG.info(() -> "test controller on unix://" + controllerSocket + " for node " + nodeId
+        LOG.info(() -> "test controller (" + backend.name() + " volumes) on unix://" + controllerSocket + " for node " + nodeId
                 + "; sanity front on unix://" + frontSocket);
 
         CountDownLatch stopped = new CountDownLatch(1);
@@ -122,7 +150,8 @@ public final class SanityMain {
             controller.shutdown(Duration.ofSeconds(5));
             try {
                 volumes.releaseAll().forEach(SanityMain::report);
-                report("stopped; every loop device detached and every volume file deleted");
+                volumes.backend().close();
+                report("stopped; every volume withdrawn (" + volumes.backend().name() + ") and its file deleted");
             } catch (IOException | RuntimeException e) {
                 report("SEVERE: volume cleanup incomplete: " + e.getMessage());
             }
@@ -142,7 +171,7 @@ public final class SanityMain {
     /** {@code --name value} or {@code --name=value}; every flag known, every required one present. */
     static Map<String, String> parse(String[] args) {
         Set<String> known = Set.of("controller-endpoint", "front-endpoint", "plugin-endpoint", "node-id", "work-dir",
-                "driver-name");
+                "driver-name", "backend", "tgt-tid", "tgt-iqn", "tgt-portals");
         Map<String, String> flags = new HashMap<>();
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
@@ -176,7 +205,32 @@ public final class SanityMain {
         for (String name : List.of("controller-endpoint", "front-endpoint", "plugin-endpoint")) {
             socketPath(flags.get(name));
         }
+        String backend = flags.getOrDefault("backend", "loop");
+        if (!backend.equals("loop") && !backend.equals("tgt")) {
+            throw new IllegalArgumentException("--backend must be loop or tgt, not \"" + backend + "\"");
+        }
+        if (!backend.equals("tgt") && flags.keySet().stream().anyMatch(f -> f.startsWith("tgt-"))) {
+            throw new IllegalArgumentException("--tgt-* flags need --backend tgt");
+        }
+        try {
+            int tid = Integer.parseInt(flags.getOrDefault("tgt-tid", "1"));
+            if (tid < 1) {
+                throw new NumberFormatException();
+            }
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("--tgt-tid must be a positive number");
+        }
         return flags;
+    }
+
+    static VolumeBackend backend(Map<String, String> flags, ProcessCommandRunner commands) throws IOException {
+        if (!flags.getOrDefault("backend", "loop").equals("tgt")) {
+            return new LoopBackend(commands);
+        }
+        List<String> portals = List.of(flags.getOrDefault("tgt-portals", "127.0.0.1:3260").split(","));
+        return TgtBackend.start(commands, Integer.parseInt(flags.getOrDefault("tgt-tid", "1")),
+                flags.getOrDefault("tgt-iqn", "iqn.2024-01.dev.blocknode:sanity"),
+                portals.stream().map(String::strip).filter(p -> !p.isEmpty()).toList());
     }
 
     /** unix:///abs/path (or unix:/abs/path, or a bare absolute path) to the socket's path. */

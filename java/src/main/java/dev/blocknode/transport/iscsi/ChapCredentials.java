@@ -15,6 +15,7 @@ import java.util.Optional;
  */
 public final class ChapCredentials {
 
+    public static final String AUTH_METHOD = "node.session.auth.authmethod";
     public static final String USERNAME = "node.session.auth.username";
     public static final String PASSWORD = "node.session.auth.password";
     public static final String USERNAME_IN = "node.session.auth.username_in";
@@ -40,7 +41,7 @@ public final class ChapCredentials {
             throw VolumeException.invalid("secrets must give both " + USERNAME + " and " + PASSWORD);
         }
         Map<String, String> settings = new LinkedHashMap<>();
-        settings.put("node.session.auth.authmethod", "CHAP");
+        settings.put(AUTH_METHOD, "CHAP");
         settings.put(USERNAME, checked(USERNAME, user.get()));
         settings.put(PASSWORD, checked(PASSWORD, password.get()));
         Optional<String> userIn = secrets.get(USERNAME_IN);

@@ -32,6 +32,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.logging.Logger;
 
@@ -65,6 +66,7 @@ public final class IscsiTransport implements Transport {
     private final DeviceWaiter waiter;
     private final BlockDevices blockDevices;
     private final HostPaths hostPaths;
+    private final MultipathDaemon daemon;
     private final KeyedLocks<IscsiPath> sessionLocks = new KeyedLocks<>();
 
     public IscsiTransport(Host host, Path iscsiDatabase, DeviceWaiter waiter) {
@@ -82,6 +84,7 @@ public final class IscsiTransport implements Transport {
         this.waiter = waiter;
         this.blockDevices = host.blockDevices();
         this.hostPaths = host.paths();
+        this.daemon = daemon;
         this.attacher = LunAttacher.on(host, devices, waiter, daemon, timeouts);
     }
 
@@ -110,10 +113,13 @@ public final class IscsiTransport implements Transport {
         boolean authenticationFailed = false;
         List<IscsiPath> failedPaths = new ArrayList<>();
         List<ScsiAddress> scanned = new ArrayList<>();
+        // LunAttacher's rule for using a map; the daemon is asked only when there is a single portal.
+        OptionalInt replacementTimeout = ReplacementTimeout.forRecord(spec,
+                spec.portals().size() > 1 || daemon.isRunning());
         for (IscsiPath path : spec.paths()) {
             failedPaths.add(path);
             try (KeyedLocks.Held ignored = sessionLocks.lock(path)) {
-                IscsiSessions.Session session = ensureSession(path, chap);
+                IscsiSessions.Session session = ensureSession(path, chap, replacementTimeout);
                 int[] channelAndTarget = session.channelAndTarget();
                 ScsiAddress address = new ScsiAddress(session.host(), channelAndTarget[0], channelAndTarget[1],
                         spec.lun());
@@ -332,18 +338,24 @@ public final class IscsiTransport implements Transport {
         }
     }
 
-    /** The live session of a path, logging in first when there is none. Called with the path's lock held. */
-    private IscsiSessions.Session ensureSession(IscsiPath path, Optional<ChapCredentials> chap) throws IOException {
+    /**
+     * The live session of a path, logging in first when there is none. Called with the path's lock held.
+     * A live session is used as it is: its settings (replacement timeout included) are those of the login
+     * that made it, whichever volume that was.
+     */
+    private IscsiSessions.Session ensureSession(IscsiPath path, Optional<ChapCredentials> chap,
+                                                OptionalInt replacementTimeout) throws IOException {
         Optional<IscsiSessions.Session> live = sessions.find(path);
         if (live.isPresent()) {
             return live.get();
         }
         iscsiadm.createNodeRecord(path);
-        if (chap.isPresent()) {
-            records.writeSettings(path, chap.get().recordSettings());
-        } else {
-            iscsiadm.update(path, "node.session.auth.authmethod", "None");
-        }
+        // One write of the record file for every setting of the login, secret or not: CHAP must not go
+        // through iscsiadm's argv, and the rest then costs no extra iscsiadm run.
+        Map<String, String> settings = new HashMap<>(chap.map(ChapCredentials::recordSettings)
+                .orElse(Map.of(ChapCredentials.AUTH_METHOD, "None")));
+        replacementTimeout.ifPresent(seconds -> settings.put(ReplacementTimeout.SETTING, Integer.toString(seconds)));
+        records.writeSettings(path, settings);
         Phases.run("login", () -> iscsiadm.login(path));
         LOG.info(() -> "logged in to " + path);
         return waiter.within(SESSION_APPEARS, "the iSCSI session of " + path + " in sysfs",

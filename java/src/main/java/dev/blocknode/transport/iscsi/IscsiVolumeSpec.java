@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.regex.Pattern;
 
@@ -16,9 +17,11 @@ import java.util.regex.Pattern;
  * <p>volume_context (or publish_context) keys: {@code targetPortal} (required), {@code portals} (more
  * portals of the same target: comma-separated, or a JSON-style list), {@code iqn} (required), {@code lun}
  * (required), {@code wwid} (optional: the LUN must report it), {@code iface} (optional open-iscsi
- * interface, default "default").
+ * interface, default "default"), {@code replacementTimeout} (optional: seconds a broken session waits for a
+ * relogin before its I/O fails; see {@link ReplacementTimeout}).
  */
-public record IscsiVolumeSpec(List<Portal> portals, String iqn, long lun, Optional<String> wwid, String iface) {
+public record IscsiVolumeSpec(List<Portal> portals, String iqn, long lun, Optional<String> wwid, String iface,
+                              OptionalInt replacementTimeout) {
 
     public static final String TARGET_PORTAL = "targetPortal";
     public static final String PORTALS = "portals";
@@ -26,6 +29,7 @@ public record IscsiVolumeSpec(List<Portal> portals, String iqn, long lun, Option
     public static final String LUN = "lun";
     public static final String WWID = "wwid";
     public static final String IFACE = "iface";
+    public static final String REPLACEMENT_TIMEOUT = "replacementTimeout";
 
     /** iqn.YYYY-MM.reversed.domain[:anything], eui.<16 hex>, naa.<16 or 32 hex> (RFC 3720 names). */
     private static final Pattern TARGET_NAME = Pattern.compile(
@@ -69,7 +73,17 @@ public record IscsiVolumeSpec(List<Portal> portals, String iqn, long lun, Option
             throw VolumeException.invalid("volume_context." + IFACE + " \"" + shorten(iface)
                     + "\" is not an open-iscsi interface name");
         }
-        return new IscsiVolumeSpec(new ArrayList<>(portals), iqn, lun, request.key(WWID), iface);
+        OptionalInt replacementTimeout = OptionalInt.empty();
+        Optional<String> timeoutText = request.key(REPLACEMENT_TIMEOUT);
+        if (timeoutText.isPresent()) {
+            try {
+                replacementTimeout = OptionalInt.of(ReplacementTimeout.parse(timeoutText.get()));
+            } catch (IllegalArgumentException e) {
+                throw VolumeException.invalid("volume_context." + REPLACEMENT_TIMEOUT + " \""
+                        + shorten(timeoutText.get()) + "\": " + e.getMessage());
+            }
+        }
+        return new IscsiVolumeSpec(new ArrayList<>(portals), iqn, lun, request.key(WWID), iface, replacementTimeout);
     }
 
     private static String required(AttachRequest request, String key) throws VolumeException {

@@ -29,6 +29,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -88,12 +89,13 @@ class IscsiTransportUnitTest {
         return argv.toArray(String[]::new);
     }
 
-    /** iscsiadm -o new writes the record file, as the real one does. */
+    /** iscsiadm -o new writes the record file with iscsid.conf's defaults, as the real one does. */
     private void expectRecordCreated(String portal) {
         commands.expect(node(portal, "-o", "new")).andDo(c -> {
             Path record = database.resolve("nodes/" + IQN + "/" + portal.replace(':', ','));
             Files.createDirectories(record.getParent());
-            Files.writeString(record, "node.name = " + IQN + "\nnode.session.auth.authmethod = None\n");
+            Files.writeString(record, "node.name = " + IQN + "\nnode.session.auth.authmethod = None\n"
+                    + "node.session.timeo.replacement_timeout = 120\n");
         });
         commands.expect(node(portal, "-o", "update", "-n", "node.startup", "-v", "manual"));
         commands.expect(node(portal, "-o", "update", "-n", "node.session.scan", "-v", "manual"));
@@ -119,7 +121,6 @@ class IscsiTransportUnitTest {
         lunBehindBothSessions();
         for (int i = 0; i < 2; i++) {
             expectRecordCreated(PORTALS[i]);
-            commands.expect(node(PORTALS[i], "-o", "update", "-n", "node.session.auth.authmethod", "-v", "None"));
             expectLogin(PORTALS[i], i + 1, i + 3);
         }
         expectMap();
@@ -133,6 +134,11 @@ class IscsiTransportUnitTest {
         assertEquals(IQN, attachment.details().get("iqn"));
         assertEquals("127.0.0.1:3260,127.0.0.2:3260", attachment.details().get("portals"));
         assertEquals("3:0:0:3=sdb,4:0:0:3=sdc", attachment.details().get("paths"));
+        for (String portal : PORTALS) {
+            assertEquals(Optional.of("None"), setting(portal, ChapCredentials.AUTH_METHOD));
+            assertEquals(Optional.of("15"), setting(portal, ReplacementTimeout.SETTING),
+                    "two portals, a multipath map: a dead portal fails over after 15 s, not iscsid.conf's 120");
+        }
 
         // A second LUN of the same target reuses both sessions: no iscsiadm call at all.
         sysfs.presentLun(new ScsiAddress(3, 0, 0, 4), "sdd", new DeviceNumber(8, 48), "naa." + NAA.replace('d', 'e'),
@@ -169,7 +175,6 @@ class IscsiTransportUnitTest {
         lunBehindBothSessions();
         for (int i = 0; i < 2; i++) {
             expectRecordCreated(PORTALS[i]);
-            commands.expect(node(PORTALS[i], "-o", "update", "-n", "node.session.auth.authmethod", "-v", "None"));
             expectLogin(PORTALS[i], i + 1, i + 3);
         }
         expectMap();
@@ -228,10 +233,8 @@ class IscsiTransportUnitTest {
     void onePortalDownStillAttachesThroughTheOther() throws Exception {
         sysfs.presentLun(new ScsiAddress(3, 0, 0, 3), "sdb", new DeviceNumber(8, 16), "naa." + NAA, null);
         expectRecordCreated(PORTALS[0]);
-        commands.expect(node(PORTALS[0], "-o", "update", "-n", "node.session.auth.authmethod", "-v", "None"));
         expectLogin(PORTALS[0], 1, 3);
         expectRecordCreated(PORTALS[1]);
-        commands.expect(node(PORTALS[1], "-o", "update", "-n", "node.session.auth.authmethod", "-v", "None"));
         commands.expect(node(PORTALS[1], "--login")).fails(8, "iscsiadm: connection timed out");
         commands.expect(node(PORTALS[1], "-o", "delete"));
 
@@ -245,7 +248,6 @@ class IscsiTransportUnitTest {
         lunBehindBothSessions();
         for (int i = 0; i < 2; i++) {
             expectRecordCreated(PORTALS[i]);
-            commands.expect(node(PORTALS[i], "-o", "update", "-n", "node.session.auth.authmethod", "-v", "None"));
             expectLogin(PORTALS[i], i + 1, i + 3);
         }
         for (int i = 0; i < 2; i++) {
@@ -266,7 +268,6 @@ class IscsiTransportUnitTest {
         lunBehindBothSessions();
         for (int i = 0; i < 2; i++) {
             expectRecordCreated(PORTALS[i]);
-            commands.expect(node(PORTALS[i], "-o", "update", "-n", "node.session.auth.authmethod", "-v", "None"));
             expectLogin(PORTALS[i], i + 1, i + 3);
         }
         expectMap();
@@ -299,9 +300,6 @@ class IscsiTransportUnitTest {
         lunBehindBothSessions();
         for (int i = 0; i < 2; i++) {
             expectRecordCreated(PORTALS[i]);
-            if (secrets == Secrets.NONE) {
-                commands.expect(node(PORTALS[i], "-o", "update", "-n", "node.session.auth.authmethod", "-v", "None"));
-            }
             expectLogin(PORTALS[i], i + 1, i + 3);
         }
         expectMap();
@@ -437,5 +435,45 @@ class IscsiTransportUnitTest {
         assertTrue(tries > 10 && tries < 1000, "bounded retries: " + tries);
         assertTrue(commands.commandLines().stream().noneMatch(c -> c.contains("--logout")),
                 "the session still carries sdb: no logout");
+    }
+
+    @Test
+    void aSinglePathWithoutMultipathdKeepsTheConfiguredReplacementTimeout() throws Exception {
+        sysfs.presentLun(new ScsiAddress(3, 0, 0, 3), "sdb", new DeviceNumber(8, 16), "naa." + NAA, null);
+        expectRecordCreated(PORTALS[0]);
+        expectLogin(PORTALS[0], 1, 3);
+
+        Attachment attachment = transport.attach(request(Secrets.NONE, "portals", ""));
+
+        assertEquals(sysfs.paths().dev().resolve("sdb"), attachment.device());
+        assertEquals(Optional.of("120"), setting(PORTALS[0], ReplacementTimeout.SETTING),
+                "the only path: I/O waits for a relogin as long as iscsid.conf says");
+        assertEquals(Optional.of("None"), setting(PORTALS[0], ChapCredentials.AUTH_METHOD));
+    }
+
+    @Test
+    void theVolumeContextChoosesTheReplacementTimeout() throws Exception {
+        sysfs.presentLun(new ScsiAddress(3, 0, 0, 3), "sdb", new DeviceNumber(8, 16), "naa." + NAA, null);
+        expectRecordCreated(PORTALS[0]);
+        expectLogin(PORTALS[0], 1, 3);
+
+        transport.attach(request(Secrets.NONE, "portals", "", "replacementTimeout", "30"));
+
+        assertEquals(Optional.of("30"), setting(PORTALS[0], ReplacementTimeout.SETTING));
+    }
+
+    @Test
+    void aBadReplacementTimeoutIsRefusedBeforeAnyCommand() {
+        for (String bad : List.of("-1", "3601", "15s", "2.5")) {
+            VolumeException e = assertThrows(VolumeException.class,
+                    () -> transport.validate(request(Secrets.NONE, "replacementTimeout", bad)));
+            assertEquals(VolumeException.Outcome.INVALID_ARGUMENT, e.outcome(), bad);
+            assertTrue(e.getMessage().contains("replacementTimeout"), e.getMessage());
+        }
+        assertEquals(List.of(), commands.calls());
+    }
+
+    private Optional<String> setting(String portal, String key) throws IOException {
+        return new NodeRecordFiles(database).readSetting(new IscsiPath(IQN, Portal.parse(portal), "default"), key);
     }
 }

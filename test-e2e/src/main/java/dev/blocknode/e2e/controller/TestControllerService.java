@@ -18,7 +18,6 @@ import dev.blocknode.csi.v1.ValidateVolumeCapabilitiesRequest;
 import dev.blocknode.csi.v1.ValidateVolumeCapabilitiesResponse;
 import dev.blocknode.csi.v1.Volume;
 import dev.blocknode.csi.v1.VolumeCapability;
-import dev.blocknode.transport.local.LocalTransport;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
@@ -31,9 +30,10 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * A CSI Controller service for tests: volumes are loop devices on this machine (see {@link LoopVolumes}),
- * handed to the node plugin through its {@code local} transport as volume_context {@code devicePath}.
- * There is one node, the one named at startup. Everything not listed in ControllerGetCapabilities is
+ * A CSI Controller service for tests: volumes are files exposed by a {@link VolumeBackend}, as loop devices
+ * on this machine (the plugin's {@code local} transport, volume_context {@code devicePath}) or as LUNs of a
+ * local tgt iSCSI target (the plugin's {@code iscsi} transport); see {@link Volumes}. The CSI logic here is
+ * the same for both. There is one node, the one named at startup. Everything not listed in ControllerGetCapabilities is
  * UNIMPLEMENTED (the generated base class answers so).
  *
  * <p>Supported capabilities: block, or mount with fs_type "", ext4 or xfs; access modes
@@ -52,10 +52,10 @@ public final class TestControllerService extends ControllerGrpc.ControllerImplBa
             VolumeCapability.AccessMode.Mode.SINGLE_NODE_WRITER,
             VolumeCapability.AccessMode.Mode.SINGLE_NODE_READER_ONLY);
 
-    private final LoopVolumes volumes;
+    private final Volumes volumes;
     private final String nodeId;
 
-    public TestControllerService(LoopVolumes volumes, String nodeId) {
+    public TestControllerService(Volumes volumes, String nodeId) {
         this.volumes = volumes;
         this.nodeId = nodeId;
     }
@@ -97,9 +97,9 @@ public final class TestControllerService extends ControllerGrpc.ControllerImplBa
             long size = capacityFor(required, limit);
             boolean mountAccess = request.getVolumeCapabilitiesList().stream()
                     .anyMatch(c -> c.getAccessTypeCase() == VolumeCapability.AccessTypeCase.MOUNT);
-            LoopVolumes.Volume volume;
+            Volumes.Volume volume;
             synchronized (volumes) {
-                Optional<LoopVolumes.Volume> existing = volumes.byName(name);
+                Optional<Volumes.Volume> existing = volumes.byName(name);
                 if (existing.isPresent()) {
                     long have = existing.get().capacityBytes();
                     if (have < required || (limit > 0 && have > limit)) {
@@ -121,7 +121,7 @@ public final class TestControllerService extends ControllerGrpc.ControllerImplBa
         answer("DeleteVolume", observer, () -> {
             String id = required("volume_id", request.getVolumeId());
             synchronized (volumes) {
-                Optional<LoopVolumes.Volume> volume = volumes.byId(id);
+                Optional<Volumes.Volume> volume = volumes.byId(id);
                 if (volume.isPresent() && !volume.get().publishedNodes().isEmpty()) {
                     throw Status.FAILED_PRECONDITION.withDescription("volume " + id + " is still published to "
                             + volume.get().publishedNodes()).asRuntimeException();
@@ -217,7 +217,7 @@ public final class TestControllerService extends ControllerGrpc.ControllerImplBa
             long required = request.getCapacityRange().getRequiredBytes();
             long limit = request.getCapacityRange().getLimitBytes();
             long size = capacityFor(required, limit);
-            LoopVolumes.Volume volume;
+            Volumes.Volume volume;
             synchronized (volumes) {
                 volume = volumes.byId(id).orElseThrow(() ->
                         Status.NOT_FOUND.withDescription("no volume " + id).asRuntimeException());
@@ -287,11 +287,11 @@ public final class TestControllerService extends ControllerGrpc.ControllerImplBa
         return size;
     }
 
-    private static Volume toCsi(LoopVolumes.Volume volume) {
+    private static Volume toCsi(Volumes.Volume volume) {
         return Volume.newBuilder()
                 .setVolumeId(volume.id())
                 .setCapacityBytes(volume.capacityBytes())
-                .putVolumeContext(LocalTransport.DEVICE_PATH, volume.device())
+                .putAllVolumeContext(volume.volumeContext())
                 .build();
     }
 
@@ -319,6 +319,11 @@ public final class TestControllerService extends ControllerGrpc.ControllerImplBa
         } catch (StatusRuntimeException e) {
             LOG.fine(() -> method + ": " + e.getStatus());
             observer.onError(e);
+            return;
+        } catch (VolumeBackend.InUseException e) {
+            // DeleteVolume and ControllerExpandVolume: the spec's answer for a volume in use.
+            LOG.info(() -> method + ": " + e.getMessage());
+            observer.onError(Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asRuntimeException());
             return;
         } catch (IOException | RuntimeException e) {
             LOG.log(Level.WARNING, method + " failed", e);

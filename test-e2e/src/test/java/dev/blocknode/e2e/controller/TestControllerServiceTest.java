@@ -52,14 +52,14 @@ class TestControllerServiceTest {
     @TempDir
     Path dir;
 
-    private LoopVolumes volumes;
+    private Volumes volumes;
     private UnixSocketServer server;
     private CsiClient client;
     private ControllerGrpc.ControllerBlockingStub controller;
 
     @BeforeEach
     void start() throws IOException {
-        volumes = new LoopVolumes(dir.resolve("work"), new ProcessCommandRunner());
+        volumes = new Volumes(dir.resolve("work"), new LoopBackend(new ProcessCommandRunner()));
         server = UnixSocketServer.start(dir.resolve("c.sock"), PosixFilePermissions.fromString("rw-------"),
                 Optional.empty(), List.of(new TestControllerService(volumes, NODE)), List.of());
         client = new CsiClient(dir.resolve("c.sock"));
@@ -168,7 +168,7 @@ class TestControllerServiceTest {
         String device = first.getVolumeContextOrThrow(LocalTransport.DEVICE_PATH);
         assertTrue(device.startsWith("/dev/loop"), device);
         assertEquals(Optional.of(volumes.byId(first.getVolumeId()).orElseThrow().file()),
-                LoopVolumes.backingFile(device));
+                LoopBackend.backingFile(device));
 
         Volume again = controller.createVolume(create("v", 10 * MIB, 0, mount("ext4"))).getVolume();
         assertEquals(first, again);
@@ -194,7 +194,7 @@ class TestControllerServiceTest {
         controller.controllerUnpublishVolume(ControllerUnpublishVolumeRequest.newBuilder()
                 .setVolumeId(volume.getVolumeId()).setNodeId(NODE).build());
         controller.deleteVolume(delete);
-        assertEquals(Optional.empty(), LoopVolumes.backingFile(volume.getVolumeContextOrThrow(LocalTransport.DEVICE_PATH))
+        assertEquals(Optional.empty(), LoopBackend.backingFile(volume.getVolumeContextOrThrow(LocalTransport.DEVICE_PATH))
                 .filter(file::equals));
         assertFalse(Files.exists(file));
         controller.deleteVolume(delete);
@@ -286,7 +286,7 @@ class TestControllerServiceTest {
         try (Stream<Path> devices = Files.list(Path.of("/sys/block"))) {
             for (Path sys : devices.filter(p -> p.getFileName().toString().startsWith("loop")).toList()) {
                 String device = "/dev/" + sys.getFileName();
-                LoopVolumes.backingFile(device).filter(f -> f.startsWith(real)).ifPresent(f -> found.add(device));
+                LoopBackend.backingFile(device).filter(f -> f.startsWith(real)).ifPresent(f -> found.add(device));
             }
         }
         return found;

@@ -1,12 +1,7 @@
 package dev.blocknode.e2e.controller;
 
-import dev.blocknode.os.exec.Command;
-import dev.blocknode.os.exec.CommandException;
-import dev.blocknode.os.exec.CommandRunner;
-
 import java.io.IOException;
 import java.io.RandomAccessFile;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -21,40 +16,49 @@ import java.util.UUID;
 import java.util.logging.Logger;
 
 /**
- * The test controller's volumes, in memory: each one a sparse file under the work directory attached to
- * a loop device. Every method is synchronized; callers that need check-then-act (create by name) lock on
- * this object around both steps. {@link #close()} detaches every loop device this registry attached and
- * deletes every file it created.
+ * The test controller's volumes, in memory: each one a sparse file under the work directory, exposed to
+ * the node by a {@link VolumeBackend} (a loop device, or a LUN of a tgt target). Every method is
+ * synchronized; callers that need check-then-act (create by name) lock on this object around both steps.
+ * {@link #close()} withdraws every volume this registry exposed, deletes every file it created, then
+ * closes the backend.
  */
-public final class LoopVolumes implements AutoCloseable {
+public final class Volumes implements AutoCloseable {
 
-    private static final Logger LOG = Logger.getLogger(LoopVolumes.class.getName());
+    private static final Logger LOG = Logger.getLogger(Volumes.class.getName());
 
     /** One volume. Immutable: an update replaces the record. */
-    public record Volume(String id, String name, Path file, String device, long capacityBytes,
+    public record Volume(String id, String name, Path file, VolumeBackend.Placement placement, long capacityBytes,
                          boolean mountAccess, Set<String> publishedNodes) {
 
         public Volume {
             publishedNodes = Set.copyOf(publishedNodes);
         }
 
-        Volume withCapacity(long bytes) {
-            return new Volume(id, name, file, device, bytes, mountAccess, publishedNodes);
+        Volume withCapacity(VolumeBackend.Placement grown, long bytes) {
+            return new Volume(id, name, file, grown, bytes, mountAccess, publishedNodes);
         }
 
         Volume withPublishedNodes(Set<String> nodes) {
-            return new Volume(id, name, file, device, capacityBytes, mountAccess, nodes);
+            return new Volume(id, name, file, placement, capacityBytes, mountAccess, nodes);
+        }
+
+        public Map<String, String> volumeContext() {
+            return placement.volumeContext();
         }
     }
 
     private final Path dir;
-    private final CommandRunner commands;
+    private final VolumeBackend backend;
     private final Map<String, Volume> byId = new LinkedHashMap<>();
 
-    public LoopVolumes(Path dir, CommandRunner commands) throws IOException {
-        // The real path: sysfs reports a loop device's backing file that way, and release() compares them.
+    public Volumes(Path dir, VolumeBackend backend) throws IOException {
+        // The real path: sysfs reports a loop device's backing file that way, and the loop backend compares.
         this.dir = Files.createDirectories(dir).toRealPath();
-        this.commands = commands;
+        this.backend = backend;
+    }
+
+    public VolumeBackend backend() {
+        return backend;
     }
 
     public synchronized Optional<Volume> byId(String id) {
@@ -69,31 +73,31 @@ public final class LoopVolumes implements AutoCloseable {
         return List.copyOf(byId.values());
     }
 
-    /** Creates a sparse file of {@code bytes} and attaches it to a free loop device. */
+    /** Creates a sparse file of {@code bytes} and has the backend expose it. */
     public synchronized Volume create(String name, long bytes, boolean mountAccess) throws IOException {
         String id = "e2e-" + UUID.randomUUID();
         Path file = dir.resolve(id + ".img");
         try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
             raf.setLength(bytes);
         }
-        String device;
+        VolumeBackend.Placement placement;
         try {
-            device = commands.runChecked(Command.of("losetup", "--find", "--show", file.toString()))
-                    .stdout().strip();
-            if (!device.startsWith("/dev/loop")) {
-                throw new IOException("losetup --find --show printed \"" + device + "\", not a loop device");
-            }
-        } catch (IOException e) {
+            placement = backend.expose(id, file, bytes);
+        } catch (IOException | RuntimeException e) {
             Files.deleteIfExists(file);
             throw e;
         }
-        Volume volume = new Volume(id, name, file, device, bytes, mountAccess, Set.of());
+        Volume volume = new Volume(id, name, file, placement, bytes, mountAccess, Set.of());
         byId.put(id, volume);
-        LOG.info(() -> "created volume " + id + " (\"" + name + "\", " + bytes + " bytes) on " + device);
+        LOG.info(() -> "created volume " + id + " (\"" + name + "\", " + bytes + " bytes) on " + placement.where());
         return volume;
     }
 
-    /** Detaches the loop device and deletes the file. Returns false when no such volume exists. */
+    /**
+     * Withdraws the volume from the node and deletes its file. Returns false when no such volume exists.
+     *
+     * @throws VolumeBackend.InUseException when the backend found it in use: the volume is kept
+     */
     public synchronized boolean delete(String id) throws IOException {
         Volume volume = byId.get(id);
         if (volume == null) {
@@ -101,18 +105,17 @@ public final class LoopVolumes implements AutoCloseable {
         }
         release(volume);
         byId.remove(id);
-        LOG.info(() -> "deleted volume " + id + " (" + volume.device() + " detached)");
+        LOG.info(() -> "deleted volume " + id + " (" + volume.placement().where() + " withdrawn)");
         return true;
     }
 
-    /** Grows the file to {@code bytes} and tells the loop driver to re-read its size. */
+    /** Grows the file to {@code bytes} and has the backend show the new size. */
     public synchronized Volume expand(String id, long bytes) throws IOException {
         Volume volume = require(id);
         try (RandomAccessFile raf = new RandomAccessFile(volume.file().toFile(), "rw")) {
             raf.setLength(bytes);
         }
-        commands.runChecked(Command.of("losetup", "--set-capacity", volume.device()));
-        Volume grown = volume.withCapacity(bytes);
+        Volume grown = volume.withCapacity(backend.grow(volume.placement(), volume.file(), bytes), bytes);
         byId.put(id, grown);
         LOG.info(() -> "expanded volume " + id + " to " + bytes + " bytes");
         return grown;
@@ -155,9 +158,10 @@ public final class LoopVolumes implements AutoCloseable {
             try {
                 release(volume);
                 byId.remove(volume.id());
-                released.add("released volume " + volume.id() + " (" + volume.device() + ", " + volume.file() + ")");
+                released.add("released volume " + volume.id() + " (" + volume.placement().where() + ", "
+                        + volume.file() + ")");
             } catch (IOException | RuntimeException e) {
-                failures.add(volume.id() + " on " + volume.device() + ": " + e.getMessage());
+                failures.add(volume.id() + " on " + volume.placement().where() + ": " + e.getMessage());
             }
         }
         if (!failures.isEmpty()) {
@@ -167,9 +171,14 @@ public final class LoopVolumes implements AutoCloseable {
         return released;
     }
 
+    /** Releases every volume, then the backend (even when a volume could not be released). */
     @Override
     public void close() throws IOException {
-        releaseAll();
+        try {
+            releaseAll();
+        } finally {
+            backend.close();
+        }
     }
 
     private Volume require(String id) throws IOException {
@@ -180,40 +189,8 @@ public final class LoopVolumes implements AutoCloseable {
         return volume;
     }
 
-    /**
-     * Detaches the loop device, but only while it is still backed by this volume's file: a device number
-     * that was somehow reused by someone else is never detached. A device still held open (a mount the
-     * node plugin failed to remove) is marked autoclear by the kernel and goes away with its last user.
-     */
     private void release(Volume volume) throws IOException {
-        Optional<Path> backing = backingFile(volume.device());
-        if (backing.isPresent() && backing.get().equals(volume.file())) {
-            try {
-                commands.runChecked(Command.of("losetup", "--detach", volume.device()));
-            } catch (CommandException e) {
-                // Already detached by its autoclear flag between our check and now: nothing left to do.
-                if (backingFile(volume.device()).filter(volume.file()::equals).isPresent()) {
-                    throw e;
-                }
-            }
-        } else {
-            LOG.warning(() -> volume.device() + " is no longer backed by " + volume.file() + " (backing: "
-                    + backing.map(Path::toString).orElse("none") + "); not detaching it");
-        }
+        backend.withdraw(volume.placement(), volume.file());
         Files.deleteIfExists(volume.file());
-    }
-
-    /** The loop device's backing file from sysfs, without the kernel's " (deleted)" suffix. */
-    static Optional<Path> backingFile(String device) throws IOException {
-        Path sys = Path.of("/sys/block", Path.of(device).getFileName().toString(), "loop", "backing_file");
-        try {
-            String text = Files.readString(sys, StandardCharsets.UTF_8).strip();
-            if (text.endsWith(" (deleted)")) {
-                text = text.substring(0, text.length() - " (deleted)".length());
-            }
-            return text.isEmpty() ? Optional.empty() : Optional.of(Path.of(text));
-        } catch (NoSuchFileException detached) {
-            return Optional.empty();
-        }
     }
 }

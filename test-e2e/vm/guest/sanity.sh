@@ -1,0 +1,149 @@
+#!/bin/bash
+# sanity: csi-sanity, the CSI conformance suite, against the plugin over a real SAN path.
+#
+#   csi-sanity --csi.endpoint ----------> sanity front ----> blocknode (the plugin, iscsi transport)
+#              --csi.controllerendpoint -> test controller --backend tgt: each CreateVolume is a new LUN
+#                                          of an iSCSI target on the guest's tgtd (both portals)
+#
+# The same two processes as the host tier (test-e2e/sanity/run-sanity.sh; the e2e jar's SanityMain),
+# but the controller's volumes are tgt LUNs instead of loop devices, so every NodeStageVolume of the
+# suite logs in on two portals, scans its LUN, verifies the WWID and mounts a multipath map; every
+# NodeUnstageVolume takes all of it down again. csi-sanity runs once per access type in
+# GUEST_SANITY_ACCESS_TYPES: "mount" by default, "mount block" for both (the block run is the same SAN
+# path without mkfs and costs about as much again under emulation; see the README's timings). Each run
+# must have no failed spec and at least one passed, and at the end the node must be clean: no sd or dm
+# device, session, node record, mount or staging record, and the controller must have deleted its LUNs
+# and its target.
+#
+# Results (in $VM_RESULTS): junit-TYPE.xml, sanity-TYPE.log, skipped-TYPE.txt (each skipped spec and
+# why), plugin.log, e2e.log, commands.log (what the plugin ran), metrics.txt.
+HERE=$(dirname "$(readlink -f "$0")")
+source "$HERE/iscsi-lib.sh"
+
+E2E_JAR=${GUEST_E2E_JAR:-$REPO/test-e2e/target/blocknode-e2e.jar}
+CSI_SANITY=${GUEST_CSI_SANITY:-$REPO/.tools/bin/csi-sanity-v5.4.0}
+SUMMARY=$REPO/test-e2e/sanity/junit-summary.py
+read -r -a ACCESS_TYPES <<<"${GUEST_SANITY_ACCESS_TYPES:-mount}"
+NODE_ID=sanity-node
+TID=21
+IQN=iqn.2024-01.dev.blocknode:sanity
+CONTROLLER_SOCK=$BN_P/controller.sock
+FRONT_SOCK=$BN_P/front.sock
+# 64 MiB: enough for ext4 (the plugin's default filesystem; csi-sanity's mount volumes name none), and
+# each mkfs over iSCSI under emulation stays short. (The host tier uses 512 MiB so that PLUGIN_ARGS can
+# pick xfs, which needs 300 MB.) csi-sanity's expansion tests ask for this plus 1 GiB.
+VOLUME_SIZE=$((64 << 20))
+E2E_PID=""
+SANITY_PID=""
+TOTALS=()
+
+E2E_JAVA_OPTS=("${VM_JAVA_OPTS[@]}")
+[[ -f ${GUEST_E2E_AOT:-} ]] && E2E_JAVA_OPTS+=("-XX:AOTCache=$GUEST_E2E_AOT")
+
+e2e_launch() {
+  mkdir -p "$VM_LUN_DIR/sanity"
+  "$JAVA" "${E2E_JAVA_OPTS[@]}" -jar "$E2E_JAR" \
+    --controller-endpoint "unix://$CONTROLLER_SOCK" --front-endpoint "unix://$FRONT_SOCK" \
+    --plugin-endpoint "unix://$SOCKET" --node-id "$NODE_ID" --work-dir "$VM_LUN_DIR/sanity" \
+    --backend tgt --tgt-tid "$TID" --tgt-iqn "$IQN" --tgt-portals "$PORTAL1,$PORTAL2" \
+    > "$VM_RESULTS/e2e.log" 2>&1 &
+  E2E_PID=$!
+}
+
+plugin_launch() {
+  rm -rf "$BN_P"
+  mkdir -p "$BN_P" "$KUBELET"
+  "$JAVA" "${PLUGIN_JAVA_OPTS[@]}" -jar "$PLUGIN_JAR" --endpoint "unix://$SOCKET" --node-id "$NODE_ID" \
+    --kubelet-root "$KUBELET" --state-dir "$STATE" --log-format text --metrics-address "$BN_METRICS" \
+    --shutdown-grace 10s > "$VM_RESULTS/plugin.log" 2>&1 &
+  PLUGIN_PID=$!
+}
+
+# Both JVMs say when they listen; a socket file alone may be a stale one.
+all_listening() {
+  vm_wait_alive "$PLUGIN_PID" "the plugin to listen" 120 grep -q "listening on unix://$SOCKET" "$VM_RESULTS/plugin.log" &&
+    vm_wait_alive "$E2E_PID" "the test controller and front to listen" 120 \
+      grep -q "test controller (tgt volumes) on unix://$CONTROLLER_SOCK" "$VM_RESULTS/e2e.log"
+}
+
+target_exists() { tgtadm --lld iscsi --mode target --op show | grep -q "^Target $TID: "; }
+
+# run_sanity TYPE: one csi-sanity run, with the host tier's arguments; its report and log into results.
+run_sanity() {
+  local type=$1 rc=0 counts passed failed skipped pending
+  mkdir -p "$KUBELET/$type"   # csi-sanity makes and removes target/ and staging/ under it per spec
+  "$CSI_SANITY" \
+    --csi.endpoint "unix://$FRONT_SOCK" \
+    --csi.controllerendpoint "unix://$CONTROLLER_SOCK" \
+    --csi.mountdir "$KUBELET/$type/target" \
+    --csi.stagingdir "$KUBELET/$type/staging" \
+    --csi.testvolumeaccesstype="$type" \
+    --csi.testvolumesize="$VOLUME_SIZE" \
+    --ginkgo.junit-report="$VM_RESULTS/junit-$type.xml" \
+    --ginkgo.timeout="${GUEST_SANITY_TIMEOUT:-10m}" \
+    --ginkgo.no-color \
+    > "$VM_RESULTS/sanity-$type.log" 2>&1 &
+  SANITY_PID=$!
+  wait "$SANITY_PID" || rc=$?
+  SANITY_PID=""
+  [[ -s $VM_RESULTS/junit-$type.xml ]] || { echo "csi-sanity ($type) wrote no report; exit $rc" >&2; tail -n 30 "$VM_RESULTS/sanity-$type.log" >&2; return 1; }
+  counts=$(python3 "$SUMMARY" "$type" "$VM_RESULTS/junit-$type.xml" "$VM_RESULTS/skipped-$type.txt") || return
+  read -r passed failed skipped pending <<<"$counts"
+  TOTALS+=("sanity-$type: $passed passed, $failed failed, $skipped skipped")
+  ((pending == 0)) || TOTALS[-1]+=" ($pending pending: disabled in csi-sanity itself)"
+  echo "  ${TOTALS[-1]}; csi-sanity exit $rc"
+  # Zero passed would be a run that tested nothing (every spec skipped): that fails too.
+  ((failed == 0 && rc == 0 && passed > 0))
+}
+
+e2e_stop() {
+  [[ -n $E2E_PID ]] || return 0
+  local rc=0
+  kill -TERM "$E2E_PID" 2>/dev/null
+  wait "$E2E_PID" || rc=$?
+  E2E_PID=""
+  [[ $rc == 0 || $rc == 143 ]] || { echo "the e2e process exited $rc" >&2; return 1; }
+  grep -q "stopped; every volume withdrawn (tgt)" "$VM_RESULTS/e2e.log" ||
+    { echo "the e2e process did not release its volumes:" >&2; tail -n 20 "$VM_RESULTS/e2e.log" >&2; return 1; }
+  ! target_exists || { echo "target $TID is still on tgtd" >&2; return 1; }
+  [[ -z $(ls -A "$VM_LUN_DIR/sanity") ]] || { echo "LUN files left: $(ls "$VM_LUN_DIR/sanity")" >&2; return 1; }
+}
+
+bn_on_fail() {
+  [[ -n $SANITY_PID ]] && kill -TERM "$SANITY_PID" 2>/dev/null && wait "$SANITY_PID"
+  e2e_stop 2>/dev/null
+  tail -n 40 "$VM_RESULTS"/sanity-*.log 2>/dev/null
+}
+
+# -------------------------------------------------------------------------------------------- run
+
+BN_STARTED=$(vm_now_ms)
+mkdir -p "$VM_RESULTS"
+rm -f "$VM_RESULTS/xfail" "$VM_RESULTS"/junit-*.xml
+vm_log "$BN_SCENARIO: kernel $(uname -r), $(nproc) vCPUs; csi-sanity $CSI_SANITY"
+[[ -x $CSI_SANITY ]] || { echo "no csi-sanity at $CSI_SANITY (make builds it into .tools/bin)"; exit 2; }
+[[ -f $E2E_JAR ]] || { echo "no e2e jar at $E2E_JAR"; exit 2; }
+# The plugin's JVM starts while the SAN comes up; the controller needs tgtd (it creates its target).
+step plugin-launch plugin_launch
+if ! { pidof tgtd && pidof iscsid && pidof multipathd && pidof systemd-udevd; } >/dev/null; then
+  BN_OWN_SAN=yes
+  step san-start vm_san_start
+fi
+step install-shims bn_install_shims
+BN_COMMANDS_FROM=$(wc -l < "$BN_COMMAND_LOG")
+step e2e-launch e2e_launch
+step listening all_listening
+
+for type in "${ACCESS_TYPES[@]}"; do
+  step "csi-sanity-$type" run_sanity "$type"
+  step "node-clean-after-$type" bn_node_clean
+done
+
+bn_phase_report
+step e2e-stop e2e_stop
+step plugin-stop bn_plugin_stop
+bn_save_commands
+step node-clean bn_node_clean
+[[ $BN_OWN_SAN == yes ]] && step san-stop vm_san_stop
+printf '%s\n' "${TOTALS[@]}" | tee "$VM_RESULTS/totals.txt"
+echo "$BN_SCENARIO: all $BN_STEPS_OK steps passed in $(( $(vm_now_ms) - BN_STARTED )) ms"
