@@ -3,6 +3,7 @@ package dev.blocknode.transport.fc;
 import dev.blocknode.metrics.Phases;
 import dev.blocknode.multipath.AttachedLun;
 import dev.blocknode.multipath.LunAttacher;
+import dev.blocknode.multipath.ScanUndo;
 import dev.blocknode.multipath.MultipathDaemon;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.Host;
@@ -43,6 +44,7 @@ public final class FcTransport implements Transport {
     private final ScsiHosts hosts;
     private final ScsiDevices devices;
     private final LunAttacher attacher;
+    private final ScanUndo scanUndo;
 
     public FcTransport(Host host, DeviceWaiter waiter) {
         this(host, SysfsWriter.DIRECT, waiter, MultipathDaemon.askingWith(host.commands()),
@@ -55,6 +57,7 @@ public final class FcTransport implements Transport {
         this.hosts = new ScsiHosts(host.paths(), writer);
         this.devices = new ScsiDevices(host.paths(), writer, host.blockDevices());
         this.attacher = LunAttacher.on(host, devices, waiter, daemon, timeouts);
+        this.scanUndo = new ScanUndo(devices, attacher.multipath(), host.blockDevices(), host.paths(), waiter);
     }
 
     @Override
@@ -126,11 +129,26 @@ public final class FcTransport implements Transport {
     }
 
     @Override
-    public void abandon(AttachRequest request) {
-        // Without sessions there is nothing to log out; disks a cut-short scan brought in stay until a
-        // stage of the volume uses them or an operator deletes them (undoing FC scans is not built yet).
-        LOG.warning(() -> "volume " + request.volumeId() + ": an interrupted FC attach was abandoned; SCSI disks"
-                + " it may have scanned in were left in place");
+    public void abandon(AttachRequest request) throws VolumeException {
+        FcVolumeSpec spec = FcVolumeSpec.parse(request);
+        if (!spec.scansTargets()) {
+            return; // attached by WWID alone: it scanned nothing in, so there is nothing of its own to take back
+        }
+        // The LUN's address behind every remote port of the targets, whatever the port's state now (it may
+        // have gone down since the scan): what of the LUN is there and held by nobody came from that scan,
+        // or from the HBA's own, which the detach of a staged volume removes as well.
+        List<ScsiAddress> addresses = new ArrayList<>();
+        try {
+            for (FcPorts.RemotePort port : ports.remotePorts()) {
+                if (spec.targetWwpns().contains(port.portName()) && port.isScsiTarget()) {
+                    addresses.add(port.lunAddress(spec.lun().orElseThrow()));
+                }
+            }
+        } catch (IOException e) {
+            throw VolumeException.internal("volume " + request.volumeId() + ": cannot read the node's FC ports to"
+                    + " undo an interrupted attach", e);
+        }
+        scanUndo.removeUnheld(request.volumeId(), addresses, "the interrupted attach");
     }
 
     /**

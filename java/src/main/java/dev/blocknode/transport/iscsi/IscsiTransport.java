@@ -4,16 +4,13 @@ import dev.blocknode.metrics.Phases;
 import dev.blocknode.multipath.AttachedLun;
 import dev.blocknode.multipath.LunAttacher;
 import dev.blocknode.multipath.MultipathDaemon;
-import dev.blocknode.multipath.MultipathMap;
+import dev.blocknode.multipath.ScanUndo;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.Host;
-import dev.blocknode.os.HostPaths;
-import dev.blocknode.os.block.BlockDevices;
 import dev.blocknode.os.exec.CommandException;
 import dev.blocknode.scsi.DeviceWaiter;
 import dev.blocknode.scsi.ScsiAddress;
 import dev.blocknode.scsi.ScsiDevices;
-import dev.blocknode.scsi.ScsiDisk;
 import dev.blocknode.scsi.ScsiHosts;
 import dev.blocknode.scsi.SysfsWriter;
 import dev.blocknode.scsi.Wwid;
@@ -55,7 +52,6 @@ public final class IscsiTransport implements Transport {
     static final String DETAIL_LUN = "lun";
 
     private static final Duration SESSION_APPEARS = Duration.ofSeconds(10);
-    private static final Duration MAP_FLUSH = Duration.ofSeconds(10);
 
     private final IscsiAdm iscsiadm;
     private final NodeRecordFiles records;
@@ -63,9 +59,8 @@ public final class IscsiTransport implements Transport {
     private final ScsiHosts hosts;
     private final ScsiDevices devices;
     private final LunAttacher attacher;
+    private final ScanUndo scanUndo;
     private final DeviceWaiter waiter;
-    private final BlockDevices blockDevices;
-    private final HostPaths hostPaths;
     private final MultipathDaemon daemon;
     private final KeyedLocks<IscsiPath> sessionLocks = new KeyedLocks<>();
 
@@ -82,10 +77,9 @@ public final class IscsiTransport implements Transport {
         this.hosts = new ScsiHosts(host.paths(), writer);
         this.devices = new ScsiDevices(host.paths(), writer, host.blockDevices());
         this.waiter = waiter;
-        this.blockDevices = host.blockDevices();
-        this.hostPaths = host.paths();
         this.daemon = daemon;
         this.attacher = LunAttacher.on(host, devices, waiter, daemon, timeouts);
+        this.scanUndo = new ScanUndo(devices, attacher.multipath(), host.blockDevices(), host.paths(), waiter);
     }
 
     @Override
@@ -297,37 +291,7 @@ public final class IscsiTransport implements Transport {
      * other LUN are logged out. Best effort: the refusal is what the caller reports.
      */
     private void undoScans(String volumeId, IscsiVolumeSpec spec, List<ScsiAddress> scanned) {
-        List<ScsiDisk> ours = new ArrayList<>();
-        for (ScsiAddress address : scanned) {
-            try {
-                devices.diskAt(address).ifPresent(ours::add);
-            } catch (IOException e) {
-                LOG.warning(() -> "volume " + volumeId + ": cannot inspect " + address + ": " + e.getMessage());
-            }
-        }
-        List<String> names = ours.stream().map(ScsiDisk::name).toList();
-        for (ScsiDisk disk : ours) {
-            try {
-                // multipathd may have built a map over the disks this call scanned in: only such a map,
-                // over nothing but those disks and opened by nobody, is flushed.
-                for (String holder : devices.holders(disk.name())) {
-                    Optional<MultipathMap> map = attacher.multipath().maps().read(holder);
-                    if (map.isPresent() && names.containsAll(map.get().slaves())
-                            && !blockDevices.isClaimed(map.get().devicePath(hostPaths))) {
-                        attacher.multipath().remove(map.get(), waiter.deadlineAfter(MAP_FLUSH));
-                    }
-                }
-                if (!devices.holders(disk.name()).isEmpty() || blockDevices.isClaimed(disk.devicePath())) {
-                    LOG.warning(() -> "volume " + volumeId + ": leaving " + disk.name() + " in place after the"
-                            + " refused attach: something holds it");
-                    continue;
-                }
-                devices.remove(disk);
-            } catch (IOException e) {
-                LOG.warning(() -> "volume " + volumeId + ": cannot remove " + disk.name() + " after the refused"
-                        + " attach: " + e.getMessage());
-            }
-        }
+        scanUndo.removeUnheld(volumeId, scanned, "the refused or interrupted attach");
         for (IscsiPath path : spec.paths()) {
             try (KeyedLocks.Held ignored = sessionLocks.lock(path)) {
                 logOutIfUnused(path);

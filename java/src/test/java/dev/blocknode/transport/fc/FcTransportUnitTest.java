@@ -564,4 +564,47 @@ class FcTransportUnitTest {
         assertEquals(VolumeException.Outcome.INTERNAL, e.outcome());
         assertTrue(e.getMessage().contains("\"wwid\""), e.getMessage());
     }
+
+    // ---- an attach cut short (the plugin died while the record said ATTACHING) ------------------------
+
+    @Test
+    void abandoningAnInterruptedAttachTakesBackTheLunsDisksAndMapAndNothingElse() throws Exception {
+        twoHbasSeeingTheTarget();
+        sysfs.addDisk(PATH_1, "sdb", new DeviceNumber(8, 16), "naa." + NAA); // scanned in before the crash
+        sysfs.addDisk(PATH_2, "sdc", new DeviceNumber(8, 32), "naa." + NAA);
+        sysfs.addMap(0, "mpatha", WWID, List.of("sdb", "sdc"));
+        sysfs.addDisk(new ScsiAddress(1, 0, 0, 4), "sdy", new DeviceNumber(8, 48), "naa." + OTHER_NAA);
+        commands.expect("dmsetup", "message", "mpatha", "0", "fail_if_no_path");
+        commands.expect("multipath", "-f", "mpatha").andDo(c -> sysfs.removeMap("dm-0"));
+
+        transport.abandon(targets());
+
+        assertFalse(sysfs.hasMap("dm-0"), "the map multipathd built over the scanned disks is flushed");
+        assertFalse(sysfs.hasDisk("sdb") || sysfs.hasDisk("sdc"), "the LUN's disks are deleted");
+        assertTrue(sysfs.hasDisk("sdy"), "another LUN of the same target is never touched");
+    }
+
+    @Test
+    void abandoningLeavesADiskSomethingHoldsAndTheOthersGo() throws Exception {
+        twoHbasSeeingTheTarget();
+        sysfs.addDisk(PATH_1, "sdb", new DeviceNumber(8, 16), "naa." + NAA); // scanned in before the crash
+        sysfs.addDisk(PATH_2, "sdc", new DeviceNumber(8, 32), "naa." + NAA);
+        sysfs.addDm(5, "vg0-data", "LVM-held", List.of("sdb"));
+
+        transport.abandon(targets());
+
+        assertTrue(sysfs.hasDisk("sdb"), "held by dm-5: left in place");
+        assertFalse(sysfs.hasDisk("sdc"));
+    }
+
+    @Test
+    void abandoningAnAttachByWwidsAloneTouchesNothing() throws Exception {
+        twoHbasSeeingTheTarget();
+        sysfs.addDisk(PATH_1, "sdb", new DeviceNumber(8, 16), "naa." + NAA); // scanned in before the crash
+
+        transport.abandon(request(Map.of("wwids", WWID)));
+
+        assertTrue(sysfs.hasDisk("sdb"), "an attach by WWID scans nothing, so it has nothing to take back");
+        assertEquals(List.of(), sysfs.writeLog());
+    }
 }
