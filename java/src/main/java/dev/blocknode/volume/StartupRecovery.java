@@ -1,5 +1,6 @@
 package dev.blocknode.volume;
 
+import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
 
 import java.util.List;
@@ -37,7 +38,7 @@ public final class StartupRecovery {
         int failed = 0;
         for (StagingRecord record : interrupted) {
             String volume = record.getVolumeId();
-            String what = "the interrupted " + (record.getPhase().name().equals("ATTACHING") ? "attach" : "teardown")
+            String what = "the interrupted " + (record.getPhase() == StagePhase.ATTACHING ? "attach" : "teardown")
                     + " of volume " + volume;
             try {
                 volumes.unstage(new Requests.Unstage(volume, record.getStagingPath()));
