@@ -18,10 +18,8 @@ import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Random;
-import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -207,28 +205,10 @@ public final class CrashScenario implements AutoCloseable {
 
     @Override
     public void close() throws IOException {
-        List<Path> mounts = HostAssertions.mountsUnder(dir);
-        for (Path mount : mounts.stream().sorted(Comparator.comparingInt(Path::getNameCount).reversed()).toList()) {
-            Host.real().mounter().unmount(mount);
-        }
-        IOException failure = null;
+        HostCleanup.unmountAllUnder(dir, Host.real().mounter());
         for (String view : loopsOverVolumes()) {
             new ProcessCommandRunner().runChecked(Command.of("losetup", "--detach", view.split("\\s+")[0]));
         }
-        for (LoopDevice loop : loops) {
-            try {
-                loop.close();
-            } catch (IOException e) {
-                failure = e;
-            }
-        }
-        try (Stream<Path> files = Files.walk(dir)) {
-            for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        }
-        if (failure != null) {
-            throw failure;
-        }
+        HostCleanup.closeLoopsAndDelete(loops, dir);
     }
 }

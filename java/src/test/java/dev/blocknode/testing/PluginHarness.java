@@ -4,7 +4,6 @@ import dev.blocknode.Plugin;
 import dev.blocknode.config.PluginConfig;
 import dev.blocknode.csi.client.CsiClient;
 import dev.blocknode.os.Host;
-import dev.blocknode.os.mount.Mounter;
 import dev.blocknode.os.natives.NativeLibrary;
 import dev.blocknode.scsi.DeviceWaiting;
 
@@ -14,10 +13,8 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
-import java.util.stream.Stream;
 
 /**
  * A real plugin on a real socket, with its kubelet root, state dir and loop devices under one temp dir.
@@ -111,30 +108,10 @@ public final class PluginHarness implements AutoCloseable {
 
     @Override
     public void close() throws IOException {
-        List<Path> leftMounts = HostAssertions.mountsUnder(dir);
-        Mounter mounter = host.mounter();
-        // Deepest first, so stacked and nested mounts come off.
-        for (Path mount : leftMounts.stream().sorted(Comparator.comparingInt(Path::getNameCount).reversed()).toList()) {
-            mounter.unmount(mount);
-        }
+        List<Path> leftMounts = HostCleanup.unmountAllUnder(dir, host.mounter());
         client.close();
         plugin.shutdown(Duration.ofSeconds(5));
-        IOException failure = null;
-        for (LoopDevice loop : loops) {
-            try {
-                loop.close();
-            } catch (IOException e) {
-                failure = e;
-            }
-        }
-        try (Stream<Path> files = Files.walk(dir)) {
-            for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        }
-        if (failure != null) {
-            throw failure;
-        }
+        HostCleanup.closeLoopsAndDelete(loops, dir);
         if (!leftMounts.isEmpty()) {
             throw new AssertionError("the test left mounts behind (now removed): " + leftMounts);
         }

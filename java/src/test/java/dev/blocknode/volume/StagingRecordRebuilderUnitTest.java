@@ -15,6 +15,7 @@ import dev.blocknode.testing.FakeSysfs;
 import dev.blocknode.testing.ManualClock;
 import dev.blocknode.testing.RecordingBlockDevices;
 import dev.blocknode.testing.ScriptedCommandRunner;
+import dev.blocknode.testing.ScriptedIscsiadm;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.Transports;
@@ -68,6 +69,7 @@ class StagingRecordRebuilderUnitTest {
     private StagingMounter mounter;
     private RecordStore store;
     private IscsiTransport iscsi;
+    private ScriptedIscsiadm iscsiadm;
     private FcTransport fc;
     private VolumeStager stager;
     private Path staging;
@@ -82,8 +84,9 @@ class StagingRecordRebuilderUnitTest {
         Host host = new Host(sysfs.paths(), commands, mounter, block);
         LunAttacher.Timeouts timeouts = new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30),
                 RELEASE);
-        iscsi = new IscsiTransport(host, new IscsiAdm(commands),
-                new NodeRecordFiles(Files.createDirectories(temp.resolve("etc-iscsi"))), sysfs, clock.waiter(),
+        Path database = Files.createDirectories(temp.resolve("etc-iscsi"));
+        iscsiadm = new ScriptedIscsiadm(commands, sysfs, database, IQN);
+        iscsi = new IscsiTransport(host, new IscsiAdm(commands), new NodeRecordFiles(database), sysfs, clock.waiter(),
                 () -> false, timeouts);
         fc = new FcTransport(host, sysfs, clock.waiter(), () -> false, timeouts);
         Transports transports = new Transports(List.of(new LocalTransport(host), fc, iscsi));
@@ -101,11 +104,8 @@ class StagingRecordRebuilderUnitTest {
 
     // ---- iSCSI -------------------------------------------------------------------------------------
 
-    private static String[] node(String portal, String... operation) {
-        List<String> argv = new ArrayList<>(List.of("iscsiadm", "-m", "node", "-T", IQN, "-p", portal,
-                "-I", "default"));
-        argv.addAll(List.of(operation));
-        return argv.toArray(String[]::new);
+    private String[] node(String portal, String... operation) {
+        return iscsiadm.node(portal, operation);
     }
 
     /** LUN 3 of the target through two sessions (hosts 3 and 4) under map mpatha, as attach leaves it. */
@@ -113,19 +113,8 @@ class StagingRecordRebuilderUnitTest {
         sysfs.presentLun(new ScsiAddress(3, 0, 0, 3), "sdb", new DeviceNumber(8, 16), "naa." + NAA, null);
         sysfs.presentLun(new ScsiAddress(4, 0, 0, 3), "sdc", new DeviceNumber(8, 32), "naa." + NAA, null);
         for (int i = 0; i < 2; i++) {
-            String portal = PORTALS[i];
-            int session = i + 1;
-            int host = i + 3;
-            commands.expect(node(portal, "-o", "new")).andDo(c -> {
-                // What iscsiadm -o new leaves: the record file, which the transport completes by hand.
-                Path record = temp.resolve("etc-iscsi/nodes/" + IQN + "/" + portal.replace(':', ','));
-                Files.createDirectories(record.getParent());
-                Files.writeString(record, "node.name = " + IQN + "\nnode.session.auth.authmethod = None\n");
-            });
-            commands.expect(node(portal, "-o", "update", "-n", "node.startup", "-v", "manual"));
-            commands.expect(node(portal, "-o", "update", "-n", "node.session.scan", "-v", "manual"));
-            commands.expect(node(portal, "--login"))
-                    .andDo(c -> sysfs.iscsiSession(session, host, IQN, portal.substring(0, portal.indexOf(':')), 3260));
+            iscsiadm.expectRecordCreated(PORTALS[i]);
+            iscsiadm.expectLogin(PORTALS[i], i + 1, i + 3);
         }
         commands.expect("multipath", "-a", WWID);
         commands.expect("multipath", WWID).andDo(c -> sysfs.addMap(0, "mpatha", WWID, List.of("sdb", "sdc")));

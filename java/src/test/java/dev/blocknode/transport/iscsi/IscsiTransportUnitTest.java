@@ -13,6 +13,7 @@ import dev.blocknode.testing.ManualClock;
 import dev.blocknode.testing.QueryOnlyMounter;
 import dev.blocknode.testing.RecordingBlockDevices;
 import dev.blocknode.testing.ScriptedCommandRunner;
+import dev.blocknode.testing.ScriptedIscsiadm;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.volume.Secrets;
@@ -55,12 +56,14 @@ class IscsiTransportUnitTest {
     private Path database;
     private ManualClock clock;
     private IscsiTransport transport;
+    private ScriptedIscsiadm iscsiadm;
 
     @BeforeEach
     void fabricate() throws IOException {
         sysfs = new FakeSysfs(temp);
         commands = new ScriptedCommandRunner();
         database = Files.createDirectories(temp.resolve("etc-iscsi"));
+        iscsiadm = new ScriptedIscsiadm(commands, sysfs, database, IQN);
         clock = new ManualClock();
         transport = new IscsiTransport(
                 new Host(sysfs.paths(), commands, new QueryOnlyMounter(), new RecordingBlockDevices(sysfs.paths())),
@@ -82,28 +85,16 @@ class IscsiTransportUnitTest {
         return new AttachRequest("vol-iscsi", context, Map.of(), secrets);
     }
 
-    private static String[] node(String portal, String... operation) {
-        List<String> argv = new java.util.ArrayList<>(List.of("iscsiadm", "-m", "node", "-T", IQN, "-p", portal,
-                "-I", "default"));
-        argv.addAll(List.of(operation));
-        return argv.toArray(String[]::new);
+    private String[] node(String portal, String... operation) {
+        return iscsiadm.node(portal, operation);
     }
 
-    /** iscsiadm -o new writes the record file with iscsid.conf's defaults, as the real one does. */
     private void expectRecordCreated(String portal) {
-        commands.expect(node(portal, "-o", "new")).andDo(c -> {
-            Path record = database.resolve("nodes/" + IQN + "/" + portal.replace(':', ','));
-            Files.createDirectories(record.getParent());
-            Files.writeString(record, "node.name = " + IQN + "\nnode.session.auth.authmethod = None\n"
-                    + "node.session.timeo.replacement_timeout = 120\n");
-        });
-        commands.expect(node(portal, "-o", "update", "-n", "node.startup", "-v", "manual"));
-        commands.expect(node(portal, "-o", "update", "-n", "node.session.scan", "-v", "manual"));
+        iscsiadm.expectRecordCreated(portal);
     }
 
     private void expectLogin(String portal, int session, int host) {
-        String address = portal.substring(0, portal.indexOf(':'));
-        commands.expect(node(portal, "--login")).andDo(c -> sysfs.iscsiSession(session, host, IQN, address, 3260));
+        iscsiadm.expectLogin(portal, session, host);
     }
 
     private void lunBehindBothSessions() {

@@ -1,0 +1,52 @@
+package dev.blocknode.testing;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The iscsiadm side of a fake SAN for one target: the argv the iSCSI transport runs, scripted on a
+ * {@link ScriptedCommandRunner}, with the effects the real tool has (a record file in the node database,
+ * a session in sysfs). Shared by every test that attaches an iSCSI LUN.
+ */
+public final class ScriptedIscsiadm {
+
+    private final ScriptedCommandRunner commands;
+    private final FakeSysfs sysfs;
+    private final Path database;
+    private final String iqn;
+
+    public ScriptedIscsiadm(ScriptedCommandRunner commands, FakeSysfs sysfs, Path database, String iqn) {
+        this.commands = commands;
+        this.sysfs = sysfs;
+        this.database = database;
+        this.iqn = iqn;
+    }
+
+    /** iscsiadm -m node -T IQN -p PORTAL -I default OPERATION... */
+    public String[] node(String portal, String... operation) {
+        List<String> argv = new ArrayList<>(List.of("iscsiadm", "-m", "node", "-T", iqn, "-p", portal,
+                "-I", "default"));
+        argv.addAll(List.of(operation));
+        return argv.toArray(String[]::new);
+    }
+
+    /** iscsiadm -o new writes the record file with iscsid.conf's defaults, as the real one does. */
+    public void expectRecordCreated(String portal) {
+        commands.expect(node(portal, "-o", "new")).andDo(c -> {
+            Path record = database.resolve("nodes/" + iqn + "/" + portal.replace(':', ','));
+            Files.createDirectories(record.getParent());
+            Files.writeString(record, "node.name = " + iqn + "\nnode.session.auth.authmethod = None\n"
+                    + "node.session.timeo.replacement_timeout = 120\n");
+        });
+        commands.expect(node(portal, "-o", "update", "-n", "node.startup", "-v", "manual"));
+        commands.expect(node(portal, "-o", "update", "-n", "node.session.scan", "-v", "manual"));
+    }
+
+    /** The login makes session N on SCSI host H, as iscsid does. */
+    public void expectLogin(String portal, int session, int host) {
+        String address = portal.substring(0, portal.indexOf(':'));
+        commands.expect(node(portal, "--login")).andDo(c -> sysfs.iscsiSession(session, host, iqn, address, 3260));
+    }
+}
