@@ -11,6 +11,7 @@ import dev.blocknode.os.Host;
 import dev.blocknode.os.uevent.NetlinkUeventSource;
 import dev.blocknode.scsi.DeviceWaiter;
 import dev.blocknode.scsi.DeviceWaiting;
+import dev.blocknode.state.BootId;
 import dev.blocknode.state.RecordStore;
 import dev.blocknode.transport.Transports;
 import dev.blocknode.transport.fc.FcTransport;
@@ -63,7 +64,7 @@ public final class Plugin implements AutoCloseable {
 
     private static Plugin start(PluginConfig config, Host host, DeviceWaiting deviceWaiting) throws IOException {
         KubeletPaths paths = new KubeletPaths(config.kubeletRoot());
-        RecordStore store = new RecordStore(config.stateDir());
+        RecordStore store = new RecordStore(config.stateDir(), BootId.read(host.paths()));
         DeviceWaiter waiter = deviceWaiting.waiter();
         Transports transports = new Transports(List.of(new LocalTransport(host), new FcTransport(host, waiter),
                 new IscsiTransport(host, NodeRecordFiles.defaultDatabase(), waiter)));

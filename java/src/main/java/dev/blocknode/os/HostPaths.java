@@ -20,4 +20,9 @@ public record HostPaths(Path sys, Path dev, Path proc) {
     public Path mountInfo() {
         return proc.resolve("self/mountinfo");
     }
+
+    /** The kernel's random id of this boot: it changes on every boot and never within one. */
+    public Path bootId() {
+        return proc.resolve("sys/kernel/random/boot_id");
+    }
 }

@@ -18,6 +18,8 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.security.MessageDigest;
 import java.util.Arrays;
 import java.util.HexFormat;
@@ -139,7 +141,8 @@ class RecordStoreUnitTest {
         byte[] bytes = Files.readAllBytes(store.directory().resolve(sha256("vol-bin") + ".pb"));
         assertEquals("bnr1", new String(bytes, 0, 4, StandardCharsets.US_ASCII));
         StagingRecord parsed = StagingRecord.parseFrom(Arrays.copyOfRange(bytes, 8, bytes.length));
-        assertEquals(store.load("vol-bin").orElseThrow(), parsed);
+        assertEquals(store.load("vol-bin").orElseThrow().toBuilder().clearPublications().build(), parsed,
+                "the staging file holds the record without its publications");
         CRC32C crc = new CRC32C();
         crc.update(bytes, 8, bytes.length - 8);
         assertEquals((int) crc.getValue(), ByteBuffer.wrap(bytes, 4, 4).getInt());
@@ -224,13 +227,15 @@ class RecordStoreUnitTest {
     @ValueSource(strings = {"a/b/c", "../../../etc/passwd", "..", ".", "/", "", "vol\\with\\backslashes",
             "\u30dc\u30ea\u30e5\u30fc\u30e0-\ud83d\ude00", "spaces and\ttabs\nnewline", "%2F..%2F"})
     void anyIdRoundTripsInsideTheStore(String id) throws Exception {
-        RecordStore store = new RecordStore(stateDir);
+        RecordStore store = new RecordStore(stateDir, BOOT);
         store.save(mountRecord(id));
         assertEquals(id, store.load(id).orElseThrow().getVolumeId());
         assertEquals(Set.of(sha256(id) + ".pb"), filesInStore());
-        // nothing was written outside the volumes directory
-        try (Stream<Path> all = Files.list(stateDir)) {
-            assertEquals(List.of(stateDir.resolve("volumes")), all.toList());
+        // nothing was written outside the volumes directory and this boot's publications directory
+        try (Stream<Path> all = Files.walk(stateDir)) {
+            assertEquals(Set.of(stateDir, stateDir.resolve("volumes"), store.directory().resolve(sha256(id) + ".pb"),
+                    stateDir.resolve("publications"), journal(BOOT).getParent(), journal(BOOT)),
+                    all.collect(Collectors.toSet()));
         }
     }
 
@@ -457,5 +462,175 @@ class RecordStoreUnitTest {
 
     private static Set<String> ids(List<StagingRecord> records) {
         return records.stream().map(StagingRecord::getVolumeId).collect(Collectors.toSet());
+    }
+
+    // --- publications: a journal per boot, never fsynced ---
+
+    private static final String BOOT = "0c6e1d2a-1111-4f00-8000-000000000001";
+    private static final String NEXT_BOOT = "0c6e1d2a-2222-4f00-8000-000000000002";
+
+    private Path journal(String boot) {
+        return stateDir.resolve("publications").resolve(boot).resolve("journal");
+    }
+
+    private static StagingRecord stagingFile(Path file) throws IOException {
+        byte[] bytes = Files.readAllBytes(file);
+        return StagingRecord.parseFrom(Arrays.copyOfRange(bytes, 8, bytes.length));
+    }
+
+    private static StagingRecord withPublication(StagingRecord record, String target) {
+        return record.toBuilder().putPublications(target, PublicationRecord.newBuilder()
+                .setAccessMode("SINGLE_NODE_MULTI_WRITER").build()).build();
+    }
+
+    @Test
+    void publicationsAreJournaledUnderTheBootIdAndNotInTheStagingFile() throws Exception {
+        RecordStore store = new RecordStore(stateDir, BOOT);
+        store.save(mountRecord("v"));
+        assertTrue(Files.size(journal(BOOT)) > 0);
+        assertEquals(0, stagingFile(store.directory().resolve(sha256("v") + ".pb")).getPublicationsCount());
+        assertEquals(mountRecord("v").getPublicationsMap(),
+                new RecordStore(stateDir, BOOT).load("v").orElseThrow().getPublicationsMap());
+    }
+
+    @Test
+    void aSaveThatChangesOnlyPublicationsLeavesTheStagingFileAlone() throws Exception {
+        RecordStore store = new RecordStore(stateDir, BOOT);
+        store.save(mountRecord("v"));
+        Path staging = store.directory().resolve(sha256("v") + ".pb");
+        byte[] before = Files.readAllBytes(staging);
+        Object inode = Files.readAttributes(staging, BasicFileAttributes.class).fileKey();
+        StagingRecord saved = store.load("v").orElseThrow();
+
+        store.save(withPublication(saved, "/t/new"));
+
+        assertTrue(Arrays.equals(before, Files.readAllBytes(staging)), "the staging file is unchanged");
+        assertEquals(inode, Files.readAttributes(staging, BasicFileAttributes.class).fileKey(), "and not replaced");
+        StagingRecord loaded = store.load("v").orElseThrow();
+        assertEquals(3, loaded.getPublicationsCount());
+        assertEquals(saved.getUpdatedUnixMillis(), loaded.getUpdatedUnixMillis(),
+                "the time is that of the last change to the staging record");
+        assertEquals(loaded, new RecordStore(stateDir, BOOT).load("v").orElseThrow(), "a restart reads the same");
+    }
+
+    @Test
+    void theLastChangeOfEachVolumeWinsAfterARestart() throws Exception {
+        RecordStore store = new RecordStore(stateDir, BOOT);
+        store.save(mountRecord("a"));
+        store.save(mountRecord("b"));
+        store.save(store.load("a").orElseThrow().toBuilder().clearPublications().build());
+        store.save(withPublication(store.load("b").orElseThrow(), "/t/b3"));
+        store.save(withPublication(store.load("a").orElseThrow(), "/t/a1"));
+
+        RecordStore reopened = new RecordStore(stateDir, BOOT);
+
+        assertEquals(Set.of("/t/a1"), reopened.load("a").orElseThrow().getPublicationsMap().keySet());
+        assertEquals(3, reopened.load("b").orElseThrow().getPublicationsCount());
+        assertEquals(store.load("b"), reopened.load("b"));
+    }
+
+    @Test
+    void afterARebootThePublicationsOfTheEarlierBootAreDroppedAndTheStagingRecordKept() throws Exception {
+        RecordStore store = new RecordStore(stateDir, BOOT);
+        store.save(mountRecord("v"));
+        StagingRecord before = store.load("v").orElseThrow();
+
+        RecordStore rebooted = new RecordStore(stateDir, NEXT_BOOT);
+
+        assertEquals(before.toBuilder().clearPublications().build(), rebooted.load("v").orElseThrow());
+        assertFalse(Files.exists(stateDir.resolve("publications").resolve(BOOT)), "the earlier boot's are gone");
+        assertTrue(Files.exists(journal(NEXT_BOOT)));
+    }
+
+    @Test
+    void aGarbledJournalOfAnEarlierBootIsDroppedNotReported() throws Exception {
+        RecordStore store = new RecordStore(stateDir, BOOT);
+        store.save(mountRecord("v"));
+        // what a node crash can leave of a file that was never fsynced: anything, here zeros and noise
+        Files.write(journal(BOOT), new byte[] {0, 0, 0, 0, 0, 0, 0, 0, 42, 17, 0, 0, 0});
+
+        RecordStore rebooted = new RecordStore(stateDir, NEXT_BOOT);
+
+        assertEquals(0, rebooted.load("v").orElseThrow().getPublicationsCount());
+        assertEquals(Set.of("v"), ids(rebooted.all()));
+    }
+
+    @Test
+    void aWriteCutShortIsCutOffAndTheEntriesBeforeItKept() throws Exception {
+        RecordStore store = new RecordStore(stateDir, BOOT);
+        store.save(mountRecord("v"));
+        long complete = Files.size(journal(BOOT));
+        store.save(withPublication(store.load("v").orElseThrow(), "/t/lost"));
+        long longer = Files.size(journal(BOOT));
+        try (var channel = java.nio.channels.FileChannel.open(journal(BOOT), StandardOpenOption.WRITE)) {
+            channel.truncate(complete + (longer - complete) / 2); // a kill between two pages of the write
+        }
+
+        RecordStore reopened = new RecordStore(stateDir, BOOT);
+
+        assertEquals(mountRecord("v").getPublicationsMap(), reopened.load("v").orElseThrow().getPublicationsMap());
+        assertEquals(complete, Files.size(journal(BOOT)), "the partial entry is cut off");
+        reopened.save(withPublication(reopened.load("v").orElseThrow(), "/t/again"));
+        assertEquals(3, new RecordStore(stateDir, BOOT).load("v").orElseThrow().getPublicationsCount(),
+                "what is appended after the cut is read");
+    }
+
+    @Test
+    void publicationsWithoutAStagingRecordAreDropped() throws Exception {
+        RecordStore store = new RecordStore(stateDir, BOOT);
+        store.save(mountRecord("v"));
+        Files.delete(store.directory().resolve(sha256("v") + ".pb"));
+
+        RecordStore reopened = new RecordStore(stateDir, BOOT);
+        assertEquals(Optional.empty(), reopened.load("v"));
+        reopened.save(mountRecord("v").toBuilder().clearPublications().build());
+        assertEquals(0, new RecordStore(stateDir, BOOT).load("v").orElseThrow().getPublicationsCount(),
+                "the dropped publications do not come back with a new staging record");
+    }
+
+    @Test
+    void aStagingRecordOfAnOlderPluginHoldingPublicationsIsSplitOnOpen() throws Exception {
+        Path volumes = Files.createDirectories(stateDir.resolve("volumes"));
+        StagingRecord old = mountRecord("old").toBuilder().setFormatVersion(1).setUpdatedUnixMillis(77).build();
+        Files.write(volumes.resolve(sha256("old") + ".pb"), RecordStore.encode(old));
+
+        RecordStore store = new RecordStore(stateDir, BOOT);
+
+        assertEquals(old, store.load("old").orElseThrow());
+        assertEquals(0, stagingFile(volumes.resolve(sha256("old") + ".pb")).getPublicationsCount());
+        assertEquals(old, new RecordStore(stateDir, BOOT).load("old").orElseThrow());
+    }
+
+    @Test
+    void deleteRemovesThePublicationsToo() throws Exception {
+        RecordStore store = new RecordStore(stateDir, BOOT);
+        store.save(mountRecord("v"));
+        store.delete("v");
+        store.save(mountRecord("v").toBuilder().clearPublications().build());
+        assertEquals(0, new RecordStore(stateDir, BOOT).load("v").orElseThrow().getPublicationsCount());
+    }
+
+    @Test
+    void theJournalIsCompactedAndStaysSmall() throws Exception {
+        RecordStore store = new RecordStore(stateDir, BOOT);
+        StagingRecord staged = mountRecord("v").toBuilder().clearPublications().build();
+        store.save(staged);
+        store.save(mountRecord("w"));
+        for (int i = 0; i < 5_000; i++) {
+            store.save(withPublication(staged, "/var/lib/kubelet/pods/pod-" + i + "/volumes/kubernetes.io~csi/pv/mount"));
+            store.save(staged);
+        }
+        assertTrue(Files.size(journal(BOOT)) < 300 << 10, "compacted: " + Files.size(journal(BOOT)) + " bytes");
+        RecordStore reopened = new RecordStore(stateDir, BOOT);
+        assertEquals(0, reopened.load("v").orElseThrow().getPublicationsCount());
+        assertEquals(store.load("w"), reopened.load("w"));
+        try (Stream<Path> files = Files.list(journal(BOOT).getParent())) {
+            assertEquals(List.of(journal(BOOT)), files.toList(), "no temp file left");
+        }
+    }
+
+    @Test
+    void aBootIdThatIsNotAUuidIsRefused() {
+        assertThrows(IOException.class, () -> new RecordStore(stateDir, "../../etc"));
     }
 }

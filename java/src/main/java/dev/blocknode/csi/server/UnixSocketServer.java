@@ -31,14 +31,14 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Logger;
 
 /**
  * gRPC on a Unix domain socket through Netty's native epoll transport. A stale socket file from a dead
- * process is replaced; a live server on the same path is never stolen from. Calls run on virtual
- * threads, since volume operations block on syscalls and commands; gRPC's own steps run on the event loop.
+ * process is replaced; a live server on the same path is never stolen from. Calls run on call threads
+ * ({@link CallThreads}), since volume operations block on syscalls and commands; gRPC's own steps run on
+ * the event loop.
  */
 public final class UnixSocketServer implements AutoCloseable {
 
@@ -77,8 +77,8 @@ public final class UnixSocketServer implements AutoCloseable {
         removeStaleSocket(socket);
         disableLeakSamplingUnlessAsked();
         EventLoopGroup eventLoops = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
-        ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
-        // gRPC's steps run on the event loop; each call's own code on a virtual thread (see Offloading).
+        ExecutorService executor = CallThreads.newPool();
+        // gRPC's steps run on the event loop; each call's own code on a call thread (see Offloading).
         Offloading offloading = new Offloading(executor);
         List<ServerInterceptor> chain = new ArrayList<>();
         chain.add(offloading); // first in the list = innermost: it sees the Context the others set up
