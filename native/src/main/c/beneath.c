@@ -12,8 +12,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-jlongArray JNICALL bn_stat_beneath(JNIEnv *env, jclass clazz, jstring j_root, jstring j_relative) {
-    (void) clazz;
+/*
+ * absent_is_null: a path that is not there (ENOENT, ENOTDIR from openat2) returns NULL with no exception
+ * pending, for callers to whom absence is an ordinary answer (a target kubelet has not created yet): a
+ * thrown exception costs a stack walk and a message on every NodePublishVolume.
+ */
+static jlongArray stat_beneath(JNIEnv *env, jstring j_root, jstring j_relative, int absent_is_null) {
     const char *root = NULL;
     const char *relative = NULL;
     jlongArray result = NULL;
@@ -39,7 +43,9 @@ jlongArray JNICALL bn_stat_beneath(JNIEnv *env, jclass clazz, jstring j_root, js
     };
     fd = (int) syscall(SYS_openat2, root_fd, relative, &how, sizeof(how));
     if (fd < 0) {
-        bn_throw_errno(env, "openat2", relative, errno);
+        if (!absent_is_null || (errno != ENOENT && errno != ENOTDIR)) {
+            bn_throw_errno(env, "openat2", relative, errno);
+        }
         goto out;
     }
     if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_BASIC_STATS, &stx) != 0) {
@@ -57,4 +63,14 @@ out:
     bn_utf_release(env, j_relative, relative);
     bn_utf_release(env, j_root, root);
     return result;
+}
+
+jlongArray JNICALL bn_stat_beneath(JNIEnv *env, jclass clazz, jstring j_root, jstring j_relative) {
+    (void) clazz;
+    return stat_beneath(env, j_root, j_relative, 0);
+}
+
+jlongArray JNICALL bn_stat_beneath_if_present(JNIEnv *env, jclass clazz, jstring j_root, jstring j_relative) {
+    (void) clazz;
+    return stat_beneath(env, j_root, j_relative, 1);
 }

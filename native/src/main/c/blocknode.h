@@ -80,6 +80,7 @@ jlongArray bn_stat_array(JNIEnv *env, const struct statx *stx);
 
 /* beneath.c */
 jlongArray JNICALL bn_stat_beneath(JNIEnv *env, jclass clazz, jstring root, jstring relative);
+jlongArray JNICALL bn_stat_beneath_if_present(JNIEnv *env, jclass clazz, jstring root, jstring relative);
 
 /* statvfs.c */
 jlongArray JNICALL bn_statvfs(JNIEnv *env, jclass clazz, jstring path);

@@ -13,6 +13,7 @@ static const JNINativeMethod linux_native_methods[] = {
     { "isMountPoint", "(" BN_STRING ")Z", (void *) bn_is_mount_point },
     { "stat", "(" BN_STRING ")[J", (void *) bn_stat },
     { "statBeneath", "(" BN_STRING BN_STRING ")[J", (void *) bn_stat_beneath },
+    { "statBeneathIfPresent", "(" BN_STRING BN_STRING ")[J", (void *) bn_stat_beneath_if_present },
     { "statvfs", "(" BN_STRING ")[J", (void *) bn_statvfs },
     { "blockDeviceSize", "(" BN_STRING ")J", (void *) bn_block_device_size },
     { "blockSectorSize", "(" BN_STRING ")I", (void *) bn_block_sector_size },

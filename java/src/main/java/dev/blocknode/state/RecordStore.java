@@ -170,6 +170,30 @@ public final class RecordStore {
         }
     }
 
+    /**
+     * Saves new publications of a volume whose staging record is saved: what publish and unpublish change,
+     * without comparing the rest of the record (one journal write; see the class comment).
+     *
+     * @throws IOException also when the volume has no staging record: publications are never kept alone
+     */
+    public void savePublications(String volumeId, Map<String, PublicationRecord> publications) throws IOException {
+        ReentrantLock lock = lockFor(fileNameFor(volumeId));
+        lock.lock();
+        try {
+            StagingRecord cached = records.get(volumeId);
+            if (cached == null) {
+                throw new IOException("volume " + volumeId + " has no staging record to add publications to");
+            }
+            if (cached.getPublicationsMap().equals(publications)) {
+                return;
+            }
+            journal.record(volumeId, publications);
+            records.put(volumeId, cached.toBuilder().clearPublications().putAllPublications(publications).build());
+        } finally {
+            lock.unlock();
+        }
+    }
+
     public void delete(String volumeId) throws IOException {
         String name = fileNameFor(volumeId);
         ReentrantLock lock = lockFor(name);

@@ -2,7 +2,6 @@ package dev.blocknode.volume;
 
 import dev.blocknode.os.natives.LinuxNative;
 import dev.blocknode.os.natives.NativeIOException;
-import dev.blocknode.os.natives.NoSuchPathException;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -94,23 +93,22 @@ public final class KubeletPaths {
     private boolean resolvesBeneathRoot(Path normalized) {
         Path relative = normalized.startsWith(realRoot) ? realRoot.relativize(normalized) : root.relativize(normalized);
         try {
-            try {
-                long mode = LinuxNative.statBeneath(realRoot.toString(), relative.toString())[LinuxNative.STAT_MODE];
-                return (mode & LinuxNative.S_IFMT) != LinuxNative.S_IFLNK;
-            } catch (NoSuchPathException absent) {
-                // Absent with its parent there: the last element is no entry at all, not even a dangling
-                // symlink (O_PATH | O_NOFOLLOW would have opened one).
-                Path parent = relative.getParent();
-                return parent == null || isDirectoryBeneathRoot(parent.toString());
+            long[] stat = LinuxNative.statBeneathIfPresent(realRoot.toString(), relative.toString());
+            if (stat != null) {
+                return (stat[LinuxNative.STAT_MODE] & LinuxNative.S_IFMT) != LinuxNative.S_IFLNK;
             }
+            // Absent with its parent there: the last element is no entry at all, not even a dangling symlink
+            // (O_PATH | O_NOFOLLOW would have opened one). Absent is usual: a publish's target, for one.
+            Path parent = relative.getParent();
+            return parent == null || isDirectoryBeneathRoot(parent.toString());
         } catch (NativeIOException | LinkageError slowPathDecides) {
             return false;
         }
     }
 
     private boolean isDirectoryBeneathRoot(String relative) throws NativeIOException {
-        long mode = LinuxNative.statBeneath(realRoot.toString(), relative)[LinuxNative.STAT_MODE];
-        return (mode & LinuxNative.S_IFMT) == LinuxNative.S_IFDIR;
+        long[] stat = LinuxNative.statBeneathIfPresent(realRoot.toString(), relative);
+        return stat != null && (stat[LinuxNative.STAT_MODE] & LinuxNative.S_IFMT) == LinuxNative.S_IFDIR;
     }
 
     private static String shorten(String raw) {

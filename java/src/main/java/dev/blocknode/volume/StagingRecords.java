@@ -41,6 +41,18 @@ final class StagingRecords {
         }
     }
 
+    /** Saves a change of the record's publications only (see {@link RecordStore#savePublications}). */
+    void savePublications(StagingRecord record) throws VolumeException {
+        try {
+            store.savePublications(record.getVolumeId(), record.getPublicationsMap());
+        } catch (StateDirFullException e) {
+            throw VolumeException.exhausted("cannot record the publications of volume " + record.getVolumeId()
+                    + ": " + e.getMessage() + "; free space there and retry", null);
+        } catch (IOException e) {
+            throw VolumeException.internal("cannot record the publications of volume " + record.getVolumeId(), e);
+        }
+    }
+
     void delete(String volumeId) throws VolumeException {
         try {
             store.delete(volumeId);

@@ -6,7 +6,10 @@ import dev.blocknode.state.v1.PublicationRecord;
 import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
 
+import dev.blocknode.os.natives.NoSuchPathException;
+
 import java.io.IOException;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -55,21 +58,26 @@ final class VolumeLocator {
         Optional<PublicationRecord> publication =
                 Optional.ofNullable(record.getPublicationsMap().get(path.toString()));
         boolean known = publication.isPresent() || record.getStagingPath().equals(path.toString());
+        if (!known) {
+            throw VolumeException.notFound("volume " + volumeId + " is not at " + path);
+        }
         try {
-            if (!known || !Files.exists(path, LinkOption.NOFOLLOW_LINKS)) {
-                throw VolumeException.notFound("volume " + volumeId + " is not at " + path);
-            }
             boolean blockStaging = record.hasBlock() && publication.isEmpty();
-            if (!blockStaging && !holdsVolume(record, path)) {
+            if (blockStaging ? !Files.exists(path, LinkOption.NOFOLLOW_LINKS) : !holdsVolume(record, path)) {
                 throw VolumeException.notFound("volume " + volumeId + " is not mounted at " + path);
             }
+        } catch (NoSuchPathException | NoSuchFileException absent) {
+            throw VolumeException.notFound("volume " + volumeId + " is not at " + path);
         } catch (IOException e) {
             throw VolumeException.internal("cannot inspect " + path, e);
         }
         return new Located(record, path, publication);
     }
 
-    /** A mount of the volume is at {@code path}: one statx answers both questions where the kernel can. */
+    /**
+     * A mount of the volume is at {@code path}: one statx answers both questions where the kernel can (and
+     * that the path exists: this is called every minute for every volume, so no separate look first).
+     */
     private boolean holdsVolume(StagingRecord record, Path path) throws IOException {
         FileStat stat = host.mounter().stat(path);
         boolean mountPoint = switch (stat.mountRoot()) {

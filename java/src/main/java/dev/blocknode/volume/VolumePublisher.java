@@ -7,8 +7,10 @@ import dev.blocknode.os.FileStat;
 import dev.blocknode.os.Host;
 import dev.blocknode.os.block.LoopDevices;
 import dev.blocknode.os.exec.CommandException;
+import dev.blocknode.logging.LogContext;
 import dev.blocknode.os.mount.MountOptions;
 import dev.blocknode.os.natives.LinuxNative;
+import dev.blocknode.os.natives.NoSuchPathException;
 import dev.blocknode.state.v1.DeviceRecord;
 import dev.blocknode.state.v1.PublicationRecord;
 import dev.blocknode.state.v1.StagePhase;
@@ -19,6 +21,7 @@ import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -91,7 +94,7 @@ public final class VolumePublisher {
                 releaseReadOnlyView(volumeId, record, earlier.getReadonlyView());
             }
             StagingRecord.Builder updated = record.toBuilder().putPublications(target.toString(), wanted);
-            records.save(updated.build());
+            records.savePublications(updated.build());
             CrashPoints.reach(CrashPoint.PUBLISH_RECORDED);
             MountOptions options = request.capability().accessType() instanceof AccessType.Mount mount
                     ? mount.options().perMountPoint() : MountOptions.NONE;
@@ -110,7 +113,8 @@ public final class VolumePublisher {
                         + volumeId + " failed", e);
             }
             CrashPoints.reach(CrashPoint.PUBLISH_BOUND);
-            LOG.info(() -> "published volume " + volumeId + " at " + target + (readOnly ? " (read-only)" : ""));
+            LogContext.outcome(LOG, () -> "published volume " + volumeId + " at " + target
+                    + (readOnly ? " (read-only)" : ""));
         }
     }
 
@@ -119,8 +123,7 @@ public final class VolumePublisher {
         String volumeId = request.volumeId();
         try (OperationGuard.Permit ignored = guard.enter(volumeId, "NodeUnpublishVolume")) {
             Optional<StagingRecord> record = records.find(volumeId);
-            if (Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
-                unmountTarget(volumeId, target, record);
+            if (unmountTarget(volumeId, target, record)) {
                 CrashPoints.reach(CrashPoint.UNPUBLISH_UNMOUNTED);
                 deleteTarget(volumeId, target);
             }
@@ -131,9 +134,9 @@ public final class VolumePublisher {
                 CrashPoints.reach(CrashPoint.UNPUBLISH_VIEW_RELEASED);
             }
             if (record.isPresent() && record.get().containsPublications(target.toString())) {
-                records.save(record.get().toBuilder().removePublications(target.toString()).build());
+                records.savePublications(record.get().toBuilder().removePublications(target.toString()).build());
             }
-            LOG.info(() -> "unpublished volume " + volumeId + " from " + target);
+            LogContext.outcome(LOG, () -> "unpublished volume " + volumeId + " from " + target);
         }
     }
 
@@ -145,10 +148,11 @@ public final class VolumePublisher {
     private boolean alreadyPublished(StagingRecord record, Path target, PublicationRecord wanted)
             throws VolumeException {
         try {
-            if (!Files.exists(target, LinkOption.NOFOLLOW_LINKS) || !host.mounter().isMountPoint(target)) {
+            Optional<FileStat> stat = statIfPresent(target);
+            if (stat.isEmpty() || !isMountPoint(target, stat.get())) {
                 return false;
             }
-            if (!Publications.holdsVolume(host, record, target)) {
+            if (!Publications.holdsVolume(record, target, stat.get())) {
                 throw VolumeException.alreadyExists("target path " + target + " already holds a mount of another"
                         + " volume or device");
             }
@@ -185,7 +189,7 @@ public final class VolumePublisher {
                         .setReadonlyView(DeviceRecord.newBuilder().setPath(view.toString())
                                 .setMajor(stat.rdev().major()).setMinor(stat.rdev().minor()))
                         .build());
-                records.save(record.build());
+                records.savePublications(record.build());
                 CrashPoints.reach(CrashPoint.PUBLISH_VIEW_RECORDED);
                 try {
                     loops.attachReadOnly(view, device);
@@ -270,22 +274,51 @@ public final class VolumePublisher {
         }
     }
 
-    private void unmountTarget(String volumeId, Path target, Optional<StagingRecord> record) throws VolumeException {
+    /**
+     * Unmounts whatever of this volume is mounted at the target (stacked mounts too, up to a bound); one
+     * statx per mount tells whether it is a mount point and whose. False when the target does not exist.
+     */
+    private boolean unmountTarget(String volumeId, Path target, Optional<StagingRecord> record)
+            throws VolumeException {
         try {
-            for (int i = 0; i < MAX_STACKED_UNMOUNTS && host.mounter().isMountPoint(target); i++) {
-                if (record.isPresent() && !Publications.holdsVolume(host, record.get(), target)) {
+            for (int unmounts = 0; ; unmounts++) {
+                Optional<FileStat> stat = statIfPresent(target);
+                if (stat.isEmpty()) {
+                    return unmounts > 0;
+                }
+                if (!isMountPoint(target, stat.get())) {
+                    return true;
+                }
+                if (unmounts == MAX_STACKED_UNMOUNTS) {
+                    throw VolumeException.internal("target path " + target + " is still a mount point after "
+                            + MAX_STACKED_UNMOUNTS + " unmounts", null);
+                }
+                if (record.isPresent() && !Publications.holdsVolume(record.get(), target, stat.get())) {
                     throw VolumeException.precondition("target path " + target + " holds a mount that is not volume "
                             + volumeId + "; left it alone");
                 }
                 host.mounter().unmount(target);
             }
-            if (host.mounter().isMountPoint(target)) {
-                throw VolumeException.internal("target path " + target + " is still a mount point after "
-                        + MAX_STACKED_UNMOUNTS + " unmounts", null);
-            }
         } catch (IOException e) {
             throw VolumeException.internal("unmounting " + target + " of volume " + volumeId + " failed", e);
         }
+    }
+
+    /** The target's statx, without following a symlink; empty when nothing is there. */
+    private Optional<FileStat> statIfPresent(Path target) throws IOException {
+        try {
+            return Optional.of(host.mounter().stat(target));
+        } catch (NoSuchPathException | NoSuchFileException absent) {
+            return Optional.empty();
+        }
+    }
+
+    private boolean isMountPoint(Path target, FileStat stat) throws IOException {
+        return switch (stat.mountRoot()) {
+            case YES -> true;
+            case NO -> false;
+            case UNKNOWN -> host.mounter().isMountPoint(target);
+        };
     }
 
     /** The spec makes the plugin delete what it created at the target; a directory with data is never deleted. */

@@ -15,7 +15,11 @@ import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 
 import static dev.blocknode.testing.CsiRequests.mount;
+import static dev.blocknode.testing.CsiRequests.publish;
+import static dev.blocknode.testing.CsiRequests.stage;
+import static dev.blocknode.testing.CsiRequests.unpublish;
 import static dev.blocknode.testing.CsiRequests.unstage;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -73,6 +77,35 @@ class OperationLoggingHostTest {
                 && l.contains("formatted blank device")), capture.text.toString());
         for (String line : capture.json) {
             assertFalse(line.contains("S3CRET-VALUE-42"), "a secret reached the log: " + line);
+        }
+    }
+
+    @Test
+    void aPublishAndAnUnpublishAreOneLineEachSayingWhatTheyDid() throws Exception {
+        Capture capture = new Capture();
+        capture.setLevel(Level.ALL);
+        Logger root = Logger.getLogger("");
+        root.addHandler(capture);
+        try (PluginHarness plugin = PluginHarness.start()) {
+            LoopDevice loop = plugin.newLoopDevice("one-line", 64L << 20);
+            Path staging = plugin.stagingPath("one-line");
+            Path target = plugin.targetPath("pod-1", "one-line");
+            plugin.client().node().nodeStageVolume(stage("vol-one", loop.device(), staging, mount("ext4")));
+            capture.json.clear();
+            plugin.client().node().nodePublishVolume(publish("vol-one", staging, target, mount("ext4"), false));
+            plugin.client().node().nodeUnpublishVolume(unpublish("vol-one", target));
+            List<String> lines = List.copyOf(capture.json);
+            plugin.client().node().nodeUnstageVolume(unstage("vol-one", staging));
+
+            assertEquals(2, lines.size(), "one line per call: " + lines);
+            assertTrue(lines.get(0).contains("NodePublishVolume #") && lines.get(0).contains(" OK in ")
+                    && lines.get(0).contains(" us: published volume vol-one at " + target)
+                    && lines.get(0).contains("\"rpc\":\"NodePublishVolume\"")
+                    && lines.get(0).contains("\"volume_id\":\"vol-one\""), lines.get(0));
+            assertTrue(lines.get(1).contains("NodeUnpublishVolume #")
+                    && lines.get(1).contains(" us: unpublished volume vol-one from " + target), lines.get(1));
+        } finally {
+            root.removeHandler(capture);
         }
     }
 }

@@ -633,4 +633,22 @@ class RecordStoreUnitTest {
     void aBootIdThatIsNotAUuidIsRefused() {
         assertThrows(IOException.class, () -> new RecordStore(stateDir, "../../etc"));
     }
+
+    @Test
+    void savePublicationsChangesOnlyThePublicationsAndNeedsAStagingRecord() throws Exception {
+        RecordStore store = new RecordStore(stateDir, BOOT);
+        store.save(mountRecord("v"));
+        StagingRecord before = store.load("v").orElseThrow();
+
+        store.savePublications("v", withPublication(before, "/t/x").getPublicationsMap());
+
+        StagingRecord after = store.load("v").orElseThrow();
+        assertEquals(before.toBuilder().clearPublications().build(), after.toBuilder().clearPublications().build());
+        assertEquals(3, after.getPublicationsCount());
+        assertEquals(after, new RecordStore(stateDir, BOOT).load("v").orElseThrow());
+        IOException e = assertThrows(IOException.class, () -> store.savePublications("nobody",
+                mountRecord("nobody").getPublicationsMap()));
+        assertTrue(e.getMessage().contains("no staging record"), e.getMessage());
+        assertEquals(Optional.empty(), new RecordStore(stateDir, BOOT).load("nobody"));
+    }
 }

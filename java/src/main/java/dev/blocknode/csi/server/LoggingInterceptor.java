@@ -1,5 +1,6 @@
 package dev.blocknode.csi.server;
 
+import dev.blocknode.logging.LogContext;
 import io.grpc.Context;
 import io.grpc.Contexts;
 import io.grpc.ForwardingServerCall;
@@ -14,7 +15,8 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * One log line per finished RPC: method, request number, status and duration. Requests are never
+ * One log line per finished RPC: method, request number, status and duration, and what the call said it
+ * did ({@link LogContext#outcome}), so that a publish is one line, not two. Requests are never
  * logged whole, so secrets in them cannot reach a log. Frequent read-only calls log at FINE.
  */
 public final class LoggingInterceptor implements ServerInterceptor {
@@ -43,7 +45,7 @@ public final class LoggingInterceptor implements ServerInterceptor {
                 if (LOG.isLoggable(level)) {
                     LOG.log(level, method + " #" + id + " " + status.getCode()
                             + (status.getDescription() == null ? "" : " (" + status.getDescription() + ")")
-                            + " in " + micros + " us");
+                            + " in " + micros + " us" + LogContext.outcome().map(done -> ": " + done).orElse(""));
                 }
                 super.close(status, trailers);
             }

@@ -7,6 +7,7 @@ import dev.blocknode.os.natives.LinuxNative;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.Optional;
@@ -55,9 +56,13 @@ public class BlockDevices {
         }
     }
 
-    /** True while the kernel still has this device (its sysfs directory exists). */
+    /**
+     * True while the kernel still has this device: its entry in /sys/dev/block exists. The entry itself (a
+     * symlink the kernel removes with the device), not what it points to: half the path walk, and this is
+     * asked for every volume every minute.
+     */
     public boolean exists(DeviceNumber number) {
-        return Files.isDirectory(host.sysBlockDevice(number));
+        return Files.exists(host.sysBlockDevice(number), LinkOption.NOFOLLOW_LINKS);
     }
 
     /** The kernel's name for the device ("loop3", "sdb", "dm-2"), from its sysfs uevent file. */

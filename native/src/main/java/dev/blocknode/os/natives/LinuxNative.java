@@ -128,6 +128,13 @@ public final class LinuxNative {
     public static native long[] statBeneath(String root, String relative) throws NativeIOException;
 
     /**
+     * {@link #statBeneath}, but null where that throws {@link NoSuchPathException} for the final element or
+     * a directory on the way (ENOENT, ENOTDIR). Why: absence is an ordinary answer for a path kubelet has
+     * not created yet, and an exception thrown from C costs a stack walk and a message on every call.
+     */
+    public static native long[] statBeneathIfPresent(String root, String relative) throws NativeIOException;
+
+    /**
      * statvfs(3), as {@code long[STATVFS_LENGTH]}: see the STATVFS_* indexes. Why: NodeGetVolumeStats
      * reports bytes and inodes, and the JDK's FileStore has no inode counts.
      */

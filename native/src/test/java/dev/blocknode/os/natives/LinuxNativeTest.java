@@ -1,6 +1,8 @@
 package dev.blocknode.os.natives;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -108,6 +110,12 @@ class LinuxNativeTest {
             assertEquals("openat2", e.syscall());
         }
         assertThrows(NoSuchPathException.class, () -> LinuxNative.statBeneath(r, "a/missing"));
+        assertNull(LinuxNative.statBeneathIfPresent(r, "a/missing"), "absent: null, no exception");
+        Files.writeString(root.resolve("a/file"), "not a directory");
+        assertNull(LinuxNative.statBeneathIfPresent(r, "a/file/deeper"), "through a non-directory: null");
+        assertArrayEquals(LinuxNative.statBeneath(r, "inner/b"), LinuxNative.statBeneathIfPresent(r, "inner/b"));
+        assertThrows(NativeIOException.class, () -> LinuxNative.statBeneathIfPresent(r, "escape/x"),
+                "a way out is still refused, not taken for absence");
         assertThrows(NoSuchPathException.class, () -> LinuxNative.statBeneath(tmp.resolve("nothing").toString(), "a"));
         for (String link : new String[] {"inner", "escape", "absolute", "a/last"}) {
             Files.delete(root.resolve(link)); // before @TempDir's cleanup, which warns about links leaving it
