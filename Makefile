@@ -37,7 +37,7 @@ help:
 	@echo "make validate-deploy  check deploy/ offline: manifests and Helm chart, strictly typed, plus its tests"
 	@echo "make e2e-vm  (root) boot a qemu guest with iSCSI + multipath and run the plugin in it (test-e2e/vm)"
 	@echo "make registration-test  kubelet registration through node-driver-registrar (test-e2e/registration)"
-	@echo "make bench   (root) benchmark: figures a-e as ratios to same-run baselines (test-e2e/bench)"
+	@echo "make bench   (root) benchmark: figures a-f as ratios to same-run baselines (test-e2e/bench)"
 	@echo "make soak    (root) SOAK_CYCLES (10000) lifecycle cycles; plugin fds, threads, RSS must stay flat"
 
 # Host packages the plugin and its tests use. Installed only when a tool is missing.

@@ -7,7 +7,7 @@
 # environment (all optional; the defaults are the figures of README.md):
 #   BENCH_CYCLES=400 BENCH_ROUNDS=8 BENCH_CLUTTER=3000 BENCH_BURST=100 BENCH_STATS_VOLUMES=1000
 #   BENCH_SWEEPS=5 BENCH_START_TRIALS=5 BENCH_IDLE_SETTLE_MS=2000
-#   BENCH_FIGURES=abcde        a subset, e.g. "d" (b stages its own volume without a; e's burst RSS needs c)
+#   BENCH_FIGURES=abcdef       a subset, e.g. "d" (b stages its own volume without a; e's burst RSS needs c)
 #   BENCH_P1_EXTRA_FLAGS=...   extra JVM flags for the plugin of a-d only, e.g. a JFR recording for a profile
 #                              (the table then says so: those runs are not the image's flags)
 #   BENCH_PROFILE=1            JFR recordings (settings=profile) of the plugin over the measured windows of a
@@ -157,7 +157,7 @@ fi
     --cycles "${BENCH_CYCLES:-400}" --rounds "${BENCH_ROUNDS:-8}" --clutter "${BENCH_CLUTTER:-3000}" \
     --burst "${BENCH_BURST:-100}" --stats-volumes "${BENCH_STATS_VOLUMES:-1000}" --sweeps "${BENCH_SWEEPS:-5}" \
     --start-trials "${BENCH_START_TRIALS:-5}" --idle-settle-ms "${BENCH_IDLE_SETTLE_MS:-2000}" \
-    --figures "${BENCH_FIGURES:-abcde}" --p1-extra-flags "${BENCH_P1_EXTRA_FLAGS:-}" \
+    --figures "${BENCH_FIGURES:-abcdef}" --p1-extra-flags "${BENCH_P1_EXTRA_FLAGS:-}" \
     --profile-dir "$( [[ -n ${BENCH_PROFILE:-} ]] && echo "$out/profile" )" &
 bench_pid=$!
 wait "$bench_pid"

@@ -3,6 +3,7 @@ package dev.blocknode;
 import dev.blocknode.client.CsiCommandLine;
 import dev.blocknode.config.FlagParser;
 import dev.blocknode.config.PluginConfig;
+import dev.blocknode.csi.server.UnixSocketServer;
 import dev.blocknode.demo.DemoVolume;
 import dev.blocknode.faults.CrashPoints;
 import dev.blocknode.logging.LogSetup;
@@ -30,6 +31,7 @@ public final class Main {
     }
 
     public static void main(String[] args) {
+        UnixSocketServer.disableNettyJfrEventsUnlessAsked(); // first: before any Netty class initializes
         if (args.length > 0 && args[0].equals("client")) {
             LogSetup.configure(PluginConfig.LogFormat.TEXT);
             System.exit(CsiCommandLine.run(Arrays.asList(args).subList(1, args.length), System.out, System.err));

@@ -4,6 +4,7 @@ import com.google.protobuf.TextFormat;
 import dev.blocknode.os.natives.LinuxNative;
 import dev.blocknode.os.natives.NativeLibrary;
 import dev.blocknode.state.RecordStore;
+import dev.blocknode.state.v1.PublicationRecord;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.volume.KubeletPaths;
 
@@ -12,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
+import java.util.Map;
 
 /**
  * The pieces of the plugin's per-call work, each timed alone in a JVM started with the image's flags
@@ -55,15 +57,25 @@ public final class Micro {
         String volumeId = record.getVolumeId();
 
         System.out.println("staging record: " + Files.size(file) + " bytes on disk (binary protobuf + 8-byte header),"
-                + " " + text.length() + " bytes as text format, " + record.getPublicationsCount() + " publication(s)");
+                + " " + text.length() + " bytes as text format; " + record.getPublicationsCount() + " publication(s),"
+                + " journaled apart");
         time("RecordStore.load (from the store's memory)", () -> disk.load(volumeId));
         time("  opening a store of this one record (read + checksum + binary parse)",
                 () -> new RecordStore(recordStateDir));
         time("  binary protobuf parse alone", () -> StagingRecord.parseFrom(binary));
         time("  (text-format parse of the same record, the old format, for comparison)",
                 () -> parser.merge(text, StagingRecord.newBuilder()));
-        time("RecordStore.save (encode, write, fsync, rename, fsync dir), root disk", () -> disk.save(record));
-        time("RecordStore.save, tmpfs", () -> memory.save(record));
+        // Two versions of the staging part, so that every save is a real (durable) one.
+        StagingRecord other = record.toBuilder().putAttachment("bench", "x").build();
+        StagingRecord[] versions = {record, other};
+        int[] turn = new int[1];
+        time("RecordStore.save of a changed staging record (encode, write, fsync, rename, fsync dir), root disk",
+                () -> disk.save(versions[turn[0]++ & 1]));
+        time("RecordStore.save of a changed staging record, tmpfs", () -> memory.save(versions[turn[0]++ & 1]));
+        Map<String, PublicationRecord> published = Map.of("/var/lib/kubelet/pods/p/volumes/kubernetes.io~csi/v/mount",
+                PublicationRecord.newBuilder().setAccessMode("SINGLE_NODE_WRITER").build());
+        time("RecordStore.savePublications, publish or unpublish (one journal write, no fsync), root disk",
+                () -> disk.savePublications(volumeId, (turn[0]++ & 1) == 0 ? published : Map.of()));
         time("  binary encode alone", () -> record.toByteArray());
         time("  fsync of a 300-byte file alone, root disk", () -> {
             try (FileChannel ch = FileChannel.open(small, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
@@ -77,8 +89,8 @@ public final class Micro {
         time("isMountPoint (statx)", () -> LinuxNative.isMountPoint(mountPoint));
         time("stat (statx)", () -> LinuxNative.stat(mountPoint));
         time("statvfs", () -> LinuxNative.statvfs(mountPoint));
-        time("sysfs device check (Files.isDirectory /sys/dev/block/7:0)",
-                () -> Files.isDirectory(Path.of("/sys/dev/block/7:0")));
+        time("sysfs device check (lstat of the /sys/dev/block/7:0 entry, as NodeGetVolumeStats does)",
+                () -> Files.exists(Path.of("/sys/dev/block/7:0"), java.nio.file.LinkOption.NOFOLLOW_LINKS));
     }
 
     /** Warm up for ~0.5 s, then BATCHES batches of ~20 ms each; prints the median per-call time. */

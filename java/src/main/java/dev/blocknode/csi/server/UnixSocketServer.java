@@ -45,6 +45,7 @@ public final class UnixSocketServer implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(UnixSocketServer.class.getName());
     /** gRPC's shaded Netty reads its system properties under the relocated package name. */
     static final String LEAK_DETECTION_PROPERTY = "io.grpc.netty.shaded.io.netty.leakDetection.level";
+    static final String NETTY_JFR_PROPERTY = "io.grpc.netty.shaded.io.netty.jfr.enabled";
 
     private final Path socket;
     private final Server server;
@@ -178,6 +179,18 @@ public final class UnixSocketServer implements AutoCloseable {
     private static void disableLeakSamplingUnlessAsked() {
         if (System.getProperty(LEAK_DETECTION_PROPERTY) == null) {
             ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.DISABLED);
+        }
+    }
+
+    /**
+     * Netty 4.2 emits JFR events for its buffer allocations; the first call's first buffer then registers
+     * them with JFR (annotation proxies, event classes), about 100 ms of the first RPC after a start, which
+     * kubelet's first Probe waits for. Off unless asked for: no one records them. Must run before Netty's
+     * PlatformDependent initializes, i.e. before any Netty class is used (see Main).
+     */
+    public static void disableNettyJfrEventsUnlessAsked() {
+        if (System.getProperty(NETTY_JFR_PROPERTY) == null) {
+            System.setProperty(NETTY_JFR_PROPERTY, "false");
         }
     }
 
