@@ -27,8 +27,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Tag("host")
 class OperationLoggingHostTest {
 
-    /** Formats records on the logging thread, as the console handler does, in both formats. */
-    private static final class Capture extends Handler {
+    /**
+     * Formats records on the logging thread, as the console handler does, in both formats; listens on the
+     * root logger from {@link #installed} until closed.
+     */
+    private static final class Capture extends Handler implements AutoCloseable {
         final List<String> json = new ArrayList<>();
         final List<String> text = new ArrayList<>();
         final LogSetup.JsonFormatter jsonFormatter = new LogSetup.JsonFormatter();
@@ -44,18 +47,28 @@ class OperationLoggingHostTest {
         public void flush() {
         }
 
+        static Capture installed() {
+            Capture capture = new Capture();
+            capture.setLevel(Level.ALL);
+            Logger.getLogger("").addHandler(capture);
+            return capture;
+        }
+
+        /** Stops listening. */
         @Override
         public void close() {
+            Logger.getLogger("").removeHandler(this);
+        }
+
+        synchronized List<String> jsonLines() {
+            return List.copyOf(json);
         }
     }
 
     @Test
     void linesCarryTheOperationAndNeverASecret() throws Exception {
-        Capture capture = new Capture();
-        capture.setLevel(Level.ALL);
-        Logger root = Logger.getLogger("");
-        root.addHandler(capture);
-        try (PluginHarness plugin = PluginHarness.start()) {
+        Capture capture = Capture.installed();
+        try (capture; PluginHarness plugin = PluginHarness.start()) {
             LoopDevice loop = plugin.newLoopDevice("logged", 64L << 20);
             Path staging = plugin.stagingPath("logged");
             plugin.client().node().nodeStageVolume(NodeStageVolumeRequest.newBuilder()
@@ -66,8 +79,6 @@ class OperationLoggingHostTest {
                     .putSecrets("node.session.auth.password", "S3CRET-VALUE-42")
                     .build());
             plugin.client().node().nodeUnstageVolume(unstage("vol-logged", staging));
-        } finally {
-            root.removeHandler(capture);
         }
         List<String> staged = capture.json.stream().filter(l -> l.contains("staged volume vol-logged")).toList();
         assertFalse(staged.isEmpty(), "the stager logged: " + capture.json);
@@ -82,19 +93,16 @@ class OperationLoggingHostTest {
 
     @Test
     void aPublishAndAnUnpublishAreOneLineEachSayingWhatTheyDid() throws Exception {
-        Capture capture = new Capture();
-        capture.setLevel(Level.ALL);
-        Logger root = Logger.getLogger("");
-        root.addHandler(capture);
-        try (PluginHarness plugin = PluginHarness.start()) {
+        try (Capture capture = Capture.installed(); PluginHarness plugin = PluginHarness.start()) {
             LoopDevice loop = plugin.newLoopDevice("one-line", 64L << 20);
             Path staging = plugin.stagingPath("one-line");
             Path target = plugin.targetPath("pod-1", "one-line");
             plugin.client().node().nodeStageVolume(stage("vol-one", loop.device(), staging, mount("ext4")));
-            capture.json.clear();
+            int before = capture.jsonLines().size();
             plugin.client().node().nodePublishVolume(publish("vol-one", staging, target, mount("ext4"), false));
             plugin.client().node().nodeUnpublishVolume(unpublish("vol-one", target));
-            List<String> lines = List.copyOf(capture.json);
+            List<String> all = capture.jsonLines();
+            List<String> lines = all.subList(before, all.size());
             plugin.client().node().nodeUnstageVolume(unstage("vol-one", staging));
 
             assertEquals(2, lines.size(), "one line per call: " + lines);
@@ -104,8 +112,6 @@ class OperationLoggingHostTest {
                     && lines.get(0).contains("\"volume_id\":\"vol-one\""), lines.get(0));
             assertTrue(lines.get(1).contains("NodeUnpublishVolume #")
                     && lines.get(1).contains(" us: unpublished volume vol-one from " + target), lines.get(1));
-        } finally {
-            root.removeHandler(capture);
         }
     }
 }
