@@ -16,7 +16,10 @@ public final class LogContext {
 
     private static final ThreadLocal<Operation> CURRENT = new ThreadLocal<>();
     /** What the current operation did, said once at its end (see {@link #outcome}). */
-    private static final ThreadLocal<String> OUTCOME = new ThreadLocal<>();
+    private static final ThreadLocal<Outcome> OUTCOME = new ThreadLocal<>();
+
+    private record Outcome(Logger log, String message) {
+    }
 
     private LogContext() {
     }
@@ -24,10 +27,15 @@ public final class LogContext {
     /** Marks the current thread as working on {@code operation} until the returned scope is closed. */
     public static Scope enter(Operation operation) {
         Operation previous = CURRENT.get();
-        String previousOutcome = OUTCOME.get();
+        Outcome previousOutcome = OUTCOME.get();
         CURRENT.set(operation);
         OUTCOME.remove();
         return () -> {
+            Outcome unsaid = OUTCOME.get();
+            if (unsaid != null) {
+                // No RPC line took it (the caller had gone, say): it is logged on its own, never lost.
+                unsaid.log().info(unsaid.message());
+            }
             if (previous == null) {
                 CURRENT.remove();
             } else {
@@ -44,19 +52,22 @@ public final class LogContext {
     /**
      * Says what the current operation did ("published volume v at /path"). Inside an RPC it becomes part of
      * the RPC's own line (method, request number, status, duration: see LoggingInterceptor), so that a call
-     * logs one line, not two; outside one (start-up recovery, say) {@code log} logs it at INFO.
+     * logs one line, not two; outside one (start-up recovery, say) {@code log} logs it at INFO at once, and
+     * if no RPC line takes it by the end of the operation (a call whose caller left), at the end.
      */
     public static void outcome(Logger log, Supplier<String> message) {
         if (CURRENT.get() != null) {
-            OUTCOME.set(message.get());
+            OUTCOME.set(new Outcome(log, message.get()));
         } else {
             log.info(message);
         }
     }
 
-    /** What the current operation said it did, if it said anything. */
-    public static Optional<String> outcome() {
-        return Optional.ofNullable(OUTCOME.get());
+    /** Takes what the current operation said it did, if it said anything: the taker logs it. */
+    public static Optional<String> takeOutcome() {
+        Outcome outcome = OUTCOME.get();
+        OUTCOME.remove();
+        return Optional.ofNullable(outcome).map(Outcome::message);
     }
 
     public static Optional<Operation> current() {

@@ -2,6 +2,7 @@ package dev.blocknode.volume;
 
 import dev.blocknode.faults.CrashPoint;
 import dev.blocknode.faults.CrashPoints;
+import dev.blocknode.logging.LogContext;
 import dev.blocknode.os.Host;
 import dev.blocknode.os.exec.CommandException;
 import dev.blocknode.state.v1.StagingRecord;
@@ -74,7 +75,8 @@ public final class VolumeExpander {
                         + " of volume " + request.volumeId() + " failed" + hint, e);
             }
             CrashPoints.reach(CrashPoint.EXPAND_GROWN);
-            LOG.info(() -> "grew the filesystem of volume " + request.volumeId() + " to its device size " + size);
+            LogContext.outcome(LOG, () -> "grew the filesystem of volume " + request.volumeId() + " to its device size "
+                    + size);
             return size;
         }
     }

@@ -2,6 +2,7 @@ package dev.blocknode.volume;
 
 import dev.blocknode.faults.CrashPoint;
 import dev.blocknode.faults.CrashPoints;
+import dev.blocknode.logging.LogContext;
 import dev.blocknode.metrics.Phases;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.FileStat;
@@ -146,7 +147,8 @@ public final class VolumeStager {
             }
             records.save(record.setPhase(StagePhase.STAGED).build());
             CrashPoints.reach(CrashPoint.STAGE_STAGED);
-            LOG.info(() -> "staged volume " + request.volumeId() + " (" + attachment.device() + ") at " + staging);
+            LogContext.outcome(LOG, () -> "staged volume " + request.volumeId() + " (" + attachment.device() + ") at "
+                    + staging);
         }
     }
 
@@ -168,7 +170,7 @@ public final class VolumeStager {
                 // Staging died inside the transport's attach: no device was recorded, nothing was mounted.
                 abandonAttach(found.get());
                 records.delete(request.volumeId());
-                LOG.info(() -> "unstaged volume " + request.volumeId() + ": undid its interrupted attach");
+                LogContext.outcome(LOG, () -> "unstaged volume " + request.volumeId() + ": undid its interrupted attach");
                 return;
             }
             List<String> live = Publications.live(host, found.get());
@@ -190,7 +192,7 @@ public final class VolumeStager {
             StagingRecords.transportOf(transports, record).detach(StagingRecords.attachment(record));
             CrashPoints.reach(CrashPoint.UNSTAGE_DETACHED);
             records.delete(request.volumeId());
-            LOG.info(() -> "unstaged volume " + request.volumeId() + " from " + staging);
+            LogContext.outcome(LOG, () -> "unstaged volume " + request.volumeId() + " from " + staging);
         }
     }
 

@@ -40,12 +40,14 @@ public final class LoggingInterceptor implements ServerInterceptor {
             @Override
             public void close(Status status, Metadata trailers) {
                 long micros = (System.nanoTime() - start) / 1000;
+                String outcome = LogContext.takeOutcome().map(done -> ": " + done).orElse("");
+                // What a call did is said at INFO at least, even for a method whose plain line is FINE.
                 Level level = !status.isOk() && status.getCode() != Status.Code.ABORTED ? Level.WARNING
-                        : chatty ? Level.FINE : Level.INFO;
+                        : chatty && outcome.isEmpty() ? Level.FINE : Level.INFO;
                 if (LOG.isLoggable(level)) {
                     LOG.log(level, method + " #" + id + " " + status.getCode()
                             + (status.getDescription() == null ? "" : " (" + status.getDescription() + ")")
-                            + " in " + micros + " us" + LogContext.outcome().map(done -> ": " + done).orElse(""));
+                            + " in " + micros + " us" + outcome);
                 }
                 super.close(status, trailers);
             }
