@@ -36,14 +36,22 @@ final class Publications {
     }
 
     /**
-     * True when {@code path} is a mount of the volume's device: for a filesystem, the mounted filesystem
-     * lives on it; for block access, the path is the device node itself (bind-mounted onto a file).
+     * Whether {@code path}, whose statx is {@code stat}, is a mount point: the statx says so where the kernel
+     * reports STATX_ATTR_MOUNT_ROOT; elsewhere one more look.
      */
-    static boolean holdsVolume(Host host, StagingRecord record, Path path) throws IOException {
-        return holdsVolume(record, path, host.mounter().stat(path));
+    static boolean isMountPoint(Host host, Path path, FileStat stat) throws IOException {
+        return switch (stat.mountRoot()) {
+            case YES -> true;
+            case NO -> false;
+            case UNKNOWN -> host.mounter().isMountPoint(path);
+        };
     }
 
-    /** {@link #holdsVolume(Host, StagingRecord, Path)} with the path's stat already taken. */
+    /**
+     * True when {@code path}, whose statx is {@code stat}, is a mount of the volume's device: for a
+     * filesystem, the mounted filesystem lives on it; for block access, the path is the device node itself
+     * (bind-mounted onto a file).
+     */
     static boolean holdsVolume(StagingRecord record, Path path, FileStat stat) {
         DeviceNumber number = StagingRecords.deviceNumber(record);
         if (record.hasBlock()) {

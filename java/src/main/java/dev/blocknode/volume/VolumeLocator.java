@@ -80,11 +80,6 @@ final class VolumeLocator {
      */
     private boolean holdsVolume(StagingRecord record, Path path) throws IOException {
         FileStat stat = host.mounter().stat(path);
-        boolean mountPoint = switch (stat.mountRoot()) {
-            case YES -> true;
-            case NO -> false;
-            case UNKNOWN -> host.mounter().isMountPoint(path);
-        };
-        return mountPoint && Publications.holdsVolume(record, path, stat);
+        return Publications.isMountPoint(host, path, stat) && Publications.holdsVolume(record, path, stat);
     }
 }

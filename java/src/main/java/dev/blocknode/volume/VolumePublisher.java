@@ -149,7 +149,7 @@ public final class VolumePublisher {
             throws VolumeException {
         try {
             Optional<FileStat> stat = statIfPresent(target);
-            if (stat.isEmpty() || !isMountPoint(target, stat.get())) {
+            if (stat.isEmpty() || !Publications.isMountPoint(host, target, stat.get())) {
                 return false;
             }
             if (!Publications.holdsVolume(record, target, stat.get())) {
@@ -286,7 +286,7 @@ public final class VolumePublisher {
                 if (stat.isEmpty()) {
                     return unmounts > 0;
                 }
-                if (!isMountPoint(target, stat.get())) {
+                if (!Publications.isMountPoint(host, target, stat.get())) {
                     return true;
                 }
                 if (unmounts == MAX_STACKED_UNMOUNTS) {
@@ -311,14 +311,6 @@ public final class VolumePublisher {
         } catch (NoSuchPathException | NoSuchFileException absent) {
             return Optional.empty();
         }
-    }
-
-    private boolean isMountPoint(Path target, FileStat stat) throws IOException {
-        return switch (stat.mountRoot()) {
-            case YES -> true;
-            case NO -> false;
-            case UNKNOWN -> host.mounter().isMountPoint(target);
-        };
     }
 
     /** The spec makes the plugin delete what it created at the target; a directory with data is never deleted. */
