@@ -564,7 +564,6 @@ public final class Bench {
 
     private static final Pattern METRIC = Pattern.compile("^blocknode_rpc_seconds_(sum|count)\\{([^}]*)} (\\S+)");
 
-    /** sum and count of blocknode_rpc_seconds{method=M,code=OK}. */
     /** Mean server-side nanoseconds of the OK calls of {@code method} between two scrapes. */
     private static double serverMean(String before, String after, String method) {
         double[] b = histogram(before, method);
@@ -572,6 +571,7 @@ public final class Bench {
         return (a[0] - b[0]) / (a[1] - b[1]) * 1e9;
     }
 
+    /** sum and count of blocknode_rpc_seconds{method=M,code=OK}. */
     private static double[] histogram(String exposition, String method) {
         double[] sc = new double[2];
         for (String line : exposition.split("\n")) {
