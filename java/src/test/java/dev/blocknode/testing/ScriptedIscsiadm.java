@@ -49,4 +49,17 @@ public final class ScriptedIscsiadm {
         String address = portal.substring(0, portal.indexOf(':'));
         commands.expect(node(portal, "--login")).andDo(c -> sysfs.iscsiSession(session, host, iqn, address, 3260));
     }
+
+    /** The logout ends session N on SCSI host H, as iscsid does; then the record is deleted. */
+    public void expectLogout(String portal, int session, int host) {
+        commands.expect(node(portal, "--logout")).andDo(c -> sysfs.removeIscsiSession(session, host));
+        commands.expect(node(portal, "-o", "delete"));
+    }
+
+    /** Each portal logged out in turn: session i+1 on SCSI host i+3, as the tests' logins numbered them. */
+    public void expectLogoutOfBoth(String... portals) {
+        for (int i = 0; i < portals.length; i++) {
+            expectLogout(portals[i], i + 1, i + 3);
+        }
+    }
 }

@@ -144,12 +144,7 @@ class StagingRecordRebuilderUnitTest {
         int callsBefore = commands.calls().size();
         commands.expect("dmsetup", "message", "mpatha", "0", "fail_if_no_path");
         commands.expect("multipath", "-f", "mpatha").andDo(c -> sysfs.removeMap("dm-0"));
-        for (int i = 0; i < 2; i++) {
-            int session = i + 1;
-            int host = i + 3;
-            commands.expect(node(PORTALS[i], "--logout")).andDo(c -> sysfs.removeIscsiSession(session, host));
-            commands.expect(node(PORTALS[i], "-o", "delete"));
-        }
+        iscsiadm.expectLogoutOfBoth(PORTALS);
 
         unstage();
 
@@ -210,12 +205,7 @@ class StagingRecordRebuilderUnitTest {
         sysfs.removeMap("dm-5");
         commands.expect("dmsetup", "message", "mpatha", "0", "fail_if_no_path");
         commands.expect("multipath", "-f", "mpatha").andDo(c -> sysfs.removeMap("dm-0"));
-        for (int i = 0; i < 2; i++) {
-            int session = i + 1;
-            int host = i + 3;
-            commands.expect(node(PORTALS[i], "--logout")).andDo(c -> sysfs.removeIscsiSession(session, host));
-            commands.expect(node(PORTALS[i], "-o", "delete"));
-        }
+        iscsiadm.expectLogoutOfBoth(PORTALS);
         unstage();
         assertEquals(List.of(), sysfs.diskNames());
         assertTrue(store.all().isEmpty());

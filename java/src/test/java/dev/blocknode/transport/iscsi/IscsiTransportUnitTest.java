@@ -152,12 +152,7 @@ class IscsiTransportUnitTest {
         // Releasing the last LUN logs out of both sessions and deletes the records.
         commands.expect("dmsetup", "message", "mpathb", "0", "fail_if_no_path");
         commands.expect("multipath", "-f", "mpathb").andDo(c -> sysfs.removeMap("dm-1"));
-        for (int i = 0; i < 2; i++) {
-            int session = i + 1;
-            int host = i + 3;
-            commands.expect(node(PORTALS[i], "--logout")).andDo(c -> sysfs.removeIscsiSession(session, host));
-            commands.expect(node(PORTALS[i], "-o", "delete"));
-        }
+        iscsiadm.expectLogoutOfBoth(PORTALS);
         transport.detach(second);
     }
 
@@ -241,12 +236,7 @@ class IscsiTransportUnitTest {
             expectRecordCreated(PORTALS[i]);
             expectLogin(PORTALS[i], i + 1, i + 3);
         }
-        for (int i = 0; i < 2; i++) {
-            int session = i + 1;
-            int host = i + 3;
-            commands.expect(node(PORTALS[i], "--logout")).andDo(c -> sysfs.removeIscsiSession(session, host));
-            commands.expect(node(PORTALS[i], "-o", "delete"));
-        }
+        iscsiadm.expectLogoutOfBoth(PORTALS);
         VolumeException e = assertThrows(VolumeException.class,
                 () -> transport.attach(request(Secrets.NONE, "wwid", "36001405aaaaaaaaaaaaaaaaaaaaaaaaa")));
         assertEquals(VolumeException.Outcome.FAILED_PRECONDITION, e.outcome(), e.getMessage());
@@ -266,12 +256,7 @@ class IscsiTransportUnitTest {
 
         commands.expect("dmsetup", "message", "mpatha", "0", "fail_if_no_path");
         commands.expect("multipath", "-f", "mpatha").andDo(c -> sysfs.removeMap("dm-0"));
-        for (int i = 0; i < 2; i++) {
-            int session = i + 1;
-            int host = i + 3;
-            commands.expect(node(PORTALS[i], "--logout")).andDo(c -> sysfs.removeIscsiSession(session, host));
-            commands.expect(node(PORTALS[i], "-o", "delete"));
-        }
+        iscsiadm.expectLogoutOfBoth(PORTALS);
         transport.abandon(request(Secrets.NONE));
         assertFalse(sysfs.hasDisk("sdb") || sysfs.hasDisk("sdc"), "the LUN's disks are deleted");
     }
@@ -299,14 +284,6 @@ class IscsiTransportUnitTest {
         return attachment;
     }
 
-    private void expectLogoutOfBoth() {
-        for (int i = 0; i < 2; i++) {
-            int session = i + 1;
-            int host = i + 3;
-            commands.expect(node(PORTALS[i], "--logout")).andDo(c -> sysfs.removeIscsiSession(session, host));
-            commands.expect(node(PORTALS[i], "-o", "delete"));
-        }
-    }
 
     @Test
     void aHangingLoginTimesOutNamingCommandAndPortalWithoutTheSecretAndARetryWorks() throws Exception {
@@ -385,7 +362,7 @@ class IscsiTransportUnitTest {
         sysfs.removeMap("dm-5"); // the holder goes; kubelet retries
         commands.expect("dmsetup", "message", "mpatha", "0", "fail_if_no_path");
         commands.expect("multipath", "-f", "mpatha").andDo(c -> sysfs.removeMap("dm-0"));
-        expectLogoutOfBoth();
+        iscsiadm.expectLogoutOfBoth(PORTALS);
         transport.detach(attachment);
         assertEquals(List.of(), sysfs.diskNames());
     }
@@ -396,7 +373,7 @@ class IscsiTransportUnitTest {
         sysfs.failWrites(sysfs.sys().resolve("class/block/sdb/device/delete"), 3, "Device or resource busy");
         commands.expect("dmsetup", "message", "mpatha", "0", "fail_if_no_path");
         commands.expect("multipath", "-f", "mpatha").andDo(c -> sysfs.removeMap("dm-0"));
-        expectLogoutOfBoth();
+        iscsiadm.expectLogoutOfBoth(PORTALS);
 
         transport.detach(attachment);
 
