@@ -19,6 +19,7 @@ enum bn_stat_index {
     BN_STAT_RDEV_MINOR,
     BN_STAT_MODE,
     BN_STAT_MOUNT_ROOT,
+    BN_STAT_INODE,
     BN_STAT_LENGTH
 };
 
@@ -78,9 +79,12 @@ struct statx;
 /* The BN_STAT_* array of a statx result; NULL with an exception pending on failure. */
 jlongArray bn_stat_array(JNIEnv *env, const struct statx *stx);
 
-/* beneath.c */
-jlongArray JNICALL bn_stat_beneath(JNIEnv *env, jclass clazz, jstring root, jstring relative);
-jlongArray JNICALL bn_stat_beneath_if_present(JNIEnv *env, jclass clazz, jstring root, jstring relative);
+/* at.c */
+jint JNICALL bn_open_beneath(JNIEnv *env, jclass clazz, jint dir_fd, jstring relative, jint options);
+jint JNICALL bn_open_directory(JNIEnv *env, jclass clazz, jstring path);
+jlongArray JNICALL bn_stat_at(JNIEnv *env, jclass clazz, jint dir_fd, jstring name);
+jboolean JNICALL bn_create_file_at(JNIEnv *env, jclass clazz, jint dir_fd, jstring name);
+void JNICALL bn_unlink_at(JNIEnv *env, jclass clazz, jint dir_fd, jstring name, jboolean directory);
 
 /* statvfs.c */
 jlongArray JNICALL bn_statvfs(JNIEnv *env, jclass clazz, jstring path);

@@ -18,6 +18,7 @@ enum bn_exception {
     BN_EXC_INVALID_ARGUMENT,
     BN_EXC_NO_SUCH_DEVICE,
     BN_EXC_READ_ONLY_FS,
+    BN_EXC_UNSAFE_PATH,
     BN_EXC_COUNT
 };
 
@@ -29,6 +30,7 @@ static const char *const exception_class_names[BN_EXC_COUNT] = {
     [BN_EXC_INVALID_ARGUMENT] = BN_PACKAGE "InvalidSyscallArgumentException",
     [BN_EXC_NO_SUCH_DEVICE] = BN_PACKAGE "NoSuchDeviceException",
     [BN_EXC_READ_ONLY_FS] = BN_PACKAGE "ReadOnlyFilesystemException",
+    [BN_EXC_UNSAFE_PATH] = BN_PACKAGE "UnsafePathException",
 };
 
 /* The errno -> class table. Any errno not listed throws NativeIOException itself. */
@@ -45,6 +47,8 @@ static const struct {
     { ENXIO, BN_EXC_NO_SUCH_DEVICE },
     { ENODEV, BN_EXC_NO_SUCH_DEVICE },
     { EROFS, BN_EXC_READ_ONLY_FS },
+    { ELOOP, BN_EXC_UNSAFE_PATH },
+    { EXDEV, BN_EXC_UNSAFE_PATH },
 };
 
 static jclass exception_classes[BN_EXC_COUNT];

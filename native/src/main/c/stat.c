@@ -84,6 +84,7 @@ jlongArray bn_stat_array(JNIEnv *env, const struct statx *stx) {
     values[BN_STAT_MOUNT_ROOT] = (stx->stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)
                                      ? ((stx->stx_attributes & STATX_ATTR_MOUNT_ROOT) ? 1 : 0)
                                      : -1;
+    values[BN_STAT_INODE] = (jlong) stx->stx_ino;
     return bn_new_long_array(env, values, BN_STAT_LENGTH);
 }
 

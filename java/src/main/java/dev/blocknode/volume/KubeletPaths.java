@@ -1,28 +1,41 @@
 package dev.blocknode.volume;
 
-import dev.blocknode.os.natives.LinuxNative;
-import dev.blocknode.os.natives.NativeIOException;
+import dev.blocknode.os.fd.ConfinedDirectory;
+import dev.blocknode.os.fd.OpenedPath;
+import dev.blocknode.os.natives.NoSuchPathException;
+import dev.blocknode.os.natives.UnsafePathException;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.util.Optional;
 
 /**
- * Confines every path a request names to the kubelet root. A path is accepted only when it is absolute,
- * has no "." or ".." element, lies under the root, its existing ancestors resolve (through any symlink)
- * to a place under the root, and its last element is not a symlink. So no request can make the plugin
- * mount, create or delete anything elsewhere on the node.
+ * Confines every path a request names to the kubelet root. {@link #confine} checks the string (absolute, no
+ * "." or ".." element, under the root); the path is then reached only through the open methods here, which
+ * resolve it once beneath a descriptor of the root, following no symlink (the kernel refuses any, and any
+ * way out, atomically), and hand back a descriptor that every later step uses. A path is never looked up by
+ * name again, so a symlink swapped into it after the check cannot make the plugin mount, create, unmount or
+ * delete anything elsewhere on the node. Symlinks below the root are refused even when they point inside:
+ * kubelet makes none there, and following one is exactly what a swap exploits.
  */
 public final class KubeletPaths {
 
     private final Path root;
     private final Path realRoot;
+    private final ConfinedDirectory directory;
 
     public KubeletPaths(Path root) throws IOException {
+        this(root, ConfinedDirectory.Resolution.OPENAT2);
+    }
+
+    /** With {@code resolution} WALK, the component walk that kernels before 5.6 get (for its tests). */
+    public KubeletPaths(Path root, ConfinedDirectory.Resolution resolution) throws IOException {
         this.root = root.toAbsolutePath().normalize();
         Files.createDirectories(this.root);
         this.realRoot = this.root.toRealPath();
+        this.directory = new ConfinedDirectory(realRoot, resolution);
     }
 
     public Path root() {
@@ -31,13 +44,14 @@ public final class KubeletPaths {
 
     /**
      * @param field the request field, named in the error
+     * @return the path, normalized; reach it only through the open methods
      * @throws VolumeException INVALID_ARGUMENT naming the field and why the path is refused
      */
     public Path confine(String field, String raw) throws VolumeException {
         if (raw.indexOf('\0') >= 0) {
             throw VolumeException.invalid(field + " contains a NUL byte");
         }
-        if (raw.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 4096) {
+        if (raw.getBytes(StandardCharsets.UTF_8).length > 4096) {
             throw VolumeException.invalid(field + " is longer than PATH_MAX (4096 bytes)");
         }
         Path path;
@@ -60,55 +74,69 @@ public final class KubeletPaths {
                 || normalized.equals(realRoot)) {
             throw VolumeException.invalid(field + " " + shorten(raw) + " is outside the kubelet root " + root);
         }
-        if (resolvesBeneathRoot(normalized)) {
-            return normalized;
-        }
-        Path existing = normalized.getParent();
-        while (existing != null && !Files.exists(existing, LinkOption.NOFOLLOW_LINKS)) {
-            existing = existing.getParent();
-        }
-        try {
-            if (existing == null || !existing.toRealPath().startsWith(realRoot)) {
-                throw VolumeException.invalid(field + " " + shorten(raw)
-                        + " resolves through a symlink to a place outside the kubelet root " + root);
-            }
-        } catch (IOException e) {
-            throw VolumeException.invalid(field + " " + shorten(raw) + " cannot be resolved: " + e.getMessage());
-        }
-        if (Files.isSymbolicLink(normalized)) {
-            throw VolumeException.invalid(field + " " + shorten(raw) + " is a symlink; refusing to follow it");
-        }
         return normalized;
     }
 
-    /**
-     * The quick way to the walk's verdict, for the usual path: the kernel resolves it beneath the real root
-     * in one call (openat2 RESOLVE_BENEATH, which fails on any ".." or symlink that would leave the root),
-     * where the walk below costs an lstat per element. True only when the kernel resolved the path (or, for
-     * a path whose last element does not exist yet, its parent) beneath the root and the last element is
-     * not a symlink: then the walk would accept it as well. Anything else (an absolute symlink, which
-     * RESOLVE_BENEATH refuses even when it points inside; a missing parent; a kernel without openat2) is
-     * left to the walk, which decides and says why.
-     */
-    private boolean resolvesBeneathRoot(Path normalized) {
-        Path relative = normalized.startsWith(realRoot) ? realRoot.relativize(normalized) : root.relativize(normalized);
+    /** Opens a confined path, its last element not followed (check its type); empty when it is not there. */
+    Optional<OpenedPath> openIfPresent(String field, Path confined) throws VolumeException {
         try {
-            long[] stat = LinuxNative.statBeneathIfPresent(realRoot.toString(), relative.toString());
-            if (stat != null) {
-                return (stat[LinuxNative.STAT_MODE] & LinuxNative.S_IFMT) != LinuxNative.S_IFLNK;
-            }
-            // Absent with its parent there: the last element is no entry at all, not even a dangling symlink
-            // (O_PATH | O_NOFOLLOW would have opened one). Absent is usual: a publish's target, for one.
-            Path parent = relative.getParent();
-            return parent == null || isDirectoryBeneathRoot(parent.toString());
-        } catch (NativeIOException | LinkageError slowPathDecides) {
-            return false;
+            return directory.openIfPresent(relative(confined));
+        } catch (IOException e) {
+            throw refused(field, confined, e);
         }
     }
 
-    private boolean isDirectoryBeneathRoot(String relative) throws NativeIOException {
-        long[] stat = LinuxNative.statBeneathIfPresent(realRoot.toString(), relative);
-        return stat != null && (stat[LinuxNative.STAT_MODE] & LinuxNative.S_IFMT) == LinuxNative.S_IFDIR;
+    /** Opens the directory holding a confined path; empty when it (or a directory above it) is not there. */
+    Optional<OpenedPath> openParentIfPresent(String field, Path confined) throws VolumeException {
+        try {
+            return directory.openDirectoryIfPresent(relativeParent(confined));
+        } catch (IOException e) {
+            throw refused(field, confined, e);
+        }
+    }
+
+    /** Opens the directory holding a confined path, creating it and every missing directory above it. */
+    OpenedPath openParentCreating(String field, Path confined) throws VolumeException {
+        return openCreating(field, confined, relativeParent(confined));
+    }
+
+    /** Opens a confined path as a directory, creating it and every missing directory above it. */
+    OpenedPath openDirectoryCreating(String field, Path confined) throws VolumeException {
+        return openCreating(field, confined, relative(confined));
+    }
+
+    private OpenedPath openCreating(String field, Path confined, Path relative) throws VolumeException {
+        try {
+            return directory.openCreatingDirectories(relative);
+        } catch (NoSuchPathException notADirectory) {
+            throw VolumeException.invalid(field + " " + confined + " has a file where a directory must be");
+        } catch (IOException e) {
+            throw refused(field, confined, e);
+        }
+    }
+
+    /** The refusal for a symlink met at the last element of an opened path, which open does not follow. */
+    static VolumeException symlinkRefused(String field, Path confined) {
+        return VolumeException.invalid(field + " " + confined + " is a symlink; blocknode follows no symlink"
+                + " below the kubelet root");
+    }
+
+    private static VolumeException refused(String field, Path confined, IOException e) {
+        if (e instanceof UnsafePathException) {
+            return VolumeException.invalid(field + " " + confined + " leads through a symlink; blocknode follows no"
+                    + " symlink below the kubelet root");
+        }
+        return VolumeException.internal("cannot open " + field + " " + confined, e);
+    }
+
+    private Path relative(Path confined) {
+        return confined.startsWith(realRoot) ? realRoot.relativize(confined) : root.relativize(confined);
+    }
+
+    /** The directory holding a confined path, relative to the root: empty for one directly in the root. */
+    private Path relativeParent(Path confined) {
+        Path parent = relative(confined).getParent();
+        return parent == null ? Path.of("") : parent;
     }
 
     private static String shorten(String raw) {

@@ -3,6 +3,7 @@ package dev.blocknode.volume;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.FileStat;
 import dev.blocknode.os.Host;
+import dev.blocknode.os.fd.OpenedPath;
 import dev.blocknode.state.v1.PublicationRecord;
 import dev.blocknode.state.v1.StagingRecord;
 
@@ -44,6 +45,18 @@ final class Publications {
             case YES -> true;
             case NO -> false;
             case UNKNOWN -> host.mounter().isMountPoint(path);
+        };
+    }
+
+    /**
+     * Whether the entry whose statx is {@code stat} is the root of a mount: the statx says so where the kernel
+     * reports STATX_ATTR_MOUNT_ROOT (5.8+); before that, a device other than its directory's.
+     */
+    static boolean isMountRoot(OpenedPath directory, FileStat stat) throws IOException {
+        return switch (stat.mountRoot()) {
+            case YES -> true;
+            case NO -> false;
+            case UNKNOWN -> !stat.device().equals(directory.stat().device());
         };
     }
 

@@ -1,7 +1,10 @@
 package dev.blocknode.volume;
 
 import dev.blocknode.os.DeviceNumber;
+import dev.blocknode.os.FileStat;
 import dev.blocknode.os.Host;
+import dev.blocknode.os.fd.OpenedPath;
+import dev.blocknode.os.natives.NoSuchPathException;
 import dev.blocknode.os.mount.MountEntry;
 import dev.blocknode.state.v1.DeviceRecord;
 import dev.blocknode.state.v1.MountAccessRecord;
@@ -13,8 +16,6 @@ import dev.blocknode.transport.Transports;
 import dev.blocknode.transport.local.LocalTransport;
 
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.Optional;
 import java.util.logging.Logger;
@@ -36,11 +37,13 @@ final class StagingRecordRebuilder {
     private static final Logger LOG = Logger.getLogger(StagingRecordRebuilder.class.getName());
 
     private final Host host;
+    private final KubeletPaths paths;
     private final StagingRecords records;
     private final Transports transports;
 
-    StagingRecordRebuilder(Host host, StagingRecords records, Transports transports) {
+    StagingRecordRebuilder(Host host, KubeletPaths paths, StagingRecords records, Transports transports) {
         this.host = host;
+        this.paths = paths;
         this.records = records;
         this.transports = transports;
     }
@@ -52,8 +55,24 @@ final class StagingRecordRebuilder {
     Optional<StagingRecord> rebuild(String volumeId, Path staging) throws VolumeException {
         DeviceNumber number;
         Optional<MountEntry> mount;
-        try {
-            if (!Files.exists(staging, LinkOption.NOFOLLOW_LINKS) || !host.mounter().isMountPoint(staging)) {
+        // By descriptor, following no symlink: a staging path swapped for a link to some other mount must not
+        // make that mount's device this volume's (and then the teardown's).
+        Optional<OpenedPath> parent = paths.openParentIfPresent("staging_target_path", staging);
+        if (parent.isEmpty()) {
+            return Optional.empty();
+        }
+        try (OpenedPath directory = parent.get()) {
+            Path entry = directory.childViaDescriptor(staging.getFileName().toString());
+            FileStat stat;
+            try {
+                stat = host.mounter().stat(entry);
+            } catch (NoSuchPathException absent) {
+                return Optional.empty();
+            }
+            if (stat.isSymlink()) {
+                throw KubeletPaths.symlinkRefused("staging_target_path", staging);
+            }
+            if (!Publications.isMountPoint(host, entry, stat)) {
                 return Optional.empty();
             }
             Optional<StagingRecord> owner = records.stagedAt(staging);
@@ -62,8 +81,10 @@ final class StagingRecordRebuilder {
                         + owner.get().getVolumeId() + "; leaving it alone");
                 return Optional.empty();
             }
-            number = host.mounter().stat(staging).device();
-            mount = host.mounter().table().stream().filter(e -> e.mountPoint().equals(staging)).reduce((a, b) -> b);
+            number = stat.device();
+            mount = host.mounter().table().stream()
+                    .filter(e -> e.mountPoint().equals(staging) && e.device().equals(stat.device()))
+                    .reduce((a, b) -> b);
         } catch (IOException e) {
             throw VolumeException.internal("cannot inspect staging path " + staging + " of volume " + volumeId, e);
         }

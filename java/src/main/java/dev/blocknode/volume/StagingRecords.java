@@ -1,6 +1,7 @@
 package dev.blocknode.volume;
 
 import dev.blocknode.os.DeviceNumber;
+import dev.blocknode.os.FileStat;
 import dev.blocknode.state.RecordStore;
 import dev.blocknode.state.StateDirFullException;
 import dev.blocknode.state.v1.StagingRecord;
@@ -58,6 +59,22 @@ final class StagingRecords {
             store.delete(volumeId);
         } catch (IOException e) {
             throw VolumeException.internal("cannot delete the staging record of volume " + volumeId, e);
+        }
+    }
+
+    /**
+     * The record of a volume other than {@code volumeId} that uses {@code path}, whose statx is {@code stat}:
+     * staged there, published there, or whose device is what is mounted there (reads every record: rare path).
+     */
+    Optional<StagingRecord> otherVolumeAt(String volumeId, Path path, FileStat stat) throws VolumeException {
+        try {
+            return store.all().stream()
+                    .filter(r -> !r.getVolumeId().equals(volumeId))
+                    .filter(r -> r.getStagingPath().equals(path.toString()) || r.containsPublications(path.toString())
+                            || (r.hasDevice() && Publications.holdsVolume(r, path, stat)))
+                    .findFirst();
+        } catch (IOException e) {
+            throw VolumeException.internal("cannot read the staging records", e);
         }
     }
 

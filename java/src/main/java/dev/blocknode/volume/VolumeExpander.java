@@ -36,8 +36,10 @@ public final class VolumeExpander {
 
     /** @return the capacity in bytes now available to the volume */
     public long expand(Requests.Expand request) throws VolumeException {
-        VolumeLocator.Located located = locator.locate(request.volumeId(), request.volumePath());
-        StagingRecord record = located.record();
+        StagingRecord record;
+        try (VolumeLocator.Located located = locator.locate(request.volumeId(), request.volumePath())) {
+            record = located.record();
+        }
         if (request.capability().isPresent() && request.capability().get().isBlock() != record.hasBlock()) {
             throw VolumeException.invalid("volume_capability asks for "
                     + (request.capability().get().isBlock() ? "block" : "filesystem") + " access but volume "

@@ -6,12 +6,9 @@ import dev.blocknode.state.v1.PublicationRecord;
 import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
 
-import dev.blocknode.os.natives.NoSuchPathException;
+import dev.blocknode.os.fd.OpenedPath;
 
 import java.io.IOException;
-import java.nio.file.NoSuchFileException;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.Optional;
 
@@ -21,8 +18,29 @@ import java.util.Optional;
  */
 final class VolumeLocator {
 
-    /** The volume at one of its paths; {@code publication} is empty for the staging path. */
-    record Located(StagingRecord record, Path path, Optional<PublicationRecord> publication) {
+    /**
+     * The volume at one of its paths; {@code publication} is empty for the staging path. {@code opened} is the
+     * path opened beneath the kubelet root (absent for a block volume's staging directory): read it through
+     * {@link #kernelPath()}, which names the opened file, never the request's path again. Close it.
+     */
+    record Located(StagingRecord record, Path path, Optional<PublicationRecord> publication,
+                   Optional<OpenedPath> opened) implements AutoCloseable {
+
+        /** A path the kernel resolves to exactly what was located (the descriptor's /proc/self/fd link). */
+        Path kernelPath() {
+            return opened.map(OpenedPath::viaDescriptor).orElse(path);
+        }
+
+        @Override
+        public void close() throws VolumeException {
+            if (opened.isPresent()) {
+                try {
+                    opened.get().close();
+                } catch (IOException e) {
+                    throw VolumeException.internal("cannot close " + path, e);
+                }
+            }
+        }
 
         /** Whether this path was asked to be read-only (for telling a fault from a wish). */
         boolean expectedReadOnly() {
@@ -61,25 +79,40 @@ final class VolumeLocator {
         if (!known) {
             throw VolumeException.notFound("volume " + volumeId + " is not at " + path);
         }
+        boolean blockStaging = record.hasBlock() && publication.isEmpty();
+        Optional<OpenedPath> opened = paths.openIfPresent("volume_path", path);
+        if (opened.isEmpty()) {
+            throw VolumeException.notFound("volume " + volumeId + " is not at " + path);
+        }
         try {
-            boolean blockStaging = record.hasBlock() && publication.isEmpty();
-            if (blockStaging ? !Files.exists(path, LinkOption.NOFOLLOW_LINKS) : !holdsVolume(record, path)) {
+            FileStat stat = opened.get().stat();
+            if (!blockStaging && !(mountRoot(stat, path) && Publications.holdsVolume(record, path, stat))) {
                 throw VolumeException.notFound("volume " + volumeId + " is not mounted at " + path);
             }
-        } catch (NoSuchPathException | NoSuchFileException absent) {
-            throw VolumeException.notFound("volume " + volumeId + " is not at " + path);
-        } catch (IOException e) {
+            return new Located(record, path, publication, blockStaging ? Optional.empty() : opened);
+        } catch (IOException | VolumeException e) {
+            closeQuietly(opened.get());
+            if (e instanceof VolumeException refused) {
+                throw refused;
+            }
             throw VolumeException.internal("cannot inspect " + path, e);
+        } finally {
+            if (blockStaging) {
+                closeQuietly(opened.get());
+            }
         }
-        return new Located(record, path, publication);
     }
 
-    /**
-     * A mount of the volume is at {@code path}: one statx answers both questions where the kernel can (and
-     * that the path exists: this is called every minute for every volume, so no separate look first).
-     */
-    private boolean holdsVolume(StagingRecord record, Path path) throws IOException {
-        FileStat stat = host.mounter().stat(path);
-        return Publications.isMountPoint(host, path, stat) && Publications.holdsVolume(record, path, stat);
+    /** Whether the opened path is a mount root: statx says so on Linux 5.8+; before, one look by name. */
+    private boolean mountRoot(FileStat stat, Path path) throws IOException {
+        return Publications.isMountPoint(host, path, stat);
+    }
+
+    private static void closeQuietly(OpenedPath opened) {
+        try {
+            opened.close();
+        } catch (IOException ignored) {
+            // the descriptor is released even when close reports an error
+        }
     }
 }

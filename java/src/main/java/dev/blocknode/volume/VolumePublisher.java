@@ -8,20 +8,18 @@ import dev.blocknode.os.Host;
 import dev.blocknode.os.block.LoopDevices;
 import dev.blocknode.os.exec.CommandException;
 import dev.blocknode.logging.LogContext;
+import dev.blocknode.os.fd.OpenedPath;
 import dev.blocknode.os.mount.MountOptions;
 import dev.blocknode.os.natives.LinuxNative;
+import dev.blocknode.os.natives.NativeIOException;
 import dev.blocknode.os.natives.NoSuchPathException;
+import dev.blocknode.os.natives.UnsafePathException;
 import dev.blocknode.state.v1.DeviceRecord;
 import dev.blocknode.state.v1.PublicationRecord;
 import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
 
 import java.io.IOException;
-import java.nio.file.DirectoryNotEmptyException;
-import java.nio.file.FileAlreadyExistsException;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -83,34 +81,37 @@ public final class VolumePublisher {
                     .addAllMountFlags(flags)
                     .setAccessMode(request.capability().accessMode().name())
                     .build();
-            if (alreadyPublished(record, target, wanted)) {
-                return;
-            }
-            requireSingleWriterRespected(record, target, request.capability().accessMode());
+            Optional<OpenedPath> existingParent = paths.openParentIfPresent("target_path", target);
+            try (OpenedPath parent = existingParent.isPresent() ? existingParent.get()
+                    : paths.openParentCreating("target_path", target)) {
+                String name = target.getFileName().toString();
+                if (alreadyPublished(record, parent, name, target, wanted)) {
+                    return;
+                }
+                requireSingleWriterRespected(record, target, request.capability().accessMode());
 
-            PublicationRecord earlier = record.getPublicationsMap().get(target.toString());
-            if (earlier != null && earlier.hasReadonlyView()) {
-                // An earlier attempt died before binding its view at the target: release it, a new one follows.
-                releaseReadOnlyView(volumeId, record, earlier.getReadonlyView());
-            }
-            StagingRecord.Builder updated = record.toBuilder().putPublications(target.toString(), wanted);
-            records.savePublications(updated.build());
-            CrashPoints.reach(CrashPoint.PUBLISH_RECORDED);
-            MountOptions options = request.capability().accessType() instanceof AccessType.Mount mount
-                    ? mount.options().perMountPoint() : MountOptions.NONE;
-            if (readOnly) {
-                options = options.withFlags(LinuxNative.MS_RDONLY);
-            }
-            Path source = staging;
-            if (record.hasBlock()) {
-                source = readOnly ? readOnlyView(updated, target, wanted) : StagingRecords.devicePath(record);
-            }
-            createTarget(target, record.hasBlock());
-            try {
-                host.mounter().bind(source, target, options);
+                PublicationRecord earlier = record.getPublicationsMap().get(target.toString());
+                if (earlier != null && earlier.hasReadonlyView()) {
+                    // An earlier attempt died before binding its view at the target: release it, a new one follows.
+                    releaseReadOnlyView(volumeId, record, earlier.getReadonlyView());
+                }
+                StagingRecord.Builder updated = record.toBuilder().putPublications(target.toString(), wanted);
+                records.savePublications(updated.build());
+                CrashPoints.reach(CrashPoint.PUBLISH_RECORDED);
+                MountOptions options = request.capability().accessType() instanceof AccessType.Mount mount
+                        ? mount.options().perMountPoint() : MountOptions.NONE;
+                if (readOnly) {
+                    options = options.withFlags(LinuxNative.MS_RDONLY);
+                }
+                if (record.hasBlock()) {
+                    Path device = readOnly ? readOnlyView(updated, target, wanted) : StagingRecords.devicePath(record);
+                    bindDevice(parent, name, target, device);
+                } else {
+                    bindStagedFilesystem(record, staging, parent, name, target);
+                }
+                restrictBind(updated.build(), parent, name, target, options);
             } catch (IOException e) {
-                throw VolumeException.internal("bind-mounting " + source + " at " + target + " for volume "
-                        + volumeId + " failed", e);
+                throw VolumeException.internal("cannot close target path " + target, e);
             }
             CrashPoints.reach(CrashPoint.PUBLISH_BOUND);
             LogContext.outcome(LOG, () -> "published volume " + volumeId + " at " + target
@@ -123,9 +124,17 @@ public final class VolumePublisher {
         String volumeId = request.volumeId();
         try (OperationGuard.Permit ignored = guard.enter(volumeId, "NodeUnpublishVolume")) {
             Optional<StagingRecord> record = records.find(volumeId);
-            if (unmountTarget(volumeId, target, record)) {
-                CrashPoints.reach(CrashPoint.UNPUBLISH_UNMOUNTED);
-                deleteTarget(volumeId, target);
+            Optional<OpenedPath> parent = paths.openParentIfPresent("target_path", target);
+            if (parent.isPresent()) {
+                try (OpenedPath directory = parent.get()) {
+                    String name = target.getFileName().toString();
+                    if (unmountTarget(volumeId, directory, name, target, record)) {
+                        CrashPoints.reach(CrashPoint.UNPUBLISH_UNMOUNTED);
+                        deleteTarget(volumeId, directory, name, target);
+                    }
+                } catch (IOException e) {
+                    throw VolumeException.internal("cannot close the directory of target path " + target, e);
+                }
             }
             Optional<PublicationRecord> publication =
                     record.map(r -> r.getPublicationsMap().get(target.toString()));
@@ -145,11 +154,11 @@ public final class VolumePublisher {
      *
      * @throws VolumeException ALREADY_EXISTS when it holds something else, or this volume differently
      */
-    private boolean alreadyPublished(StagingRecord record, Path target, PublicationRecord wanted)
-            throws VolumeException {
+    private boolean alreadyPublished(StagingRecord record, OpenedPath parent, String name, Path target,
+                                     PublicationRecord wanted) throws VolumeException {
         try {
-            Optional<FileStat> stat = statIfPresent(target);
-            if (stat.isEmpty() || !Publications.isMountPoint(host, target, stat.get())) {
+            Optional<FileStat> stat = parent.statChild(name);
+            if (stat.isEmpty() || !Publications.isMountRoot(parent, stat.get())) {
                 return false;
             }
             if (!Publications.holdsVolume(record, target, stat.get())) {
@@ -249,77 +258,199 @@ public final class VolumePublisher {
         }
     }
 
-    private void createTarget(Path target, boolean block) throws VolumeException {
-        try {
-            if (block) {
-                if (Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS)) {
-                    Files.delete(target); // an empty directory left by an older kubelet: the device needs a file
-                }
-                Files.createDirectories(target.getParent());
-                try {
-                    Files.createFile(target);
-                } catch (FileAlreadyExistsException exists) {
-                    // a retry: the file is ours
-                }
-            } else {
-                Files.createDirectories(target);
+    /**
+     * Binds the volume's staged filesystem at the directory {@code name} of {@code parent}, creating it. The
+     * staging path is opened and checked to be the volume's mount first, and both ends are used by descriptor.
+     */
+    private void bindStagedFilesystem(StagingRecord record, Path staging, OpenedPath parent, String name,
+                                      Path target) throws VolumeException {
+        Optional<OpenedPath> opened = paths.openIfPresent("staging_target_path", staging);
+        try (OpenedPath source = opened.orElseThrow(() -> VolumeException.precondition("staging path " + staging
+                + " of volume " + record.getVolumeId() + " is gone; NodeStageVolume must stage it again"))) {
+            FileStat staged = source.stat();
+            if (staged.isSymlink()) {
+                throw KubeletPaths.symlinkRefused("staging_target_path", staging);
             }
-        } catch (DirectoryNotEmptyException e) {
-            throw VolumeException.precondition("target path " + target + " is a non-empty directory; a block "
-                    + "volume needs a file there");
-        } catch (FileAlreadyExistsException e) {
-            throw VolumeException.precondition("target path " + target + " exists and is not a directory");
+            if (!staged.isDirectory() || staged.mountRoot() == FileStat.MountRoot.NO
+                    || !staged.device().equals(StagingRecords.deviceNumber(record))) {
+                throw VolumeException.precondition("staging path " + staging + " does not hold volume "
+                        + record.getVolumeId() + "'s filesystem; NodeStageVolume must stage it again");
+            }
+            try (OpenedPath mountPoint = openTargetDirectory(parent, name, target)) {
+                host.mounter().bind(source.viaDescriptor(), mountPoint.viaDescriptor());
+            }
         } catch (IOException e) {
-            throw VolumeException.internal("cannot create target path " + target, e);
+            throw VolumeException.internal("bind-mounting " + staging + " at " + target + " for volume "
+                    + record.getVolumeId() + " failed", e);
+        }
+    }
+
+    /** Binds the device node {@code device} onto the file {@code name} of {@code parent}, creating it. */
+    private void bindDevice(OpenedPath parent, String name, Path target, Path device) throws VolumeException {
+        try (OpenedPath file = openTargetFile(parent, name, target)) {
+            host.mounter().bind(device, file.viaDescriptor());
+        } catch (IOException e) {
+            throw VolumeException.internal("bind-mounting " + device + " at " + target + " failed", e);
+        }
+    }
+
+    private static OpenedPath openTargetDirectory(OpenedPath parent, String name, Path target)
+            throws VolumeException, IOException {
+        try {
+            return parent.openOrCreateDirectory(name);
+        } catch (UnsafePathException symlink) {
+            throw KubeletPaths.symlinkRefused("target_path", target);
+        } catch (NoSuchPathException notADirectory) {
+            throw VolumeException.precondition("target path " + target + " exists and is not a directory");
+        }
+    }
+
+    /** The file a device is bound onto: created here, never through a link; an empty directory is replaced. */
+    private static OpenedPath openTargetFile(OpenedPath parent, String name, Path target)
+            throws VolumeException, IOException {
+        Optional<FileStat> existing = parent.statChild(name);
+        if (existing.isPresent() && existing.get().isDirectory()) {
+            try {
+                parent.remove(name, true); // an empty directory left by an older kubelet: the device needs a file
+            } catch (NativeIOException e) {
+                if (!"ENOTEMPTY".equals(e.errnoName())) {
+                    throw e;
+                }
+                throw VolumeException.precondition("target path " + target + " is a non-empty directory; a block "
+                        + "volume needs a file there");
+            }
+        }
+        parent.createFile(name); // false on a retry: the file is ours, checked below like any other
+        OpenedPath file = parent.openChild(name);
+        FileStat stat = file.stat();
+        if (stat.isRegularFile()) {
+            return file;
+        }
+        file.close();
+        if (stat.isSymlink()) {
+            throw KubeletPaths.symlinkRefused("target_path", target);
+        }
+        throw VolumeException.precondition("target path " + target + " exists and is not a file");
+    }
+
+    /**
+     * Applies the publication's per-mount-point flags (read-only, nosuid, ...) with a remount of the bind
+     * just made. The kernel takes them only at the new mount's root, so the target is opened again from its
+     * directory (which crosses into the bind) and checked to be that mount before it is remounted; on any
+     * failure the bind is taken away again, never left writable when read-only was asked for.
+     */
+    private void restrictBind(StagingRecord record, OpenedPath parent, String name, Path target,
+                              MountOptions options) throws VolumeException {
+        if (options.perMountPoint().flags() == 0) {
+            return;
+        }
+        try (OpenedPath bound = parent.openChild(name)) {
+            FileStat stat = bound.stat();
+            if (!Publications.isMountRoot(parent, stat) || !Publications.holdsVolume(record, target, stat)) {
+                throw VolumeException.internal("target path " + target + " no longer holds the bind mount of volume "
+                        + record.getVolumeId() + " that was just made", null);
+            }
+            host.mounter().restrictBind(bound.viaDescriptor(), options);
+        } catch (VolumeException | IOException e) {
+            unmountOurBind(record, parent, name, target);
+            if (e instanceof VolumeException refused) {
+                throw refused;
+            }
+            throw VolumeException.internal("applying " + options + " to the bind mount at " + target + " failed", e);
+        }
+    }
+
+    /** Takes back a bind this call made, if it is still there and still the volume's. */
+    private void unmountOurBind(StagingRecord record, OpenedPath parent, String name, Path target) {
+        try {
+            Optional<FileStat> stat = parent.statChild(name);
+            if (stat.isPresent() && Publications.isMountRoot(parent, stat.get()) && Publications.holdsVolume(record, target, stat.get())) {
+                host.mounter().unmount(parent.childViaDescriptor(name));
+            }
+        } catch (IOException e) {
+            LOG.warning(() -> "could not take back the bind mount at " + target + ": " + e.getMessage());
         }
     }
 
     /**
-     * Unmounts whatever of this volume is mounted at the target (stacked mounts too, up to a bound); one
-     * statx per mount tells whether it is a mount point and whose. False when the target does not exist.
+     * Unmounts whatever of this volume is mounted at the target (stacked mounts too, up to a bound), by name
+     * in the target's opened directory, following nothing; one statx per mount tells whether it is a mount
+     * point and whose. False when the target does not exist.
      */
-    private boolean unmountTarget(String volumeId, Path target, Optional<StagingRecord> record)
-            throws VolumeException {
+    private boolean unmountTarget(String volumeId, OpenedPath directory, String name, Path target,
+                                  Optional<StagingRecord> record) throws VolumeException {
         try {
             for (int unmounts = 0; ; unmounts++) {
-                Optional<FileStat> stat = statIfPresent(target);
+                Optional<FileStat> stat = directory.statChild(name);
                 if (stat.isEmpty()) {
                     return unmounts > 0;
                 }
-                if (!Publications.isMountPoint(host, target, stat.get())) {
+                if (!Publications.isMountRoot(directory, stat.get())) {
                     return true;
                 }
                 if (unmounts == MAX_STACKED_UNMOUNTS) {
                     throw VolumeException.internal("target path " + target + " is still a mount point after "
                             + MAX_STACKED_UNMOUNTS + " unmounts", null);
                 }
-                if (record.isPresent() && !Publications.holdsVolume(record.get(), target, stat.get())) {
-                    throw VolumeException.precondition("target path " + target + " holds a mount that is not volume "
-                            + volumeId + "; left it alone");
-                }
-                host.mounter().unmount(target);
+                requirePublicationOf(volumeId, target, record, stat.get());
+                host.mounter().unmount(directory.childViaDescriptor(name));
             }
         } catch (IOException e) {
             throw VolumeException.internal("unmounting " + target + " of volume " + volumeId + " failed", e);
         }
     }
 
-    /** The target's statx, without following a symlink; empty when nothing is there. */
-    private Optional<FileStat> statIfPresent(Path target) throws IOException {
-        try {
-            return Optional.of(host.mounter().stat(target));
-        } catch (NoSuchPathException | NoSuchFileException absent) {
-            return Optional.empty();
+    /**
+     * Unpublish takes away a publication of the volume it names and nothing else: never its staging mount,
+     * never another volume's mount. Without a record of the volume (a lost state dir), a mount that no other
+     * volume's record claims is taken to be its publication, so that a teardown still completes.
+     */
+    private void requirePublicationOf(String volumeId, Path target, Optional<StagingRecord> record, FileStat stat)
+            throws VolumeException {
+        if (record.isPresent()) {
+            if (record.get().getStagingPath().equals(target.toString())) {
+                throw VolumeException.precondition("target path " + target + " is the staging path of volume "
+                        + volumeId + ", not a publication; NodeUnstageVolume takes it down; left it alone");
+            }
+            if (!Publications.holdsVolume(record.get(), target, stat)) {
+                throw VolumeException.precondition("target path " + target + " holds a mount that is not volume "
+                        + volumeId + "; left it alone");
+            }
+            return;
+        }
+        Optional<StagingRecord> other = records.otherVolumeAt(volumeId, target, stat);
+        if (other.isPresent()) {
+            throw VolumeException.precondition("target path " + target + " holds volume "
+                    + other.get().getVolumeId() + ", not volume " + volumeId + "; left it alone");
         }
     }
 
-    /** The spec makes the plugin delete what it created at the target; a directory with data is never deleted. */
-    private static void deleteTarget(String volumeId, Path target) throws VolumeException {
+    /**
+     * The spec makes the plugin delete what it created at the target; a directory with data is never deleted.
+     * Removed relative to its opened directory: nothing outside it can be reached this way.
+     */
+    private static void deleteTarget(String volumeId, OpenedPath directory, String name, Path target)
+            throws VolumeException {
         try {
-            Files.deleteIfExists(target);
-        } catch (DirectoryNotEmptyException e) {
-            throw VolumeException.precondition("target path " + target + " of volume " + volumeId
-                    + " is not empty after unmounting; refusing to delete what is in it");
+            Optional<FileStat> stat = directory.statChild(name);
+            if (stat.isPresent() && stat.get().isSymlink()) {
+                throw KubeletPaths.symlinkRefused("target_path", target);
+            }
+            if (stat.isPresent()) {
+                directory.remove(name, stat.get().isDirectory());
+            }
+        } catch (NativeIOException e) {
+            if ("ENOTEMPTY".equals(e.errnoName()) || "EEXIST".equals(e.errnoName())) {
+                throw VolumeException.precondition("target path " + target + " of volume " + volumeId
+                        + " is not empty after unmounting; refusing to delete what is in it");
+            }
+            if ("EISDIR".equals(e.errnoName()) || "ENOTDIR".equals(e.errnoName())) {
+                throw VolumeException.precondition("target path " + target + " of volume " + volumeId
+                        + " was replaced while it was being removed (something else writes there); left it");
+            }
+            if (!(e instanceof NoSuchPathException)) {
+                throw VolumeException.internal("cannot remove target path " + target, e);
+            }
         } catch (IOException e) {
             throw VolumeException.internal("cannot remove target path " + target, e);
         }

@@ -9,10 +9,12 @@ import dev.blocknode.os.FileStat;
 import dev.blocknode.os.Host;
 import dev.blocknode.os.exec.Command;
 import dev.blocknode.os.exec.CommandException;
+import dev.blocknode.os.fd.OpenedPath;
 import dev.blocknode.os.mount.MountEntry;
 import dev.blocknode.os.mount.MountOptions;
 import dev.blocknode.os.natives.LinuxNative;
 import dev.blocknode.os.natives.NativeIOException;
+import dev.blocknode.os.natives.NoSuchPathException;
 import dev.blocknode.state.v1.BlockAccessRecord;
 import dev.blocknode.state.v1.DeviceRecord;
 import dev.blocknode.state.v1.MountAccessRecord;
@@ -28,7 +30,6 @@ import dev.blocknode.volume.filesystem.FilesystemType;
 
 import java.io.IOException;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
@@ -62,7 +63,7 @@ public final class VolumeStager {
         this.guard = guard;
         this.probe = new DeviceProbe(host.commands());
         this.defaultFilesystem = defaultFilesystem;
-        this.rebuilder = new StagingRecordRebuilder(host, records, transports);
+        this.rebuilder = new StagingRecordRebuilder(host, paths, records, transports);
     }
 
     public void stage(Requests.Stage request) throws VolumeException {
@@ -86,7 +87,7 @@ public final class VolumeStager {
                     return;
                 }
             }
-            createDirectory(staging);
+            createDirectory(paths, staging);
             StagingRecord.Builder record = existing.map(StagingRecord::toBuilder).orElseGet(StagingRecord::newBuilder)
                     .setVolumeId(request.volumeId())
                     .setTransport(transport.name())
@@ -253,11 +254,7 @@ public final class VolumeStager {
         if (record.hasBlock()) {
             return true;
         }
-        try {
-            return host.mounter().isMountPoint(staging) && host.mounter().stat(staging).device().equals(number);
-        } catch (IOException e) {
-            throw VolumeException.internal("cannot inspect staging path " + staging, e);
-        }
+        return mountedAt(staging).map(stat -> stat.device().equals(number)).orElse(false);
     }
 
     /**
@@ -265,20 +262,16 @@ public final class VolumeStager {
      * ALREADY_EXISTS when something else is mounted there. Checked before anything is recorded.
      */
     private boolean alreadyMountedAt(String volumeId, Path staging, Attachment attachment) throws VolumeException {
-        try {
-            if (!host.mounter().isMountPoint(staging)) {
-                return false;
-            }
-            FileStat mounted = host.mounter().stat(staging);
-            if (!mounted.device().equals(attachment.number())) {
-                throw VolumeException.alreadyExists("staging path " + staging + " already holds a mount of device "
-                        + mounted.device() + ", not of volume " + volumeId + "'s device " + attachment.device()
-                        + " (" + attachment.number() + ")");
-            }
-            return true;
-        } catch (IOException e) {
-            throw VolumeException.internal("cannot inspect staging path " + staging, e);
+        Optional<FileStat> mounted = mountedAt(staging);
+        if (mounted.isEmpty()) {
+            return false;
         }
+        if (!mounted.get().device().equals(attachment.number())) {
+            throw VolumeException.alreadyExists("staging path " + staging + " already holds a mount of device "
+                    + mounted.get().device() + ", not of volume " + volumeId + "'s device " + attachment.device()
+                    + " (" + attachment.number() + ")");
+        }
+        return true;
     }
 
     /**
@@ -316,9 +309,10 @@ public final class VolumeStager {
         if (request.capability().accessMode().readOnly()) {
             options = options.withFlags(LinuxNative.MS_RDONLY);
         }
-        try {
+        try (OpenedPath directory = paths.openDirectoryCreating("staging_target_path", staging)) {
             MountOptions finalOptions = options;
-            Phases.run("mount", () -> host.mounter().mount(device, staging, type.kernelName(), finalOptions));
+            Phases.run("mount", () -> host.mounter().mount(device, directory.viaDescriptor(), type.kernelName(),
+                    finalOptions));
         } catch (NativeIOException e) {
             if (e.errno() == 22 /* EINVAL */ && !options.data().isEmpty()) {
                 throw VolumeException.invalid("mounting " + device + " (" + type.kernelName() + ") at " + staging
@@ -424,19 +418,31 @@ public final class VolumeStager {
         }
     }
 
+    /** Unmounts the volume's filesystem at the staging path, by name in its opened directory, following nothing. */
     private void unmountStagingPath(String volumeId, Path staging, DeviceNumber number) throws VolumeException {
-        try {
-            if (!Files.exists(staging, LinkOption.NOFOLLOW_LINKS) || !host.mounter().isMountPoint(staging)) {
+        Optional<OpenedPath> parent = paths.openParentIfPresent("staging_target_path", staging);
+        if (parent.isEmpty()) {
+            return;
+        }
+        String name = staging.getFileName().toString();
+        try (OpenedPath directory = parent.get()) {
+            Path entry = directory.childViaDescriptor(name);
+            FileStat mounted;
+            try {
+                mounted = host.mounter().stat(entry);
+            } catch (NoSuchPathException absent) {
                 return;
             }
-            FileStat mounted = host.mounter().stat(staging);
+            if (!Publications.isMountPoint(host, entry, mounted)) {
+                return;
+            }
             if (!mounted.device().equals(number)) {
                 // Not ours: never unmount another volume. Whether ours is still mounted anywhere is checked next.
                 LOG.warning(() -> "staging path " + staging + " holds device " + mounted.device() + ", not volume "
                         + volumeId + "'s device " + number + "; leaving that mount alone");
                 return;
             }
-            Phases.run("unmount", () -> host.mounter().unmount(staging));
+            Phases.run("unmount", () -> host.mounter().unmount(directory.childViaDescriptor(name)));
         } catch (IOException e) {
             throw VolumeException.internal("unmounting staging path " + staging + " of volume " + volumeId
                     + " failed", e);
@@ -474,11 +480,30 @@ public final class VolumeStager {
         }
     }
 
-    private static void createDirectory(Path staging) throws VolumeException {
-        try {
-            Files.createDirectories(staging);
+    private static void createDirectory(KubeletPaths paths, Path staging) throws VolumeException {
+        try (OpenedPath ignored = paths.openDirectoryCreating("staging_target_path", staging)) {
+            // created (or there already) beneath the kubelet root, through no symlink
         } catch (IOException e) {
-            throw VolumeException.internal("cannot create staging directory " + staging, e);
+            throw VolumeException.internal("cannot close staging directory " + staging, e);
+        }
+    }
+
+    /** The staging path's statx when something is mounted there, by descriptor; empty when nothing is. */
+    private Optional<FileStat> mountedAt(Path staging) throws VolumeException {
+        Optional<OpenedPath> opened = paths.openIfPresent("staging_target_path", staging);
+        if (opened.isEmpty()) {
+            return Optional.empty();
+        }
+        try (OpenedPath directory = opened.get()) {
+            FileStat stat = directory.stat();
+            boolean mounted = switch (stat.mountRoot()) {
+                case YES -> true;
+                case NO -> false;
+                case UNKNOWN -> host.mounter().isMountPoint(staging);
+            };
+            return mounted ? Optional.of(stat) : Optional.empty();
+        } catch (IOException e) {
+            throw VolumeException.internal("cannot inspect staging path " + staging, e);
         }
     }
 }

@@ -25,7 +25,12 @@ public final class VolumeStatsReader {
     }
 
     public VolumeStats read(Requests.Stats request) throws VolumeException {
-        VolumeLocator.Located located = locator.locate(request.volumeId(), request.volumePath());
+        try (VolumeLocator.Located located = locator.locate(request.volumeId(), request.volumePath())) {
+            return read(request, located);
+        }
+    }
+
+    private VolumeStats read(Requests.Stats request, VolumeLocator.Located located) throws VolumeException {
         StagingRecord record = located.record();
         DeviceNumber number = StagingRecords.deviceNumber(record);
         Path device = StagingRecords.devicePath(record);
@@ -43,7 +48,7 @@ public final class VolumeStatsReader {
                 return new VolumeStats(size, OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty(),
                         OptionalLong.empty(), OptionalLong.empty(), !condition.isEmpty(), condition);
             }
-            long[] vfs = LinuxNative.statvfs(located.path().toString());
+            long[] vfs = LinuxNative.statvfs(located.kernelPath().toString());
             long fragment = vfs[LinuxNative.STATVFS_FRSIZE];
             long blocks = vfs[LinuxNative.STATVFS_BLOCKS];
             long free = vfs[LinuxNative.STATVFS_BFREE];

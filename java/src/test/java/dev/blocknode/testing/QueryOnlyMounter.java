@@ -49,8 +49,13 @@ public final class QueryOnlyMounter implements Mounter {
     }
 
     @Override
-    public void bind(Path source, Path target, MountOptions options) {
+    public void bind(Path source, Path target) {
         throw new AssertionError("a transport must not bind");
+    }
+
+    @Override
+    public void restrictBind(Path mountRoot, MountOptions options) {
+        throw new AssertionError("a transport must not remount");
     }
 
     @Override

@@ -9,6 +9,10 @@ import org.junit.jupiter.params.provider.ValueSource;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
+import dev.blocknode.os.fd.ConfinedDirectory;
+import dev.blocknode.os.fd.OpenedPath;
+import org.junit.jupiter.api.function.Executable;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -134,59 +138,119 @@ class KubeletPathsUnitTest {
         refused(root + "/");
     }
 
+    /**
+     * A path whose string passes, refused when it is opened (beneath the root, no symlink followed), by
+     * every way of opening it and with both resolutions (openat2, and the walk of kernels before 5.6); and
+     * nothing is created outside.
+     */
+    private void refusedWhenOpened(String raw) throws IOException, VolumeException {
+        Path confined = paths.confine(FIELD, raw);
+        for (ConfinedDirectory.Resolution resolution : ConfinedDirectory.Resolution.values()) {
+            KubeletPaths opener = new KubeletPaths(root, resolution);
+            List<Executable> opens = List.of(
+                    () -> opener.openDirectoryCreating(FIELD, confined).close(),
+                    () -> opener.openParentCreating(FIELD, confined).close(),
+                    () -> refuseLink(opener.openIfPresent(FIELD, confined)),
+                    () -> refuseLink(opener.openParentIfPresent(FIELD, confined)));
+            for (Executable open : opens) {
+                VolumeException e = assertThrows(VolumeException.class, open, resolution + ": " + raw);
+                assertEquals(VolumeException.Outcome.INVALID_ARGUMENT, e.outcome());
+                assertTrue(e.getMessage().startsWith(FIELD + " ") && e.getMessage().contains("symlink"),
+                        e.getMessage());
+            }
+        }
+        try (var left = Files.list(outside)) {
+            assertEquals(List.of(), left.toList(), "created outside the root");
+        }
+    }
+
+    /** What a caller does with an opened path whose last element is a link: refuse it. */
+    private static void refuseLink(java.util.Optional<OpenedPath> opened) throws VolumeException {
+        if (opened.isEmpty()) {
+            return;
+        }
+        try (OpenedPath path = opened.get()) {
+            if (path.stat().isSymlink()) {
+                throw KubeletPaths.symlinkRefused(FIELD, path.shown());
+            }
+        } catch (IOException e) {
+            throw new AssertionError(e);
+        }
+    }
+
     @Test
-    void symlinkedAncestorPointingOutsideIsRefused() throws IOException {
+    void symlinkedAncestorPointingOutsideIsRefused() throws IOException, VolumeException {
         Path pods = Files.createDirectories(root.resolve("pods"));
         Files.createSymbolicLink(pods.resolve("evil"), outside);
-        VolumeException e = refused(pods.resolve("evil/mount").toString());
-        assertTrue(e.getMessage().contains("symlink"), e.getMessage());
+        refusedWhenOpened(pods.resolve("evil/mount").toString());
         // also when the path continues through directories that do not exist yet
-        refused(pods.resolve("evil/not/yet/there").toString());
+        refusedWhenOpened(pods.resolve("evil/not/yet/there").toString());
     }
 
     @Test
-    void relativeSymlinkedAncestorPointingOutsideIsRefused() throws IOException {
+    void relativeSymlinkedAncestorPointingOutsideIsRefused() throws IOException, VolumeException {
         Path pods = Files.createDirectories(root.resolve("pods"));
         Files.createSymbolicLink(pods.resolve("up"), Path.of("../../elsewhere"));
-        refused(pods.resolve("up/mount").toString());
+        refusedWhenOpened(pods.resolve("up/mount/x").toString());
     }
 
     @Test
-    void leafSymlinkPointingOutsideIsRefused() throws IOException {
+    void leafSymlinkPointingOutsideIsRefused() throws IOException, VolumeException {
         Path pods = Files.createDirectories(root.resolve("pods"));
         Files.createSymbolicLink(pods.resolve("mount"), outside);
-        VolumeException e = refused(pods.resolve("mount").toString());
-        assertTrue(e.getMessage().contains("symlink"), e.getMessage());
+        Path confined = paths.confine(FIELD, pods.resolve("mount").toString());
+        VolumeException e = assertThrows(VolumeException.class, () -> paths.openDirectoryCreating(FIELD, confined));
+        assertEquals(VolumeException.Outcome.INVALID_ARGUMENT, e.outcome());
+        assertThrows(VolumeException.class, () -> refuseLink(paths.openIfPresent(FIELD, confined)));
     }
 
     @Test
-    void leafSymlinkIsRefusedEvenWhenItPointsInside() throws IOException {
+    void leafSymlinkIsRefusedEvenWhenItPointsInside() throws IOException, VolumeException {
         Path pods = Files.createDirectories(root.resolve("pods"));
         Path inside = Files.createDirectories(root.resolve("real"));
         Files.createSymbolicLink(pods.resolve("mount"), inside);
-        refused(pods.resolve("mount").toString());
+        Path confined = paths.confine(FIELD, pods.resolve("mount").toString());
+        assertThrows(VolumeException.class, () -> paths.openDirectoryCreating(FIELD, confined));
     }
 
     @Test
-    void danglingLeafSymlinkIsRefused() throws IOException {
+    void danglingLeafSymlinkIsRefused() throws IOException, VolumeException {
         Path pods = Files.createDirectories(root.resolve("pods"));
         Files.createSymbolicLink(pods.resolve("mount"), outside.resolve("does-not-exist"));
-        refused(pods.resolve("mount").toString());
+        Path confined = paths.confine(FIELD, pods.resolve("mount").toString());
+        assertThrows(VolumeException.class, () -> paths.openDirectoryCreating(FIELD, confined));
+        assertTrue(Files.notExists(outside.resolve("does-not-exist")), "created through the link");
     }
 
     @Test
-    void danglingSymlinkedAncestorIsRefused() throws IOException {
+    void danglingSymlinkedAncestorIsRefused() throws IOException, VolumeException {
         Path pods = Files.createDirectories(root.resolve("pods"));
         Files.createSymbolicLink(pods.resolve("gone"), outside.resolve("does-not-exist"));
-        refused(pods.resolve("gone/mount").toString());
+        refusedWhenOpened(pods.resolve("gone/mount").toString());
     }
 
     @Test
-    void symlinkedAncestorPointingInsideIsAccepted() throws IOException, VolumeException {
+    void symlinkedAncestorIsRefusedEvenWhenItPointsInside() throws IOException, VolumeException {
         Path real = Files.createDirectories(root.resolve("real-pods"));
         Files.createSymbolicLink(root.resolve("pods"), real);
-        Path target = root.resolve("pods/uid/mount");
-        assertEquals(target, paths.confine(FIELD, target.toString()));
+        refusedWhenOpened(root.resolve("pods/uid/mount").toString());
+    }
+
+    @Test
+    void openedPathsAreCreatedBeneathTheRoot() throws IOException, VolumeException {
+        for (ConfinedDirectory.Resolution resolution : ConfinedDirectory.Resolution.values()) {
+            KubeletPaths opener = new KubeletPaths(root, resolution);
+            Path deep = paths.confine(FIELD, root.resolve(resolution + "/a/b/mount").toString());
+            try (OpenedPath parent = opener.openParentCreating(FIELD, deep)) {
+                assertTrue(parent.stat().isDirectory());
+            }
+            assertTrue(Files.isDirectory(root.resolve(resolution + "/a/b")));
+            assertTrue(Files.notExists(deep), "only the parent was asked for");
+            try (OpenedPath leaf = opener.openIfPresent(FIELD, deep.getParent()).orElseThrow()) {
+                assertTrue(leaf.stat().isDirectory());
+            }
+            assertTrue(opener.openIfPresent(FIELD, deep).isEmpty());
+        }
     }
 
     @Test

@@ -277,23 +277,43 @@ class StagingRecordRebuilderUnitTest {
         }
 
         @Override
-        public void bind(Path source, Path target, MountOptions options) {
+        public void bind(Path source, Path target) {
             throw new AssertionError("unstage must not bind");
         }
 
         @Override
+        public void restrictBind(Path mountRoot, MountOptions options) {
+            throw new AssertionError("unstage must not remount");
+        }
+
+        /** A path by descriptor (/proc/self/fd/N/name), as the plugin gives it, named as the test knows it. */
+        private static Path named(Path path) {
+            Path descriptors = Path.of("/proc/self/fd");
+            if (!path.startsWith(descriptors) || path.getNameCount() < 4) {
+                return path;
+            }
+            try {
+                Path directory = Files.readSymbolicLink(descriptors.resolve(path.getName(3)));
+                return directory.resolve(path.subpath(4, path.getNameCount()));
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
+
+        @Override
         public boolean unmount(Path target) {
-            unmounted.add(target);
-            return mounts.remove(target) != null;
+            unmounted.add(named(target));
+            return mounts.remove(named(target)) != null;
         }
 
         @Override
         public boolean isMountPoint(Path path) {
-            return mounts.containsKey(path);
+            return mounts.containsKey(named(path));
         }
 
         @Override
-        public FileStat stat(Path path) {
+        public FileStat stat(Path original) {
+            Path path = named(original);
             DeviceNumber device = mounts.getOrDefault(path, new DeviceNumber(0, 42));
             return new FileStat(device, new DeviceNumber(0, 0), 040755,
                     mounts.containsKey(path) ? FileStat.MountRoot.YES : FileStat.MountRoot.NO);

@@ -1,12 +1,10 @@
 package dev.blocknode.os.mount;
 
-import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.FileStat;
 import dev.blocknode.os.HostPaths;
 import dev.blocknode.os.natives.DeviceBusyException;
 import dev.blocknode.os.natives.InvalidSyscallArgumentException;
 import dev.blocknode.os.natives.LinuxNative;
-import dev.blocknode.os.natives.NativeIOException;
 
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -48,20 +46,16 @@ public final class LinuxMounter implements Mounter {
     }
 
     @Override
-    public void bind(Path source, Path target, MountOptions options) throws IOException {
+    public void bind(Path source, Path target) throws IOException {
         LinuxNative.mount(source.toString(), target.toString(), null, LinuxNative.MS_BIND, null);
+    }
+
+    @Override
+    public void restrictBind(Path mountRoot, MountOptions options) throws IOException {
         long flags = options.perMountPoint().flags();
-        if (flags == 0) {
-            return;
-        }
-        try {
-            // A bind mount ignores flags given with it: they only take effect through a remount of the bind.
-            LinuxNative.mount(null, target.toString(), null,
-                    LinuxNative.MS_REMOUNT | LinuxNative.MS_BIND | flags, null);
-        } catch (NativeIOException e) {
-            // Never leave a bind that is writable when read-only was asked for.
-            unmount(target);
-            throw e;
+        if (flags != 0) {
+            LinuxNative.mount(null, mountRoot.toString(), null, LinuxNative.MS_REMOUNT | LinuxNative.MS_BIND | flags,
+                    null);
         }
     }
 
@@ -98,16 +92,7 @@ public final class LinuxMounter implements Mounter {
 
     @Override
     public FileStat stat(Path path) throws IOException {
-        long[] s = LinuxNative.stat(path.toString());
-        FileStat.MountRoot root = switch ((int) s[LinuxNative.STAT_MOUNT_ROOT]) {
-            case 1 -> FileStat.MountRoot.YES;
-            case 0 -> FileStat.MountRoot.NO;
-            default -> FileStat.MountRoot.UNKNOWN;
-        };
-        return new FileStat(
-                new DeviceNumber(s[LinuxNative.STAT_DEV_MAJOR], s[LinuxNative.STAT_DEV_MINOR]),
-                new DeviceNumber(s[LinuxNative.STAT_RDEV_MAJOR], s[LinuxNative.STAT_RDEV_MINOR]),
-                (int) s[LinuxNative.STAT_MODE], root);
+        return FileStat.of(LinuxNative.stat(path.toString()));
     }
 
     @Override

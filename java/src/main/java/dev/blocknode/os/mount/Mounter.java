@@ -16,10 +16,18 @@ public interface Mounter {
     void mount(Path device, Path target, String fsType, MountOptions options) throws IOException;
 
     /**
-     * Bind-mounts {@code source} (a directory, or a device node onto a file) at {@code target}, then applies
-     * the per-mount-point flags of {@code options} (read-only, nosuid, ...) with a remount of the bind.
+     * Bind-mounts {@code source} (a directory, or a device node onto a file) at {@code target}. Flags given
+     * with a bind are ignored by the kernel: see {@link #restrictBind}.
      */
-    void bind(Path source, Path target, MountOptions options) throws IOException;
+    void bind(Path source, Path target) throws IOException;
+
+    /**
+     * Applies the per-mount-point flags of {@code options} (read-only, nosuid, ...) to the bind mount whose
+     * root {@code mountRoot} is (a remount of the bind); nothing when there are none. The path must resolve
+     * to the new mount's root itself: a descriptor opened before the bind names the directory beneath it,
+     * which the kernel refuses (EINVAL) rather than remount the filesystem that holds it.
+     */
+    void restrictBind(Path mountRoot, MountOptions options) throws IOException;
 
     /**
      * Unmounts {@code target}.

@@ -63,7 +63,9 @@ public final class LinuxNative {
     public static final int STAT_MODE = 4;
     /** 1 if the path is the root of a mount, 0 if not, -1 if the kernel does not say. */
     public static final int STAT_MOUNT_ROOT = 5;
-    public static final int STAT_LENGTH = 6;
+    /** The inode number: with the device, what tells that a name still names the file that was opened. */
+    public static final int STAT_INODE = 6;
+    public static final int STAT_LENGTH = 7;
 
     /** st_mode file type bits, for use with {@link #STAT_MODE}. */
     public static final long S_IFMT = 0170000L;
@@ -119,26 +121,59 @@ public final class LinuxNative {
     public static native long[] stat(String path) throws NativeIOException;
 
     /**
-     * {@link #stat} of {@code relative} as the kernel resolves it beneath the directory {@code root}
-     * (openat2 with RESOLVE_BENEATH: a ".." or symlink that would leave {@code root}, or an absolute
-     * symlink, fails with EXDEV); the final element is not followed. Why: proving that a path stays
-     * under the kubelet root otherwise takes a realpath walk, one lstat per element, on every call.
-     * Linux 5.6 and newer (older kernels: ENOSYS).
-     */
-    public static native long[] statBeneath(String root, String relative) throws NativeIOException;
-
-    /**
-     * {@link #statBeneath}, but null where that throws {@link NoSuchPathException} for the final element or
-     * a directory on the way (ENOENT, ENOTDIR). Why: absence is an ordinary answer for a path kubelet has
-     * not created yet, and an exception thrown from C costs a stack walk and a message on every call.
-     */
-    public static native long[] statBeneathIfPresent(String root, String relative) throws NativeIOException;
-
-    /**
      * statvfs(3), as {@code long[STATVFS_LENGTH]}: see the STATVFS_* indexes. Why: NodeGetVolumeStats
      * reports bytes and inodes, and the JDK's FileStore has no inode counts.
      */
     public static native long[] statvfs(String path) throws NativeIOException;
+
+    // ---- paths used by descriptor ----------------------------------------------------------------
+
+    /** {@link #openBeneath} option: create every missing directory on the way, the last element included. */
+    public static final int OPEN_CREATE_DIRECTORIES = 1;
+    /** {@link #openBeneath} option: resolve by the component walk even where the kernel has openat2. */
+    public static final int OPEN_WALK = 2;
+    /** {@link #openBeneath} option: the last element must be a directory too (a symlink there: ELOOP). */
+    public static final int OPEN_DIRECTORY = 4;
+
+    /**
+     * open(O_PATH | O_DIRECTORY | O_CLOEXEC) of a directory, following symlinks: the descriptor that paths
+     * are then resolved beneath (the kubelet root, opened once at start). Give it back to {@link #close(int)}.
+     */
+    public static native int openDirectory(String path) throws NativeIOException;
+
+    /**
+     * An O_PATH, close-on-exec descriptor of {@code relative} as resolved beneath the directory {@code dirFd}:
+     * openat2 with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS, or, before Linux 5.6 and
+     * with {@link #OPEN_WALK}, one openat(O_NOFOLLOW) per element from {@code dirFd}. Any symlink on the way
+     * throws {@link UnsafePathException} (ELOOP), so do "." and ".." elements and an absolute path (EXDEV); a
+     * missing element throws {@link NoSuchPathException}. The final element is opened, never followed: a
+     * symlink there comes back as a descriptor of the link itself, for the caller to refuse. With
+     * {@link #OPEN_CREATE_DIRECTORIES} every missing element is created (mkdirat, mode 0750, relative to its
+     * parent's descriptor) and each must be a directory; with {@link #OPEN_DIRECTORY} the last element must be
+     * a directory (not followed: a symlink there throws {@link UnsafePathException}). Why: a path from a request is resolved once and then
+     * used only by descriptor, so a symlink swapped in later cannot redirect a mount, mkdir or unlink.
+     */
+    public static native int openBeneath(int dirFd, String relative, int options) throws NativeIOException;
+
+    /**
+     * statx of the one element {@code name} of the directory {@code dirFd}, not followed, as
+     * {@code long[STAT_LENGTH]}; of {@code dirFd} itself for "". Null when there is no such entry (ENOENT).
+     * Why: the checks before an unmount or unlink look at the entry that will be used, by descriptor.
+     */
+    public static native long[] statAt(int dirFd, String name) throws NativeIOException;
+
+    /**
+     * openat(O_CREAT | O_EXCL | O_NOFOLLOW) of the file {@code name} in the directory {@code dirFd}, closed at
+     * once: true when it was created, false when an entry of that name (of any type) was there already.
+     * Why: the file a raw block volume is bind-mounted onto, created without following anything.
+     */
+    public static native boolean createFileAt(int dirFd, String name) throws NativeIOException;
+
+    /**
+     * unlinkat(2) of the element {@code name} of the directory {@code dirFd} (AT_REMOVEDIR when
+     * {@code directory}). Why: the plugin removes the publish targets it made, relative to a parent it opened.
+     */
+    public static native void unlinkAt(int dirFd, String name, boolean directory) throws NativeIOException;
 
     // ---- block devices ----------------------------------------------------------------------------
 

@@ -84,39 +84,65 @@ class LinuxNativeTest {
     }
 
     @Test
-    void statBeneathResolvesInsideTheRootAndRefusesEveryWayOut() throws Exception {
+    void openBeneathResolvesInsideTheDirectoryAndRefusesEverySymlinkAndWayOut() throws Exception {
         Path root = Files.createDirectories(tmp.resolve("root/a/b"));
         root = tmp.resolve("root");
         Path outside = Files.createDirectories(tmp.resolve("outside"));
-        Files.createSymbolicLink(root.resolve("inner"), Path.of("a")); // relative, stays inside
+        Files.createSymbolicLink(root.resolve("inner"), Path.of("a")); // relative, stays inside: refused too
         Files.createSymbolicLink(root.resolve("escape"), Path.of("../outside"));
         Files.createSymbolicLink(root.resolve("absolute"), outside);
         Files.createSymbolicLink(root.resolve("a/last"), outside);
-        String r = root.toString();
-
-        long[] viaLink = LinuxNative.statBeneath(r, "inner/b");
-        assertEquals(LinuxNative.STAT_LENGTH, viaLink.length);
-        assertEquals(LinuxNative.S_IFDIR, viaLink[LinuxNative.STAT_MODE] & LinuxNative.S_IFMT);
-        assertEquals(LinuxNative.stat(root.resolve("a/b").toString())[LinuxNative.STAT_MODE],
-                viaLink[LinuxNative.STAT_MODE]);
-        // the last element is not followed: the symlink itself
-        assertEquals(LinuxNative.S_IFLNK, LinuxNative.statBeneath(r, "a/last")[LinuxNative.STAT_MODE]
-                & LinuxNative.S_IFMT);
-        assertEquals(LinuxNative.S_IFLNK, LinuxNative.statBeneath(r, "escape")[LinuxNative.STAT_MODE]
-                & LinuxNative.S_IFMT);
-        for (String out : new String[] {"escape/x", "absolute/x", "a/last/x", "../outside", "a/../../outside"}) {
-            NativeIOException e = assertThrows(NativeIOException.class, () -> LinuxNative.statBeneath(r, out), out);
-            assertEquals("EXDEV", e.errnoName(), out);
-            assertEquals("openat2", e.syscall());
-        }
-        assertThrows(NoSuchPathException.class, () -> LinuxNative.statBeneath(r, "a/missing"));
-        assertNull(LinuxNative.statBeneathIfPresent(r, "a/missing"), "absent: null, no exception");
         Files.writeString(root.resolve("a/file"), "not a directory");
-        assertNull(LinuxNative.statBeneathIfPresent(r, "a/file/deeper"), "through a non-directory: null");
-        assertArrayEquals(LinuxNative.statBeneath(r, "inner/b"), LinuxNative.statBeneathIfPresent(r, "inner/b"));
-        assertThrows(NativeIOException.class, () -> LinuxNative.statBeneathIfPresent(r, "escape/x"),
-                "a way out is still refused, not taken for absence");
-        assertThrows(NoSuchPathException.class, () -> LinuxNative.statBeneath(tmp.resolve("nothing").toString(), "a"));
+        int dir = LinuxNative.openDirectory(root.toString());
+        try {
+            for (int walk : new int[] {0, LinuxNative.OPEN_WALK}) {
+                int b = LinuxNative.openBeneath(dir, "a/b", walk);
+                assertEquals(LinuxNative.S_IFDIR, LinuxNative.statAt(b, "")[LinuxNative.STAT_MODE] & LinuxNative.S_IFMT);
+                assertArrayEquals(LinuxNative.stat(root.resolve("a/b").toString()), LinuxNative.statAt(b, ""));
+                LinuxNative.close(b);
+                // the last element is not followed: the link itself is opened...
+                int last = LinuxNative.openBeneath(dir, "a/last", walk);
+                assertEquals(LinuxNative.S_IFLNK, LinuxNative.statAt(last, "")[LinuxNative.STAT_MODE] & LinuxNative.S_IFMT);
+                LinuxNative.close(last);
+                // ...unless a directory is asked for
+                int asDirectory = walk | LinuxNative.OPEN_DIRECTORY;
+                assertThrows(UnsafePathException.class, () -> LinuxNative.openBeneath(dir, "a/last", asDirectory));
+                for (String through : new String[] {"inner/b", "escape/x", "absolute/x", "a/last/x"}) {
+                    NativeIOException e = assertThrows(UnsafePathException.class,
+                            () -> LinuxNative.openBeneath(dir, through, walk), through);
+                    assertEquals("ELOOP", e.errnoName(), through);
+                }
+                for (String out : new String[] {"../outside", "a/../../outside", "/etc", "a/./b"}) {
+                    NativeIOException e = assertThrows(UnsafePathException.class,
+                            () -> LinuxNative.openBeneath(dir, out, walk), out);
+                    assertEquals("openBeneath", e.syscall());
+                }
+                assertThrows(NoSuchPathException.class, () -> LinuxNative.openBeneath(dir, "a/missing", walk));
+                assertThrows(NoSuchPathException.class, () -> LinuxNative.openBeneath(dir, "a/file/deeper", walk));
+            }
+            // Creating: every missing directory, relative to its parent; never through a link.
+            int made = LinuxNative.openBeneath(dir, "a/new/deeper", LinuxNative.OPEN_CREATE_DIRECTORIES);
+            assertTrue(Files.isDirectory(root.resolve("a/new/deeper")));
+            assertTrue(LinuxNative.createFileAt(made, "file"), "created");
+            assertFalse(LinuxNative.createFileAt(made, "file"), "there already");
+            assertEquals(LinuxNative.S_IFREG, LinuxNative.statAt(made, "file")[LinuxNative.STAT_MODE] & LinuxNative.S_IFMT);
+            assertNull(LinuxNative.statAt(made, "absent"));
+            LinuxNative.unlinkAt(made, "file", false);
+            assertNull(LinuxNative.statAt(made, "file"));
+            assertThrows(UnsafePathException.class, () -> LinuxNative.statAt(dir, "a/b"), "one element only");
+            assertThrows(UnsafePathException.class, () -> LinuxNative.unlinkAt(dir, "..", true));
+            LinuxNative.close(made);
+            assertThrows(UnsafePathException.class,
+                    () -> LinuxNative.openBeneath(dir, "escape/made", LinuxNative.OPEN_CREATE_DIRECTORIES));
+            assertThrows(UnsafePathException.class,
+                    () -> LinuxNative.openBeneath(dir, "a/last", LinuxNative.OPEN_CREATE_DIRECTORIES));
+            assertFalse(LinuxNative.createFileAt(dir, "escape"), "a link is an entry: not created through");
+            try (var left = Files.list(outside)) {
+                assertEquals(0, left.count(), "nothing was created outside");
+            }
+        } finally {
+            LinuxNative.close(dir);
+        }
         for (String link : new String[] {"inner", "escape", "absolute", "a/last"}) {
             Files.delete(root.resolve(link)); // before @TempDir's cleanup, which warns about links leaving it
         }

@@ -1,0 +1,83 @@
+package dev.blocknode.lifecycle;
+
+import dev.blocknode.testing.CsiRequests;
+import dev.blocknode.testing.HostAssertions;
+import dev.blocknode.testing.LoopDevice;
+import dev.blocknode.testing.PluginHarness;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * NodeUnpublishVolume takes away a publication of the volume it names, and nothing else: not another
+ * volume's publication (whether that volume is staged here or not), not the volume's own staging mount.
+ */
+@Tag("host")
+class UnpublishOwnershipHostTest {
+
+    @Test
+    void anotherVolumesPublicationIsRefusedAndLeftMounted() throws Exception {
+        try (PluginHarness plugin = PluginHarness.start()) {
+            var node = plugin.client().node();
+            LoopDevice pub = plugin.newLoopDevice("pub", 64L << 20);
+            LoopDevice other = plugin.newLoopDevice("other", 64L << 20);
+            Path staging = plugin.stagingPath("v-pub");
+            Path target = plugin.targetPath("pod-a", "v-pub");
+            node.nodeStageVolume(CsiRequests.stage("v-pub", pub.device(), staging, CsiRequests.mount("ext4")));
+            node.nodePublishVolume(CsiRequests.publish("v-pub", staging, target, CsiRequests.mount("ext4"), false));
+            Files.writeString(target.resolve("data"), "v-pub's");
+
+            // A volume this node has never staged: no record of its own to compare with.
+            assertRefusedAndStillMounted(plugin, "v-unknown", target);
+            // A volume staged here, on another device.
+            Path otherStaging = plugin.stagingPath("v-other");
+            node.nodeStageVolume(CsiRequests.stage("v-other", other.device(), otherStaging,
+                    CsiRequests.mount("ext4")));
+            assertRefusedAndStillMounted(plugin, "v-other", target);
+
+            assertEquals("v-pub's", Files.readString(target.resolve("data")));
+            node.nodeUnpublishVolume(CsiRequests.unpublish("v-pub", target));
+            node.nodeUnstageVolume(CsiRequests.unstage("v-pub", staging));
+            node.nodeUnstageVolume(CsiRequests.unstage("v-other", otherStaging));
+        }
+    }
+
+    @Test
+    void theVolumesOwnStagingPathIsRefusedAndLeftMounted() throws Exception {
+        try (PluginHarness plugin = PluginHarness.start()) {
+            var node = plugin.client().node();
+            LoopDevice pub = plugin.newLoopDevice("pub", 64L << 20);
+            Path staging = plugin.stagingPath("v-pub");
+            Path target = plugin.targetPath("pod-a", "v-pub");
+            node.nodeStageVolume(CsiRequests.stage("v-pub", pub.device(), staging, CsiRequests.mount("ext4")));
+            node.nodePublishVolume(CsiRequests.publish("v-pub", staging, target, CsiRequests.mount("ext4"), false));
+
+            StatusRuntimeException e = assertThrows(StatusRuntimeException.class,
+                    () -> node.nodeUnpublishVolume(CsiRequests.unpublish("v-pub", staging)));
+            assertEquals(Status.Code.FAILED_PRECONDITION, e.getStatus().getCode());
+            assertTrue(e.getStatus().getDescription().contains("staging path"), e.getStatus().getDescription());
+            assertTrue(HostAssertions.mountsUnder(staging).contains(staging), "the staging mount was taken down");
+
+            // Still staged: a retried stage with the original arguments is OK, and the pod keeps its volume.
+            node.nodeStageVolume(CsiRequests.stage("v-pub", pub.device(), staging, CsiRequests.mount("ext4")));
+            node.nodeUnpublishVolume(CsiRequests.unpublish("v-pub", target));
+            node.nodeUnstageVolume(CsiRequests.unstage("v-pub", staging));
+        }
+    }
+
+    private static void assertRefusedAndStillMounted(PluginHarness plugin, String volumeId, Path target)
+            throws Exception {
+        StatusRuntimeException e = assertThrows(StatusRuntimeException.class,
+                () -> plugin.client().node().nodeUnpublishVolume(CsiRequests.unpublish(volumeId, target)));
+        assertEquals(Status.Code.FAILED_PRECONDITION, e.getStatus().getCode(), e.getStatus().getDescription());
+        assertTrue(HostAssertions.mountsUnder(target).contains(target), "the publication was taken down");
+    }
+}
