@@ -31,7 +31,8 @@ RUN_DIR := $(CURDIR)/run
 # The upstream sidecars (node-driver-registrar, livenessprobe) the registration and liveness tests run:
 # unpacked from ../shared/tools (beside the repository, in CI too) into .tools/bin and checked against the
 # sha256 in test-e2e/sidecars/versions.txt; built from the Go module proxy only where that is absent.
-export SHARED_TOOLS := $(CURDIR)/../shared/tools
+SHARED_TOOLS ?= $(CURDIR)/../shared/tools
+export SHARED_TOOLS
 
 .PHONY: help
 help:
