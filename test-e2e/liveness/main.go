@@ -471,6 +471,8 @@ func run() (code int) {
 	if !startPlugin("plugin without "+*hideTool, hiding) {
 		return 1
 	}
+	check("the host's mount table untouched", mountedOn(hiding), fmt.Sprintf("%s hidden from the plugin only",
+		strings.Join(hiding, ", ")))
 	a, took, err = waitForHealthz(httpAddr, *stateDeadline, func(a answer) bool {
 		return a.status == 500 && strings.Contains(a.body, "host tools missing: "+*hideTool)
 	})
@@ -534,6 +536,20 @@ func sample(addr string, count int, duration time.Duration) (latencies, error) {
 		}
 	}
 	return l, nil
+}
+
+// mountedOn fails if anything is mounted on one of paths in this process's (the host's) mount namespace.
+func mountedOn(paths []string) error {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) > 4 && slices.Contains(paths, f[4]) {
+			return fmt.Errorf("mounted on the host: %s", line)
+		}
+	}
+	return nil
 }
 
 func pidOf(p *proc) int {
