@@ -456,10 +456,10 @@ func run() (code int) {
 	a, took, err = waitForHealthz(httpAddr, *stateDeadline, func(a answer) bool { return a.status == 500 })
 	check("plugin killed: /healthz 500", err, fmt.Sprintf("%s (after %s)", a, took))
 	if probe.exited() {
-		fail("livenessprobe keeps running without the plugin", fmt.Errorf("exited: %v", probe.err))
+		fail("livenessprobe runs on without the plugin", fmt.Errorf("exited: %v", probe.err))
 		return 1
 	}
-	pass("livenessprobe keeps running without the plugin", "")
+	pass("livenessprobe runs on without the plugin", "")
 
 	// 5. The plugin back on the same socket, but a tool it needs is missing: its Probe says not ready.
 	hiding := toolPaths(*hideTool)
