@@ -28,15 +28,22 @@ CSI_SANITY := $(TOOLS)/csi-sanity-$(CSI_SANITY_VERSION)
 
 RUN_DIR := $(CURDIR)/run
 
+# The upstream sidecars (node-driver-registrar, livenessprobe) the registration and liveness tests run:
+# unpacked from ../shared/tools (beside the repository, in CI too) into .tools/bin and checked against the
+# sha256 in test-e2e/sidecars/versions.txt; built from the Go module proxy only where that is absent.
+SHARED_TOOLS ?= $(CURDIR)/../shared/tools
+export SHARED_TOOLS
+
 .PHONY: help
 help:
 	@echo "make run     build if needed, start the plugin on ./run/csi.sock with a loop-backed demo volume"
-	@echo "make test    install what the tests need, then the unit, host (root), csi-sanity, deploy and VM tiers"
+	@echo "make test    install what the tests need, then the unit, host (root), csi-sanity, registration, liveness, deploy and VM tiers"
 	@echo "make build   build the runnable jars"
 	@echo "make clean   remove build output"
 	@echo "make validate-deploy  check deploy/ offline: manifests and Helm chart, strictly typed, plus its tests"
 	@echo "make e2e-vm  (root) boot a qemu guest with iSCSI + multipath and run the plugin in it (test-e2e/vm)"
-	@echo "make registration-test  kubelet registration through node-driver-registrar (test-e2e/registration)"
+	@echo "make registration-test  kubelet registration through the real node-driver-registrar (test-e2e/registration)"
+	@echo "make liveness-test  (root) the real livenessprobe's /healthz: plugin healthy, gone, not ready, back (test-e2e/liveness)"
 	@echo "make bench   (root) benchmark: figures a-f as ratios to same-run baselines (test-e2e/bench)"
 	@echo "make soak    (root) SOAK_CYCLES (10000) lifecycle cycles; plugin fds, threads, RSS must stay flat"
 
@@ -45,7 +52,7 @@ help:
 deps:
 	@missing=""; \
 	for tool in mkfs.ext4:e2fsprogs resize2fs:e2fsprogs mkfs.xfs:xfsprogs xfs_growfs:xfsprogs \
-	            blkid:util-linux losetup:mount findmnt:util-linux mvn:maven go:golang-go; do \
+	            blkid:util-linux losetup:mount findmnt:util-linux mvn:maven go:golang-go xz:xz-utils; do \
 	  command -v $${tool%%:*} >/dev/null 2>&1 || missing="$$missing $${tool##*:}"; \
 	done; \
 	if [[ -n "$$missing" ]]; then \
@@ -77,13 +84,16 @@ run: deps $(PLUGIN_JAR)
 	  --log-format text \
 	  --demo
 
-# Unit and host tests run inside Maven (host tests mount real loop devices: root only), then csi-sanity.
+# Unit and host tests run inside Maven (host tests mount real loop devices: root only), then csi-sanity,
+# then the real sidecars: registration through node-driver-registrar and health through livenessprobe.
 # Maven is not quiet here, so Surefire's per-class lines and totals stay in the log.
 .PHONY: test
 test: deps $(CSI_SANITY)
 	@start=$$(date +%s); \
 	mvn -B -ntp install && \
 	CSI_SANITY=$(CSI_SANITY) JAVA=$(JAVA) bash test-e2e/sanity/run-sanity.sh $(PLUGIN_JAR) $(E2E_JAR) && \
+	$(MAKE) --no-print-directory registration-test && \
+	$(MAKE) --no-print-directory liveness-test && \
 	$(MAKE) --no-print-directory validate-deploy && \
 	$(MAKE) --no-print-directory e2e-vm && \
 	echo "make test: all tiers passed in $$(( $$(date +%s) - start )) s"
@@ -110,14 +120,25 @@ validate-deploy:
 	cd deploy/validate && go test ./... && go build -o $(TOOLS)/deploy-validate .
 	$(TOOLS)/deploy-validate -deploy deploy
 
-# Kubelet's registration path: the plugin, node-driver-registrar (built from the Go module proxy into
-# .tools/bin, or REGISTRAR=/path/to/binary; REGISTRAR=standin runs the harness's stand-in, which is not
-# the real registrar), and a Go harness playing kubelet's plugin watcher. See test-e2e/registration/README.md.
+# Kubelet's registration path: the plugin, node-driver-registrar (from ../shared/tools, sha256-checked, into
+# .tools/bin; or REGISTRAR=/path/to/binary; REGISTRAR=standin runs the harness's stand-in, a self-test of
+# the harness only), and a Go harness playing kubelet's plugin watcher. See test-e2e/registration/README.md.
 .PHONY: registration-test
 registration-test: $(PLUGIN_JAR)
 	@start=$$(date +%s); rc=0; \
 	JAVA=$(JAVA) bash test-e2e/registration/run.sh $(PLUGIN_JAR) || rc=$$?; \
 	echo "make registration-test: $$( ((rc == 0)) && echo passed || echo FAILED ) in $$(( $$(date +%s) - start )) s"; \
+	exit $$rc
+
+# The plugin's health as kubelet sees it: the plugin beside livenessprobe (from ../shared/tools, sha256-checked;
+# or LIVENESSPROBE=/path/to/binary), run with the DaemonSet's --probe-timeout; /healthz while the plugin is
+# healthy, killed, not ready (a host tool hidden in a mount namespace: root) and back. LIVENESS_LOAD=30s also
+# times /healthz with every core busy. See test-e2e/liveness/README.md.
+.PHONY: liveness-test
+liveness-test: deps $(PLUGIN_JAR)
+	@start=$$(date +%s); rc=0; \
+	JAVA=$(JAVA) bash test-e2e/liveness/run.sh $(PLUGIN_JAR) || rc=$$?; \
+	echo "make liveness-test: $$( ((rc == 0)) && echo passed || echo FAILED ) in $$(( $$(date +%s) - start )) s"; \
 	exit $$rc
 
 # Benchmark figures (test-e2e/bench/README.md): every figure a ratio to a baseline measured in the same run;

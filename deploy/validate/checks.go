@@ -23,6 +23,8 @@ const (
 	defaultShutdownGrace = 30 * time.Second
 	defaultHealthPort    = 9808
 	pluginContainer      = "blocknode"
+	// livenessprobe's default --probe-timeout (v2.19.0).
+	defaultProbeTimeout = 3 * time.Second
 )
 
 // Check runs blocknode's own rules over one set of objects (the manifests, or one rendering of the chart),
@@ -448,6 +450,23 @@ func checkLivenessProbe(o *Object, spec *corev1.PodSpec, plugin *corev1.Containe
 		if probeIP := net.ParseIP(probe.HTTPGet.Host); probeIP == nil || !probeIP.IsLoopback() {
 			o.fail("livenessprobe listens on %s only: the plugin's livenessProbe must set host to it", host)
 		}
+	}
+	// kubelet must wait longer than livenessprobe waits for Probe: with the plugin gone, livenessprobe answers
+	// 500 only once --probe-timeout has run out (test-e2e/liveness measured it), and kubelet should get that
+	// answer, which says why, rather than give up on its own.
+	probeTimeout := defaultProbeTimeout
+	if v, ok := f["probe-timeout"]; ok {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			o.fail("%s: --probe-timeout %q is not a positive duration", c.Name, v)
+			return
+		}
+		probeTimeout = d
+	}
+	timeout := time.Duration(max(probe.TimeoutSeconds, 1)) * time.Second // 0: kubelet's default, 1 s
+	if timeout <= probeTimeout {
+		o.fail("the plugin's livenessProbe timeoutSeconds (%s) must be longer than %s's --probe-timeout (%s)",
+			timeout, c.Name, probeTimeout)
 	}
 }
 

@@ -187,7 +187,11 @@ func TestRulesCatchBrokenDeployments(t *testing.T) {
 			"volumeMounts:\n        - name: raw\n          mountPath: /data", "use volumeDevices"},
 		{"claim left to the default StorageClass", "examples/fc-filesystem.yaml", "spec:\n  storageClassName: \"\"\n  volumeName",
 			"spec:\n  volumeName", "storageClassName must be set"},
-		{"unpinned image", "daemonset.yaml", "livenessprobe:v2.17.0", "livenessprobe:latest", "is not pinned"},
+		{"unpinned image", "daemonset.yaml", "livenessprobe:v2.19.0", "livenessprobe:latest", "is not pinned"},
+		{"kubelet gives up before livenessprobe answers", "daemonset.yaml", "timeoutSeconds: 5\n",
+			"timeoutSeconds: 3\n", "timeoutSeconds (3s) must be longer than liveness-probe's --probe-timeout (3s)"},
+		{"probe timeout not a duration", "daemonset.yaml", "--probe-timeout=3s", "--probe-timeout=3",
+			`--probe-timeout "3" is not a positive duration`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

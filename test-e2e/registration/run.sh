@@ -9,18 +9,15 @@
 #   REGISTRAR          a csi-node-driver-registrar executable to use as it is (e.g. copied out of
 #                      registry.k8s.io/sig-storage/csi-node-driver-registrar), or "standin" for the
 #                      harness's own stand-in (NOT the real registrar; exercises the harness only).
-#                      Default: .tools/bin/csi-node-driver-registrar-$REGISTRAR_VERSION, built from the Go
-#                      module proxy when missing.
-#   REGISTRAR_VERSION  what to ask the Go module proxy for (default v2.15.0; a commit hash also works
-#                      with `go mod download`)
+#                      Default: the upstream binary from ../shared/tools, unpacked and checked against its
+#                      sha256 by test-e2e/sidecars/get.sh (built from the Go module proxy only where
+#                      ../shared/tools is absent). Without a registrar the test fails.
+#   SHARED_TOOLS       where the upstream binaries are (default: ../shared/tools beside the repository)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 plugin_jar=$(realpath -m "${1:-$repo/java/target/blocknode.jar}")
-registrar_module=github.com/kubernetes-csi/node-driver-registrar
-registrar_version=${REGISTRAR_VERSION:-v2.15.0}
-tools=$repo/.tools/bin
 
 die() { echo "registration: $*" >&2; exit 2; }
 
@@ -60,31 +57,11 @@ trap 'exit 130' INT TERM
 
 # ---------------------------------------------------------------------------------------------- registrar
 
-# Builds node-driver-registrar $registrar_version into $1. `go install module@version` refuses modules
-# whose go.mod has replace directives (this one has many), so: download the module's source into the
-# module cache, copy it out (the cache is read-only), and build its command there as its own main module.
-build_registrar() {
-    local out=$1 json dir error began=$SECONDS
-    echo "building node-driver-registrar $registrar_version from the Go module proxy"
-    json=$(cd "$work" && GOFLAGS=-mod=mod go mod download -json "$registrar_module@$registrar_version" 2>&1) || true
-    dir=$(sed -n 's/^\t"Dir": "\(.*\)",\{0,1\}$/\1/p' <<<"$json")
-    if [[ -z $dir ]]; then
-        error=$(sed -n 's/^\t"Error": "\(.*\)",\{0,1\}$/\1/p' <<<"$json")
-        echo "registration: cannot get $registrar_module@$registrar_version from the Go module proxy:" >&2
-        printf '  %b\n' "${error:-$json}" >&2
-        echo "  Set REGISTRAR to a csi-node-driver-registrar binary (e.g. from the" \
-             "registry.k8s.io/sig-storage/csi-node-driver-registrar image), or REGISTRAR=standin to" \
-             "exercise the harness with its stand-in (which is not the real registrar)." >&2
-        return 1
-    fi
-    rm -rf "$work/registrar-src"
-    cp -r "$dir" "$work/registrar-src"
-    chmod -R u+w "$work/registrar-src"
-    mkdir -p "$(dirname "$out")"
-    (cd "$work/registrar-src" && GOFLAGS="$(go env GOFLAGS) -mod=mod" \
-        go build -trimpath -ldflags "-X main.version=$registrar_version" -o "$out.tmp" ./cmd/csi-node-driver-registrar)
-    mv "$out.tmp" "$out"
-    echo "built $out in $((SECONDS - began)) s"
+# No registrar is a failure, never a skip: the closing line says so as the harness's own would.
+no_registrar() {
+    echo "registration: no node-driver-registrar to run: $*" >&2
+    echo "registration: 0 passed, 1 failed"
+    exit 1
 }
 
 case ${REGISTRAR:-} in
@@ -94,14 +71,16 @@ case ${REGISTRAR:-} in
         label="STAND-IN (test-e2e/registration/standin, NOT node-driver-registrar)"
         ;;
     "")
-        registrar=$tools/csi-node-driver-registrar-$registrar_version
-        [[ -x $registrar ]] || build_registrar "$registrar" || exit 2
-        label="node-driver-registrar $registrar_version ($registrar)"
+        registrar=$("$repo/test-e2e/sidecars/get.sh" csi-node-driver-registrar) ||
+            no_registrar "test-e2e/sidecars/get.sh failed (see above)"
+        label="node-driver-registrar $("$registrar" --version 2>&1 | awk '{ print $NF; exit }')"
+        label+=" ($registrar, sha256 $(sha256sum "$registrar" | cut -d' ' -f1))"
         ;;
     *)
         registrar=$(realpath -m "$REGISTRAR")
-        [[ -x $registrar ]] || die "REGISTRAR=$REGISTRAR is not an executable"
-        label="node-driver-registrar: $registrar ($("$registrar" --version 2>&1 | head -1 || true))"
+        [[ -x $registrar ]] || no_registrar "REGISTRAR=$REGISTRAR is not an executable"
+        label="node-driver-registrar $("$registrar" --version 2>&1 | awk '{ print $NF; exit }')"
+        label+=" ($registrar, sha256 $(sha256sum "$registrar" | cut -d' ' -f1))"
         ;;
 esac
 

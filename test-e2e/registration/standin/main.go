@@ -1,10 +1,9 @@
 // Command standin is NOT node-driver-registrar. It is a minimal stand-in with the same command line and
 // the same observable behaviour that the harness checks (GetPluginInfo on the CSI socket, the
-// <driver>-reg.sock registration server, /healthz, socket removal on SIGTERM), written for this test so
-// the harness and the plugin's side of registration can be exercised where the real registrar cannot be
-// built (the Go module proxy refuses github.com/kubernetes-csi/node-driver-registrar). A pass with it
-// proves the harness and blocknode's part, not compatibility with the real registrar. run.sh uses it only
-// when asked for explicitly (REGISTRAR=standin).
+// <driver>-reg.sock registration server, /healthz, socket removal on SIGTERM), written as a self-test of
+// the harness: make test runs the real registrar (from ../shared/tools). A pass with it proves the harness
+// and blocknode's part, not compatibility with the real registrar. run.sh uses it only when asked for
+// explicitly (REGISTRAR=standin).
 package main
 
 import (
