@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Pattern;
 
 /**
  * Mount options as a request gives them ("noatime", "nodev", "data=ordered") turned into what mount(2)
@@ -55,6 +56,19 @@ public record MountOptions(long flags, List<String> data) {
             "private", "rprivate", "slave", "rslave", "unbindable", "runbindable", "loop", "user", "users",
             "owner", "group", "x-mount.mkdir");
 
+    /** At most this many entries in a mount_flags list. */
+    public static final int MAX_ENTRIES = 64;
+    /** At most this many characters in all of them: mount(2) takes at most a page of option data. */
+    public static final int MAX_TOTAL_LENGTH = 4096;
+
+    /**
+     * What one option may look like: a name, and a value after '=', plain or in double quotes (an SELinux
+     * context). Anything else (';', quotes inside, '\\', '$') is no option of ext4, xfs or the VFS, and is
+     * refused here, before the stager formats a blank device, rather than by mount(2) after it.
+     */
+    private static final Pattern OPTION = Pattern.compile(
+            "[A-Za-z0-9_][A-Za-z0-9_.-]*(=(\"[A-Za-z0-9_.:/+@=%~-]*\"|[A-Za-z0-9_.:/+@=%~-]*))?");
+
     public MountOptions {
         data = List.copyOf(data);
     }
@@ -66,6 +80,7 @@ public record MountOptions(long flags, List<String> data) {
      * @throws IllegalArgumentException naming the option that cannot be honoured
      */
     public static MountOptions parse(Collection<String> options) {
+        checkSize(options);
         long flags = 0;
         List<String> data = new ArrayList<>();
         for (String entry : options) {
@@ -77,6 +92,10 @@ public record MountOptions(long flags, List<String> data) {
                 if (!word.chars().allMatch(c -> c > ' ' && c < 0x7f)) {
                     throw new IllegalArgumentException("mount option " + quote(word)
                             + " holds a control character, a space or a non-ASCII character");
+                }
+                if (!OPTION.matcher(word).matches()) {
+                    throw new IllegalArgumentException("mount option " + quote(word) + " is not of the form name"
+                            + " or name=value (letters, digits and _ . -; in a value also : / + @ = % ~)");
                 }
                 if (REFUSED.contains(word) || word.startsWith("x-")) {
                     throw new IllegalArgumentException("mount option " + quote(word)
@@ -93,6 +112,16 @@ public record MountOptions(long flags, List<String> data) {
             }
         }
         return new MountOptions(flags, data);
+    }
+
+    private static void checkSize(Collection<String> options) {
+        if (options.size() > MAX_ENTRIES) {
+            throw new IllegalArgumentException(options.size() + " entries; at most " + MAX_ENTRIES);
+        }
+        long length = options.stream().mapToLong(String::length).sum();
+        if (length > MAX_TOTAL_LENGTH) {
+            throw new IllegalArgumentException(length + " characters in all; at most " + MAX_TOTAL_LENGTH);
+        }
     }
 
     public boolean readOnly() {
