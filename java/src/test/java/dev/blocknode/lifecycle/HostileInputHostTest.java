@@ -150,8 +150,8 @@ class HostileInputHostTest {
 
     private String volumeId() {
         return pick(() -> "", () -> "vol-" + random.nextInt(5), () -> "a".repeat(2000 + random.nextInt(5000)),
-                () -> "nul\0byte", () -> "../../etc", () -> "vol\nnewline", this::text, () -> "卷-" + random.nextInt(9),
-                () -> "vol" + FORGED_LINE, () -> "v\r\u2028\u202e\u001b[2J", () -> "b".repeat(129),
+                () -> "nul\0byte", () -> "../../etc", () -> "vol\nnewline", this::text,
+                () -> "卷-" + random.nextInt(9), () -> "vol" + FORGED_LINE, () -> "v\r\u2028\u202e\u001b[2J", () -> "b".repeat(129),
                 () -> "卷".repeat(43));
     }
 

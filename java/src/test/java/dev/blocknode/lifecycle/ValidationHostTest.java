@@ -245,10 +245,11 @@ class ValidationHostTest {
                     assertCode(Status.Code.NOT_FOUND, "is not", () -> node.nodeExpandVolume(
                             NodeExpandVolumeRequest.newBuilder().setVolumeId("where").setVolumePath(path).build()));
                 }
+                String malformed = staging + "\n";
                 assertCode(Status.Code.INVALID_ARGUMENT, "volume_path holds a control", () -> node.nodeGetVolumeStats(
-                        NodeGetVolumeStatsRequest.newBuilder().setVolumeId("where").setVolumePath(staging + "\n").build()));
+                        NodeGetVolumeStatsRequest.newBuilder().setVolumeId("where").setVolumePath(malformed).build()));
                 assertCode(Status.Code.INVALID_ARGUMENT, "volume_path holds a control", () -> node.nodeExpandVolume(
-                        NodeExpandVolumeRequest.newBuilder().setVolumeId("where").setVolumePath(staging + "\n").build()));
+                        NodeExpandVolumeRequest.newBuilder().setVolumeId("where").setVolumePath(malformed).build()));
             } finally {
                 node.nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId("where")
                         .setStagingTargetPath(staging.toString()).build());
