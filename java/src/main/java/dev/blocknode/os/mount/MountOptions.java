@@ -63,11 +63,12 @@ public record MountOptions(long flags, List<String> data) {
 
     /**
      * What one option may look like: a name, and a value after '=', plain or in double quotes (an SELinux
-     * context). Anything else (';', quotes inside, '\\', '$') is no option of ext4, xfs or the VFS, and is
-     * refused here, before the stager formats a blank device, rather than by mount(2) after it.
+     * context, whose categories may hold commas: "context=\"system_u:object_r:container_file_t:s0:c1,c2\"").
+     * Anything else (';', a stray quote, '\\', '$') is no option of ext4, xfs or the VFS, and is refused
+     * here, before the stager formats a blank device, rather than by mount(2) after it.
      */
     private static final Pattern OPTION = Pattern.compile(
-            "[A-Za-z0-9_][A-Za-z0-9_.-]*(=(\"[A-Za-z0-9_.:/+@=%~-]*\"|[A-Za-z0-9_.:/+@=%~-]*))?");
+            "[A-Za-z0-9_][A-Za-z0-9_.-]*(=(\"[A-Za-z0-9_.:/+@=%~,-]*\"|[A-Za-z0-9_.:/+@=%~-]*))?");
 
     public MountOptions {
         data = List.copyOf(data);
@@ -84,7 +85,7 @@ public record MountOptions(long flags, List<String> data) {
         long flags = 0;
         List<String> data = new ArrayList<>();
         for (String entry : options) {
-            for (String option : entry.split(",", -1)) {
+            for (String option : splitOutsideQuotes(entry)) {
                 String word = option.strip();
                 if (word.isEmpty() || FSTAB_ONLY.contains(word)) {
                     continue;
@@ -112,6 +113,24 @@ public record MountOptions(long flags, List<String> data) {
             }
         }
         return new MountOptions(flags, data);
+    }
+
+    /** An entry's comma-separated options; a comma inside double quotes belongs to its option's value. */
+    private static List<String> splitOutsideQuotes(String entry) {
+        List<String> options = new ArrayList<>();
+        boolean quoted = false;
+        int start = 0;
+        for (int i = 0; i < entry.length(); i++) {
+            char c = entry.charAt(i);
+            if (c == '"') {
+                quoted = !quoted;
+            } else if (c == ',' && !quoted) {
+                options.add(entry.substring(start, i));
+                start = i + 1;
+            }
+        }
+        options.add(entry.substring(start));
+        return options;
     }
 
     private static void checkSize(Collection<String> options) {

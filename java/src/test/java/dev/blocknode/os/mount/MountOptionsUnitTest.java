@@ -214,4 +214,17 @@ class MountOptionsUnitTest {
         List<String> allowed = many.subList(0, MountOptions.MAX_ENTRIES);
         assertEquals(MountOptions.MAX_ENTRIES, MountOptions.parse(allowed).data().size());
     }
+
+    /** kubelet's SELinux mount option: its categories hold a comma, inside the quotes. */
+    @Test
+    void aCommaInsideQuotesBelongsToTheValue() {
+        String context = "context=\"system_u:object_r:container_file_t:s0:c1,c2\"";
+        MountOptions options = parse("noatime," + context + ",data=ordered");
+        assertEquals(LinuxNative.MS_NOATIME, options.flags());
+        assertEquals(List.of(context, "data=ordered"), options.data());
+        assertEquals(context + ",data=ordered", options.dataString());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> parse("context=\"system_u:object_r:x:s0:c1,c2"));
+        assertTrue(e.getMessage().contains("is not of the form"), e.getMessage());
+    }
 }
