@@ -57,11 +57,13 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     @Override
     public void nodeStageVolume(NodeStageVolumeRequest request, StreamObserver<NodeStageVolumeResponse> observer) {
         RpcCall.answer("NodeStageVolume", request.getVolumeId(), observer, () -> {
-            String volumeId = RpcCall.volumeId(request.getVolumeId());
-            String staging = RpcCall.required("staging_target_path", request.getStagingTargetPath());
+            String volumeId = RequestFields.volumeId(request.getVolumeId());
+            String staging = RequestFields.path("staging_target_path", request.getStagingTargetPath());
             VolumeCapability capability = capability(request.hasVolumeCapability(), request.getVolumeCapability());
-            volumes.stage(new Requests.Stage(volumeId, staging, capability, request.getVolumeContextMap(),
-                    request.getPublishContextMap(), new Secrets(request.getSecretsMap())));
+            var volumeContext = RequestFields.context("volume_context", request.getVolumeContextMap());
+            var publishContext = RequestFields.context("publish_context", request.getPublishContextMap());
+            var secrets = new Secrets(RequestFields.secrets("secrets", request.getSecretsMap()));
+            volumes.stage(new Requests.Stage(volumeId, staging, capability, volumeContext, publishContext, secrets));
             return NodeStageVolumeResponse.getDefaultInstance();
         });
     }
@@ -70,8 +72,8 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     public void nodeUnstageVolume(NodeUnstageVolumeRequest request,
                                   StreamObserver<NodeUnstageVolumeResponse> observer) {
         RpcCall.answer("NodeUnstageVolume", request.getVolumeId(), observer, () -> {
-            String volumeId = RpcCall.volumeId(request.getVolumeId());
-            String staging = RpcCall.required("staging_target_path", request.getStagingTargetPath());
+            String volumeId = RequestFields.volumeId(request.getVolumeId());
+            String staging = RequestFields.path("staging_target_path", request.getStagingTargetPath());
             volumes.unstage(new Requests.Unstage(volumeId, staging));
             return NodeUnstageVolumeResponse.getDefaultInstance();
         });
@@ -81,11 +83,15 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     public void nodePublishVolume(NodePublishVolumeRequest request,
                                   StreamObserver<NodePublishVolumeResponse> observer) {
         RpcCall.answer("NodePublishVolume", request.getVolumeId(), observer, () -> {
-            String volumeId = RpcCall.volumeId(request.getVolumeId());
-            String target = RpcCall.required("target_path", request.getTargetPath());
+            String volumeId = RequestFields.volumeId(request.getVolumeId());
+            String target = RequestFields.path("target_path", request.getTargetPath());
             VolumeCapability capability = capability(request.hasVolumeCapability(), request.getVolumeCapability());
             // Required because this plugin advertises STAGE_UNSTAGE_VOLUME.
-            String staging = RpcCall.required("staging_target_path", request.getStagingTargetPath());
+            String staging = RequestFields.path("staging_target_path", request.getStagingTargetPath());
+            // Not used on publish, but bounded and checked like stage's: the same rules for every request.
+            RequestFields.context("volume_context", request.getVolumeContextMap());
+            RequestFields.context("publish_context", request.getPublishContextMap());
+            RequestFields.secrets("secrets", request.getSecretsMap());
             volumes.publish(new Requests.Publish(volumeId, staging, target, capability, request.getReadonly()));
             return NodePublishVolumeResponse.getDefaultInstance();
         });
@@ -95,8 +101,8 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     public void nodeUnpublishVolume(NodeUnpublishVolumeRequest request,
                                     StreamObserver<NodeUnpublishVolumeResponse> observer) {
         RpcCall.answer("NodeUnpublishVolume", request.getVolumeId(), observer, () -> {
-            String volumeId = RpcCall.volumeId(request.getVolumeId());
-            String target = RpcCall.required("target_path", request.getTargetPath());
+            String volumeId = RequestFields.volumeId(request.getVolumeId());
+            String target = RequestFields.path("target_path", request.getTargetPath());
             volumes.unpublish(new Requests.Unpublish(volumeId, target));
             return NodeUnpublishVolumeResponse.getDefaultInstance();
         });
@@ -106,9 +112,10 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     public void nodeGetVolumeStats(NodeGetVolumeStatsRequest request,
                                    StreamObserver<NodeGetVolumeStatsResponse> observer) {
         RpcCall.answer("NodeGetVolumeStats", request.getVolumeId(), observer, () -> {
-            String volumeId = RpcCall.volumeId(request.getVolumeId());
-            String path = RpcCall.required("volume_path", request.getVolumePath());
-            VolumeStats stats = volumes.stats(new Requests.Stats(volumeId, path, request.getStagingTargetPath()));
+            String volumeId = RequestFields.volumeId(request.getVolumeId());
+            String path = RequestFields.path("volume_path", request.getVolumePath());
+            String staging = RequestFields.optionalPath("staging_target_path", request.getStagingTargetPath());
+            VolumeStats stats = volumes.stats(new Requests.Stats(volumeId, path, staging));
             return statsResponse(stats);
         });
     }
@@ -116,8 +123,8 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     @Override
     public void nodeExpandVolume(NodeExpandVolumeRequest request, StreamObserver<NodeExpandVolumeResponse> observer) {
         RpcCall.answer("NodeExpandVolume", request.getVolumeId(), observer, () -> {
-            String volumeId = RpcCall.volumeId(request.getVolumeId());
-            String path = RpcCall.required("volume_path", request.getVolumePath());
+            String volumeId = RequestFields.volumeId(request.getVolumeId());
+            String path = RequestFields.path("volume_path", request.getVolumePath());
             long required = request.getCapacityRange().getRequiredBytes();
             long limit = request.getCapacityRange().getLimitBytes();
             if (required < 0 || limit < 0) {
@@ -130,8 +137,8 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             Optional<VolumeCapability> capability = request.hasVolumeCapability()
                     ? Optional.of(CapabilityTranslator.translate("volume_capability", request.getVolumeCapability()))
                     : Optional.empty();
-            long capacity = volumes.expand(new Requests.Expand(volumeId, path, request.getStagingTargetPath(),
-                    required, limit, capability));
+            String staging = RequestFields.optionalPath("staging_target_path", request.getStagingTargetPath());
+            long capacity = volumes.expand(new Requests.Expand(volumeId, path, staging, required, limit, capability));
             return NodeExpandVolumeResponse.newBuilder().setCapacityBytes(capacity).build();
         });
     }

@@ -2,6 +2,7 @@ package dev.blocknode.csi;
 
 import dev.blocknode.csi.server.LoggingInterceptor;
 import dev.blocknode.logging.LogContext;
+import dev.blocknode.logging.Printable;
 import dev.blocknode.metrics.RpcErrors;
 import dev.blocknode.volume.VolumeException;
 import io.grpc.Context;
@@ -14,8 +15,6 @@ final class RpcCall {
     interface Body<T> {
         T run() throws VolumeException;
     }
-
-    private static final java.util.regex.Pattern CONTROL = java.util.regex.Pattern.compile("\\p{Cntrl}");
 
     private RpcCall() {
     }
@@ -53,35 +52,8 @@ final class RpcCall {
         }
     }
 
-    /** A volume id as it may appear in a log line: bounded, without control characters. */
+    /** A volume id as it may appear in every log line of the call: escaped, and bounded even when refused. */
     static String printable(String volumeId) {
-        String shown = volumeId.length() > 128 ? volumeId.substring(0, 128) + "..." : volumeId;
-        // Every call passes through here; the usual id has no control character, so skip the regex for it.
-        for (int i = 0; i < shown.length(); i++) {
-            if (Character.isISOControl(shown.charAt(i))) {
-                return CONTROL.matcher(shown).replaceAll("?");
-            }
-        }
-        return shown;
-    }
-
-    /** A required string field: INVALID_ARGUMENT naming it when empty. */
-    static String required(String field, String value) throws VolumeException {
-        if (value.isEmpty()) {
-            throw VolumeException.invalid(field + " is required");
-        }
-        if (value.indexOf('\0') >= 0) {
-            throw VolumeException.invalid(field + " contains a NUL byte");
-        }
-        return value;
-    }
-
-    /** volume_id: required, and bounded so that it cannot bloat logs and records. */
-    static String volumeId(String value) throws VolumeException {
-        required("volume_id", value);
-        if (value.length() > 1024) {
-            throw VolumeException.invalid("volume_id is " + value.length() + " characters long; at most 1024");
-        }
-        return value;
+        return Printable.bounded(volumeId, RequestFields.MAX_ID_BYTES);
     }
 }

@@ -1,5 +1,6 @@
 package dev.blocknode.csi;
 
+import dev.blocknode.logging.Printable;
 import dev.blocknode.volume.VolumeException;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -7,7 +8,12 @@ import io.grpc.StatusRuntimeException;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
-/** The one place where domain outcomes become gRPC status codes. */
+/**
+ * The one place where domain outcomes become gRPC status codes, and so the one place a status message is
+ * made safe for the caller: escaped (a message may quote a caller's path or id, and kubelet logs it and
+ * shows it in events) and cut to {@link Printable#STATUS_MESSAGE_LIMIT} (gRPC's C-core clients refuse a
+ * status message over 16 KiB).
+ */
 final class StatusMapper {
 
     private static final Logger LOG = Logger.getLogger(StatusMapper.class.getName());
@@ -26,12 +32,16 @@ final class StatusMapper {
             case RESOURCE_EXHAUSTED -> Status.RESOURCE_EXHAUSTED;
             case INTERNAL -> Status.INTERNAL;
         };
-        return status.withDescription(e.getMessage()).asRuntimeException();
+        return status.withDescription(forCaller(e.getMessage())).asRuntimeException();
     }
 
     /** A bug or an unexpected failure: INTERNAL, logged with its stack trace, never lost. */
     static StatusRuntimeException unexpected(String method, RuntimeException e) {
         LOG.log(Level.SEVERE, method + " failed unexpectedly", e);
-        return Status.INTERNAL.withDescription(method + " failed unexpectedly: " + e).asRuntimeException();
+        return Status.INTERNAL.withDescription(forCaller(method + " failed unexpectedly: " + e)).asRuntimeException();
+    }
+
+    private static String forCaller(String message) {
+        return Printable.bounded(message == null ? "" : message, Printable.STATUS_MESSAGE_LIMIT);
     }
 }

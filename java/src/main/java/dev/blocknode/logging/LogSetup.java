@@ -10,7 +10,11 @@ import java.util.logging.Level;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 
-/** Routes java.util.logging to stderr, one line per record, as JSON or as plain text. */
+/**
+ * Routes java.util.logging to stderr, one line per record, as JSON or as plain text. Every message, volume id
+ * and exception text goes through {@link Printable} here, the one place per sink: caller input quoted
+ * anywhere in the code cannot end a line early and start a forged one, nor bloat a line without bound.
+ */
 public final class LogSetup {
 
     private LogSetup() {
@@ -38,8 +42,8 @@ public final class LogSetup {
                     .append(record.getLevel().getName()).append(' ')
                     .append(shortName(record.getLoggerName())).append(": ");
             LogContext.current().ifPresent(op -> line.append('[').append(op.rpc()).append(" #").append(op.requestId())
-                    .append(op.volumeId().isEmpty() ? "" : " " + op.volumeId()).append("] "));
-            line.append(formatMessage(record)).append('\n');
+                    .append(op.volumeId().isEmpty() ? "" : " " + Printable.escape(op.volumeId())).append("] "));
+            line.append(message(this, record)).append('\n');
             appendThrown(line, record);
             return line.toString();
         }
@@ -51,7 +55,7 @@ public final class LogSetup {
             StringBuilder line = new StringBuilder("{\"time\":\"").append(Instant.ofEpochMilli(record.getMillis()))
                     .append("\",\"level\":\"").append(record.getLevel().getName())
                     .append("\",\"logger\":").append(quote(shortName(record.getLoggerName())))
-                    .append(",\"msg\":").append(quote(formatMessage(record)));
+                    .append(",\"msg\":").append(quote(message(this, record)));
             LogContext.current().ifPresent(op -> {
                 line.append(",\"rpc\":").append(quote(op.rpc())).append(",\"request_id\":").append(op.requestId());
                 if (!op.volumeId().isEmpty()) {
@@ -67,6 +71,11 @@ public final class LogSetup {
         }
     }
 
+    /** The record's message, escaped and bounded (see the class comment). */
+    private static String message(Formatter formatter, LogRecord record) {
+        return Printable.bounded(formatter.formatMessage(record), Printable.LOG_MESSAGE_LIMIT);
+    }
+
     static String quote(String text) {
         StringBuilder out = new StringBuilder(text.length() + 2).append('"');
         for (int i = 0; i < text.length(); i++) {
@@ -78,7 +87,8 @@ public final class LogSetup {
                 case '\r' -> out.append("\\r");
                 case '\t' -> out.append("\\t");
                 default -> {
-                    if (c < 0x20) {
+                    // Also C1 controls and the line separators some JSON readers (JavaScript) take as line ends.
+                    if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == '\u2028' || c == '\u2029') {
                         out.append(String.format("\\u%04x", (int) c));
                     } else {
                         out.append(c);
@@ -100,7 +110,8 @@ public final class LogSetup {
     private static void appendThrown(StringBuilder out, LogRecord record) {
         Throwable thrown = record.getThrown();
         while (thrown != null) {
-            out.append("  ").append(thrown).append('\n');
+            // An exception's message can quote caller input (a path with a NUL, say): escaped like any message.
+            out.append("  ").append(Printable.bounded(thrown.toString(), Printable.STATUS_MESSAGE_LIMIT)).append('\n');
             for (StackTraceElement frame : thrown.getStackTrace()) {
                 out.append("    at ").append(frame).append('\n');
             }

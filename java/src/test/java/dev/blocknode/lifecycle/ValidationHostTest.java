@@ -8,6 +8,7 @@ import dev.blocknode.csi.v1.NodeUnpublishVolumeRequest;
 import dev.blocknode.csi.v1.NodeUnstageVolumeRequest;
 import dev.blocknode.csi.v1.VolumeCapability;
 import dev.blocknode.csi.v1.VolumeCapability.AccessMode.Mode;
+import dev.blocknode.logging.LogCapture;
 import dev.blocknode.testing.HostAssertions;
 import dev.blocknode.testing.LoopDevice;
 import dev.blocknode.testing.PluginHarness;
@@ -19,12 +20,18 @@ import org.junit.jupiter.api.function.Executable;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.logging.Level;
+import java.util.stream.IntStream;
 
 import static dev.blocknode.testing.CsiRequests.mount;
 import static dev.blocknode.testing.CsiRequests.publish;
 import static dev.blocknode.testing.CsiRequests.stage;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -142,5 +149,117 @@ class ValidationHostTest {
                 Files.deleteIfExists(outside);
             }
         }
+    }
+
+    /** Issue 11, finding 8: a NUL in devicePath was INTERNAL (an InvalidPathException), with a SEVERE trace. */
+    @Test
+    void aNulInDevicePathIsInvalidArgumentNotAnInternalError() throws Exception {
+        try (LogCapture log = LogCapture.installed(); PluginHarness plugin = PluginHarness.start()) {
+            LoopDevice loop = plugin.newLoopDevice("nul", 64L << 20);
+            Path staging = plugin.stagingPath("nul");
+            var node = plugin.client().node();
+            assertCode(Status.Code.INVALID_ARGUMENT, "volume_context.devicePath", () -> node.nodeStageVolume(
+                    stage("nul", loop.device(), staging, mount("ext4")).toBuilder()
+                            .putVolumeContext("devicePath", loop.device() + "\0").build()));
+            for (LogCapture.Written record : log.written()) {
+                assertNotEquals(Level.SEVERE, record.level(), record.text());
+                assertFalse(record.text().contains("\0"), "a raw NUL reached the log: " + record.text());
+            }
+            assertNeverFormatted(loop);
+        }
+    }
+
+    /** Issue 11, finding 9: 3,000 unknown mount options came back as a 93 KB status message. */
+    @Test
+    void thousandsOfMountOptionsAreRefusedWithAShortMessage() throws Exception {
+        try (PluginHarness plugin = PluginHarness.start()) {
+            LoopDevice loop = plugin.newLoopDevice("many-flags", 64L << 20);
+            String[] flags = IntStream.range(0, 3000).mapToObj(i -> "unknownoption" + i).toArray(String[]::new);
+            StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> plugin.client().node()
+                    .nodeStageVolume(stage("many-flags", loop.device(), plugin.stagingPath("many-flags"),
+                            mount("ext4", Mode.SINGLE_NODE_WRITER, flags))));
+            assertEquals(Status.Code.INVALID_ARGUMENT, e.getStatus().getCode(), e.getMessage());
+            String description = e.getStatus().getDescription();
+            assertTrue(description.contains("mount_flags") && description.contains("at most 64"), description);
+            assertTrue(description.length() < 1024, "a status message of " + description.length() + " characters");
+            assertNeverFormatted(loop);
+        }
+    }
+
+    /** Issue 11, finding 9: a 3.3 MiB volume_context of 20,000 keys was accepted and written into the record. */
+    @Test
+    void anOversizedVolumeContextIsRefusedAndNothingIsRecorded() throws Exception {
+        try (PluginHarness plugin = PluginHarness.start()) {
+            LoopDevice loop = plugin.newLoopDevice("big-context", 64L << 20);
+            Map<String, String> padding = new HashMap<>();
+            for (int i = 0; i < 20_000; i++) {
+                padding.put("key" + i, "v".repeat(160));
+            }
+            assertCode(Status.Code.INVALID_ARGUMENT, "volume_context has 20001 entries; at most 256",
+                    () -> plugin.client().node().nodeStageVolume(stage("big-context", loop.device(),
+                            plugin.stagingPath("big-context"), mount("ext4")).toBuilder()
+                            .putAllVolumeContext(padding).build()));
+            Path records = plugin.stateDir().resolve("volumes");
+            if (Files.exists(records)) {
+                try (var entries = Files.list(records)) {
+                    assertEquals(List.of(), entries.toList(), "nothing was recorded");
+                }
+            }
+            assertNeverFormatted(loop);
+        }
+    }
+
+    /** Issue 11, finding 9: "nosuid;x" passed validation and reached mount(2) after a blank device was formatted. */
+    @Test
+    void aMalformedMountOptionIsRefusedBeforeTheDeviceIsFormatted() throws Exception {
+        try (PluginHarness plugin = PluginHarness.start()) {
+            LoopDevice loop = plugin.newLoopDevice("semicolon", 64L << 20);
+            Path staging = plugin.stagingPath("semicolon");
+            assertCode(Status.Code.INVALID_ARGUMENT, "mount_flags", () -> plugin.client().node().nodeStageVolume(
+                    stage("semicolon", loop.device(), staging, mount("ext4", Mode.SINGLE_NODE_WRITER, "nosuid;x"))));
+            assertFalse(dev.blocknode.os.natives.LinuxNative.isMountPoint(staging.toString()));
+            assertNeverFormatted(loop);
+        }
+    }
+
+    /**
+     * Issue 11, finding 9: stats and expand answer NOT_FOUND for a path outside the kubelet root, where stage
+     * and publish answer INVALID_ARGUMENT. Kept on purpose: csi-sanity v5.4.0 (our conformance suite) asks
+     * for NOT_FOUND when a staged and published volume's stats are asked at "some/path", and these two calls
+     * only read or grow what is there. The rule, the same for both: any well-formed path that is not one of
+     * the volume's is NOT_FOUND, outside the root included; a malformed one (a control character) is
+     * INVALID_ARGUMENT, like every field of every call.
+     */
+    @Test
+    void statsAndExpandAnswerNotFoundForEveryPathThatIsNotTheVolumes() throws Exception {
+        try (PluginHarness plugin = PluginHarness.start()) {
+            LoopDevice loop = plugin.newLoopDevice("where", 64L << 20);
+            Path staging = plugin.stagingPath("where");
+            var node = plugin.client().node();
+            node.nodeStageVolume(stage("where", loop.device(), staging, mount("ext4")));
+            try {
+                for (String path : List.of("some/path", "/etc", "/tmp", plugin.kubeletRoot() + "/plugins/../../etc",
+                        plugin.kubeletRoot() + "/pods/other/mount")) {
+                    assertCode(Status.Code.NOT_FOUND, "is not", () -> node.nodeGetVolumeStats(
+                            NodeGetVolumeStatsRequest.newBuilder().setVolumeId("where").setVolumePath(path).build()));
+                    assertCode(Status.Code.NOT_FOUND, "is not", () -> node.nodeExpandVolume(
+                            NodeExpandVolumeRequest.newBuilder().setVolumeId("where").setVolumePath(path).build()));
+                }
+                String malformed = staging + "\n";
+                assertCode(Status.Code.INVALID_ARGUMENT, "volume_path holds a control", () -> node.nodeGetVolumeStats(
+                        NodeGetVolumeStatsRequest.newBuilder().setVolumeId("where").setVolumePath(malformed).build()));
+                assertCode(Status.Code.INVALID_ARGUMENT, "volume_path holds a control", () -> node.nodeExpandVolume(
+                        NodeExpandVolumeRequest.newBuilder().setVolumeId("where").setVolumePath(malformed).build()));
+            } finally {
+                node.nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId("where")
+                        .setStagingTargetPath(staging.toString()).build());
+            }
+        }
+    }
+
+    private static void assertNeverFormatted(LoopDevice loop) throws Exception {
+        String probe = new dev.blocknode.os.exec.ProcessCommandRunner().run(dev.blocknode.os.exec.Command.of(
+                "blkid", "-p", loop.device().toString())).stdout();
+        assertEquals("", probe.strip(), "the device was never formatted");
     }
 }

@@ -1,8 +1,11 @@
 package dev.blocknode.logging;
 
 import dev.blocknode.csi.v1.NodeStageVolumeRequest;
+import dev.blocknode.os.natives.LinuxNative;
 import dev.blocknode.testing.LoopDevice;
 import dev.blocknode.testing.PluginHarness;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -21,6 +24,7 @@ import static dev.blocknode.testing.CsiRequests.unpublish;
 import static dev.blocknode.testing.CsiRequests.unstage;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Every line an operation logs carries its RPC, request id and volume id; secrets never reach a line. */
@@ -62,6 +66,10 @@ class OperationLoggingHostTest {
 
         synchronized List<String> jsonLines() {
             return List.copyOf(json);
+        }
+
+        synchronized List<String> textLines() {
+            return List.copyOf(text);
         }
     }
 
@@ -112,6 +120,34 @@ class OperationLoggingHostTest {
                     && lines.get(0).contains("\"volume_id\":\"vol-one\""), lines.get(0));
             assertTrue(lines.get(1).contains("NodeUnpublishVolume #")
                     && lines.get(1).contains(" us: unpublished volume vol-one from " + target), lines.get(1));
+        }
+    }
+
+    /**
+     * Issue 11, finding 7: a newline in a devicePath (echoed in a NOT_FOUND message) or in a volume_id (in
+     * "formatted blank device ... of volume <id>", "staged volume <id>") wrote a raw line break, so a caller
+     * could append a whole forged line. Now both are refused, and nothing the calls log starts a line.
+     */
+    @Test
+    void aCallerCannotForgeALogLine() throws Exception {
+        String forged = "\n2026-01-01T00:00:00.000Z SEVERE rpc: forged";
+        try (Capture capture = Capture.installed(); PluginHarness plugin = PluginHarness.start()) {
+            LoopDevice loop = plugin.newLoopDevice("forged", 64L << 20);
+            Path staging = plugin.stagingPath("forged");
+            var node = plugin.client().node();
+            StatusRuntimeException byDevice = assertThrows(StatusRuntimeException.class, () -> node.nodeStageVolume(
+                    stage("vol-forged", Path.of("/dev/blocknode-absent" + forged), staging, mount("ext4"))));
+            StatusRuntimeException byId = assertThrows(StatusRuntimeException.class, () -> node.nodeStageVolume(
+                    stage("vol" + forged, loop.device(), staging, mount("ext4"))));
+
+            assertEquals(Status.Code.INVALID_ARGUMENT, byDevice.getStatus().getCode(), byDevice.getMessage());
+            assertEquals(Status.Code.INVALID_ARGUMENT, byId.getStatus().getCode(), byId.getMessage());
+            assertFalse(LinuxNative.isMountPoint(staging.toString()), "nothing was staged");
+            List<String> text = capture.textLines();
+            assertFalse(text.isEmpty(), "the refusals were logged");
+            for (String record : text) {
+                assertEquals(record.length() - 1, record.indexOf('\n'), "a record written as several lines: " + record);
+            }
         }
     }
 }

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Pattern;
 
 /**
  * Mount options as a request gives them ("noatime", "nodev", "data=ordered") turned into what mount(2)
@@ -55,6 +56,20 @@ public record MountOptions(long flags, List<String> data) {
             "private", "rprivate", "slave", "rslave", "unbindable", "runbindable", "loop", "user", "users",
             "owner", "group", "x-mount.mkdir");
 
+    /** At most this many entries in a mount_flags list. */
+    public static final int MAX_ENTRIES = 64;
+    /** At most this many characters in all of them: mount(2) takes at most a page of option data. */
+    public static final int MAX_TOTAL_LENGTH = 4096;
+
+    /**
+     * What one option may look like: a name, and a value after '=', plain or in double quotes (an SELinux
+     * context, whose categories may hold commas: "context=\"system_u:object_r:container_file_t:s0:c1,c2\"").
+     * Anything else (';', a stray quote, '\\', '$') is no option of ext4, xfs or the VFS, and is refused
+     * here, before the stager formats a blank device, rather than by mount(2) after it.
+     */
+    private static final Pattern OPTION = Pattern.compile(
+            "[A-Za-z0-9_][A-Za-z0-9_.-]*(=(\"[A-Za-z0-9_.:/+@=%~,-]*\"|[A-Za-z0-9_.:/+@=%~-]*))?");
+
     public MountOptions {
         data = List.copyOf(data);
     }
@@ -66,10 +81,11 @@ public record MountOptions(long flags, List<String> data) {
      * @throws IllegalArgumentException naming the option that cannot be honoured
      */
     public static MountOptions parse(Collection<String> options) {
+        checkSize(options);
         long flags = 0;
         List<String> data = new ArrayList<>();
         for (String entry : options) {
-            for (String option : entry.split(",", -1)) {
+            for (String option : splitOutsideQuotes(entry)) {
                 String word = option.strip();
                 if (word.isEmpty() || FSTAB_ONLY.contains(word)) {
                     continue;
@@ -77,6 +93,10 @@ public record MountOptions(long flags, List<String> data) {
                 if (!word.chars().allMatch(c -> c > ' ' && c < 0x7f)) {
                     throw new IllegalArgumentException("mount option " + quote(word)
                             + " holds a control character, a space or a non-ASCII character");
+                }
+                if (!OPTION.matcher(word).matches()) {
+                    throw new IllegalArgumentException("mount option " + quote(word) + " is not of the form name"
+                            + " or name=value (letters, digits and _ . -; in a value also : / + @ = % ~)");
                 }
                 if (REFUSED.contains(word) || word.startsWith("x-")) {
                     throw new IllegalArgumentException("mount option " + quote(word)
@@ -93,6 +113,34 @@ public record MountOptions(long flags, List<String> data) {
             }
         }
         return new MountOptions(flags, data);
+    }
+
+    /** An entry's comma-separated options; a comma inside double quotes belongs to its option's value. */
+    private static List<String> splitOutsideQuotes(String entry) {
+        List<String> options = new ArrayList<>();
+        boolean quoted = false;
+        int start = 0;
+        for (int i = 0; i < entry.length(); i++) {
+            char c = entry.charAt(i);
+            if (c == '"') {
+                quoted = !quoted;
+            } else if (c == ',' && !quoted) {
+                options.add(entry.substring(start, i));
+                start = i + 1;
+            }
+        }
+        options.add(entry.substring(start));
+        return options;
+    }
+
+    private static void checkSize(Collection<String> options) {
+        if (options.size() > MAX_ENTRIES) {
+            throw new IllegalArgumentException(options.size() + " entries; at most " + MAX_ENTRIES);
+        }
+        long length = options.stream().mapToLong(String::length).sum();
+        if (length > MAX_TOTAL_LENGTH) {
+            throw new IllegalArgumentException(length + " characters in all; at most " + MAX_TOTAL_LENGTH);
+        }
     }
 
     public boolean readOnly() {

@@ -1,5 +1,6 @@
 package dev.blocknode.transport.local;
 
+import dev.blocknode.logging.Printable;
 import dev.blocknode.os.FileStat;
 import dev.blocknode.os.Host;
 import dev.blocknode.scsi.Wwid;
@@ -11,6 +12,7 @@ import dev.blocknode.volume.VolumeException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.Map;
@@ -51,10 +53,17 @@ public final class LocalTransport implements Transport {
     public void validate(AttachRequest request) throws VolumeException {
         String path = request.key(DEVICE_PATH).orElseThrow(() -> VolumeException.invalid(
                 "volume_context." + DEVICE_PATH + " is required by the local transport"));
-        Path device = Path.of(path);
+        Path device;
+        try {
+            device = Path.of(path);
+        } catch (InvalidPathException e) {
+            // A NUL: the csi layer refuses it before this, but a path the JDK cannot hold is bad input wherever
+            // it comes from, never an INTERNAL error with a stack trace.
+            throw VolumeException.invalid("volume_context." + DEVICE_PATH + " is not a valid path");
+        }
         if (!device.isAbsolute() || !device.normalize().startsWith(host.paths().dev())) {
             throw VolumeException.invalid("volume_context." + DEVICE_PATH + " must be an absolute path under "
-                    + host.paths().dev() + ", got \"" + path + "\"");
+                    + host.paths().dev() + ", got \"" + Printable.bounded(path, 256) + "\"");
         }
     }
 

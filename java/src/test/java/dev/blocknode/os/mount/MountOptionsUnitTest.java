@@ -178,4 +178,53 @@ class MountOptionsUnitTest {
         MountOptions.parse(input);
         assertEquals(List.of("ro,noatime", "defaults"), input);
     }
+
+    /** Finding 9: `nosuid;x` passed and reached mount(2) only after a blank device had been formatted. */
+    @ParameterizedTest
+    @ValueSource(strings = {"nosuid;x", "data=ordered;reboot", "a$b", "errors=\"x", "uid=1000'", "a\\b", "=x",
+            "opt=a\"b\"", "-o"})
+    void optionsNoFilesystemTakesAreRefusedUpFront(String option) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> parse(option));
+        assertTrue(e.getMessage().contains("is not of the form"), e.getMessage());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"errors=remount-ro", "data=ordered", "commit=5", "usrjquota=aquota.user",
+            "logbsize=256k", "context=\"system_u:object_r:container_file_t:s0\"", "uid=1000", "x_y.z-1"})
+    void ordinaryOptionsStillPass(String option) {
+        assertEquals(List.of(option), parse(option).data());
+    }
+
+    /** Finding 9: 3,000 unknown options came back as a 93 KB status message. */
+    @Test
+    void tooManyOrTooLongOptionsAreRefusedWithAShortMessage() {
+        List<String> many = new ArrayList<>();
+        for (int i = 0; i < 3000; i++) {
+            many.add("unknownoption" + i);
+        }
+        IllegalArgumentException count = assertThrows(IllegalArgumentException.class, () -> MountOptions.parse(many));
+        assertTrue(count.getMessage().contains("at most " + MountOptions.MAX_ENTRIES), count.getMessage());
+        assertTrue(count.getMessage().length() < 100, count.getMessage());
+
+        String joined = String.join(",", many.subList(0, 400));
+        IllegalArgumentException length = assertThrows(IllegalArgumentException.class, () -> parse(joined));
+        assertTrue(length.getMessage().contains("at most " + MountOptions.MAX_TOTAL_LENGTH), length.getMessage());
+        assertTrue(length.getMessage().length() < 100, length.getMessage());
+
+        List<String> allowed = many.subList(0, MountOptions.MAX_ENTRIES);
+        assertEquals(MountOptions.MAX_ENTRIES, MountOptions.parse(allowed).data().size());
+    }
+
+    /** kubelet's SELinux mount option: its categories hold a comma, inside the quotes. */
+    @Test
+    void aCommaInsideQuotesBelongsToTheValue() {
+        String context = "context=\"system_u:object_r:container_file_t:s0:c1,c2\"";
+        MountOptions options = parse("noatime," + context + ",data=ordered");
+        assertEquals(LinuxNative.MS_NOATIME, options.flags());
+        assertEquals(List.of(context, "data=ordered"), options.data());
+        assertEquals(context + ",data=ordered", options.dataString());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> parse("context=\"system_u:object_r:x:s0:c1,c2"));
+        assertTrue(e.getMessage().contains("is not of the form"), e.getMessage());
+    }
 }
