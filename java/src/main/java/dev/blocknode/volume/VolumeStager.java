@@ -32,6 +32,8 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
+import java.util.SortedSet;
+import java.util.TreeSet;
 import java.util.logging.Logger;
 
 /**
@@ -228,30 +230,34 @@ public final class VolumeStager {
      * A refusal leaves nothing: the attempt got no further than attaching (refusals all come before the
      * mount, and no earlier attempt had recorded a device), so what it attached is undone and its record
      * deleted, and the corrected retry starts clean, bound by none of the refused arguments. A filesystem it
-     * made stays on the device, where the retry's probe finds it. Should the undo fail, the record is kept as
-     * ATTACHING: unstage and the start-up recovery undo an attach with its contexts, and it binds no retry.
+     * made stays on the device, where the retry's probe finds it. The caller still gets the refusal; a failed
+     * undo is added to it and logged.
      */
     private void undoRefusedStage(String volumeId, VolumeException refusal) {
         try {
             Optional<StagingRecord> left = records.find(volumeId);
-            if (left.isEmpty()) {
-                return;
-            }
-            try {
-                abandonAttach(left.get());
-                records.delete(volumeId);
+            if (left.isPresent()) {
+                undoAttachAndForget(left.get());
                 LOG.info(() -> "volume " + volumeId + ": the refused stage (" + refusal.outcome() + ") undid its "
                         + "attach and removed its staging record");
-            } catch (VolumeException undoFailed) {
-                records.save(left.get().toBuilder().setPhase(StagePhase.ATTACHING).clearDevice().clearAttachment()
-                        .build());
-                throw undoFailed;
             }
         } catch (VolumeException undoFailed) {
             refusal.addSuppressed(undoFailed);
             LOG.warning(() -> "volume " + volumeId + ": cannot undo the refused stage (" + refusal.outcome()
                     + "); its record is kept for unstage or the next start to undo: " + undoFailed.getMessage());
         }
+    }
+
+    private void undoAttachAndForget(StagingRecord left) throws VolumeException {
+        try {
+            abandonAttach(left);
+        } catch (VolumeException undoFailed) {
+            // Kept as after a crash inside the attach: unstage and the start-up recovery undo an attach with
+            // these contexts, and a retry is bound by nothing of the refused request.
+            records.save(left.toBuilder().setPhase(StagePhase.ATTACHING).clearDevice().clearAttachment().build());
+            throw undoFailed;
+        }
+        records.delete(left.getVolumeId());
     }
 
     /** The recorded attach and the requested one name the same device (see {@link #differingDeviceKeys}). */
@@ -286,7 +292,7 @@ public final class VolumeStager {
      */
     private static List<String> differingDeviceKeys(StagingRecord recorded, AttachRequest request) {
         AttachRequest was = StagingRecords.attachRequest(recorded);
-        java.util.SortedSet<String> keys = new java.util.TreeSet<>();
+        SortedSet<String> keys = new TreeSet<>();
         for (AttachRequest contexts : List.of(was, request)) {
             keys.addAll(contexts.volumeContext().keySet());
             keys.addAll(contexts.publishContext().keySet());
