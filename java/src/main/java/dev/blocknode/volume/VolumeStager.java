@@ -288,7 +288,8 @@ public final class VolumeStager {
     /**
      * The context keys whose value differs between the recorded attach and the request, each read as a
      * transport reads it (publish_context over volume_context, a blank value as absent): a key moving from
-     * one context to the other with the same value names the same device.
+     * one context to the other with the same value names the same device. The "transport" key is left out:
+     * the transport it selects is compared by name.
      */
     private static List<String> differingDeviceKeys(StagingRecord recorded, AttachRequest request) {
         AttachRequest was = StagingRecords.attachRequest(recorded);
@@ -297,6 +298,7 @@ public final class VolumeStager {
             keys.addAll(contexts.volumeContext().keySet());
             keys.addAll(contexts.publishContext().keySet());
         }
+        keys.remove(Transports.TRANSPORT_KEY);
         return keys.stream().filter(key -> !was.key(key).equals(request.key(key))).toList();
     }
 

@@ -172,6 +172,24 @@ class RefusedStageUndoesItsAttachHostTest {
     }
 
     @Test
+    void aReStageIsComparedByTheDeviceItsContextsName() throws Exception {
+        volumes.stage(stage("ext4"));
+        // The same device, named as a transport reads the contexts: publish_context over volume_context,
+        // and the "transport" key only selects the transport, which is the same.
+        volumes.stage(stage("ext4", Map.of("transport", "san"), Map.of("lun", " 7 ")));
+        VolumeException refused = assertThrows(VolumeException.class,
+                () -> volumes.stage(stage("ext4", Map.of("lun", "8", "wwid", "naa.1"), Map.of())));
+        assertEquals(VolumeException.Outcome.ALREADY_EXISTS, refused.outcome(), refused.getMessage());
+        assertTrue(refused.getMessage().contains("[lun, wwid]"), refused.getMessage());
+        assertFalse(refused.getMessage().contains("naa.1"), "values are not echoed: " + refused.getMessage());
+        assertTrue(Host.real().mounter().isMountPoint(staging), "the staged device stays mounted");
+
+        volumes.unstage(new Requests.Unstage("vol", staging.toString()));
+        assertEquals(List.of(), transport.abandoned);
+        assertEquals(Optional.empty(), store.load("vol"));
+    }
+
+    @Test
     void anUnmountedRecordBindsOnlyTheFilesystemThisPluginMade() throws Exception {
         // What a crash between our mkfs and the mount leaves: STAGING, formatted here, nothing mounted.
         StagingRecord crashed = StagingRecord.newBuilder().setVolumeId("vol").setPhase(StagePhase.STAGING)
@@ -197,8 +215,13 @@ class RefusedStageUndoesItsAttachHostTest {
     }
 
     private Requests.Stage stage(String fsType) {
+        return stage(fsType, CONTEXT, Map.of());
+    }
+
+    private Requests.Stage stage(String fsType, Map<String, String> volumeContext,
+                                 Map<String, String> publishContext) {
         return new Requests.Stage("vol", staging.toString(), new VolumeCapability(
                 new AccessType.Mount(fsType, List.of(), MountOptions.NONE), AccessMode.SINGLE_NODE_WRITER),
-                CONTEXT, Map.of(), Secrets.NONE);
+                volumeContext, publishContext, Secrets.NONE);
     }
 }
