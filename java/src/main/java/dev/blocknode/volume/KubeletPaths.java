@@ -1,5 +1,6 @@
 package dev.blocknode.volume;
 
+import dev.blocknode.logging.Printable;
 import dev.blocknode.os.fd.ConfinedDirectory;
 import dev.blocknode.os.fd.OpenedPath;
 import dev.blocknode.os.natives.NoSuchPathException;
@@ -140,7 +141,6 @@ public final class KubeletPaths {
     }
 
     private static String shorten(String raw) {
-        String shown = raw.length() > 256 ? raw.substring(0, 256) + "..." : raw;
-        return shown.replaceAll("\\p{Cntrl}", "?");
+        return Printable.bounded(raw, 256);
     }
 }

@@ -33,6 +33,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
+import java.util.SortedSet;
+import java.util.TreeSet;
 import java.util.logging.Logger;
 
 /**
@@ -76,17 +78,34 @@ public final class VolumeStager {
 
         try (OperationGuard.Permit ignored = guard.enter(request.volumeId(), "NodeStageVolume")) {
             Optional<StagingRecord> existing = records.find(request.volumeId());
-            if (existing.isPresent()) {
-                StagingRecord record = existing.get();
+            // An ATTACHING record (a crash inside the attach) holds no device and promised nothing: the retry
+            // replaces it, undoing the interrupted attach first when it asks for another device.
+            Optional<StagingRecord> deviceRecorded = existing.filter(r -> r.getPhase() != StagePhase.ATTACHING);
+            if (deviceRecorded.isPresent()) {
+                StagingRecord record = deviceRecorded.get();
                 if (!record.getStagingPath().equals(staging.toString())) {
                     throw VolumeException.alreadyExists("volume " + request.volumeId() + " is already staged at "
                             + record.getStagingPath() + ", not at " + staging);
                 }
-                requireCompatible(record, request.capability(), requestedFs);
+                requireSameDevice(record, transport, attachRequest);
+                requireCompatible(record, request.capability(), requestedFs, capabilityBinds(record, staging));
                 if (record.getPhase() == StagePhase.STAGED && stillStaged(record, staging)) {
                     return;
                 }
             }
+            attachAndMount(request, staging, transport, attachRequest, requestedFs, existing);
+        }
+    }
+
+    /**
+     * The stage itself, past the checks against an earlier attempt's record: attach, verify, format, mount.
+     * When no earlier attempt had recorded a device, a refusal undoes this one (see {@link #undoRefusedStage}).
+     */
+    private void attachAndMount(Requests.Stage request, Path staging, Transport transport, AttachRequest attachRequest,
+                                Optional<FilesystemType> requestedFs, Optional<StagingRecord> existing)
+            throws VolumeException {
+        boolean noDeviceRecorded = existing.isEmpty() || existing.get().getPhase() == StagePhase.ATTACHING;
+        try {
             createDirectory(paths, staging);
             StagingRecord.Builder record = existing.map(StagingRecord::toBuilder).orElseGet(StagingRecord::newBuilder)
                     .setVolumeId(request.volumeId())
@@ -102,25 +121,15 @@ public final class VolumeStager {
             } else {
                 record.setBlock(BlockAccessRecord.getDefaultInstance());
             }
-            boolean noDeviceRecorded = existing.isEmpty() || existing.get().getPhase() == StagePhase.ATTACHING;
             if (noDeviceRecorded) {
-                if (existing.isPresent() && !sameAttach(existing.get(), transport, request)) {
+                if (existing.isPresent() && !sameAttach(existing.get(), transport, attachRequest)) {
                     // The retry asks for another device: undo the interrupted attach before its record is replaced.
                     abandonAttach(existing.get());
                 }
                 records.save(record.setPhase(StagePhase.ATTACHING).build());
                 CrashPoints.reach(CrashPoint.STAGE_INTENT_RECORDED);
             }
-            Attachment attachment;
-            try {
-                attachment = transport.attach(attachRequest);
-            } catch (VolumeException refused) {
-                if (existing.isEmpty()) {
-                    // A refused attach undoes its own work; with no earlier attempt, nothing is left to remember.
-                    records.delete(request.volumeId());
-                }
-                throw refused;
-            }
+            Attachment attachment = transport.attach(attachRequest);
             CrashPoints.reach(CrashPoint.STAGE_ATTACHED);
             record.setPhase(StagePhase.STAGING)
                     .setDevice(DeviceRecord.newBuilder()
@@ -150,6 +159,11 @@ public final class VolumeStager {
             CrashPoints.reach(CrashPoint.STAGE_STAGED);
             LogContext.outcome(LOG, () -> "staged volume " + request.volumeId() + " (" + attachment.device() + ") at "
                     + staging);
+        } catch (VolumeException failure) {
+            if (noDeviceRecorded && isRefusal(failure)) {
+                undoRefusedStage(request.volumeId(), failure);
+            }
+            throw failure;
         }
     }
 
@@ -202,10 +216,91 @@ public final class VolumeStager {
         StagingRecords.transportOf(transports, record).abandon(StagingRecords.attachRequest(record));
     }
 
-    private static boolean sameAttach(StagingRecord recorded, Transport transport, Requests.Stage request) {
-        return recorded.getTransport().equals(transport.name())
-                && recorded.getVolumeContextMap().equals(request.volumeContext())
-                && recorded.getPublishContextMap().equals(request.publishContext());
+    /**
+     * INVALID_ARGUMENT, FAILED_PRECONDITION, ALREADY_EXISTS, NOT_FOUND: kubelet takes them as final, treats the
+     * volume as not staged (it never unstages it) and retries the stage with what was fixed.
+     */
+    private static boolean isRefusal(VolumeException failure) {
+        return switch (failure.outcome()) {
+            case INVALID_ARGUMENT, FAILED_PRECONDITION, ALREADY_EXISTS, NOT_FOUND -> true;
+            default -> false;
+        };
+    }
+
+    /**
+     * A refusal leaves nothing: the attempt got no further than attaching (refusals all come before the
+     * mount, and no earlier attempt had recorded a device), so what it attached is undone and its record
+     * deleted, and the corrected retry starts clean, bound by none of the refused arguments. A filesystem it
+     * made stays on the device, where the retry's probe finds it. The caller still gets the refusal; a failed
+     * undo is added to it and logged.
+     */
+    private void undoRefusedStage(String volumeId, VolumeException refusal) {
+        try {
+            Optional<StagingRecord> left = records.find(volumeId);
+            if (left.isPresent()) {
+                undoAttachAndForget(left.get());
+                LOG.info(() -> "volume " + volumeId + ": the refused stage (" + refusal.outcome() + ") undid its "
+                        + "attach and removed its staging record");
+            }
+        } catch (VolumeException undoFailed) {
+            refusal.addSuppressed(undoFailed);
+            LOG.warning(() -> "volume " + volumeId + ": cannot undo the refused stage (" + refusal.outcome()
+                    + "); its record is kept for unstage or the next start to undo: " + undoFailed.getMessage());
+        }
+    }
+
+    private void undoAttachAndForget(StagingRecord left) throws VolumeException {
+        try {
+            abandonAttach(left);
+        } catch (VolumeException undoFailed) {
+            // Kept as after a crash inside the attach: unstage and the start-up recovery undo an attach with
+            // these contexts, and a retry is bound by nothing of the refused request.
+            records.save(left.toBuilder().setPhase(StagePhase.ATTACHING).clearDevice().clearAttachment().build());
+            throw undoFailed;
+        }
+        records.delete(left.getVolumeId());
+    }
+
+    /** The recorded attach and the requested one name the same device (see {@link #differingDeviceKeys}). */
+    private static boolean sameAttach(StagingRecord recorded, Transport transport, AttachRequest request) {
+        return recorded.getTransport().equals(transport.name()) && differingDeviceKeys(recorded, request).isEmpty();
+    }
+
+    /**
+     * A volume whose device is recorded (attached, maybe mounted and published) is not re-staged from
+     * another one: that would say OK while the staging path still holds the first device, or leave the
+     * first one attached under a record that forgot it. Only the key names are echoed, never values.
+     */
+    private static void requireSameDevice(StagingRecord recorded, Transport transport, AttachRequest request)
+            throws VolumeException {
+        String staged = "volume " + recorded.getVolumeId() + " is already staged at " + recorded.getStagingPath()
+                + " from device " + recorded.getDevice().getPath() + " (transport " + recorded.getTransport() + ")";
+        if (!recorded.getTransport().equals(transport.name())) {
+            throw VolumeException.alreadyExists(staged + "; the request names a device of transport "
+                    + transport.name() + "; unstage it first");
+        }
+        List<String> differing = differingDeviceKeys(recorded, request);
+        if (!differing.isEmpty()) {
+            throw VolumeException.alreadyExists(staged + "; the request names another device: the contexts' "
+                    + differing + " differ from those it was staged with; unstage it first");
+        }
+    }
+
+    /**
+     * The context keys whose value differs between the recorded attach and the request, each read as a
+     * transport reads it (publish_context over volume_context, a blank value as absent): a key moving from
+     * one context to the other with the same value names the same device. The "transport" key is left out:
+     * the transport it selects is compared by name.
+     */
+    private static List<String> differingDeviceKeys(StagingRecord recorded, AttachRequest request) {
+        AttachRequest was = StagingRecords.attachRequest(recorded);
+        SortedSet<String> keys = new TreeSet<>();
+        for (AttachRequest contexts : List.of(was, request)) {
+            keys.addAll(contexts.volumeContext().keySet());
+            keys.addAll(contexts.publishContext().keySet());
+        }
+        keys.remove(Transports.TRANSPORT_KEY);
+        return keys.stream().filter(key -> !was.key(key).equals(request.key(key))).toList();
     }
 
     private Optional<FilesystemType> requestedFilesystem(VolumeCapability capability) throws VolumeException {
@@ -220,8 +315,21 @@ public final class VolumeStager {
         return type;
     }
 
+    /**
+     * The request must agree with what the record binds. Once the volume was staged (or its filesystem is
+     * mounted at the staging path), that is the whole capability; before, the record promised nothing
+     * (a crash stopped the attempt short of the mount) except the type of a filesystem this plugin made,
+     * which is a fact of the device.
+     */
     private static void requireCompatible(StagingRecord record, VolumeCapability capability,
-                                          Optional<FilesystemType> requestedFs) throws VolumeException {
+                                          Optional<FilesystemType> requestedFs, boolean capabilityBinds)
+            throws VolumeException {
+        if (!capabilityBinds) {
+            if (record.hasMount() && record.getMount().getFormattedHere()) {
+                requireSameFilesystem(record, requestedFs);
+            }
+            return;
+        }
         String volume = record.getVolumeId();
         if (record.hasBlock() != capability.isBlock()) {
             throw VolumeException.alreadyExists("volume " + volume + " is already staged for "
@@ -233,16 +341,27 @@ public final class VolumeStager {
                     + record.getAccessMode() + ", the request asks for " + capability.accessMode());
         }
         if (capability.accessType() instanceof AccessType.Mount mount) {
-            String stagedFs = record.getMount().getFsType();
-            if (requestedFs.isPresent() && !stagedFs.isEmpty() && !stagedFs.equals(requestedFs.get().kernelName())) {
-                throw VolumeException.alreadyExists("volume " + volume + " is already staged as " + stagedFs
-                        + ", the request asks for " + requestedFs.get().kernelName());
-            }
+            requireSameFilesystem(record, requestedFs);
             if (!record.getMount().getMountFlagsList().equals(mount.mountFlags())) {
                 throw VolumeException.alreadyExists("volume " + volume + " is already staged with mount flags "
                         + record.getMount().getMountFlagsList() + ", the request asks for " + mount.mountFlags());
             }
         }
+    }
+
+    private static void requireSameFilesystem(StagingRecord record, Optional<FilesystemType> requestedFs)
+            throws VolumeException {
+        String stagedFs = record.getMount().getFsType();
+        if (requestedFs.isPresent() && !stagedFs.isEmpty() && !stagedFs.equals(requestedFs.get().kernelName())) {
+            throw VolumeException.alreadyExists("volume " + record.getVolumeId() + " is already staged as " + stagedFs
+                    + ", the request asks for " + requestedFs.get().kernelName());
+        }
+    }
+
+    /** Whether the record's capability binds a retry (see {@link #requireCompatible}). */
+    private boolean capabilityBinds(StagingRecord record, Path staging) throws VolumeException {
+        return record.getPhase() == StagePhase.STAGED
+                || (record.hasMount() && holdsMountOf(staging, StagingRecords.deviceNumber(record)));
     }
 
     /** True when what the record says is staged is really in place (after a restart, it may not be). */
@@ -251,9 +370,10 @@ public final class VolumeStager {
         if (!host.blockDevices().exists(number)) {
             return false;
         }
-        if (record.hasBlock()) {
-            return true;
-        }
+        return record.hasBlock() || holdsMountOf(staging, number);
+    }
+
+    private boolean holdsMountOf(Path staging, DeviceNumber number) throws VolumeException {
         return mountedAt(staging).map(stat -> stat.device().equals(number)).orElse(false);
     }
 
