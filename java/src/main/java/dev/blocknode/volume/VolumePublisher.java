@@ -128,9 +128,10 @@ public final class VolumePublisher {
             if (parent.isPresent()) {
                 try (OpenedPath directory = parent.get()) {
                     String name = target.getFileName().toString();
-                    if (unmountTarget(volumeId, directory, name, target, record)) {
+                    Optional<FileStat> left = unmountTarget(volumeId, directory, name, target, record);
+                    if (left.isPresent()) {
                         CrashPoints.reach(CrashPoint.UNPUBLISH_UNMOUNTED);
-                        deleteTarget(volumeId, directory, name, target);
+                        deleteTarget(volumeId, directory, name, target, left.get());
                     }
                 } catch (IOException e) {
                     throw VolumeException.internal("cannot close the directory of target path " + target, e);
@@ -375,18 +376,15 @@ public final class VolumePublisher {
     /**
      * Unmounts whatever of this volume is mounted at the target (stacked mounts too, up to a bound), by name
      * in the target's opened directory, following nothing; one statx per mount tells whether it is a mount
-     * point and whose. False when the target does not exist.
+     * point and whose. Returns the statx of what is left at the target, empty when nothing is.
      */
-    private boolean unmountTarget(String volumeId, OpenedPath directory, String name, Path target,
-                                  Optional<StagingRecord> record) throws VolumeException {
+    private Optional<FileStat> unmountTarget(String volumeId, OpenedPath directory, String name, Path target,
+                                             Optional<StagingRecord> record) throws VolumeException {
         try {
             for (int unmounts = 0; ; unmounts++) {
                 Optional<FileStat> stat = directory.statChild(name);
-                if (stat.isEmpty()) {
-                    return unmounts > 0;
-                }
-                if (!Publications.isMountRoot(directory, stat.get())) {
-                    return true;
+                if (stat.isEmpty() || !Publications.isMountRoot(directory, stat.get())) {
+                    return stat;
                 }
                 if (unmounts == MAX_STACKED_UNMOUNTS) {
                     throw VolumeException.internal("target path " + target + " is still a mount point after "
@@ -429,16 +427,13 @@ public final class VolumePublisher {
      * The spec makes the plugin delete what it created at the target; a directory with data is never deleted.
      * Removed relative to its opened directory: nothing outside it can be reached this way.
      */
-    private static void deleteTarget(String volumeId, OpenedPath directory, String name, Path target)
+    private static void deleteTarget(String volumeId, OpenedPath directory, String name, Path target, FileStat stat)
             throws VolumeException {
+        if (stat.isSymlink()) {
+            throw KubeletPaths.symlinkRefused("target_path", target);
+        }
         try {
-            Optional<FileStat> stat = directory.statChild(name);
-            if (stat.isPresent() && stat.get().isSymlink()) {
-                throw KubeletPaths.symlinkRefused("target_path", target);
-            }
-            if (stat.isPresent()) {
-                directory.remove(name, stat.get().isDirectory());
-            }
+            directory.remove(name, stat.isDirectory());
         } catch (NativeIOException e) {
             if ("ENOTEMPTY".equals(e.errnoName()) || "EEXIST".equals(e.errnoName())) {
                 throw VolumeException.precondition("target path " + target + " of volume " + volumeId
