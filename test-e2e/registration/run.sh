@@ -29,21 +29,16 @@ if [[ -z ${JAVA:-} ]]; then
 fi
 [[ -x $JAVA ]] || die "no java at $JAVA"
 
+# shellcheck source=../sidecars/lib.sh
+source "$repo/test-e2e/sidecars/lib.sh"
+
 started=$SECONDS
 # Short on purpose: a Unix socket path must be shorter than 108 bytes.
 work=$(mktemp -d /tmp/bn-reg.XXXXXX)
 
 cleanup() {
     local rc=$?
-    # The harness kills its children itself; this is for a harness that was killed. A pid is only
-    # signalled while its command line still names this run's directory (no pid reuse accidents).
-    if [[ -f $work/pids ]]; then
-        while read -r pid; do
-            if grep -qsF "$work" "/proc/$pid/cmdline" 2>/dev/null; then
-                kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
-            fi
-        done <"$work/pids"
-    fi
+    kill_recorded_children "$work" # the harness kills its children itself; this is for a harness killed first
     if findmnt -rn -o TARGET 2>/dev/null | grep -qF "$work"; then
         echo "registration: something is mounted under $work; leaving it for inspection" >&2
         rc=1

@@ -86,14 +86,12 @@ class PathRaceHostTest {
 
     @Test
     void stageAndUnstageOfAFilesystemStayInsideTheRoot() throws Exception {
-        stageCycles(CsiRequests.mount("ext4"), plugin.stagingPath("v-race"));
+        stageCycles(CsiRequests.mount("ext4"));
     }
 
     @Test
     void stageAndUnstageOfABlockVolumeStayInsideTheRoot() throws Exception {
-        Path staging = plugin.kubeletRoot().resolve("plugins/kubernetes.io/csi/volumeDevices/staging/v-race");
-        Files.createDirectories(staging);
-        stageCycles(CsiRequests.block(), staging);
+        stageCycles(CsiRequests.block());
     }
 
     @Test
@@ -131,8 +129,9 @@ class PathRaceHostTest {
         codes.assertOnlyRefusalsAndSuccesses(ROUNDS);
     }
 
-    private void stageCycles(VolumeCapability capability, Path staging) throws Exception {
+    private void stageCycles(VolumeCapability capability) throws Exception {
         var node = plugin.client().node();
+        Path staging = stagingFor(capability);
         Watched watched = new Watched(plugin.kubeletRoot(), staging, true);
         Codes codes = new Codes();
         Swapper swapper = new Swapper(plugin.kubeletRoot(), staging, watched);
