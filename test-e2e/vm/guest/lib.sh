@@ -323,6 +323,12 @@ vm_san_stop() {
   done
   tgtadm --lld iscsi --mode system --op delete >/dev/null
   udevadm control --exit
-  vm_wait "tgtd, iscsid, multipathd and udevd to exit" 30 vm_san_stopped || { pidof tgtd iscsid multipathd systemd-udevd; return 1; }
+  # 60 s: the guest is emulated, and one run saw a daemon still there after 30 s while the host was busy.
+  vm_wait "tgtd, iscsid, multipathd and udevd to exit" 60 vm_san_stopped || {
+    local pid
+    for pid in $(pidof tgtd iscsid multipathd systemd-udevd); do
+      echo "still running: $pid $(cat "/proc/$pid/comm" 2>/dev/null) waiting in $(cat "/proc/$pid/wchan" 2>/dev/null)"
+    done
+    return 1; }
   umount "$VM_LUN_DIR"
 }
