@@ -4,7 +4,7 @@ import dev.blocknode.os.mount.MountOptions;
 import dev.blocknode.volume.AccessMode;
 import dev.blocknode.volume.AccessType;
 import dev.blocknode.volume.VolumeCapability;
-import dev.blocknode.volume.VolumeException;
+import dev.blocknode.outcome.VolumeException;
 
 /** Turns a wire VolumeCapability into the domain's, refusing what the node cannot honour. */
 final class CapabilityTranslator {

@@ -11,7 +11,7 @@ import dev.blocknode.scsi.ScsiDevices;
 import dev.blocknode.scsi.ScsiDisk;
 import dev.blocknode.scsi.WaitTimeoutException;
 import dev.blocknode.scsi.Wwid;
-import dev.blocknode.volume.VolumeException;
+import dev.blocknode.outcome.VolumeException;
 
 import java.io.IOException;
 import java.io.InterruptedIOException;

@@ -1,7 +1,7 @@
 package dev.blocknode.transport;
 
 import dev.blocknode.os.DeviceNumber;
-import dev.blocknode.volume.VolumeException;
+import dev.blocknode.outcome.VolumeException;
 
 import java.util.Optional;
 import java.util.Set;

@@ -1,6 +1,6 @@
 package dev.blocknode.transport;
 
-import dev.blocknode.volume.VolumeException;
+import dev.blocknode.outcome.VolumeException;
 
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -1,6 +1,7 @@
 package dev.blocknode.volume;
 
 import dev.blocknode.os.Host;
+import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.RecordStore;
 import dev.blocknode.transport.Transports;
 import dev.blocknode.volume.filesystem.FilesystemType;

@@ -4,6 +4,7 @@ import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.FileStat;
 import dev.blocknode.os.Host;
 import dev.blocknode.os.fd.OpenedPath;
+import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.PublicationRecord;
 import dev.blocknode.state.v1.StagingRecord;
 

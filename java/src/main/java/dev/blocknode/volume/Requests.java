@@ -1,5 +1,7 @@
 package dev.blocknode.volume;
 
+import dev.blocknode.outcome.Secrets;
+
 import java.util.Map;
 import java.util.Optional;
 

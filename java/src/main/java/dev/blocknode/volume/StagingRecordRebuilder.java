@@ -6,6 +6,7 @@ import dev.blocknode.os.Host;
 import dev.blocknode.os.fd.OpenedPath;
 import dev.blocknode.os.natives.NoSuchPathException;
 import dev.blocknode.os.mount.MountEntry;
+import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.DeviceRecord;
 import dev.blocknode.state.v1.MountAccessRecord;
 import dev.blocknode.state.v1.StagePhase;

@@ -2,6 +2,8 @@ package dev.blocknode.volume;
 
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.FileStat;
+import dev.blocknode.outcome.Secrets;
+import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.RecordStore;
 import dev.blocknode.state.StateDirFullException;
 import dev.blocknode.state.v1.StagingRecord;

@@ -5,6 +5,7 @@ import dev.blocknode.faults.CrashPoints;
 import dev.blocknode.logging.LogContext;
 import dev.blocknode.os.Host;
 import dev.blocknode.os.exec.CommandException;
+import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.transport.Transports;
 import dev.blocknode.volume.filesystem.FilesystemType;

@@ -2,6 +2,7 @@ package dev.blocknode.volume;
 
 import dev.blocknode.os.FileStat;
 import dev.blocknode.os.Host;
+import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.PublicationRecord;
 import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;

@@ -14,6 +14,7 @@ import dev.blocknode.os.natives.LinuxNative;
 import dev.blocknode.os.natives.NativeIOException;
 import dev.blocknode.os.natives.NoSuchPathException;
 import dev.blocknode.os.natives.UnsafePathException;
+import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.DeviceRecord;
 import dev.blocknode.state.v1.PublicationRecord;
 import dev.blocknode.state.v1.StagePhase;

@@ -15,6 +15,7 @@ import dev.blocknode.os.mount.MountOptions;
 import dev.blocknode.os.natives.LinuxNative;
 import dev.blocknode.os.natives.NativeIOException;
 import dev.blocknode.os.natives.NoSuchPathException;
+import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.BlockAccessRecord;
 import dev.blocknode.state.v1.DeviceRecord;
 import dev.blocknode.state.v1.MountAccessRecord;

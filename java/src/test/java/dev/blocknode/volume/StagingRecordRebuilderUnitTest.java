@@ -7,6 +7,8 @@ import dev.blocknode.os.Host;
 import dev.blocknode.os.mount.MountEntry;
 import dev.blocknode.os.mount.MountOptions;
 import dev.blocknode.os.mount.Mounter;
+import dev.blocknode.outcome.Secrets;
+import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.scsi.ScsiAddress;
 import dev.blocknode.state.RecordStore;
 import dev.blocknode.state.v1.StagePhase;

@@ -2,7 +2,7 @@ package dev.blocknode.transport.fc;
 
 import dev.blocknode.scsi.Wwid;
 import dev.blocknode.transport.AttachRequest;
-import dev.blocknode.volume.VolumeException;
+import dev.blocknode.outcome.VolumeException;
 
 import java.util.ArrayList;
 import java.util.LinkedHashSet;

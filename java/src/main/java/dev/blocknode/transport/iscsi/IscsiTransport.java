@@ -18,7 +18,7 @@ import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.KeyedLocks;
 import dev.blocknode.transport.Transport;
-import dev.blocknode.volume.VolumeException;
+import dev.blocknode.outcome.VolumeException;
 
 import java.io.IOException;
 import java.nio.file.Path;
