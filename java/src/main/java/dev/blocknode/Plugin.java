@@ -88,7 +88,7 @@ public final class Plugin implements AutoCloseable {
                 .description("1 while device waits end on kernel uevents, 0 while they only poll").register(registry);
         Optional<MetricsEndpoint> metrics = Optional.empty();
         if (config.metricsAddress().isPresent()) {
-            VolumePathGauges pathGauges = new VolumePathGauges(host.paths(), store, registry);
+            VolumePathGauges pathGauges = new VolumePathGauges(transports, store, registry);
             metrics = Optional.of(MetricsEndpoint.start(config.metricsAddress().get(), registry, pathGauges::refresh));
         }
         try {

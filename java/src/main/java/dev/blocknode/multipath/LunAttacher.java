@@ -157,6 +157,22 @@ public final class LunAttacher {
         }
     }
 
+    /**
+     * How the recorded LUN's paths serve now (see {@link PathHealth}): for VolumeCondition and the path gauges.
+     * Empty when the details name neither a map nor a path, or do not parse: our own attach always writes
+     * details that do, and judging a volume's health is not the place to refuse its record (detach says so).
+     */
+    public Optional<PathHealth.Report> pathHealth(Map<String, String> details, Path device, DeviceNumber number)
+            throws IOException {
+        AttachedLun lun;
+        try {
+            lun = AttachedLun.fromDetails(details, device, number);
+        } catch (IllegalArgumentException e) {
+            return Optional.empty();
+        }
+        return PathHealth.inspect(paths, lun);
+    }
+
     /** The multipath side, for callers that must undo a refused attach. */
     public Multipath multipath() {
         return multipath;

@@ -3,6 +3,7 @@ package dev.blocknode.transport;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.outcome.VolumeException;
 
+import java.io.IOException;
 import java.util.Optional;
 import java.util.Set;
 
@@ -54,5 +55,15 @@ public interface Transport {
      * filesystem can grow. A device already on the node needs nothing.
      */
     default void refreshSize(Attachment attachment) throws VolumeException {
+    }
+
+    /**
+     * How the attached device's paths serve I/O now, for VolumeCondition and the path gauges: a multipath map
+     * keeps serving on the paths it has left, so a lost path is invisible to the filesystem. Reads sysfs only
+     * (asked for every volume once a minute, and on every metrics scrape). Empty for a device without SCSI
+     * paths, as a device already on the node.
+     */
+    default Optional<PathReport> pathHealth(Attachment attachment) throws IOException {
+        return Optional.empty();
     }
 }

@@ -23,7 +23,7 @@ public final class NodeVolumes {
         this.stager = new VolumeStager(host, paths, records, transports, guard, defaultFilesystem);
         this.publisher = new VolumePublisher(host, paths, records, guard);
         this.expander = new VolumeExpander(host, locator, guard, transports);
-        this.stats = new VolumeStatsReader(host, locator);
+        this.stats = new VolumeStatsReader(host, locator, transports);
     }
 
     public void stage(Requests.Stage request) throws VolumeException {

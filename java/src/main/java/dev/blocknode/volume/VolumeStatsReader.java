@@ -5,6 +5,8 @@ import dev.blocknode.os.Host;
 import dev.blocknode.os.natives.LinuxNative;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.StagingRecord;
+import dev.blocknode.transport.PathReport;
+import dev.blocknode.transport.Transports;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -19,10 +21,12 @@ public final class VolumeStatsReader {
 
     private final Host host;
     private final VolumeLocator locator;
+    private final Transports transports;
 
-    VolumeStatsReader(Host host, VolumeLocator locator) {
+    VolumeStatsReader(Host host, VolumeLocator locator, Transports transports) {
         this.host = host;
         this.locator = locator;
+        this.transports = transports;
     }
 
     public VolumeStats read(Requests.Stats request) throws VolumeException {
@@ -45,7 +49,7 @@ public final class VolumeStatsReader {
                 long size = host.blockDevices().sizeBytes(device);
                 String condition = host.blockDevices().isReadOnly(number) && !located.expectedReadOnly()
                         ? "device " + device + " turned read-only"
-                        : PathHealth.problem(host.paths(), record).orElse("");
+                        : pathProblem(record);
                 return new VolumeStats(size, OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty(),
                         OptionalLong.empty(), OptionalLong.empty(), !condition.isEmpty(), condition);
             }
@@ -64,7 +68,7 @@ public final class VolumeStatsReader {
                 condition = "the filesystem on " + device + " is read-only though it was mounted read-write"
                         + " (the kernel does this after I/O or filesystem errors; see the node's kernel log)";
             } else {
-                condition = PathHealth.problem(host.paths(), record).orElse("");
+                condition = pathProblem(record);
             }
             return new VolumeStats(blocks * fragment, OptionalLong.of(available * fragment),
                     OptionalLong.of((blocks - free) * fragment), OptionalLong.of(files),
@@ -73,6 +77,10 @@ public final class VolumeStatsReader {
             throw VolumeException.internal("cannot read the statistics of volume " + request.volumeId() + " at "
                     + located.path(), e);
         }
+    }
+
+    private String pathProblem(StagingRecord record) throws IOException {
+        return StagingRecords.pathHealth(transports, record).flatMap(PathReport::problem).orElse("");
     }
 
     /** Built only when needed: stats are asked for every volume once a minute, and most devices are there. */

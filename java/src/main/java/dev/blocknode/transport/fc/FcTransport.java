@@ -14,6 +14,7 @@ import dev.blocknode.scsi.ScsiHosts;
 import dev.blocknode.scsi.SysfsWriter;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.PathReport;
 import dev.blocknode.transport.Transport;
 import dev.blocknode.outcome.VolumeException;
 
@@ -115,6 +116,11 @@ public final class FcTransport implements Transport {
     /** The same attachment whether attach made it or it was traced from sysfs: detach reads one shape. */
     private static Attachment attachment(AttachedLun lun) {
         return new Attachment(NAME, lun.device(), lun.number(), lun.wwid().multipathForm(), lun.details());
+    }
+
+    @Override
+    public Optional<PathReport> pathHealth(Attachment attachment) throws IOException {
+        return attacher.pathHealth(attachment.details(), attachment.device(), attachment.number()).map(PathReport::of);
     }
 
     @Override

@@ -17,6 +17,7 @@ import dev.blocknode.scsi.Wwid;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.KeyedLocks;
+import dev.blocknode.transport.PathReport;
 import dev.blocknode.transport.Transport;
 import dev.blocknode.outcome.VolumeException;
 
@@ -210,6 +211,11 @@ public final class IscsiTransport implements Transport {
         details.put(DETAIL_IFACE, iface);
         details.put(DETAIL_LUN, Long.toString(lunNumber));
         return new Attachment(NAME, lun.device(), lun.number(), lun.wwid().multipathForm(), details);
+    }
+
+    @Override
+    public Optional<PathReport> pathHealth(Attachment attachment) throws IOException {
+        return attacher.pathHealth(attachment.details(), attachment.device(), attachment.number()).map(PathReport::of);
     }
 
     @Override

@@ -27,6 +27,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
@@ -92,6 +93,13 @@ class LocalTransportUnitTest {
         assertEquals("local", transport.name());
         assertEquals(LocalTransport.NAME, transport.name());
         assertEquals(Set.of("devicePath"), transport.identifyingKeys());
+    }
+
+    @Test
+    void aDeviceAlreadyOnTheNodeHasNoPathsToReport() throws IOException {
+        Attachment attachment = new Attachment(LocalTransport.NAME, Path.of("/dev/loop0"), new DeviceNumber(7, 0), "",
+                Map.of("devicePath", "/dev/loop0"));
+        assertEquals(Optional.empty(), transport.pathHealth(attachment));
     }
 
     // ---- validate -------------------------------------------------------------------------------
