@@ -51,6 +51,15 @@ public interface Transport {
     }
 
     /**
+     * Whether a rebuilt record names this transport for a device that no transport recognizes
+     * ({@link #attachmentOf} empty for all): true only for a transport that never detaches, since nothing says
+     * how such a device came to the node (a loop device, a disk already there).
+     */
+    default boolean holdsUnrecognizedDevices() {
+        return false;
+    }
+
+    /**
      * After the storage grew the volume, makes the node see the new size (path rescans, map resize) so the
      * filesystem can grow. A device already on the node needs nothing.
      */

@@ -33,6 +33,11 @@ public final class Transports {
         return List.copyOf(byName.values());
     }
 
+    /** Where a device no transport recognizes is recorded (see {@link Transport#holdsUnrecognizedDevices}). */
+    public Optional<Transport> fallback() {
+        return byName.values().stream().filter(Transport::holdsUnrecognizedDevices).findFirst();
+    }
+
     public Transport select(AttachRequest request) throws VolumeException {
         Optional<String> explicit = request.key(TRANSPORT_KEY);
         if (explicit.isPresent()) {

@@ -110,6 +110,12 @@ public final class LocalTransport implements Transport {
         // The device was on the node before us and stays after us.
     }
 
+    /** A device no transport recognizes was on the node before us: unmounted and flushed, never detached. */
+    @Override
+    public boolean holdsUnrecognizedDevices() {
+        return true;
+    }
+
     @Override
     public void abandon(AttachRequest request) {
         // attach only looks the device up: an interrupted one changed nothing.
