@@ -8,7 +8,7 @@ import dev.blocknode.demo.DemoVolume;
 import dev.blocknode.faults.CrashPoints;
 import dev.blocknode.logging.LogSetup;
 import dev.blocknode.logging.ShutdownSafeLogManager;
-import dev.blocknode.os.Host;
+import dev.blocknode.os.host.Host;
 import dev.blocknode.os.natives.NativeLibrary;
 
 import java.io.IOException;

@@ -7,7 +7,7 @@ import dev.blocknode.csi.server.LoggingInterceptor;
 import dev.blocknode.csi.server.MetricsInterceptor;
 import dev.blocknode.csi.server.UnixSocketServer;
 import dev.blocknode.metrics.MetricsEndpoint;
-import dev.blocknode.os.Host;
+import dev.blocknode.os.host.Host;
 import dev.blocknode.os.uevent.NetlinkUeventSource;
 import dev.blocknode.scsi.DeviceWaiter;
 import dev.blocknode.scsi.DeviceWaiting;

@@ -1,10 +1,10 @@
 package dev.blocknode.csi;
 
 import dev.blocknode.os.mount.MountOptions;
+import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.volume.AccessMode;
 import dev.blocknode.volume.AccessType;
 import dev.blocknode.volume.VolumeCapability;
-import dev.blocknode.outcome.VolumeException;
 
 /** Turns a wire VolumeCapability into the domain's, refusing what the node cannot honour. */
 final class CapabilityTranslator {

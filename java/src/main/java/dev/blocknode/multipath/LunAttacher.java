@@ -1,8 +1,9 @@
 package dev.blocknode.multipath;
 
 import dev.blocknode.os.DeviceNumber;
-import dev.blocknode.os.Host;
 import dev.blocknode.os.HostPaths;
+import dev.blocknode.os.host.Host;
+import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.scsi.DeviceWaiter;
 import dev.blocknode.scsi.LunIdentity;
 import dev.blocknode.scsi.ScsiAddress;
@@ -11,7 +12,6 @@ import dev.blocknode.scsi.ScsiDevices;
 import dev.blocknode.scsi.ScsiDisk;
 import dev.blocknode.scsi.WaitTimeoutException;
 import dev.blocknode.scsi.Wwid;
-import dev.blocknode.outcome.VolumeException;
 
 import java.io.IOException;
 import java.io.InterruptedIOException;

@@ -1,5 +1,6 @@
 package dev.blocknode.transport;
 
+
 import dev.blocknode.outcome.Secrets;
 
 import java.util.Map;

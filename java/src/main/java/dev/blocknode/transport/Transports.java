@@ -1,5 +1,6 @@
 package dev.blocknode.transport;
 
+
 import dev.blocknode.outcome.VolumeException;
 
 import java.util.LinkedHashMap;

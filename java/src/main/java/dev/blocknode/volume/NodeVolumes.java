@@ -1,6 +1,6 @@
 package dev.blocknode.volume;
 
-import dev.blocknode.os.Host;
+import dev.blocknode.os.host.Host;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.RecordStore;
 import dev.blocknode.transport.Transports;

@@ -3,7 +3,7 @@ package dev.blocknode.testing;
 import dev.blocknode.Plugin;
 import dev.blocknode.config.PluginConfig;
 import dev.blocknode.csi.client.CsiClient;
-import dev.blocknode.os.Host;
+import dev.blocknode.os.host.Host;
 import dev.blocknode.os.natives.NativeLibrary;
 import dev.blocknode.scsi.DeviceWaiting;
 

@@ -1,7 +1,7 @@
 package dev.blocknode.transport;
 
-import dev.blocknode.os.Host;
 import dev.blocknode.os.HostPaths;
+import dev.blocknode.os.host.Host;
 import dev.blocknode.outcome.Secrets;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.transport.local.LocalTransport;

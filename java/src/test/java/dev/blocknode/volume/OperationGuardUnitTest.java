@@ -1,5 +1,6 @@
 package dev.blocknode.volume;
 
+
 import dev.blocknode.outcome.VolumeException;
 
 import org.junit.jupiter.api.Test;

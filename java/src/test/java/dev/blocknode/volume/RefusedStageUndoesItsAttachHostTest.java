@@ -1,8 +1,8 @@
 package dev.blocknode.volume;
 
-import dev.blocknode.os.Host;
 import dev.blocknode.os.exec.Command;
 import dev.blocknode.os.exec.ProcessCommandRunner;
+import dev.blocknode.os.host.Host;
 import dev.blocknode.os.mount.MountOptions;
 import dev.blocknode.os.natives.NativeLibrary;
 import dev.blocknode.outcome.Secrets;

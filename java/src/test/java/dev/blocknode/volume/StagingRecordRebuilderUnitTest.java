@@ -3,7 +3,7 @@ package dev.blocknode.volume;
 import dev.blocknode.multipath.LunAttacher;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.FileStat;
-import dev.blocknode.os.Host;
+import dev.blocknode.os.host.Host;
 import dev.blocknode.os.mount.MountEntry;
 import dev.blocknode.os.mount.MountOptions;
 import dev.blocknode.os.mount.Mounter;

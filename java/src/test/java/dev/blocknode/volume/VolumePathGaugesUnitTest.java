@@ -2,7 +2,7 @@ package dev.blocknode.volume;
 
 import dev.blocknode.multipath.LunAttacher;
 import dev.blocknode.os.DeviceNumber;
-import dev.blocknode.os.Host;
+import dev.blocknode.os.host.Host;
 import dev.blocknode.scsi.ScsiAddress;
 import dev.blocknode.state.RecordStore;
 import dev.blocknode.state.v1.StagingRecord;

@@ -6,7 +6,8 @@ import dev.blocknode.multipath.LunAttacher;
 import dev.blocknode.multipath.ScanUndo;
 import dev.blocknode.multipath.MultipathDaemon;
 import dev.blocknode.os.DeviceNumber;
-import dev.blocknode.os.Host;
+import dev.blocknode.os.host.Host;
+import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.scsi.DeviceWaiter;
 import dev.blocknode.scsi.ScsiAddress;
 import dev.blocknode.scsi.ScsiDevices;
@@ -16,7 +17,6 @@ import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.PathReport;
 import dev.blocknode.transport.Transport;
-import dev.blocknode.outcome.VolumeException;
 
 import java.io.IOException;
 import java.util.ArrayList;

@@ -2,12 +2,12 @@ package dev.blocknode.transport.local;
 
 import dev.blocknode.logging.Printable;
 import dev.blocknode.os.FileStat;
-import dev.blocknode.os.Host;
+import dev.blocknode.os.host.Host;
+import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.scsi.Wwid;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.Transport;
-import dev.blocknode.outcome.VolumeException;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
