@@ -10,7 +10,6 @@ import dev.blocknode.logging.LogContext;
 import dev.blocknode.os.fd.OpenedPath;
 import dev.blocknode.os.host.Host;
 import dev.blocknode.os.mount.MountOptions;
-import dev.blocknode.os.natives.LinuxNative;
 import dev.blocknode.os.natives.NativeIOException;
 import dev.blocknode.os.natives.NoSuchPathException;
 import dev.blocknode.os.natives.UnsafePathException;
@@ -102,7 +101,7 @@ public final class VolumePublisher {
                 MountOptions options = request.capability().accessType() instanceof AccessType.Mount mount
                         ? mount.options().perMountPoint() : MountOptions.NONE;
                 if (readOnly) {
-                    options = options.withFlags(LinuxNative.MS_RDONLY);
+                    options = options.withReadOnly();
                 }
                 if (record.hasBlock()) {
                     Path device = readOnly ? readOnlyView(updated, target, wanted) : StagingRecords.devicePath(record);
