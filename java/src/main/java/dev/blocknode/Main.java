@@ -6,9 +6,10 @@ import dev.blocknode.config.PluginConfig;
 import dev.blocknode.csi.server.UnixSocketServer;
 import dev.blocknode.demo.DemoVolume;
 import dev.blocknode.faults.CrashPoints;
+import dev.blocknode.logging.LogFormat;
 import dev.blocknode.logging.LogSetup;
 import dev.blocknode.logging.ShutdownSafeLogManager;
-import dev.blocknode.os.Host;
+import dev.blocknode.os.host.Host;
 import dev.blocknode.os.natives.NativeLibrary;
 
 import java.io.IOException;
@@ -33,7 +34,7 @@ public final class Main {
     public static void main(String[] args) {
         UnixSocketServer.disableNettyJfrEventsUnlessAsked(); // first: before any Netty class initializes
         if (args.length > 0 && args[0].equals("client")) {
-            LogSetup.configure(PluginConfig.LogFormat.TEXT);
+            LogSetup.configure(LogFormat.TEXT);
             System.exit(CsiCommandLine.run(Arrays.asList(args).subList(1, args.length), System.out, System.err));
             return;
         }

@@ -7,7 +7,7 @@ import dev.blocknode.csi.server.LoggingInterceptor;
 import dev.blocknode.csi.server.MetricsInterceptor;
 import dev.blocknode.csi.server.UnixSocketServer;
 import dev.blocknode.metrics.MetricsEndpoint;
-import dev.blocknode.os.Host;
+import dev.blocknode.os.host.Host;
 import dev.blocknode.os.uevent.NetlinkUeventSource;
 import dev.blocknode.scsi.DeviceWaiter;
 import dev.blocknode.scsi.DeviceWaiting;
@@ -88,7 +88,7 @@ public final class Plugin implements AutoCloseable {
                 .description("1 while device waits end on kernel uevents, 0 while they only poll").register(registry);
         Optional<MetricsEndpoint> metrics = Optional.empty();
         if (config.metricsAddress().isPresent()) {
-            VolumePathGauges pathGauges = new VolumePathGauges(host.paths(), store, registry);
+            VolumePathGauges pathGauges = new VolumePathGauges(transports, store, registry);
             metrics = Optional.of(MetricsEndpoint.start(config.metricsAddress().get(), registry, pathGauges::refresh));
         }
         try {

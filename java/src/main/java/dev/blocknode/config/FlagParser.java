@@ -1,6 +1,7 @@
 package dev.blocknode.config;
 
-import dev.blocknode.scsi.DeviceWaiting;
+
+import dev.blocknode.logging.LogFormat;
 
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -73,7 +74,7 @@ public final class FlagParser {
                 duration("shutdown-grace", take(flags, "shutdown-grace", "30s")),
                 nonNegative("max-volumes-per-node", take(flags, "max-volumes-per-node", "0")),
                 fsType(take(flags, "default-fs-type", "ext4")),
-                DeviceWaiting.Mode.parse("device-wait", take(flags, "device-wait", "events")),
+                DeviceWaitMode.parse("device-wait", take(flags, "device-wait", "events")),
                 Optional.ofNullable(flags.remove("device-poll-interval")).map(v -> positive("device-poll-interval", v)),
                 Boolean.parseBoolean(take(flags, "demo", "false")));
         if (!flags.isEmpty()) {
@@ -156,9 +157,9 @@ public final class FlagParser {
         return name;
     }
 
-    private static PluginConfig.LogFormat logFormat(String value) {
+    private static LogFormat logFormat(String value) {
         try {
-            return PluginConfig.LogFormat.valueOf(value.toUpperCase(Locale.ROOT));
+            return LogFormat.valueOf(value.toUpperCase(Locale.ROOT));
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("--log-format must be json or text, got \"" + value + "\"");
         }

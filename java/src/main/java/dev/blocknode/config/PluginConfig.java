@@ -1,6 +1,7 @@
 package dev.blocknode.config;
 
-import dev.blocknode.scsi.DeviceWaiting;
+
+import dev.blocknode.logging.LogFormat;
 
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
@@ -23,11 +24,9 @@ public record PluginConfig(
         Duration shutdownGrace,
         long maxVolumesPerNode,
         String defaultFsType,
-        DeviceWaiting.Mode deviceWait,
+        DeviceWaitMode deviceWait,
         Optional<Duration> devicePollInterval,
         boolean demo) {
-
-    public enum LogFormat { JSON, TEXT }
 
     public static final String DEFAULT_DRIVER_NAME = "block.csi.blocknode.dev";
 

@@ -1,10 +1,9 @@
 package dev.blocknode.csi;
 
-import dev.blocknode.os.mount.MountOptions;
+import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.volume.AccessMode;
 import dev.blocknode.volume.AccessType;
 import dev.blocknode.volume.VolumeCapability;
-import dev.blocknode.volume.VolumeException;
 
 /** Turns a wire VolumeCapability into the domain's, refusing what the node cannot honour. */
 final class CapabilityTranslator {
@@ -51,8 +50,7 @@ final class CapabilityTranslator {
                     + " (it does not advertise VOLUME_MOUNT_GROUP)");
         }
         try {
-            MountOptions options = MountOptions.parse(wire.getMountFlagsList());
-            return new AccessType.Mount(wire.getFsType().strip(), wire.getMountFlagsList(), options);
+            return AccessType.Mount.parsed(wire.getFsType().strip(), wire.getMountFlagsList());
         } catch (IllegalArgumentException e) {
             throw VolumeException.invalid(field + ".mount.mount_flags: " + e.getMessage());
         }

@@ -9,7 +9,7 @@ import dev.blocknode.csi.v1.IdentityGrpc;
 import dev.blocknode.csi.v1.PluginCapability;
 import dev.blocknode.csi.v1.ProbeRequest;
 import dev.blocknode.csi.v1.ProbeResponse;
-import dev.blocknode.volume.VolumeException;
+import dev.blocknode.outcome.VolumeException;
 import io.grpc.stub.StreamObserver;
 
 import java.util.List;

@@ -20,11 +20,11 @@ import dev.blocknode.csi.v1.NodeUnstageVolumeRequest;
 import dev.blocknode.csi.v1.NodeUnstageVolumeResponse;
 import dev.blocknode.csi.v1.VolumeCondition;
 import dev.blocknode.csi.v1.VolumeUsage;
+import dev.blocknode.outcome.Secrets;
+import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.volume.NodeVolumes;
 import dev.blocknode.volume.Requests;
-import dev.blocknode.volume.Secrets;
 import dev.blocknode.volume.VolumeCapability;
-import dev.blocknode.volume.VolumeException;
 import dev.blocknode.volume.VolumeStats;
 import io.grpc.stub.StreamObserver;
 

@@ -4,7 +4,7 @@ import dev.blocknode.csi.server.LoggingInterceptor;
 import dev.blocknode.logging.LogContext;
 import dev.blocknode.logging.Printable;
 import dev.blocknode.metrics.RpcErrors;
-import dev.blocknode.volume.VolumeException;
+import dev.blocknode.outcome.VolumeException;
 import io.grpc.Context;
 import io.grpc.stub.StreamObserver;
 

@@ -1,7 +1,7 @@
 package dev.blocknode.csi;
 
 import dev.blocknode.logging.Printable;
-import dev.blocknode.volume.VolumeException;
+import dev.blocknode.outcome.VolumeException;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 

@@ -1,6 +1,5 @@
 package dev.blocknode.logging;
 
-import dev.blocknode.config.PluginConfig;
 
 import java.time.Instant;
 import java.util.logging.ConsoleHandler;
@@ -20,14 +19,14 @@ public final class LogSetup {
     private LogSetup() {
     }
 
-    public static void configure(PluginConfig.LogFormat format) {
+    public static void configure(LogFormat format) {
         Logger root = Logger.getLogger("");
         for (Handler handler : root.getHandlers()) {
             root.removeHandler(handler);
         }
         ConsoleHandler handler = new ConsoleHandler();
         handler.setLevel(Level.ALL);
-        handler.setFormatter(format == PluginConfig.LogFormat.JSON ? new JsonFormatter() : new TextFormatter());
+        handler.setFormatter(format == LogFormat.JSON ? new JsonFormatter() : new TextFormatter());
         root.addHandler(handler);
         root.setLevel(Level.INFO);
         // gRPC and Netty are chatty at INFO about things an operator cannot act on.

@@ -1,8 +1,9 @@
 package dev.blocknode.multipath;
 
 import dev.blocknode.os.DeviceNumber;
-import dev.blocknode.os.Host;
 import dev.blocknode.os.HostPaths;
+import dev.blocknode.os.host.Host;
+import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.scsi.DeviceWaiter;
 import dev.blocknode.scsi.LunIdentity;
 import dev.blocknode.scsi.ScsiAddress;
@@ -11,7 +12,6 @@ import dev.blocknode.scsi.ScsiDevices;
 import dev.blocknode.scsi.ScsiDisk;
 import dev.blocknode.scsi.WaitTimeoutException;
 import dev.blocknode.scsi.Wwid;
-import dev.blocknode.volume.VolumeException;
 
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -155,6 +155,22 @@ public final class LunAttacher {
         } catch (IOException e) {
             throw VolumeException.internal("cannot trace device " + device + " to a SCSI LUN through sysfs", e);
         }
+    }
+
+    /**
+     * How the recorded LUN's paths serve now (see {@link PathHealth}): for VolumeCondition and the path gauges.
+     * Empty when the details name neither a map nor a path, or do not parse: our own attach always writes
+     * details that do, and judging a volume's health is not the place to refuse its record (detach says so).
+     */
+    public Optional<PathHealth.Report> pathHealth(Map<String, String> details, Path device, DeviceNumber number)
+            throws IOException {
+        AttachedLun lun;
+        try {
+            lun = AttachedLun.fromDetails(details, device, number);
+        } catch (IllegalArgumentException e) {
+            return Optional.empty();
+        }
+        return PathHealth.inspect(paths, lun);
     }
 
     /** The multipath side, for callers that must undo a refused attach. */

@@ -1,12 +1,12 @@
 package dev.blocknode.scsi;
 
+import dev.blocknode.config.DeviceWaitMode;
 import dev.blocknode.os.uevent.KernelEvents;
 import dev.blocknode.os.uevent.UeventSource;
 
 import java.io.IOException;
 import java.time.Duration;
 import java.time.InstantSource;
-import java.util.Locale;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.logging.Logger;
@@ -19,18 +19,6 @@ import java.util.logging.Logger;
 public final class DeviceWaiting implements AutoCloseable {
 
     private static final Logger LOG = Logger.getLogger(DeviceWaiting.class.getName());
-
-    public enum Mode {
-        EVENTS, POLL;
-
-        public static Mode parse(String flag, String value) {
-            try {
-                return valueOf(value.toUpperCase(Locale.ROOT));
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("--" + flag + " must be events or poll, got \"" + value + "\"");
-            }
-        }
-    }
 
     /** The look-again interval behind the events: they do the work, this only catches what they missed. */
     public static final Duration EVENTS_SAFETY_INTERVAL = Duration.ofSeconds(1);
@@ -47,9 +35,9 @@ public final class DeviceWaiting implements AutoCloseable {
      * @param interval the polling interval; with events, the safety poll (default {@link #EVENTS_SAFETY_INTERVAL});
      *                 without, the poll itself (default {@link DeviceWaiter#DEFAULT_INTERVAL})
      */
-    public static DeviceWaiting start(Mode mode, Optional<Duration> interval, UeventSource.Opener opener) {
+    public static DeviceWaiting start(DeviceWaitMode mode, Optional<Duration> interval, UeventSource.Opener opener) {
         Duration polling = interval.orElse(DeviceWaiter.DEFAULT_INTERVAL);
-        if (mode == Mode.POLL) {
+        if (mode == DeviceWaitMode.POLL) {
             LOG.info(() -> "device waits poll every " + polling.toMillis() + " ms (--device-wait=poll)");
             return polling(polling);
         }

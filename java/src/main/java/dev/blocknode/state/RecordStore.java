@@ -2,8 +2,8 @@ package dev.blocknode.state;
 
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.TextFormat;
+import dev.blocknode.os.Fsync;
 import dev.blocknode.os.HostPaths;
-import dev.blocknode.os.natives.LinuxNative;
 import dev.blocknode.state.v1.PublicationRecord;
 import dev.blocknode.state.v1.StagingRecord;
 
@@ -163,7 +163,7 @@ public final class RecordStore {
                 records.put(volumeId, saved);
             }
             if (stagingChanged) {
-                LinuxNative.fsync(directoryName);
+                Fsync.path(directoryName);
             }
         } finally {
             lock.unlock();
@@ -204,7 +204,7 @@ public final class RecordStore {
             records.remove(volumeId);
             unreadable.remove(name);
             if (deleted) {
-                LinuxNative.fsync(directoryName);
+                Fsync.path(directoryName);
             }
         } finally {
             lock.unlock();
@@ -310,7 +310,7 @@ public final class RecordStore {
             }
             if (Files.exists(directory.resolve(name))) {
                 Files.delete(textFile); // upgraded before a crash: the binary record is the newer one
-                LinuxNative.fsync(directoryName);
+                Fsync.path(directoryName);
                 continue;
             }
             StagingRecord record;
@@ -325,10 +325,10 @@ public final class RecordStore {
             // save() stamps the current format version, so keep the record's own by writing it directly.
             journal.record(record.getVolumeId(), record.getPublicationsMap());
             writeStaging(name, record);
-            LinuxNative.fsync(directoryName);
+            Fsync.path(directoryName);
             records.put(record.getVolumeId(), record);
             Files.delete(textFile);
-            LinuxNative.fsync(directoryName);
+            Fsync.path(directoryName);
             LOG.info(() -> "rewrote staging record " + textFile + " of volume " + record.getVolumeId()
                     + " in the binary format as " + name);
         }
@@ -348,7 +348,7 @@ public final class RecordStore {
             String name = fileNameFor(volumeId);
             journal.record(volumeId, record.getPublicationsMap());
             writeStaging(name, record);
-            LinuxNative.fsync(directoryName);
+            Fsync.path(directoryName);
             LOG.info(() -> "moved the publications of volume " + volumeId + " out of its staging record");
         }
     }

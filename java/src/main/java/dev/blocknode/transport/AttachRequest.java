@@ -1,6 +1,7 @@
 package dev.blocknode.transport;
 
-import dev.blocknode.volume.Secrets;
+
+import dev.blocknode.outcome.Secrets;
 
 import java.util.Map;
 import java.util.Optional;

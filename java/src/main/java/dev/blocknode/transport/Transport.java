@@ -1,8 +1,9 @@
 package dev.blocknode.transport;
 
 import dev.blocknode.os.DeviceNumber;
-import dev.blocknode.volume.VolumeException;
+import dev.blocknode.outcome.VolumeException;
 
+import java.io.IOException;
 import java.util.Optional;
 import java.util.Set;
 
@@ -50,9 +51,28 @@ public interface Transport {
     }
 
     /**
+     * Whether a rebuilt record names this transport for a device that no transport recognizes
+     * ({@link #attachmentOf} empty for all): true only for a transport that never detaches, since nothing says
+     * how such a device came to the node (a loop device, a disk already there).
+     */
+    default boolean holdsUnrecognizedDevices() {
+        return false;
+    }
+
+    /**
      * After the storage grew the volume, makes the node see the new size (path rescans, map resize) so the
      * filesystem can grow. A device already on the node needs nothing.
      */
     default void refreshSize(Attachment attachment) throws VolumeException {
+    }
+
+    /**
+     * How the attached device's paths serve I/O now, for VolumeCondition and the path gauges: a multipath map
+     * keeps serving on the paths it has left, so a lost path is invisible to the filesystem. Reads sysfs only
+     * (asked for every volume once a minute, and on every metrics scrape). Empty for a device without SCSI
+     * paths, as a device already on the node.
+     */
+    default Optional<PathReport> pathHealth(Attachment attachment) throws IOException {
+        return Optional.empty();
     }
 }

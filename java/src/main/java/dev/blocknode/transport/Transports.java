@@ -1,6 +1,7 @@
 package dev.blocknode.transport;
 
-import dev.blocknode.volume.VolumeException;
+
+import dev.blocknode.outcome.VolumeException;
 
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -31,6 +32,11 @@ public final class Transports {
     /** Every transport, in the order given. */
     public List<Transport> all() {
         return List.copyOf(byName.values());
+    }
+
+    /** Where a device no transport recognizes is recorded (see {@link Transport#holdsUnrecognizedDevices}). */
+    public Optional<Transport> fallback() {
+        return byName.values().stream().filter(Transport::holdsUnrecognizedDevices).findFirst();
     }
 
     public Transport select(AttachRequest request) throws VolumeException {

@@ -12,6 +12,16 @@ public sealed interface AccessType {
         public Mount {
             mountFlags = List.copyOf(mountFlags);
         }
+
+        /**
+         * The filesystem with its mount flags parsed into mount(2)'s flags and data, so a malformed option is
+         * refused before anything reaches the host.
+         *
+         * @throws IllegalArgumentException naming the option that is not a valid mount option
+         */
+        public static Mount parsed(String fsType, List<String> mountFlags) {
+            return new Mount(fsType, mountFlags, MountOptions.parse(mountFlags));
+        }
     }
 
     record Block() implements AccessType {

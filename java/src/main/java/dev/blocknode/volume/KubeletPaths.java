@@ -5,6 +5,7 @@ import dev.blocknode.os.fd.ConfinedDirectory;
 import dev.blocknode.os.fd.OpenedPath;
 import dev.blocknode.os.natives.NoSuchPathException;
 import dev.blocknode.os.natives.UnsafePathException;
+import dev.blocknode.outcome.VolumeException;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

@@ -1,6 +1,7 @@
 package dev.blocknode.volume;
 
-import dev.blocknode.os.Host;
+import dev.blocknode.os.host.Host;
+import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.RecordStore;
 import dev.blocknode.transport.Transports;
 import dev.blocknode.volume.filesystem.FilesystemType;
@@ -22,7 +23,7 @@ public final class NodeVolumes {
         this.stager = new VolumeStager(host, paths, records, transports, guard, defaultFilesystem);
         this.publisher = new VolumePublisher(host, paths, records, guard);
         this.expander = new VolumeExpander(host, locator, guard, transports);
-        this.stats = new VolumeStatsReader(host, locator);
+        this.stats = new VolumeStatsReader(host, locator, transports);
     }
 
     public void stage(Requests.Stage request) throws VolumeException {

@@ -1,5 +1,8 @@
 package dev.blocknode.volume;
 
+
+import dev.blocknode.outcome.VolumeException;
+
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.ConcurrentHashMap;

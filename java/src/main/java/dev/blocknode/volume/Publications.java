@@ -2,8 +2,9 @@ package dev.blocknode.volume;
 
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.FileStat;
-import dev.blocknode.os.Host;
 import dev.blocknode.os.fd.OpenedPath;
+import dev.blocknode.os.host.Host;
+import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.PublicationRecord;
 import dev.blocknode.state.v1.StagingRecord;
 

@@ -1,5 +1,8 @@
 package dev.blocknode.volume;
 
+
+import dev.blocknode.outcome.Secrets;
+
 import java.util.Map;
 import java.util.Optional;
 

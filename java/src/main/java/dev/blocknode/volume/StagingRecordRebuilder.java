@@ -2,10 +2,11 @@ package dev.blocknode.volume;
 
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.FileStat;
-import dev.blocknode.os.Host;
 import dev.blocknode.os.fd.OpenedPath;
+import dev.blocknode.os.host.Host;
 import dev.blocknode.os.natives.NoSuchPathException;
 import dev.blocknode.os.mount.MountEntry;
+import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.DeviceRecord;
 import dev.blocknode.state.v1.MountAccessRecord;
 import dev.blocknode.state.v1.StagePhase;
@@ -13,7 +14,6 @@ import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.Transport;
 import dev.blocknode.transport.Transports;
-import dev.blocknode.transport.local.LocalTransport;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -28,9 +28,9 @@ import java.util.logging.Logger;
  * unstage then runs as for any recorded volume: one teardown path, and a retry after a partial teardown
  * still finds what is left (once unmounted, nothing at the staging path would say so).
  *
- * <p>A device no transport recognizes (a loop device, a disk already on the node) is recorded as the local
- * transport's: unmounted and flushed, never detached. A block volume leaves no mount at its staging path,
- * so without its record nothing can be found for it.
+ * <p>A device no transport recognizes (a loop device, a disk already on the node) is recorded as the fallback
+ * transport's ({@link Transports#fallback}: the local one): unmounted and flushed, never detached. A block
+ * volume leaves no mount at its staging path, so without its record nothing can be found for it.
  */
 final class StagingRecordRebuilder {
 
@@ -97,8 +97,9 @@ final class StagingRecordRebuilder {
             }
         }
         if (attachment == null) {
-            attachment = new Attachment(LocalTransport.NAME, nodeFor(volumeId, number), number, "",
-                    java.util.Map.of());
+            Transport fallback = transports.fallback().orElseThrow(() -> VolumeException.internal("device " + number
+                    + " of volume " + volumeId + " is recognized by no transport, and none takes such devices", null));
+            attachment = new Attachment(fallback.name(), nodeFor(volumeId, number), number, "", java.util.Map.of());
         }
         StagingRecord record = StagingRecord.newBuilder()
                 .setVolumeId(volumeId)

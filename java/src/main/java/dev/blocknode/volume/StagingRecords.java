@@ -2,11 +2,14 @@ package dev.blocknode.volume;
 
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.FileStat;
+import dev.blocknode.outcome.Secrets;
+import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.RecordStore;
 import dev.blocknode.state.StateDirFullException;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.PathReport;
 import dev.blocknode.transport.Transport;
 import dev.blocknode.transport.Transports;
 
@@ -108,6 +111,15 @@ final class StagingRecords {
         return transports.named(record.getTransport()).orElseThrow(() -> VolumeException.internal(
                 "volume " + record.getVolumeId() + " was staged by transport \"" + record.getTransport()
                         + "\", which this plugin does not have", null));
+    }
+
+    /**
+     * How the volume's paths serve, as the transport that staged it reads them; empty for a device without
+     * paths, and for a transport this plugin does not have (a health verdict is no reason to fail the call).
+     */
+    static Optional<PathReport> pathHealth(Transports transports, StagingRecord record) throws IOException {
+        Optional<Transport> transport = transports.named(record.getTransport());
+        return transport.isEmpty() ? Optional.empty() : transport.get().pathHealth(attachment(record));
     }
 
     static Path devicePath(StagingRecord record) {

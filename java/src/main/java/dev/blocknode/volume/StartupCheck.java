@@ -1,7 +1,7 @@
 package dev.blocknode.volume;
 
 import dev.blocknode.os.DeviceNumber;
-import dev.blocknode.os.Host;
+import dev.blocknode.os.host.Host;
 import dev.blocknode.state.RecordStore;
 import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;

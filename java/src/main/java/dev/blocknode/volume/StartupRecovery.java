@@ -1,5 +1,6 @@
 package dev.blocknode.volume;
 
+import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
 

@@ -1,7 +1,8 @@
 package dev.blocknode.volume;
 
 import dev.blocknode.os.FileStat;
-import dev.blocknode.os.Host;
+import dev.blocknode.os.host.Host;
+import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.PublicationRecord;
 import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;

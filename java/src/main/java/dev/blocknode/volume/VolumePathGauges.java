@@ -1,8 +1,9 @@
 package dev.blocknode.volume;
 
-import dev.blocknode.os.HostPaths;
 import dev.blocknode.state.RecordStore;
 import dev.blocknode.state.v1.StagingRecord;
+import dev.blocknode.transport.PathReport;
+import dev.blocknode.transport.Transports;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tags;
@@ -24,12 +25,12 @@ public final class VolumePathGauges {
 
     private static final Logger LOG = Logger.getLogger(VolumePathGauges.class.getName());
 
-    private final HostPaths paths;
+    private final Transports transports;
     private final RecordStore store;
     private final MultiGauge gauge;
 
-    public VolumePathGauges(HostPaths paths, RecordStore store, MeterRegistry registry) {
-        this.paths = paths;
+    public VolumePathGauges(Transports transports, RecordStore store, MeterRegistry registry) {
+        this.transports = transports;
         this.store = store;
         this.gauge = MultiGauge.builder("blocknode_volume_paths")
                 .description("paths of each staged SAN volume, by state: serving I/O, or failed (not running, "
@@ -42,7 +43,7 @@ public final class VolumePathGauges {
         List<MultiGauge.Row<?>> rows = new ArrayList<>();
         try {
             for (StagingRecord record : store.all()) {
-                Optional<PathHealth.Report> report = PathHealth.inspect(paths, record);
+                Optional<PathReport> report = StagingRecords.pathHealth(transports, record);
                 if (report.isPresent()) {
                     Tags volume = Tags.of("volume_id", record.getVolumeId());
                     rows.add(MultiGauge.Row.of(volume.and("state", "serving"), report.get().serving()));

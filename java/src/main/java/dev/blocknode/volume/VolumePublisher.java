@@ -4,16 +4,16 @@ import dev.blocknode.faults.CrashPoint;
 import dev.blocknode.faults.CrashPoints;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.FileStat;
-import dev.blocknode.os.Host;
 import dev.blocknode.os.block.LoopDevices;
 import dev.blocknode.os.exec.CommandException;
 import dev.blocknode.logging.LogContext;
 import dev.blocknode.os.fd.OpenedPath;
+import dev.blocknode.os.host.Host;
 import dev.blocknode.os.mount.MountOptions;
-import dev.blocknode.os.natives.LinuxNative;
 import dev.blocknode.os.natives.NativeIOException;
 import dev.blocknode.os.natives.NoSuchPathException;
 import dev.blocknode.os.natives.UnsafePathException;
+import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.DeviceRecord;
 import dev.blocknode.state.v1.PublicationRecord;
 import dev.blocknode.state.v1.StagePhase;
@@ -101,7 +101,7 @@ public final class VolumePublisher {
                 MountOptions options = request.capability().accessType() instanceof AccessType.Mount mount
                         ? mount.options().perMountPoint() : MountOptions.NONE;
                 if (readOnly) {
-                    options = options.withFlags(LinuxNative.MS_RDONLY);
+                    options = options.withReadOnly();
                 }
                 if (record.hasBlock()) {
                     Path device = readOnly ? readOnlyView(updated, target, wanted) : StagingRecords.devicePath(record);

@@ -6,15 +6,15 @@ import dev.blocknode.logging.LogContext;
 import dev.blocknode.metrics.Phases;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.FileStat;
-import dev.blocknode.os.Host;
 import dev.blocknode.os.exec.Command;
 import dev.blocknode.os.exec.CommandException;
 import dev.blocknode.os.fd.OpenedPath;
+import dev.blocknode.os.host.Host;
 import dev.blocknode.os.mount.MountEntry;
 import dev.blocknode.os.mount.MountOptions;
-import dev.blocknode.os.natives.LinuxNative;
 import dev.blocknode.os.natives.NativeIOException;
 import dev.blocknode.os.natives.NoSuchPathException;
+import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.BlockAccessRecord;
 import dev.blocknode.state.v1.DeviceRecord;
 import dev.blocknode.state.v1.MountAccessRecord;
@@ -427,14 +427,14 @@ public final class VolumeStager {
         FilesystemType type = prepareFilesystem(request.volumeId(), device, requestedFs, record);
         MountOptions options = mount.options();
         if (request.capability().accessMode().readOnly()) {
-            options = options.withFlags(LinuxNative.MS_RDONLY);
+            options = options.withReadOnly();
         }
         try (OpenedPath directory = paths.openDirectoryCreating("staging_target_path", staging)) {
             MountOptions finalOptions = options;
             Phases.run("mount", () -> host.mounter().mount(device, directory.viaDescriptor(), type.kernelName(),
                     finalOptions));
         } catch (NativeIOException e) {
-            if (e.errno() == 22 /* EINVAL */ && !options.data().isEmpty()) {
+            if ("EINVAL".equals(e.errnoName()) && !options.data().isEmpty()) {
                 throw VolumeException.invalid("mounting " + device + " (" + type.kernelName() + ") at " + staging
                         + " with options " + options.data() + " failed with EINVAL: check volume_capability.mount"
                         + ".mount_flags (" + e.getMessage() + ")");

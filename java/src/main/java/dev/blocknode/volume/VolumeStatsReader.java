@@ -1,9 +1,12 @@
 package dev.blocknode.volume;
 
 import dev.blocknode.os.DeviceNumber;
-import dev.blocknode.os.Host;
-import dev.blocknode.os.natives.LinuxNative;
+import dev.blocknode.os.host.Host;
+import dev.blocknode.os.mount.FilesystemUsage;
+import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.StagingRecord;
+import dev.blocknode.transport.PathReport;
+import dev.blocknode.transport.Transports;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -18,10 +21,12 @@ public final class VolumeStatsReader {
 
     private final Host host;
     private final VolumeLocator locator;
+    private final Transports transports;
 
-    VolumeStatsReader(Host host, VolumeLocator locator) {
+    VolumeStatsReader(Host host, VolumeLocator locator, Transports transports) {
         this.host = host;
         this.locator = locator;
+        this.transports = transports;
     }
 
     public VolumeStats read(Requests.Stats request) throws VolumeException {
@@ -44,34 +49,32 @@ public final class VolumeStatsReader {
                 long size = host.blockDevices().sizeBytes(device);
                 String condition = host.blockDevices().isReadOnly(number) && !located.expectedReadOnly()
                         ? "device " + device + " turned read-only"
-                        : PathHealth.problem(host.paths(), record).orElse("");
+                        : pathProblem(record);
                 return new VolumeStats(size, OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty(),
                         OptionalLong.empty(), OptionalLong.empty(), !condition.isEmpty(), condition);
             }
-            long[] vfs = LinuxNative.statvfs(located.kernelPath().toString());
-            long fragment = vfs[LinuxNative.STATVFS_FRSIZE];
-            long blocks = vfs[LinuxNative.STATVFS_BLOCKS];
-            long free = vfs[LinuxNative.STATVFS_BFREE];
-            long available = vfs[LinuxNative.STATVFS_BAVAIL];
-            long files = vfs[LinuxNative.STATVFS_FILES];
-            long freeFiles = vfs[LinuxNative.STATVFS_FFREE];
-            boolean readOnly = (vfs[LinuxNative.STATVFS_FLAG] & LinuxNative.ST_RDONLY) != 0;
+            FilesystemUsage usage = FilesystemUsage.of(located.kernelPath());
             String condition = "";
             if (!devicePresent) {
                 condition = gone(request, device, number);
-            } else if (readOnly && !located.expectedReadOnly()) {
+            } else if (usage.readOnly() && !located.expectedReadOnly()) {
                 condition = "the filesystem on " + device + " is read-only though it was mounted read-write"
                         + " (the kernel does this after I/O or filesystem errors; see the node's kernel log)";
             } else {
-                condition = PathHealth.problem(host.paths(), record).orElse("");
+                condition = pathProblem(record);
             }
-            return new VolumeStats(blocks * fragment, OptionalLong.of(available * fragment),
-                    OptionalLong.of((blocks - free) * fragment), OptionalLong.of(files),
-                    OptionalLong.of(freeFiles), OptionalLong.of(files - freeFiles), !condition.isEmpty(), condition);
+            return new VolumeStats(usage.totalBytes(), OptionalLong.of(usage.availableBytes()),
+                    OptionalLong.of(usage.usedBytes()), OptionalLong.of(usage.files()),
+                    OptionalLong.of(usage.freeFiles()), OptionalLong.of(usage.files() - usage.freeFiles()),
+                    !condition.isEmpty(), condition);
         } catch (IOException e) {
             throw VolumeException.internal("cannot read the statistics of volume " + request.volumeId() + " at "
                     + located.path(), e);
         }
+    }
+
+    private String pathProblem(StagingRecord record) throws IOException {
+        return StagingRecords.pathHealth(transports, record).flatMap(PathReport::problem).orElse("");
     }
 
     /** Built only when needed: stats are asked for every volume once a minute, and most devices are there. */

@@ -1,6 +1,7 @@
 package dev.blocknode.config;
 
-import dev.blocknode.scsi.DeviceWaiting;
+
+import dev.blocknode.logging.LogFormat;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -50,14 +51,14 @@ class FlagParserUnitTest {
         assertEquals(Path.of("/var/lib/kubelet"), config.kubeletRoot());
         assertEquals(Path.of("/var/lib/blocknode"), config.stateDir());
         assertEquals(Optional.empty(), config.metricsAddress());
-        assertEquals(PluginConfig.LogFormat.JSON, config.logFormat());
+        assertEquals(LogFormat.JSON, config.logFormat());
         assertEquals(EnumSet.of(OWNER_READ, OWNER_WRITE, GROUP_READ, GROUP_WRITE), config.socketMode());
         assertEquals("rw-rw----", config.socketModeOctal());
         assertEquals(Optional.empty(), config.socketGroup());
         assertEquals(Duration.ofSeconds(30), config.shutdownGrace());
         assertEquals(0, config.maxVolumesPerNode());
         assertEquals("ext4", config.defaultFsType());
-        assertEquals(DeviceWaiting.Mode.EVENTS, config.deviceWait());
+        assertEquals(DeviceWaitMode.EVENTS, config.deviceWait());
         assertEquals(Optional.empty(), config.devicePollInterval());
         assertFalse(config.demo());
     }
@@ -65,9 +66,9 @@ class FlagParserUnitTest {
     @Test
     void deviceWaitModeAndPollInterval() {
         PluginConfig config = parse("--device-wait=poll", "--device-poll-interval=1s");
-        assertEquals(DeviceWaiting.Mode.POLL, config.deviceWait());
+        assertEquals(DeviceWaitMode.POLL, config.deviceWait());
         assertEquals(Optional.of(Duration.ofSeconds(1)), config.devicePollInterval());
-        assertEquals(DeviceWaiting.Mode.EVENTS, parse("--device-wait", "EVENTS").deviceWait());
+        assertEquals(DeviceWaitMode.EVENTS, parse("--device-wait", "EVENTS").deviceWait());
     }
 
     @Test
@@ -103,13 +104,13 @@ class FlagParserUnitTest {
         assertEquals(Path.of("/k"), withEquals.kubeletRoot());
         assertEquals(Path.of("/s"), withEquals.stateDir());
         assertEquals(Optional.of("127.0.0.1:9808"), withEquals.metricsAddress());
-        assertEquals(PluginConfig.LogFormat.TEXT, withEquals.logFormat());
+        assertEquals(LogFormat.TEXT, withEquals.logFormat());
         assertEquals(EnumSet.of(OWNER_READ, OWNER_WRITE), withEquals.socketMode());
         assertEquals(Optional.of("csi"), withEquals.socketGroup());
         assertEquals(Duration.ofMinutes(2), withEquals.shutdownGrace());
         assertEquals(12, withEquals.maxVolumesPerNode());
         assertEquals("xfs", withEquals.defaultFsType());
-        assertEquals(DeviceWaiting.Mode.POLL, withEquals.deviceWait());
+        assertEquals(DeviceWaitMode.POLL, withEquals.deviceWait());
         assertEquals(Optional.of(Duration.ofMillis(500)), withEquals.devicePollInterval());
         assertTrue(withEquals.demo());
     }
@@ -122,7 +123,7 @@ class FlagParserUnitTest {
     @Test
     void demoTakesNoValueButAcceptsAnExplicitOne() {
         assertTrue(parse("--demo", "--log-format", "text").demo());
-        assertEquals(PluginConfig.LogFormat.TEXT, parse("--demo", "--log-format", "text").logFormat());
+        assertEquals(LogFormat.TEXT, parse("--demo", "--log-format", "text").logFormat());
         assertFalse(parse("--demo=false").demo());
         assertTrue(parse("--demo=true").demo());
     }
@@ -288,9 +289,9 @@ class FlagParserUnitTest {
 
     @Test
     void logFormats() {
-        assertEquals(PluginConfig.LogFormat.JSON, parse("--log-format=json").logFormat());
-        assertEquals(PluginConfig.LogFormat.TEXT, parse("--log-format=text").logFormat());
-        assertEquals(PluginConfig.LogFormat.TEXT, parse("--log-format=TEXT").logFormat());
+        assertEquals(LogFormat.JSON, parse("--log-format=json").logFormat());
+        assertEquals(LogFormat.TEXT, parse("--log-format=text").logFormat());
+        assertEquals(LogFormat.TEXT, parse("--log-format=TEXT").logFormat());
     }
 
     @ParameterizedTest

@@ -1,6 +1,7 @@
 package dev.blocknode.csi;
 
-import dev.blocknode.volume.VolumeException;
+import dev.blocknode.outcome.VolumeException;
+
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;

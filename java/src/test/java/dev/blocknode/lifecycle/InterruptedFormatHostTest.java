@@ -1,11 +1,11 @@
 package dev.blocknode.lifecycle;
 
-import dev.blocknode.os.Host;
 import dev.blocknode.os.exec.Command;
 import dev.blocknode.os.exec.CommandException;
 import dev.blocknode.os.exec.CommandResult;
 import dev.blocknode.os.exec.CommandRunner;
 import dev.blocknode.os.exec.ProcessCommandRunner;
+import dev.blocknode.os.host.Host;
 import dev.blocknode.testing.HostAssertions;
 import dev.blocknode.testing.LoopDevice;
 import dev.blocknode.testing.PluginHarness;

@@ -1,6 +1,6 @@
 package dev.blocknode.lifecycle;
 
-import dev.blocknode.os.Host;
+import dev.blocknode.os.host.Host;
 import dev.blocknode.state.RecordStore;
 import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;

@@ -1,6 +1,7 @@
 package dev.blocknode.metrics;
 
-import dev.blocknode.volume.VolumeException;
+import dev.blocknode.outcome.VolumeException;
+
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;

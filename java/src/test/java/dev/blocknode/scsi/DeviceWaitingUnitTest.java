@@ -1,5 +1,6 @@
 package dev.blocknode.scsi;
 
+import dev.blocknode.config.DeviceWaitMode;
 import dev.blocknode.os.natives.PermissionDeniedException;
 import dev.blocknode.testing.ScriptedUevents;
 import io.micrometer.core.instrument.Metrics;
@@ -22,7 +23,7 @@ class DeviceWaitingUnitTest {
 
     @Test
     void pollModeNeverOpensTheEventSource() throws Exception {
-        try (DeviceWaiting waiting = DeviceWaiting.start(DeviceWaiting.Mode.POLL, Optional.of(Duration.ofMillis(5)),
+        try (DeviceWaiting waiting = DeviceWaiting.start(DeviceWaitMode.POLL, Optional.of(Duration.ofMillis(5)),
                 () -> fail("opened the uevent socket in poll mode"))) {
             assertFalse(waiting.eventDriven());
             int[] looks = {0};
@@ -33,7 +34,7 @@ class DeviceWaitingUnitTest {
 
     @Test
     void withoutTheSocketItPolls() throws Exception {
-        try (DeviceWaiting waiting = DeviceWaiting.start(DeviceWaiting.Mode.EVENTS, Optional.of(Duration.ofMillis(5)),
+        try (DeviceWaiting waiting = DeviceWaiting.start(DeviceWaitMode.EVENTS, Optional.of(Duration.ofMillis(5)),
                 () -> {
                     throw new PermissionDeniedException("socket(AF_NETLINK, NETLINK_KOBJECT_UEVENT)", null, 13,
                             "EACCES", "Permission denied");
@@ -51,7 +52,7 @@ class DeviceWaitingUnitTest {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         Metrics.addRegistry(registry);
         ScriptedUevents source = new ScriptedUevents();
-        try (DeviceWaiting waiting = DeviceWaiting.start(DeviceWaiting.Mode.EVENTS, Optional.of(Duration.ofSeconds(60)),
+        try (DeviceWaiting waiting = DeviceWaiting.start(DeviceWaitMode.EVENTS, Optional.of(Duration.ofSeconds(60)),
                 () -> source)) {
             AtomicBoolean appeared = new AtomicBoolean();
             Thread waiter = Thread.currentThread();
@@ -80,7 +81,7 @@ class DeviceWaitingUnitTest {
     @Test
     void eventsModeListensAndClosesTheSource() {
         ScriptedUevents source = new ScriptedUevents();
-        DeviceWaiting waiting = DeviceWaiting.start(DeviceWaiting.Mode.EVENTS, Optional.empty(), () -> source);
+        DeviceWaiting waiting = DeviceWaiting.start(DeviceWaitMode.EVENTS, Optional.empty(), () -> source);
         assertTrue(waiting.eventDriven());
         waiting.close();
         assertFalse(waiting.eventDriven());

@@ -1,9 +1,9 @@
 package dev.blocknode.testing;
 
 import dev.blocknode.os.FileStat;
-import dev.blocknode.os.Host;
 import dev.blocknode.os.exec.Command;
 import dev.blocknode.os.exec.ProcessCommandRunner;
+import dev.blocknode.os.host.Host;
 import dev.blocknode.os.mount.MountEntry;
 import dev.blocknode.os.mount.MountOptions;
 import dev.blocknode.os.mount.MountTable;

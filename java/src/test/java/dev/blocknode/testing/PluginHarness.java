@@ -1,11 +1,12 @@
 package dev.blocknode.testing;
 
 import dev.blocknode.Plugin;
+import dev.blocknode.config.DeviceWaitMode;
 import dev.blocknode.config.PluginConfig;
 import dev.blocknode.csi.client.CsiClient;
-import dev.blocknode.os.Host;
+import dev.blocknode.logging.LogFormat;
+import dev.blocknode.os.host.Host;
 import dev.blocknode.os.natives.NativeLibrary;
-import dev.blocknode.scsi.DeviceWaiting;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -43,9 +44,9 @@ public final class PluginHarness implements AutoCloseable {
         this.host = host;
         this.kubeletRoot = dir.resolve("kubelet");
         PluginConfig config = new PluginConfig(dir.resolve("csi.sock"), NODE_ID, DRIVER, kubeletRoot,
-                dir.resolve("state"), metricsAddress, PluginConfig.LogFormat.TEXT,
+                dir.resolve("state"), metricsAddress, LogFormat.TEXT,
                 PosixFilePermissions.fromString("rw-rw----"), Optional.empty(), Duration.ofSeconds(5), 0, "ext4",
-                DeviceWaiting.Mode.EVENTS, Optional.empty(), false);
+                DeviceWaitMode.EVENTS, Optional.empty(), false);
         this.plugin = Plugin.start(config, host);
         this.client = new CsiClient(config.socket());
     }

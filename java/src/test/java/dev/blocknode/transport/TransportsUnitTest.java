@@ -1,7 +1,10 @@
 package dev.blocknode.transport;
 
-import dev.blocknode.volume.Secrets;
-import dev.blocknode.volume.VolumeException;
+import dev.blocknode.os.HostPaths;
+import dev.blocknode.os.host.Host;
+import dev.blocknode.outcome.Secrets;
+import dev.blocknode.outcome.VolumeException;
+import dev.blocknode.transport.local.LocalTransport;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
@@ -148,6 +151,13 @@ class TransportsUnitTest {
         VolumeException named = assertThrows(VolumeException.class,
                 () -> none.select(request(Map.of("transport", "local"))));
         assertTrue(named.getMessage().contains("known: []"), named.getMessage());
+    }
+
+    @Test
+    void theFallbackIsTheTransportThatHoldsUnrecognizedDevices() {
+        assertEquals(Optional.empty(), transports.fallback(), "no fake transport holds unrecognized devices");
+        Transport real = new LocalTransport(new Host(HostPaths.real(), null, null, null));
+        assertSame(real, new Transports(List.of(iscsi, real, fc)).fallback().orElseThrow());
     }
 
     @Test

@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.util.List;
 import dev.blocknode.os.fd.ConfinedDirectory;
 import dev.blocknode.os.fd.OpenedPath;
+import dev.blocknode.outcome.VolumeException;
 import org.junit.jupiter.api.function.Executable;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;

@@ -1,10 +1,12 @@
 package dev.blocknode.volume;
 
-import dev.blocknode.os.Host;
 import dev.blocknode.os.exec.Command;
 import dev.blocknode.os.exec.ProcessCommandRunner;
+import dev.blocknode.os.host.Host;
 import dev.blocknode.os.mount.MountOptions;
 import dev.blocknode.os.natives.NativeLibrary;
+import dev.blocknode.outcome.Secrets;
+import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.RecordStore;
 import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;

@@ -1,10 +1,19 @@
 package dev.blocknode.volume;
 
+import dev.blocknode.multipath.LunAttacher;
 import dev.blocknode.os.DeviceNumber;
+import dev.blocknode.os.host.Host;
 import dev.blocknode.scsi.ScsiAddress;
 import dev.blocknode.state.RecordStore;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.testing.FakeSysfs;
+import dev.blocknode.testing.ManualClock;
+import dev.blocknode.testing.QueryOnlyMounter;
+import dev.blocknode.testing.RecordingBlockDevices;
+import dev.blocknode.testing.ScriptedCommandRunner;
+import dev.blocknode.transport.Transports;
+import dev.blocknode.transport.fc.FcTransport;
+import dev.blocknode.transport.local.LocalTransport;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.BeforeEach;
@@ -13,6 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -39,7 +49,12 @@ class VolumePathGaugesUnitTest {
         sysfs.addMap(0, "mpatha", WWID, List.of("sdb", "sdc"));
         store = new RecordStore(temp.resolve("state"));
         registry = new SimpleMeterRegistry();
-        gauges = new VolumePathGauges(sysfs.paths(), store, registry);
+        Host host = new Host(sysfs.paths(), new ScriptedCommandRunner(), new QueryOnlyMounter(),
+                new RecordingBlockDevices(sysfs.paths()));
+        Duration timeout = Duration.ofSeconds(1);
+        FcTransport fc = new FcTransport(host, sysfs, new ManualClock().waiter(), () -> false,
+                new LunAttacher.Timeouts(timeout, timeout, timeout));
+        gauges = new VolumePathGauges(new Transports(List.of(new LocalTransport(host), fc)), store, registry);
     }
 
     private Double value(String volume, String state) {
@@ -49,9 +64,11 @@ class VolumePathGaugesUnitTest {
 
     @Test
     void rowsFollowPathStatesAndComeAndGoWithVolumes() throws Exception {
-        store.save(StagingRecord.newBuilder().setVolumeId("san").putAttachment("multipathMap", "mpatha")
+        store.save(StagingRecord.newBuilder().setVolumeId("san").setTransport(FcTransport.NAME)
+                .putAttachment("wwid", WWID).putAttachment("multipathMap", "mpatha")
                 .putAttachment("paths", "3:0:0:1=sdb,4:0:0:1=sdc").build());
-        store.save(StagingRecord.newBuilder().setVolumeId("local-loop").build());
+        store.save(StagingRecord.newBuilder().setVolumeId("local-loop").setTransport(LocalTransport.NAME)
+                .putAttachment("devicePath", "/dev/loop0").build());
         gauges.refresh();
         assertEquals(2.0, value("san", "serving"));
         assertEquals(0.0, value("san", "failed"));

@@ -1,6 +1,5 @@
 package dev.blocknode.e2e;
 
-import dev.blocknode.config.PluginConfig;
 import dev.blocknode.csi.server.LoggingInterceptor;
 import dev.blocknode.csi.server.UnixSocketServer;
 import dev.blocknode.e2e.controller.LoopBackend;
@@ -10,6 +9,7 @@ import dev.blocknode.e2e.controller.VolumeBackend;
 import dev.blocknode.e2e.controller.Volumes;
 import dev.blocknode.csi.IdentityService;
 import dev.blocknode.csi.v1.PluginCapability;
+import dev.blocknode.logging.LogFormat;
 import dev.blocknode.logging.LogSetup;
 import dev.blocknode.os.exec.ProcessCommandRunner;
 
@@ -95,7 +95,7 @@ public final class SanityMain {
             System.exit(2);
             return;
         }
-        LogSetup.configure(PluginConfig.LogFormat.TEXT);
+        LogSetup.configure(LogFormat.TEXT);
         try {
             run(flags);
         } catch (IOException | RuntimeException e) {

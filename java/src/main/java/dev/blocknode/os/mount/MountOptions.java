@@ -147,6 +147,11 @@ public record MountOptions(long flags, List<String> data) {
         return (flags & LinuxNative.MS_RDONLY) != 0;
     }
 
+    /** The same options, read-only. */
+    public MountOptions withReadOnly() {
+        return withFlags(LinuxNative.MS_RDONLY);
+    }
+
     public MountOptions withFlags(long extra) {
         return new MountOptions(flags | extra, data);
     }

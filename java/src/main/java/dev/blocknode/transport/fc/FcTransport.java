@@ -6,7 +6,8 @@ import dev.blocknode.multipath.LunAttacher;
 import dev.blocknode.multipath.ScanUndo;
 import dev.blocknode.multipath.MultipathDaemon;
 import dev.blocknode.os.DeviceNumber;
-import dev.blocknode.os.Host;
+import dev.blocknode.os.host.Host;
+import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.scsi.DeviceWaiter;
 import dev.blocknode.scsi.ScsiAddress;
 import dev.blocknode.scsi.ScsiDevices;
@@ -14,8 +15,8 @@ import dev.blocknode.scsi.ScsiHosts;
 import dev.blocknode.scsi.SysfsWriter;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.PathReport;
 import dev.blocknode.transport.Transport;
-import dev.blocknode.volume.VolumeException;
 
 import java.io.IOException;
 import java.util.ArrayList;
@@ -115,6 +116,11 @@ public final class FcTransport implements Transport {
     /** The same attachment whether attach made it or it was traced from sysfs: detach reads one shape. */
     private static Attachment attachment(AttachedLun lun) {
         return new Attachment(NAME, lun.device(), lun.number(), lun.wwid().multipathForm(), lun.details());
+    }
+
+    @Override
+    public Optional<PathReport> pathHealth(Attachment attachment) throws IOException {
+        return attacher.pathHealth(attachment.details(), attachment.device(), attachment.number()).map(PathReport::of);
     }
 
     @Override

@@ -1,8 +1,8 @@
 package dev.blocknode.transport.fc;
 
+import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.scsi.Wwid;
 import dev.blocknode.transport.AttachRequest;
-import dev.blocknode.volume.VolumeException;
 
 import java.util.ArrayList;
 import java.util.LinkedHashSet;

@@ -6,8 +6,9 @@ import dev.blocknode.multipath.LunAttacher;
 import dev.blocknode.multipath.MultipathDaemon;
 import dev.blocknode.multipath.ScanUndo;
 import dev.blocknode.os.DeviceNumber;
-import dev.blocknode.os.Host;
 import dev.blocknode.os.exec.CommandException;
+import dev.blocknode.os.host.Host;
+import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.scsi.DeviceWaiter;
 import dev.blocknode.scsi.ScsiAddress;
 import dev.blocknode.scsi.ScsiDevices;
@@ -17,8 +18,8 @@ import dev.blocknode.scsi.Wwid;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.KeyedLocks;
+import dev.blocknode.transport.PathReport;
 import dev.blocknode.transport.Transport;
-import dev.blocknode.volume.VolumeException;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -210,6 +211,11 @@ public final class IscsiTransport implements Transport {
         details.put(DETAIL_IFACE, iface);
         details.put(DETAIL_LUN, Long.toString(lunNumber));
         return new Attachment(NAME, lun.device(), lun.number(), lun.wwid().multipathForm(), details);
+    }
+
+    @Override
+    public Optional<PathReport> pathHealth(Attachment attachment) throws IOException {
+        return attacher.pathHealth(attachment.details(), attachment.device(), attachment.number()).map(PathReport::of);
     }
 
     @Override

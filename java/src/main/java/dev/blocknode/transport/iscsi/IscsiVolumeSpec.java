@@ -1,7 +1,7 @@
 package dev.blocknode.transport.iscsi;
 
+import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.transport.AttachRequest;
-import dev.blocknode.volume.VolumeException;
 
 import java.util.ArrayList;
 import java.util.LinkedHashSet;

@@ -2,12 +2,12 @@ package dev.blocknode.transport.local;
 
 import dev.blocknode.logging.Printable;
 import dev.blocknode.os.FileStat;
-import dev.blocknode.os.Host;
+import dev.blocknode.os.host.Host;
+import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.scsi.Wwid;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.Transport;
-import dev.blocknode.volume.VolumeException;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -108,6 +108,12 @@ public final class LocalTransport implements Transport {
     @Override
     public void detach(Attachment attachment) {
         // The device was on the node before us and stays after us.
+    }
+
+    /** A device no transport recognizes was on the node before us: unmounted and flushed, never detached. */
+    @Override
+    public boolean holdsUnrecognizedDevices() {
+        return true;
     }
 
     @Override

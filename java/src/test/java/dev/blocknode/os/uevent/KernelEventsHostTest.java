@@ -1,5 +1,6 @@
 package dev.blocknode.os.uevent;
 
+import dev.blocknode.config.DeviceWaitMode;
 import dev.blocknode.os.natives.PermissionDeniedException;
 import dev.blocknode.scsi.DeviceWaiter;
 import dev.blocknode.scsi.DeviceWaiting;
@@ -35,7 +36,7 @@ class KernelEventsHostTest {
 
     @Test
     void aWaiterForANewLoopDeviceWakesOnItsUeventNotItsPoll() throws Exception {
-        try (DeviceWaiting waiting = DeviceWaiting.start(DeviceWaiting.Mode.EVENTS, Optional.of(SLOW_POLL),
+        try (DeviceWaiting waiting = DeviceWaiting.start(DeviceWaitMode.EVENTS, Optional.of(SLOW_POLL),
                 NetlinkUeventSource::open)) {
             assertTrue(waiting.eventDriven(), "the uevent socket opened");
             long latencyMillis = attachWhileWaiting(waiting.waiter(), "events");
@@ -47,7 +48,7 @@ class KernelEventsHostTest {
     @Test
     void withoutTheSocketTheFallbackPollFindsTheDevice() throws Exception {
         Duration poll = Duration.ofMillis(200);
-        try (DeviceWaiting waiting = DeviceWaiting.start(DeviceWaiting.Mode.EVENTS, Optional.of(poll), () -> {
+        try (DeviceWaiting waiting = DeviceWaiting.start(DeviceWaitMode.EVENTS, Optional.of(poll), () -> {
             throw new PermissionDeniedException("socket(AF_NETLINK, NETLINK_KOBJECT_UEVENT)", null, 1, "EPERM",
                     "Operation not permitted");
         })) {

@@ -1,7 +1,7 @@
 package dev.blocknode.transport.iscsi;
 
-import dev.blocknode.volume.Secrets;
-import dev.blocknode.volume.VolumeException;
+import dev.blocknode.outcome.Secrets;
+import dev.blocknode.outcome.VolumeException;
 import org.junit.jupiter.api.Test;
 
 import java.util.Map;

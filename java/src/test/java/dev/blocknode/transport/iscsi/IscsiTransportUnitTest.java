@@ -3,10 +3,12 @@ package dev.blocknode.transport.iscsi;
 import dev.blocknode.multipath.LunAttacher;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.FileStat;
-import dev.blocknode.os.Host;
+import dev.blocknode.os.host.Host;
 import dev.blocknode.os.mount.MountEntry;
 import dev.blocknode.os.mount.MountOptions;
 
+import dev.blocknode.outcome.Secrets;
+import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.scsi.ScsiAddress;
 import dev.blocknode.testing.FakeSysfs;
 import dev.blocknode.testing.ManualClock;
@@ -16,8 +18,7 @@ import dev.blocknode.testing.ScriptedCommandRunner;
 import dev.blocknode.testing.ScriptedIscsiadm;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
-import dev.blocknode.volume.Secrets;
-import dev.blocknode.volume.VolumeException;
+import dev.blocknode.transport.PathReport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -271,6 +272,17 @@ class IscsiTransportUnitTest {
     }
 
     // ---- injected faults ---------------------------------------------------------------------------
+
+    @Test
+    void pathHealthReadsTheMapOfTheRecordedAttachment() throws Exception {
+        Attachment attachment = attachedThroughBothPortals(Secrets.NONE);
+        assertEquals(2, transport.pathHealth(attachment).orElseThrow().serving());
+        sysfs.setState("sdc", "transport-offline");
+        PathReport degraded = transport.pathHealth(attachment).orElseThrow();
+        assertEquals(List.of("sdc is transport-offline"), degraded.failures());
+        assertTrue(degraded.problem().orElseThrow().startsWith("multipath map mpatha serves on 1 path(s)"),
+                degraded.problem().orElseThrow());
+    }
 
     private Attachment attachedThroughBothPortals(Secrets secrets) throws Exception {
         lunBehindBothSessions();

@@ -1,8 +1,8 @@
 package dev.blocknode.transport.iscsi;
 
+import dev.blocknode.outcome.Secrets;
+import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.transport.AttachRequest;
-import dev.blocknode.volume.Secrets;
-import dev.blocknode.volume.VolumeException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;

@@ -2,17 +2,17 @@ package dev.blocknode.transport.local;
 
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.FileStat;
-import dev.blocknode.os.Host;
 import dev.blocknode.os.HostPaths;
 import dev.blocknode.os.block.BlockDevices;
 import dev.blocknode.os.exec.ProcessCommandRunner;
+import dev.blocknode.os.host.Host;
 import dev.blocknode.os.mount.MountEntry;
 import dev.blocknode.os.mount.MountOptions;
+import dev.blocknode.outcome.Secrets;
+import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.testing.QueryOnlyMounter;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
-import dev.blocknode.volume.Secrets;
-import dev.blocknode.volume.VolumeException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -27,6 +27,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
@@ -92,6 +93,13 @@ class LocalTransportUnitTest {
         assertEquals("local", transport.name());
         assertEquals(LocalTransport.NAME, transport.name());
         assertEquals(Set.of("devicePath"), transport.identifyingKeys());
+    }
+
+    @Test
+    void aDeviceAlreadyOnTheNodeHasNoPathsToReport() throws IOException {
+        Attachment attachment = new Attachment(LocalTransport.NAME, Path.of("/dev/loop0"), new DeviceNumber(7, 0), "",
+                Map.of("devicePath", "/dev/loop0"));
+        assertEquals(Optional.empty(), transport.pathHealth(attachment));
     }
 
     // ---- validate -------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-package dev.blocknode.volume;
+package dev.blocknode.outcome;
 
 import java.util.Map;
 import java.util.Optional;

@@ -1,11 +1,6 @@
-package dev.blocknode.volume;
+package dev.blocknode.multipath;
 
-import dev.blocknode.multipath.AttachedLun;
-import dev.blocknode.multipath.MultipathMap;
-import dev.blocknode.multipath.MultipathMaps;
-import dev.blocknode.multipath.PathState;
 import dev.blocknode.os.HostPaths;
-import dev.blocknode.state.v1.StagingRecord;
 
 import java.io.IOException;
 import java.util.ArrayList;
@@ -17,25 +12,25 @@ import java.util.Optional;
  * serving I/O on the paths it has left, so a lost path is invisible to the filesystem and must be read
  * from sysfs. Reads sysfs only (stats are asked for every volume once a minute, metrics on every scrape).
  */
-final class PathHealth {
+public final class PathHealth {
 
     /**
      * The paths of one SAN volume: how many serve I/O, and what is wrong with each of the others.
      *
      * @param map the multipath map's name, or empty for a single-path volume without a map
      */
-    record Report(Optional<String> map, int serving, List<String> failures) {
+    public record Report(Optional<String> map, int serving, List<String> failures) {
 
-        Report {
+        public Report {
             failures = List.copyOf(failures);
         }
 
-        int failed() {
+        public int failed() {
             return failures.size();
         }
 
         /** The VolumeCondition message, or empty when every path serves. */
-        Optional<String> problem() {
+        public Optional<String> problem() {
             if (failures.isEmpty()) {
                 return Optional.empty();
             }
@@ -47,19 +42,14 @@ final class PathHealth {
     private PathHealth() {
     }
 
-    /** What is wrong with the volume's paths, or empty when all recorded paths serve (or it has none). */
-    static Optional<String> problem(HostPaths paths, StagingRecord record) throws IOException {
-        return inspect(paths, record).flatMap(Report::problem);
-    }
-
-    /** The volume's paths as the kernel sees them now; empty for a volume without SCSI paths (local). */
-    static Optional<Report> inspect(HostPaths paths, StagingRecord record) throws IOException {
+    /** The LUN's paths as the kernel sees them now; empty for a LUN with neither a map nor a recorded path. */
+    public static Optional<Report> inspect(HostPaths paths, AttachedLun lun) throws IOException {
         MultipathMaps maps = new MultipathMaps(paths);
-        List<String> recorded = recordedPathNames(record);
-        String mapName = record.getAttachmentMap().getOrDefault(AttachedLun.MAP, "");
-        if (mapName.isEmpty()) {
+        List<String> recorded = lun.paths().stream().map(AttachedLun.LunPath::name).toList();
+        if (lun.mapName().isEmpty()) {
             return recorded.isEmpty() ? Optional.empty() : Optional.of(unmapped(maps, recorded));
         }
+        String mapName = lun.mapName().get();
         Optional<MultipathMap> map = maps.byName(mapName);
         if (map.isEmpty()) {
             List<String> failures = new ArrayList<>();
@@ -99,18 +89,5 @@ final class PathHealth {
             }
         }
         return new Report(Optional.empty(), serving, failures);
-    }
-
-    /** "1:0:0:3=sdb,2:0:1:3=sdc" -> [sdb, sdc] */
-    private static List<String> recordedPathNames(StagingRecord record) {
-        List<String> names = new ArrayList<>();
-        String paths = record.getAttachmentMap().getOrDefault(AttachedLun.PATHS, "");
-        for (String entry : paths.split(",")) {
-            int eq = entry.indexOf('=');
-            if (eq > 0 && eq < entry.length() - 1) {
-                names.add(entry.substring(eq + 1).strip());
-            }
-        }
-        return names;
     }
 }

@@ -1,15 +1,16 @@
-package dev.blocknode.volume;
+package dev.blocknode.multipath;
 
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.scsi.ScsiAddress;
-import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.testing.FakeSysfs;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -24,7 +25,7 @@ class PathHealthUnitTest {
     Path temp;
 
     private FakeSysfs sysfs;
-    private StagingRecord record;
+    private Map<String, String> record;
 
     @BeforeEach
     void twoPathMap() throws Exception {
@@ -32,19 +33,28 @@ class PathHealthUnitTest {
         sysfs.addDisk(new ScsiAddress(3, 0, 0, 1), "sdb", new DeviceNumber(8, 16), "naa." + WWID.substring(1));
         sysfs.addDisk(new ScsiAddress(4, 0, 0, 1), "sdc", new DeviceNumber(8, 32), "naa." + WWID.substring(1));
         sysfs.addMap(0, "mpatha", WWID, List.of("sdb", "sdc"));
-        record = StagingRecord.newBuilder().setVolumeId("v")
-                .putAttachment("multipathMap", "mpatha").putAttachment("paths", "3:0:0:1=sdb,4:0:0:1=sdc").build();
+        record = Map.of("wwid", WWID, "multipathMap", "mpatha", "paths", "3:0:0:1=sdb,4:0:0:1=sdc");
+    }
+
+    /** The LUN as a staging record keeps it: the attachment details a SAN transport wrote. */
+    private Optional<PathHealth.Report> inspect(Map<String, String> details) throws IOException {
+        return PathHealth.inspect(sysfs.paths(), AttachedLun.fromDetails(details, Path.of("/dev/dm-0"),
+                new DeviceNumber(253, 0)));
+    }
+
+    private Optional<String> problem(Map<String, String> details) throws IOException {
+        return inspect(details).flatMap(PathHealth.Report::problem);
     }
 
     @Test
     void allPathsRunningIsHealthy() throws Exception {
-        assertEquals(Optional.empty(), PathHealth.problem(sysfs.paths(), record));
+        assertEquals(Optional.empty(), problem(record));
     }
 
     @Test
     void aFailedPathIsNamed() throws Exception {
         sysfs.setState("sdc", "transport-offline");
-        String problem = PathHealth.problem(sysfs.paths(), record).orElseThrow();
+        String problem = problem(record).orElseThrow();
         assertTrue(problem.contains("serves on 1 path(s)") && problem.contains("sdc is transport-offline"), problem);
     }
 
@@ -52,42 +62,40 @@ class PathHealthUnitTest {
     void aPathDroppedFromTheMapAndAVanishedMapAreNamed() throws Exception {
         sysfs.removeMap("dm-0");
         sysfs.addMap(0, "mpatha", WWID, List.of("sdb"));
-        assertTrue(PathHealth.problem(sysfs.paths(), record).orElseThrow().contains("sdc is no longer in the map"));
+        assertTrue(problem(record).orElseThrow().contains("sdc is no longer in the map"));
         sysfs.removeMap("dm-0");
-        assertTrue(PathHealth.problem(sysfs.paths(), record).orElseThrow().contains("mpatha of the volume is gone"));
+        assertTrue(problem(record).orElseThrow().contains("mpatha of the volume is gone"));
     }
 
     @Test
-    void aVolumeWithoutAMapHasNoPathProblem() throws Exception {
-        assertEquals(Optional.empty(), PathHealth.problem(sysfs.paths(),
-                StagingRecord.newBuilder().setVolumeId("local").build()));
+    void aLunWithoutAMapOrARecordedPathHasNoPathProblem() throws Exception {
+        assertEquals(Optional.empty(), problem(Map.of("wwid", WWID)));
     }
 
     @Test
     void theReportCountsServingAndFailedPaths() throws Exception {
-        PathHealth.Report healthy = PathHealth.inspect(sysfs.paths(), record).orElseThrow();
+        PathHealth.Report healthy = inspect(record).orElseThrow();
         assertEquals(2, healthy.serving());
         assertEquals(0, healthy.failed());
         sysfs.setState("sdb", "offline");
-        PathHealth.Report degraded = PathHealth.inspect(sysfs.paths(), record).orElseThrow();
+        PathHealth.Report degraded = inspect(record).orElseThrow();
         assertEquals(1, degraded.serving());
         assertEquals(List.of("sdb is offline"), degraded.failures());
         sysfs.removeMap("dm-0");
-        PathHealth.Report mapGone = PathHealth.inspect(sysfs.paths(), record).orElseThrow();
+        PathHealth.Report mapGone = inspect(record).orElseThrow();
         assertEquals(0, mapGone.serving());
         assertEquals(2, mapGone.failed(), "both recorded paths are lost with the map: " + mapGone.failures());
     }
 
     @Test
     void aSinglePathVolumeWithoutAMapReportsItsPathDevice() throws Exception {
-        StagingRecord single = StagingRecord.newBuilder().setVolumeId("single")
-                .putAttachment("paths", "3:0:0:1=sdb").build();
-        assertEquals(Optional.empty(), PathHealth.problem(sysfs.paths(), single));
-        assertEquals(1, PathHealth.inspect(sysfs.paths(), single).orElseThrow().serving());
+        Map<String, String> single = Map.of("wwid", WWID, "paths", "3:0:0:1=sdb");
+        assertEquals(Optional.empty(), problem(single));
+        assertEquals(1, inspect(single).orElseThrow().serving());
         sysfs.setState("sdb", "transport-offline");
-        String problem = PathHealth.problem(sysfs.paths(), single).orElseThrow();
+        String problem = problem(single).orElseThrow();
         assertTrue(problem.contains("serves on 0 path(s)") && problem.contains("sdb is transport-offline"), problem);
         sysfs.removeDisk("sdb");
-        assertTrue(PathHealth.problem(sysfs.paths(), single).orElseThrow().contains("sdb is gone"));
+        assertTrue(problem(single).orElseThrow().contains("sdb is gone"));
     }
 }

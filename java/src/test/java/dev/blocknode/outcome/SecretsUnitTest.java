@@ -1,4 +1,4 @@
-package dev.blocknode.volume;
+package dev.blocknode.outcome;
 
 import org.junit.jupiter.api.Test;
 

@@ -1,4 +1,4 @@
-package dev.blocknode.volume;
+package dev.blocknode.outcome;
 
 /**
  * Why a volume operation did not succeed, in the outcome vocabulary the CSI spec gives node plugins.

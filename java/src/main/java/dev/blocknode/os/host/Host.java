@@ -1,5 +1,6 @@
-package dev.blocknode.os;
+package dev.blocknode.os.host;
 
+import dev.blocknode.os.HostPaths;
 import dev.blocknode.os.block.BlockDevices;
 import dev.blocknode.os.exec.CommandRunner;
 import dev.blocknode.os.exec.ProcessCommandRunner;
@@ -8,8 +9,9 @@ import dev.blocknode.os.mount.Mounter;
 
 /**
  * The one seam between blocknode and the machine: kernel interfaces by path, external commands, mounts
- * and block devices. Everything above this package reaches the host only through a Host, so a test can
- * redirect any part of it.
+ * and block devices. Everything above the os packages reaches the host only through a Host, so a test can
+ * redirect any part of it. It sits above the packages it composes (block, mount, exec), which share only
+ * the value types of {@code dev.blocknode.os}: the arrows inside os point one way.
  */
 public record Host(HostPaths paths, CommandRunner commands, Mounter mounter, BlockDevices blockDevices) {
 

@@ -1,0 +1,125 @@
+package dev.blocknode.architecture;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.library.Architectures.LayeredArchitecture;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import static com.tngtech.archunit.base.DescribedPredicate.not;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * The package order of the plugin, as DESIGN.md draws it (section 2), checked on the compiled classes. Each
+ * layer uses only layers below it:
+ *
+ * <pre>
+ *   entry points   dev.blocknode (Main, Plugin), demo, client: wire everything
+ *   csi            -> volume
+ *   volume         -> state, transport, os (and os.natives' typed exceptions, thrown through os calls)
+ *   state          -> os
+ *   transport      -> multipath, scsi, os
+ *   multipath      -> scsi, os
+ *   scsi           -> os
+ *   os             -> os.natives (LinuxNative is called from os alone)
+ * </pre>
+ *
+ * outcome, logging, metrics, faults and config are utilities any layer may use and that use no layer. No
+ * package is in a cycle, and every production class must sit in a layer, so a new package has to be placed
+ * here. No exceptions are listed: a back edge is removed, or routed through the layer below (issue 14).
+ */
+class ArchitectureUnitTest {
+
+    private static JavaClasses classes;
+
+    @BeforeAll
+    static void importProductionClasses() {
+        // The plugin and the modules it is built from (proto's generated types, the JNI class), never tests.
+        classes = new ClassFileImporter()
+                .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                .importPackages("dev.blocknode");
+    }
+
+    /** The layers; each test adds the constraints of one concern. */
+    private static LayeredArchitecture layers() {
+        return layeredArchitecture().consideringOnlyDependenciesInLayers()
+                .layer("Entry points").definedBy("dev.blocknode", "dev.blocknode.demo..", "dev.blocknode.client..")
+                .layer("Csi").definedBy("dev.blocknode.csi..")
+                .layer("Volume").definedBy("dev.blocknode.volume..")
+                .layer("State").definedBy("dev.blocknode.state..")
+                .layer("Transport").definedBy("dev.blocknode.transport..")
+                .layer("Multipath").definedBy("dev.blocknode.multipath..")
+                .layer("Scsi").definedBy("dev.blocknode.scsi..")
+                .layer("Os").definedBy(resideInAPackage("dev.blocknode.os..")
+                        .and(not(resideInAPackage("dev.blocknode.os.natives.."))))
+                .layer("Natives").definedBy("dev.blocknode.os.natives..")
+                .layer("Outcome").definedBy("dev.blocknode.outcome..")
+                .layer("Logging").definedBy("dev.blocknode.logging..")
+                .layer("Metrics").definedBy("dev.blocknode.metrics..")
+                .layer("Faults").definedBy("dev.blocknode.faults..")
+                .layer("Config").definedBy("dev.blocknode.config..");
+    }
+
+    @Test
+    void theTopLevelPackagesFormNoCycle() {
+        slices().matching("dev.blocknode.(*)..").should().beFreeOfCycles().check(classes);
+    }
+
+    @Test
+    void noPackageIsInACycle() {
+        // Finer than the top level: os, os.block and os.mount once needed one another.
+        slices().matching("dev.blocknode.(**)").should().beFreeOfCycles().check(classes);
+    }
+
+    @Test
+    void eachLayerIsUsedOnlyFromAbove() {
+        layers().ensureAllClassesAreContainedInArchitecture()
+                .whereLayer("Entry points").mayNotBeAccessedByAnyLayer()
+                .whereLayer("Csi").mayOnlyBeAccessedByLayers("Entry points")
+                .whereLayer("Volume").mayOnlyBeAccessedByLayers("Csi", "Entry points")
+                .whereLayer("State").mayOnlyBeAccessedByLayers("Volume", "Entry points")
+                .whereLayer("Transport").mayOnlyBeAccessedByLayers("Volume", "Entry points")
+                .whereLayer("Multipath").mayOnlyBeAccessedByLayers("Transport")
+                .whereLayer("Scsi").mayOnlyBeAccessedByLayers("Transport", "Multipath", "Entry points")
+                // The one seam to the host: csi reaches it only through volume.
+                .whereLayer("Os").mayOnlyBeAccessedByLayers("Volume", "State", "Transport", "Multipath", "Scsi",
+                        "Entry points")
+                // Its typed errno exceptions surface through os calls that volume makes (NoSuchPathException ...);
+                // LinuxNative itself is for os alone (below).
+                .whereLayer("Natives").mayOnlyBeAccessedByLayers("Os", "Volume", "Entry points")
+                .check(classes);
+    }
+
+    @Test
+    void theUtilitiesUseNoLayer() {
+        layers()
+                .whereLayer("Outcome").mayNotAccessAnyLayer()
+                .whereLayer("Logging").mayNotAccessAnyLayer()
+                .whereLayer("Metrics").mayNotAccessAnyLayer()
+                .whereLayer("Faults").mayNotAccessAnyLayer()
+                // config holds the flags' values, --log-format's among them.
+                .whereLayer("Config").mayOnlyAccessLayers("Logging")
+                .check(classes);
+    }
+
+    @Test
+    void onlyTheOsPackagesCallTheNativeMethods() {
+        noClasses().that(not(resideInAPackage("dev.blocknode.os..")))
+                .should().dependOnClassesThat().haveFullyQualifiedName("dev.blocknode.os.natives.LinuxNative")
+                .check(classes);
+    }
+
+    @Test
+    void theImportSeesTheWholePlugin() {
+        // A rule over an empty import passes vacuously: make sure the classes are really there.
+        for (String name : new String[]{"dev.blocknode.Plugin", "dev.blocknode.volume.VolumeStager",
+                "dev.blocknode.os.natives.LinuxNative", "dev.blocknode.state.v1.StagingRecord"}) {
+            assertEquals(name, classes.get(name).getName());
+        }
+    }
+}
