@@ -1,5 +1,6 @@
 package dev.blocknode.bench;
 
+import dev.blocknode.config.DeviceWaitMode;
 import dev.blocknode.os.natives.NativeLibrary;
 import dev.blocknode.os.uevent.NetlinkUeventSource;
 import dev.blocknode.scsi.DeviceWaiter;
@@ -35,9 +36,9 @@ public final class DeviceWaitBench {
         java.util.logging.Logger.getLogger("").setLevel(java.util.logging.Level.WARNING); // the waiter's INFO lines
         Path dir = Files.createDirectories(Path.of(args[0]));
         int trials = Integer.parseInt(args[1]);
-        for (DeviceWaiting.Mode mode : DeviceWaiting.Mode.values()) {
+        for (DeviceWaitMode mode : DeviceWaitMode.values()) {
             try (DeviceWaiting waiting = DeviceWaiting.start(mode, Optional.of(ONE_SECOND), NetlinkUeventSource::open)) {
-                if (mode == DeviceWaiting.Mode.EVENTS && !waiting.eventDriven()) {
+                if (mode == DeviceWaitMode.EVENTS && !waiting.eventDriven()) {
                     throw new IOException("the uevent socket could not be opened: figure f needs it");
                 }
                 StringJoiner latencies = new StringJoiner(",");

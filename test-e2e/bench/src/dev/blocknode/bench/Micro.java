@@ -84,7 +84,7 @@ public final class Micro {
                 ch.force(true);
             }
         });
-        time("KubeletPaths.confine of a staging path (openat2 beneath the root)", () -> paths.confine("volume_path",
+        time("KubeletPaths.confine of a staging path (string checks only; opening beneath the root comes after)", () -> paths.confine("volume_path",
                 deep.toString()));
         time("isMountPoint (statx)", () -> LinuxNative.isMountPoint(mountPoint));
         time("stat (statx)", () -> LinuxNative.stat(mountPoint));
