@@ -91,12 +91,22 @@ run: deps $(PLUGIN_JAR)
 test: deps $(CSI_SANITY)
 	@start=$$(date +%s); \
 	mvn -B -ntp install && \
+	$(MAKE) --no-print-directory compile-harnesses && \
 	CSI_SANITY=$(CSI_SANITY) JAVA=$(JAVA) bash test-e2e/sanity/run-sanity.sh $(PLUGIN_JAR) $(E2E_JAR) && \
 	$(MAKE) --no-print-directory registration-test && \
 	$(MAKE) --no-print-directory liveness-test && \
 	$(MAKE) --no-print-directory validate-deploy && \
 	$(MAKE) --no-print-directory e2e-vm && \
 	echo "make test: all tiers passed in $$(( $$(date +%s) - start )) s"
+
+# The bench and soak harnesses are built by their own scripts, not by Maven: compile them here too, so that a
+# change which breaks them fails make test instead of the next make bench.
+.PHONY: compile-harnesses
+compile-harnesses: $(PLUGIN_JAR)
+	@out=$$(mktemp -d) && trap 'rm -rf "$$out"' EXIT && \
+	$(JAVA_HOME)/bin/javac --release 21 -Xlint:all,-processing -Werror -d "$$out" -cp $(PLUGIN_JAR) \
+	  $$(find test-e2e/bench/src test-e2e/soak/src -name '*.java') && \
+	echo "harnesses: the bench and soak sources compile against $(PLUGIN_JAR)"
 
 .PHONY: clean
 clean:
