@@ -1,9 +1,6 @@
 package dev.blocknode.transport.fc;
 
 import dev.blocknode.metrics.Phases;
-import dev.blocknode.multipath.AttachedLun;
-import dev.blocknode.multipath.LunAttacher;
-import dev.blocknode.multipath.ScanUndo;
 import dev.blocknode.multipath.MultipathDaemon;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.host.Host;
@@ -17,6 +14,9 @@ import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.PathReport;
 import dev.blocknode.transport.Transport;
+import dev.blocknode.transport.san.AttachedLun;
+import dev.blocknode.transport.san.LunAttacher;
+import dev.blocknode.transport.san.ScanUndo;
 
 import java.io.IOException;
 import java.util.ArrayList;

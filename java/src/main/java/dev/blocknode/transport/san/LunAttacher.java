@@ -1,5 +1,12 @@
-package dev.blocknode.multipath;
+package dev.blocknode.transport.san;
 
+import dev.blocknode.multipath.MapInUseException;
+import dev.blocknode.multipath.MountLookup;
+import dev.blocknode.multipath.Multipath;
+import dev.blocknode.multipath.MultipathDaemon;
+import dev.blocknode.multipath.MultipathMap;
+import dev.blocknode.multipath.MultipathMaps;
+import dev.blocknode.multipath.PathHealth;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.HostPaths;
 import dev.blocknode.os.host.Host;
@@ -170,7 +177,7 @@ public final class LunAttacher {
         } catch (IllegalArgumentException e) {
             return Optional.empty();
         }
-        return PathHealth.inspect(paths, lun);
+        return PathHealth.inspect(paths, lun.mapName(), lun.pathNames());
     }
 
     /** The multipath side, for callers that must undo a refused attach. */

@@ -1,5 +1,7 @@
-package dev.blocknode.multipath;
+package dev.blocknode.transport.san;
 
+import dev.blocknode.multipath.Multipath;
+import dev.blocknode.multipath.MultipathMap;
 import dev.blocknode.os.HostPaths;
 import dev.blocknode.os.block.BlockDevices;
 import dev.blocknode.scsi.DeviceWaiter;
