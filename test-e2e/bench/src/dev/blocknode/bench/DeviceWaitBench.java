@@ -2,8 +2,8 @@ package dev.blocknode.bench;
 
 import dev.blocknode.os.natives.NativeLibrary;
 import dev.blocknode.os.uevent.NetlinkUeventSource;
-import dev.blocknode.scsi.DeviceWaiter;
-import dev.blocknode.scsi.DeviceWaiting;
+import dev.blocknode.os.wait.DeviceWaiter;
+import dev.blocknode.os.wait.DeviceWaiting;
 
 import java.io.IOException;
 import java.nio.file.Files;

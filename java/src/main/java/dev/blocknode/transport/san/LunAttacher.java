@@ -10,14 +10,14 @@ import dev.blocknode.multipath.PathHealth;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.HostPaths;
 import dev.blocknode.os.host.Host;
+import dev.blocknode.os.wait.DeviceWaiter;
+import dev.blocknode.os.wait.WaitTimeoutException;
 import dev.blocknode.outcome.VolumeException;
-import dev.blocknode.scsi.DeviceWaiter;
 import dev.blocknode.scsi.LunIdentity;
 import dev.blocknode.scsi.ScsiAddress;
 import dev.blocknode.scsi.ScsiDeviceState;
 import dev.blocknode.scsi.ScsiDevices;
 import dev.blocknode.scsi.ScsiDisk;
-import dev.blocknode.scsi.WaitTimeoutException;
 import dev.blocknode.scsi.Wwid;
 
 import java.io.IOException;
