@@ -6,16 +6,11 @@ import dev.blocknode.state.v1.PublicationRecord;
 import dev.blocknode.state.v1.StagingRecord;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
@@ -58,7 +53,6 @@ public final class RecordStore {
     public static final int FORMAT_VERSION = 1;
     private static final String SUFFIX = ".pb";
     private static final String TEXT_SUFFIX = ".txtpb";
-    private static final String TEMP_SUFFIX = ".tmp";
     /** Saves of one volume are serialized so that the cache ends up with the record the last rename put. */
     private static final int LOCK_STRIPES = 64;
     private static final Logger LOG = Logger.getLogger(RecordStore.class.getName());
@@ -347,74 +341,12 @@ public final class RecordStore {
 
     /** Writes the staging part of {@code record} (never its publications) durably over the volume's file. */
     private void writeStaging(String name, StagingRecord record) throws IOException {
-        byte[] bytes = RecordCodec.encode(record.toBuilder().clearPublications().build());
-        Path temp = directory.resolve(name + TEMP_SUFFIX);
-        try {
-            write(temp, bytes, true);
-            replace(temp, directory.resolve(name));
-        } catch (IOException e) {
-            // Both leave the old record and no temp file; a full disk is named as such (kubelet and an
-            // operator act differently on "no space" than on a broken state dir).
-            throw fullOrAsIs(directory, bytes.length, e);
-        }
+        RecordFiles.replaceDurably(directory, name, RecordCodec.encode(record.toBuilder().clearPublications().build()));
     }
 
     /** The record without what a save stamps and without its publications: what the staging file holds. */
     private static StagingRecord stagingPart(StagingRecord record) {
         return record.toBuilder().clearPublications().clearFormatVersion().clearUpdatedUnixMillis().build();
-    }
-
-    /** Renames {@code temp} over {@code target} atomically; on failure the temp file is removed. */
-    private void replace(Path temp, Path target) throws IOException {
-        try {
-            Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        } catch (IOException e) {
-            deleteQuietly(temp, e);
-            if (e instanceof AtomicMoveNotSupportedException) {
-                throw new IOException("state directory " + directory + " does not support atomic rename", e);
-            }
-            throw e;
-        }
-    }
-
-    /**
-     * True when the state dir's filesystem has no room for a record: Java reports ENOSPC only as a
-     * localized message, so the filesystem is asked instead. Free blocks, not those available to non-root:
-     * root writes into the reserve.
-     */
-    static IOException fullOrAsIs(Path directory, int recordBytes, IOException failure) {
-        try {
-            if (Files.getFileStore(directory).getUnallocatedSpace() < recordBytes + 4096L) {
-                return new StateDirFullException(directory, failure);
-            }
-        } catch (IOException e) {
-            failure.addSuppressed(e);
-        }
-        return failure;
-    }
-
-    private static void deleteQuietly(Path file, IOException failure) {
-        try {
-            Files.deleteIfExists(file);
-        } catch (IOException cleanup) {
-            failure.addSuppressed(cleanup);
-        }
-    }
-
-    private static void write(Path temp, byte[] bytes, boolean durably) throws IOException {
-        try (FileChannel channel = FileChannel.open(temp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                StandardOpenOption.TRUNCATE_EXISTING)) {
-            ByteBuffer buffer = ByteBuffer.wrap(bytes);
-            while (buffer.hasRemaining()) {
-                channel.write(buffer);
-            }
-            if (durably) {
-                channel.force(true);
-            }
-        } catch (IOException e) {
-            deleteQuietly(temp, e);
-            throw e;
-        }
     }
 
     /** A record under another volume's name would be found by the wrong volume id: refuse it. */
