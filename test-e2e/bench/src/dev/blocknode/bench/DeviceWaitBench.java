@@ -3,8 +3,8 @@ package dev.blocknode.bench;
 import dev.blocknode.config.DeviceWaitMode;
 import dev.blocknode.os.natives.NativeLibrary;
 import dev.blocknode.os.uevent.NetlinkUeventSource;
-import dev.blocknode.scsi.DeviceWaiter;
-import dev.blocknode.scsi.DeviceWaiting;
+import dev.blocknode.os.wait.DeviceWaiter;
+import dev.blocknode.os.wait.DeviceWaiting;
 
 import java.io.IOException;
 import java.nio.file.Files;

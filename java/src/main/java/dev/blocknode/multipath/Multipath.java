@@ -4,9 +4,9 @@ import dev.blocknode.os.exec.Command;
 import dev.blocknode.os.exec.CommandException;
 import dev.blocknode.os.exec.CommandResult;
 import dev.blocknode.os.exec.CommandRunner;
-import dev.blocknode.scsi.DeviceWaiter;
+import dev.blocknode.os.wait.DeviceWaiter;
+import dev.blocknode.os.wait.WaitTimeoutException;
 import dev.blocknode.scsi.LunIdentity;
-import dev.blocknode.scsi.WaitTimeoutException;
 import dev.blocknode.scsi.Wwid;
 
 import java.io.IOException;

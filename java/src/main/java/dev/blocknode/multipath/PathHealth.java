@@ -42,14 +42,20 @@ public final class PathHealth {
     private PathHealth() {
     }
 
-    /** The LUN's paths as the kernel sees them now; empty for a LUN with neither a map nor a recorded path. */
-    public static Optional<Report> inspect(HostPaths paths, AttachedLun lun) throws IOException {
+    /**
+     * A LUN's paths as the kernel sees them now; empty for a LUN with neither a map nor a recorded path.
+     * Takes names, not the SAN transports' record of the LUN, so that multipath stays below them.
+     *
+     * @param recordedMap the map the LUN was used through, empty when it was used through its path directly
+     * @param recorded    the kernel names of the path disks recorded at attach
+     */
+    public static Optional<Report> inspect(HostPaths paths, Optional<String> recordedMap, List<String> recorded)
+            throws IOException {
         MultipathMaps maps = new MultipathMaps(paths);
-        List<String> recorded = lun.paths().stream().map(AttachedLun.LunPath::name).toList();
-        if (lun.mapName().isEmpty()) {
+        if (recordedMap.isEmpty()) {
             return recorded.isEmpty() ? Optional.empty() : Optional.of(unmapped(maps, recorded));
         }
-        String mapName = lun.mapName().get();
+        String mapName = recordedMap.get();
         Optional<MultipathMap> map = maps.byName(mapName);
         if (map.isEmpty()) {
             List<String> failures = new ArrayList<>();

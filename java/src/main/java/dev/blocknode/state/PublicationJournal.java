@@ -122,7 +122,7 @@ final class PublicationJournal implements Closeable {
             } catch (IOException cut) {
                 e.addSuppressed(cut);
             }
-            throw RecordStore.fullOrAsIs(file.getParent(), entry.limit(), e);
+            throw RecordFiles.fullOrAsIs(file.getParent(), entry.limit(), e);
         }
     }
 

@@ -1,27 +1,19 @@
 package dev.blocknode.state;
 
-import com.google.protobuf.InvalidProtocolBufferException;
-import com.google.protobuf.TextFormat;
 import dev.blocknode.os.Fsync;
 import dev.blocknode.os.HostPaths;
 import dev.blocknode.state.v1.PublicationRecord;
 import dev.blocknode.state.v1.StagingRecord;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -30,7 +22,6 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.logging.Logger;
-import java.util.zip.CRC32C;
 
 /**
  * Per-volume staging records under {@code <state-dir>/volumes}, one file per volume, named by the SHA-256
@@ -48,9 +39,7 @@ import java.util.zip.CRC32C;
  * leaves: the staging record, which says what is attached and what was formatted, is as durable as before.
  * A caller sees one record: {@link #load} and {@link #all} return the staging record with its publications.
  *
- * <p>A file is a 4-byte magic, the CRC32C of the rest, then the record as binary protobuf: parsing it costs
- * about a microsecond where text format cost twenty, and the checksum catches the damage that a lenient
- * binary parse would not (a truncated record can parse "successfully" with fields missing).
+ * <p>What one file holds, and how it is checked, is {@link RecordCodec}'s.
  *
  * <p>The plugin is the only writer of its state directory, so every record is read once, when the store is
  * opened, and then served from memory; the cache is changed only after the rename that made a change
@@ -64,9 +53,6 @@ public final class RecordStore {
     public static final int FORMAT_VERSION = 1;
     private static final String SUFFIX = ".pb";
     private static final String TEXT_SUFFIX = ".txtpb";
-    private static final String TEMP_SUFFIX = ".tmp";
-    private static final byte[] MAGIC = {'b', 'n', 'r', '1'};
-    private static final int HEADER = MAGIC.length + Integer.BYTES;
     /** Saves of one volume are serialized so that the cache ends up with the record the last rename put. */
     private static final int LOCK_STRIPES = 64;
     private static final Logger LOG = Logger.getLogger(RecordStore.class.getName());
@@ -234,7 +220,7 @@ public final class RecordStore {
             for (Path file : files) {
                 String name = file.getFileName().toString();
                 try {
-                    StagingRecord record = decode(file, Files.readAllBytes(file));
+                    StagingRecord record = RecordCodec.decode(file, Files.readAllBytes(file));
                     requireNamedAfterItsVolume(file, record.getVolumeId());
                     records.put(record.getVolumeId(), record);
                     if (record.getPublicationsCount() > 0) {
@@ -315,7 +301,7 @@ public final class RecordStore {
             }
             StagingRecord record;
             try {
-                record = parseText(textFile);
+                record = RecordCodec.parseText(textFile);
                 requireNamedAfterItsVolume(directory.resolve(name), record.getVolumeId());
             } catch (IOException e) {
                 unreadable.put(name, e);
@@ -355,127 +341,12 @@ public final class RecordStore {
 
     /** Writes the staging part of {@code record} (never its publications) durably over the volume's file. */
     private void writeStaging(String name, StagingRecord record) throws IOException {
-        byte[] bytes = encode(record.toBuilder().clearPublications().build());
-        Path temp = directory.resolve(name + TEMP_SUFFIX);
-        try {
-            write(temp, bytes, true);
-            replace(temp, directory.resolve(name));
-        } catch (IOException e) {
-            // Both leave the old record and no temp file; a full disk is named as such (kubelet and an
-            // operator act differently on "no space" than on a broken state dir).
-            throw fullOrAsIs(directory, bytes.length, e);
-        }
+        RecordFiles.replaceDurably(directory, name, RecordCodec.encode(record.toBuilder().clearPublications().build()));
     }
 
     /** The record without what a save stamps and without its publications: what the staging file holds. */
     private static StagingRecord stagingPart(StagingRecord record) {
         return record.toBuilder().clearPublications().clearFormatVersion().clearUpdatedUnixMillis().build();
-    }
-
-    /** Renames {@code temp} over {@code target} atomically; on failure the temp file is removed. */
-    private void replace(Path temp, Path target) throws IOException {
-        try {
-            Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        } catch (IOException e) {
-            deleteQuietly(temp, e);
-            if (e instanceof AtomicMoveNotSupportedException) {
-                throw new IOException("state directory " + directory + " does not support atomic rename", e);
-            }
-            throw e;
-        }
-    }
-
-    /**
-     * True when the state dir's filesystem has no room for a record: Java reports ENOSPC only as a
-     * localized message, so the filesystem is asked instead. Free blocks, not those available to non-root:
-     * root writes into the reserve.
-     */
-    static IOException fullOrAsIs(Path directory, int recordBytes, IOException failure) {
-        try {
-            if (Files.getFileStore(directory).getUnallocatedSpace() < recordBytes + 4096L) {
-                return new StateDirFullException(directory, failure);
-            }
-        } catch (IOException e) {
-            failure.addSuppressed(e);
-        }
-        return failure;
-    }
-
-    private static void deleteQuietly(Path file, IOException failure) {
-        try {
-            Files.deleteIfExists(file);
-        } catch (IOException cleanup) {
-            failure.addSuppressed(cleanup);
-        }
-    }
-
-    private static void write(Path temp, byte[] bytes, boolean durably) throws IOException {
-        try (FileChannel channel = FileChannel.open(temp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                StandardOpenOption.TRUNCATE_EXISTING)) {
-            ByteBuffer buffer = ByteBuffer.wrap(bytes);
-            while (buffer.hasRemaining()) {
-                channel.write(buffer);
-            }
-            if (durably) {
-                channel.force(true);
-            }
-        } catch (IOException e) {
-            deleteQuietly(temp, e);
-            throw e;
-        }
-    }
-
-    static byte[] encode(StagingRecord record) {
-        byte[] payload = record.toByteArray();
-        CRC32C crc = new CRC32C();
-        crc.update(payload);
-        return ByteBuffer.allocate(HEADER + payload.length).put(MAGIC).putInt((int) crc.getValue()).put(payload)
-                .array();
-    }
-
-    private static StagingRecord decode(Path file, byte[] bytes) throws IOException {
-        StagingRecord record;
-        try {
-            record = StagingRecord.parseFrom(checkedPayload(file, bytes));
-        } catch (InvalidProtocolBufferException e) {
-            throw new IOException("staging record " + file + " is corrupt: " + e.getMessage(), e);
-        }
-        return requireKnownVersion(file, record.getFormatVersion(), record);
-    }
-
-    /** The payload after the magic and checksum, once both are right. */
-    private static ByteBuffer checkedPayload(Path file, byte[] bytes) throws IOException {
-        if (bytes.length < HEADER || !Arrays.equals(bytes, 0, MAGIC.length, MAGIC, 0, MAGIC.length)) {
-            throw new IOException("staging record " + file + " is corrupt: it does not start with the record"
-                    + " header (" + bytes.length + " bytes)");
-        }
-        int expected = ByteBuffer.wrap(bytes, MAGIC.length, Integer.BYTES).getInt();
-        CRC32C crc = new CRC32C();
-        crc.update(bytes, HEADER, bytes.length - HEADER);
-        if ((int) crc.getValue() != expected) {
-            throw new IOException("staging record " + file + " is corrupt: checksum mismatch");
-        }
-        return ByteBuffer.wrap(bytes, HEADER, bytes.length - HEADER);
-    }
-
-    private static StagingRecord parseText(Path file) throws IOException {
-        String text = Files.readString(file, StandardCharsets.UTF_8);
-        StagingRecord.Builder builder = StagingRecord.newBuilder();
-        try {
-            TextFormat.Parser.newBuilder().setAllowUnknownFields(true).build().merge(text, builder);
-        } catch (TextFormat.ParseException e) {
-            throw new IOException("staging record " + file + " is corrupt: " + e.getMessage(), e);
-        }
-        return requireKnownVersion(file, builder.getFormatVersion(), builder.build());
-    }
-
-    private static StagingRecord requireKnownVersion(Path file, int version, StagingRecord record)
-            throws IOException {
-        if (version > FORMAT_VERSION) {
-            throw new IOException("staging record " + file + " has format version " + version
-                    + ", newer than this plugin understands (" + FORMAT_VERSION + ")");
-        }
-        return record;
     }
 
     /** A record under another volume's name would be found by the wrong volume id: refuse it. */

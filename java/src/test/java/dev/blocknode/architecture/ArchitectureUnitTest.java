@@ -23,10 +23,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  *   csi            -> volume
  *   volume         -> state, transport, os (and os.natives' typed exceptions, thrown through os calls)
  *   state          -> os
- *   transport      -> multipath, scsi, os
+ *   transport      -> multipath, scsi, os (transport.san: the SCSI stack that FC and iSCSI compose)
  *   multipath      -> scsi, os
  *   scsi           -> os
- *   os             -> os.natives (LinuxNative is called from os alone)
+ *   os             -> os.natives (LinuxNative is called from os alone; os.wait: device waits, woken by os.uevent)
  * </pre>
  *
  * outcome, logging, metrics, faults and config are utilities any layer may use and that use no layer. No

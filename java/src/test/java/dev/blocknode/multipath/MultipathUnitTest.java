@@ -2,9 +2,9 @@ package dev.blocknode.multipath;
 
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.exec.CommandException;
+import dev.blocknode.os.wait.WaitTimeoutException;
 import dev.blocknode.scsi.LunIdentity;
 import dev.blocknode.scsi.ScsiAddress;
-import dev.blocknode.scsi.WaitTimeoutException;
 import dev.blocknode.scsi.Wwid;
 import dev.blocknode.testing.FakeSysfs;
 import dev.blocknode.testing.ManualClock;

@@ -3,6 +3,7 @@ package dev.blocknode.multipath;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.scsi.ScsiAddress;
 import dev.blocknode.testing.FakeSysfs;
+import dev.blocknode.transport.san.AttachedLun;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -38,8 +39,8 @@ class PathHealthUnitTest {
 
     /** The LUN as a staging record keeps it: the attachment details a SAN transport wrote. */
     private Optional<PathHealth.Report> inspect(Map<String, String> details) throws IOException {
-        return PathHealth.inspect(sysfs.paths(), AttachedLun.fromDetails(details, Path.of("/dev/dm-0"),
-                new DeviceNumber(253, 0)));
+        AttachedLun lun = AttachedLun.fromDetails(details, Path.of("/dev/dm-0"), new DeviceNumber(253, 0));
+        return PathHealth.inspect(sysfs.paths(), lun.mapName(), lun.pathNames());
     }
 
     private Optional<String> problem(Map<String, String> details) throws IOException {

@@ -391,7 +391,7 @@ class RecordStoreUnitTest {
     void aNewerFormatVersionIsRefused() throws IOException {
         RecordStore store = new RecordStore(stateDir);
         Path file = store.fileFor("future");
-        Files.write(file, RecordStore.encode(mountRecord("future").toBuilder().setFormatVersion(2).build()));
+        Files.write(file, RecordCodec.encode(mountRecord("future").toBuilder().setFormatVersion(2).build()));
         RecordStore reopened = new RecordStore(stateDir);
         IOException e = assertThrows(IOException.class, () -> reopened.load("future"));
         assertTrue(e.getMessage().contains("format version 2"), e.getMessage());
@@ -455,7 +455,7 @@ class RecordStoreUnitTest {
         // binary: a field number this plugin does not know survives a read (protobuf keeps unknown fields)
         byte[] withUnknown = loaded.toBuilder().setUnknownFields(UnknownFieldSet.newBuilder()
                 .addField(99, UnknownFieldSet.Field.newBuilder().addVarint(42).build()).build()).build().toByteArray();
-        Files.write(volumes.resolve(sha256("n") + ".pb"), RecordStore.encode(StagingRecord.parseFrom(withUnknown)
+        Files.write(volumes.resolve(sha256("n") + ".pb"), RecordCodec.encode(StagingRecord.parseFrom(withUnknown)
                 .toBuilder().setVolumeId("n").build()));
         assertEquals("n", new RecordStore(stateDir).load("n").orElseThrow().getVolumeId());
     }
@@ -592,7 +592,7 @@ class RecordStoreUnitTest {
     void aStagingRecordOfAnOlderPluginHoldingPublicationsIsSplitOnOpen() throws Exception {
         Path volumes = Files.createDirectories(stateDir.resolve("volumes"));
         StagingRecord old = mountRecord("old").toBuilder().setFormatVersion(1).setUpdatedUnixMillis(77).build();
-        Files.write(volumes.resolve(sha256("old") + ".pb"), RecordStore.encode(old));
+        Files.write(volumes.resolve(sha256("old") + ".pb"), RecordCodec.encode(old));
 
         RecordStore store = new RecordStore(stateDir, BOOT);
 

@@ -1,6 +1,6 @@
 package dev.blocknode.testing;
 
-import dev.blocknode.scsi.DeviceWaiter;
+import dev.blocknode.os.wait.DeviceWaiter;
 
 import java.time.Duration;
 import java.time.Instant;

@@ -1,6 +1,5 @@
 package dev.blocknode.volume;
 
-import dev.blocknode.multipath.LunAttacher;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.FileStat;
 import dev.blocknode.os.host.Host;
@@ -26,6 +25,7 @@ import dev.blocknode.transport.iscsi.IscsiAdm;
 import dev.blocknode.transport.iscsi.IscsiTransport;
 import dev.blocknode.transport.iscsi.NodeRecordFiles;
 import dev.blocknode.transport.local.LocalTransport;
+import dev.blocknode.transport.san.LunAttacher;
 import dev.blocknode.volume.filesystem.FilesystemType;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;

@@ -1,6 +1,5 @@
 package dev.blocknode.volume;
 
-import dev.blocknode.multipath.LunAttacher;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.host.Host;
 import dev.blocknode.scsi.ScsiAddress;
@@ -14,6 +13,7 @@ import dev.blocknode.testing.ScriptedCommandRunner;
 import dev.blocknode.transport.Transports;
 import dev.blocknode.transport.fc.FcTransport;
 import dev.blocknode.transport.local.LocalTransport;
+import dev.blocknode.transport.san.LunAttacher;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.BeforeEach;

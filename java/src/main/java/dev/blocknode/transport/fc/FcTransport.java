@@ -1,27 +1,26 @@
 package dev.blocknode.transport.fc;
 
 import dev.blocknode.metrics.Phases;
-import dev.blocknode.multipath.AttachedLun;
-import dev.blocknode.multipath.LunAttacher;
-import dev.blocknode.multipath.ScanUndo;
 import dev.blocknode.multipath.MultipathDaemon;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.host.Host;
+import dev.blocknode.os.wait.DeviceWaiter;
 import dev.blocknode.outcome.VolumeException;
-import dev.blocknode.scsi.DeviceWaiter;
 import dev.blocknode.scsi.ScsiAddress;
-import dev.blocknode.scsi.ScsiDevices;
-import dev.blocknode.scsi.ScsiHosts;
 import dev.blocknode.scsi.SysfsWriter;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.PathReport;
 import dev.blocknode.transport.Transport;
+import dev.blocknode.transport.san.AttachedLun;
+import dev.blocknode.transport.san.LunAttacher;
+import dev.blocknode.transport.san.SanStack;
 
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.logging.Logger;
@@ -42,10 +41,7 @@ public final class FcTransport implements Transport {
     public static final String NAME = "fc";
 
     private final FcPorts ports;
-    private final ScsiHosts hosts;
-    private final ScsiDevices devices;
-    private final LunAttacher attacher;
-    private final ScanUndo scanUndo;
+    private final SanStack san;
 
     public FcTransport(Host host, DeviceWaiter waiter) {
         this(host, SysfsWriter.DIRECT, waiter, MultipathDaemon.askingWith(host.commands()),
@@ -55,10 +51,7 @@ public final class FcTransport implements Transport {
     public FcTransport(Host host, SysfsWriter writer, DeviceWaiter waiter, MultipathDaemon daemon,
                        LunAttacher.Timeouts timeouts) {
         this.ports = new FcPorts(host.paths());
-        this.hosts = new ScsiHosts(host.paths(), writer);
-        this.devices = new ScsiDevices(host.paths(), writer, host.blockDevices());
-        this.attacher = LunAttacher.on(host, devices, waiter, daemon, timeouts);
-        this.scanUndo = new ScanUndo(devices, attacher.multipath(), host.blockDevices(), host.paths(), waiter);
+        this.san = new SanStack(host, writer, waiter, daemon, timeouts);
     }
 
     @Override
@@ -83,9 +76,10 @@ public final class FcTransport implements Transport {
         if (spec.scansTargets()) {
             List<ScsiAddress> addresses = lunAddresses(request.volumeId(), spec);
             scan(request.volumeId(), addresses);
-            lun = Phases.time("device_wait", () -> attacher.attach(request.volumeId(), addresses, spec.expected()));
+            lun = Phases.time("device_wait",
+                    () -> san.attacher().attach(request.volumeId(), addresses, spec.expected()));
         } else {
-            lun = attacher.attachPresent(request.volumeId(), spec.wwids());
+            lun = san.attacher().attachPresent(request.volumeId(), spec.wwids());
         }
         if (!lun.missing().isEmpty()) {
             LOG.warning(() -> "volume " + request.volumeId() + " attached with " + lun.paths().size()
@@ -97,7 +91,7 @@ public final class FcTransport implements Transport {
     /** A LUN whose every path runs through an FC HBA port (fc_host): the paths' hosts say so. */
     @Override
     public Optional<Attachment> attachmentOf(DeviceNumber device) throws VolumeException {
-        Optional<AttachedLun> lun = attacher.traced(device);
+        Optional<AttachedLun> lun = san.attacher().traced(device);
         if (lun.isEmpty() || lun.get().paths().isEmpty()) {
             return Optional.empty();
         }
@@ -113,25 +107,23 @@ public final class FcTransport implements Transport {
         return Optional.of(attachment(lun.get()));
     }
 
-    /** The same attachment whether attach made it or it was traced from sysfs: detach reads one shape. */
     private static Attachment attachment(AttachedLun lun) {
-        return new Attachment(NAME, lun.device(), lun.number(), lun.wwid().multipathForm(), lun.details());
+        return SanStack.attachment(NAME, lun, Map.of());
     }
 
     @Override
     public Optional<PathReport> pathHealth(Attachment attachment) throws IOException {
-        return attacher.pathHealth(attachment.details(), attachment.device(), attachment.number()).map(PathReport::of);
+        return san.pathHealth(attachment);
     }
 
     @Override
     public void refreshSize(Attachment attachment) throws VolumeException {
-        attacher.refreshSize(LunAttacher.recorded(attachment.details(), attachment.device(), attachment.number()));
+        san.refreshSize(attachment);
     }
 
     @Override
     public void detach(Attachment attachment) throws VolumeException {
-        Phases.run("release", () -> attacher.release(
-                LunAttacher.recorded(attachment.details(), attachment.device(), attachment.number())));
+        san.release(attachment);
     }
 
     @Override
@@ -154,7 +146,7 @@ public final class FcTransport implements Transport {
             throw VolumeException.internal("volume " + request.volumeId() + ": cannot read the node's FC ports to"
                     + " undo an interrupted attach", e);
         }
-        scanUndo.removeUnheld(request.volumeId(), addresses, "the interrupted attach");
+        san.scanUndo().removeUnheld(request.volumeId(), addresses, "the interrupted attach");
     }
 
     /**
@@ -208,8 +200,8 @@ public final class FcTransport implements Transport {
     private void scan(String volumeId, List<ScsiAddress> addresses) throws VolumeException {
         for (ScsiAddress address : addresses) {
             try {
-                if (devices.diskAt(address).isEmpty()) {
-                    Phases.run("scan", () -> hosts.scan(address));
+                if (san.devices().diskAt(address).isEmpty()) {
+                    Phases.run("scan", () -> san.hosts().scan(address));
                 }
             } catch (IOException e) {
                 LOG.warning(() -> "volume " + volumeId + ": scan of " + address + " failed: " + e.getMessage());

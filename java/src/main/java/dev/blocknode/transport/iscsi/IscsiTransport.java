@@ -1,18 +1,13 @@
 package dev.blocknode.transport.iscsi;
 
 import dev.blocknode.metrics.Phases;
-import dev.blocknode.multipath.AttachedLun;
-import dev.blocknode.multipath.LunAttacher;
 import dev.blocknode.multipath.MultipathDaemon;
-import dev.blocknode.multipath.ScanUndo;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.exec.CommandException;
 import dev.blocknode.os.host.Host;
+import dev.blocknode.os.wait.DeviceWaiter;
 import dev.blocknode.outcome.VolumeException;
-import dev.blocknode.scsi.DeviceWaiter;
 import dev.blocknode.scsi.ScsiAddress;
-import dev.blocknode.scsi.ScsiDevices;
-import dev.blocknode.scsi.ScsiHosts;
 import dev.blocknode.scsi.SysfsWriter;
 import dev.blocknode.scsi.Wwid;
 import dev.blocknode.transport.AttachRequest;
@@ -20,6 +15,9 @@ import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.KeyedLocks;
 import dev.blocknode.transport.PathReport;
 import dev.blocknode.transport.Transport;
+import dev.blocknode.transport.san.AttachedLun;
+import dev.blocknode.transport.san.LunAttacher;
+import dev.blocknode.transport.san.SanStack;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -57,10 +55,7 @@ public final class IscsiTransport implements Transport {
     private final IscsiAdm iscsiadm;
     private final NodeRecordFiles records;
     private final IscsiSessions sessions;
-    private final ScsiHosts hosts;
-    private final ScsiDevices devices;
-    private final LunAttacher attacher;
-    private final ScanUndo scanUndo;
+    private final SanStack san;
     private final DeviceWaiter waiter;
     private final MultipathDaemon daemon;
     private final KeyedLocks<IscsiPath> sessionLocks = new KeyedLocks<>();
@@ -75,12 +70,9 @@ public final class IscsiTransport implements Transport {
         this.iscsiadm = iscsiadm;
         this.records = records;
         this.sessions = new IscsiSessions(host.paths());
-        this.hosts = new ScsiHosts(host.paths(), writer);
-        this.devices = new ScsiDevices(host.paths(), writer, host.blockDevices());
+        this.san = new SanStack(host, writer, waiter, daemon, timeouts);
         this.waiter = waiter;
         this.daemon = daemon;
-        this.attacher = LunAttacher.on(host, devices, waiter, daemon, timeouts);
-        this.scanUndo = new ScanUndo(devices, attacher.multipath(), host.blockDevices(), host.paths(), waiter);
     }
 
     @Override
@@ -118,9 +110,9 @@ public final class IscsiTransport implements Transport {
                 int[] channelAndTarget = session.channelAndTarget();
                 ScsiAddress address = new ScsiAddress(session.host(), channelAndTarget[0], channelAndTarget[1],
                         spec.lun());
-                if (devices.diskAt(address).isEmpty()) {
+                if (san.devices().diskAt(address).isEmpty()) {
                     scanned.add(address);
-                    Phases.run("scan", () -> hosts.scan(address)); // this LUN only: never a whole-host scan
+                    Phases.run("scan", () -> san.hosts().scan(address)); // this LUN only: never a whole-host scan
                     LOG.info(() -> "volume " + request.volumeId() + ": scanned " + address + " on " + path);
                 }
                 addresses.add(address);
@@ -156,7 +148,7 @@ public final class IscsiTransport implements Transport {
         }
         AttachedLun lun;
         try {
-            lun = Phases.time("device_wait", () -> attacher.attach(request.volumeId(), addresses, expected));
+            lun = Phases.time("device_wait", () -> san.attacher().attach(request.volumeId(), addresses, expected));
         } catch (VolumeException refused) {
             undoScans(request.volumeId(), spec, scanned);
             throw refused;
@@ -171,7 +163,7 @@ public final class IscsiTransport implements Transport {
      */
     @Override
     public Optional<Attachment> attachmentOf(DeviceNumber device) throws VolumeException {
-        Optional<AttachedLun> lun = attacher.traced(device);
+        Optional<AttachedLun> lun = san.attacher().traced(device);
         if (lun.isEmpty() || lun.get().paths().isEmpty()) {
             return Optional.empty();
         }
@@ -202,31 +194,29 @@ public final class IscsiTransport implements Transport {
                 lun.get().paths().get(0).address().lun()));
     }
 
-    /** The same attachment whether attach made it or it was traced from sysfs: detach reads one shape. */
+    /** The LUN's attachment with the target it was reached through, which detach logs out of. */
     private static Attachment attachment(AttachedLun lun, String iqn, List<Portal> portals, String iface,
                                          long lunNumber) {
-        Map<String, String> details = new HashMap<>(lun.details());
-        details.put(DETAIL_IQN, iqn);
-        details.put(DETAIL_PORTALS, String.join(",", portals.stream().map(Portal::toString).toList()));
-        details.put(DETAIL_IFACE, iface);
-        details.put(DETAIL_LUN, Long.toString(lunNumber));
-        return new Attachment(NAME, lun.device(), lun.number(), lun.wwid().multipathForm(), details);
+        return SanStack.attachment(NAME, lun, Map.of(
+                DETAIL_IQN, iqn,
+                DETAIL_PORTALS, String.join(",", portals.stream().map(Portal::toString).toList()),
+                DETAIL_IFACE, iface,
+                DETAIL_LUN, Long.toString(lunNumber)));
     }
 
     @Override
     public Optional<PathReport> pathHealth(Attachment attachment) throws IOException {
-        return attacher.pathHealth(attachment.details(), attachment.device(), attachment.number()).map(PathReport::of);
+        return san.pathHealth(attachment);
     }
 
     @Override
     public void refreshSize(Attachment attachment) throws VolumeException {
-        attacher.refreshSize(LunAttacher.recorded(attachment.details(), attachment.device(), attachment.number()));
+        san.refreshSize(attachment);
     }
 
     @Override
     public void detach(Attachment attachment) throws VolumeException {
-        Phases.run("release", () -> attacher.release(
-                LunAttacher.recorded(attachment.details(), attachment.device(), attachment.number())));
+        san.release(attachment);
         String iqn = attachment.details().get(DETAIL_IQN);
         String portals = attachment.details().get(DETAIL_PORTALS);
         if (iqn == null || portals == null) {
@@ -297,7 +287,7 @@ public final class IscsiTransport implements Transport {
      * other LUN are logged out. Best effort: the refusal is what the caller reports.
      */
     private void undoScans(String volumeId, IscsiVolumeSpec spec, List<ScsiAddress> scanned) {
-        scanUndo.removeUnheld(volumeId, scanned, "the refused or interrupted attach");
+        san.scanUndo().removeUnheld(volumeId, scanned, "the refused or interrupted attach");
         for (IscsiPath path : spec.paths()) {
             try (KeyedLocks.Held ignored = sessionLocks.lock(path)) {
                 logOutIfUnused(path);

@@ -49,7 +49,7 @@ public final class ReplacementTimeout {
      * The value a new record for {@code spec} gets, or empty to keep iscsid.conf's.
      *
      * @param multipath whether the LUN will be used through a multipath map (several portals, or multipathd
-     *                  runs on the node: the rule of {@link dev.blocknode.multipath.LunAttacher})
+     *                  runs on the node: the rule of {@link dev.blocknode.transport.san.LunAttacher})
      */
     static OptionalInt forRecord(IscsiVolumeSpec spec, boolean multipath) {
         if (spec.replacementTimeout().isPresent()) {

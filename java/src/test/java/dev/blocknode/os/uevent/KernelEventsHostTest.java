@@ -2,8 +2,8 @@ package dev.blocknode.os.uevent;
 
 import dev.blocknode.config.DeviceWaitMode;
 import dev.blocknode.os.natives.PermissionDeniedException;
-import dev.blocknode.scsi.DeviceWaiter;
-import dev.blocknode.scsi.DeviceWaiting;
+import dev.blocknode.os.wait.DeviceWaiter;
+import dev.blocknode.os.wait.DeviceWaiting;
 import dev.blocknode.testing.LoopDevice;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;

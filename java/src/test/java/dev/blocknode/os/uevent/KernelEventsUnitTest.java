@@ -1,6 +1,6 @@
 package dev.blocknode.os.uevent;
 
-import dev.blocknode.scsi.DeviceWaiter;
+import dev.blocknode.os.wait.DeviceWaiter;
 import dev.blocknode.testing.ScriptedUevents;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;

@@ -1,6 +1,5 @@
 package dev.blocknode.transport.fc;
 
-import dev.blocknode.multipath.LunAttacher;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.FileStat;
 import dev.blocknode.os.host.Host;
@@ -8,15 +7,16 @@ import dev.blocknode.os.mount.MountEntry;
 import dev.blocknode.os.mount.MountOptions;
 import dev.blocknode.outcome.Secrets;
 import dev.blocknode.outcome.VolumeException;
-import dev.blocknode.testing.QueryOnlyMounter;
 import dev.blocknode.scsi.ScsiAddress;
 import dev.blocknode.scsi.VpdTestPages;
 import dev.blocknode.testing.FakeSysfs;
 import dev.blocknode.testing.ManualClock;
+import dev.blocknode.testing.QueryOnlyMounter;
 import dev.blocknode.testing.RecordingBlockDevices;
 import dev.blocknode.testing.ScriptedCommandRunner;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.san.LunAttacher;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;

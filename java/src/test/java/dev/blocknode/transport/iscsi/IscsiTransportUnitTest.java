@@ -1,11 +1,11 @@
 package dev.blocknode.transport.iscsi;
 
-import dev.blocknode.multipath.LunAttacher;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.FileStat;
 import dev.blocknode.os.host.Host;
 import dev.blocknode.os.mount.MountEntry;
 import dev.blocknode.os.mount.MountOptions;
+import dev.blocknode.transport.san.LunAttacher;
 
 import dev.blocknode.outcome.Secrets;
 import dev.blocknode.outcome.VolumeException;

@@ -1,4 +1,4 @@
-package dev.blocknode.multipath;
+package dev.blocknode.transport.san;
 
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.scsi.ScsiAddress;
@@ -46,6 +46,11 @@ public record AttachedLun(Wwid wwid, List<LunPath> paths, Optional<String> mapNa
     public AttachedLun {
         paths = List.copyOf(paths);
         missing = List.copyOf(missing);
+    }
+
+    /** The kernel names of the path disks, as multipath's PathHealth takes them. */
+    public List<String> pathNames() {
+        return paths.stream().map(LunPath::name).toList();
     }
 
     /** The attachment details to persist: what {@link #fromDetails} needs. */

@@ -1,4 +1,4 @@
-package dev.blocknode.scsi;
+package dev.blocknode.os.wait;
 
 import dev.blocknode.config.DeviceWaitMode;
 import dev.blocknode.os.natives.PermissionDeniedException;

@@ -1,4 +1,4 @@
-package dev.blocknode.scsi;
+package dev.blocknode.os.wait;
 
 import dev.blocknode.testing.ManualClock;
 import org.junit.jupiter.api.Test;

@@ -1,5 +1,7 @@
-package dev.blocknode.multipath;
+package dev.blocknode.transport.san;
 
+import dev.blocknode.multipath.MultipathMap;
+import dev.blocknode.multipath.MultipathMaps;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.HostPaths;
 import dev.blocknode.scsi.LunIdentity;

@@ -1,8 +1,10 @@
-package dev.blocknode.multipath;
+package dev.blocknode.transport.san;
 
+import dev.blocknode.multipath.Multipath;
+import dev.blocknode.multipath.MultipathMap;
 import dev.blocknode.os.HostPaths;
 import dev.blocknode.os.block.BlockDevices;
-import dev.blocknode.scsi.DeviceWaiter;
+import dev.blocknode.os.wait.DeviceWaiter;
 import dev.blocknode.scsi.ScsiAddress;
 import dev.blocknode.scsi.ScsiDevices;
 import dev.blocknode.scsi.ScsiDisk;

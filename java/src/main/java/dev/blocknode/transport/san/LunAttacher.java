@@ -1,16 +1,23 @@
-package dev.blocknode.multipath;
+package dev.blocknode.transport.san;
 
+import dev.blocknode.multipath.MapInUseException;
+import dev.blocknode.multipath.MountLookup;
+import dev.blocknode.multipath.Multipath;
+import dev.blocknode.multipath.MultipathDaemon;
+import dev.blocknode.multipath.MultipathMap;
+import dev.blocknode.multipath.MultipathMaps;
+import dev.blocknode.multipath.PathHealth;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.HostPaths;
 import dev.blocknode.os.host.Host;
+import dev.blocknode.os.wait.DeviceWaiter;
+import dev.blocknode.os.wait.WaitTimeoutException;
 import dev.blocknode.outcome.VolumeException;
-import dev.blocknode.scsi.DeviceWaiter;
 import dev.blocknode.scsi.LunIdentity;
 import dev.blocknode.scsi.ScsiAddress;
 import dev.blocknode.scsi.ScsiDeviceState;
 import dev.blocknode.scsi.ScsiDevices;
 import dev.blocknode.scsi.ScsiDisk;
-import dev.blocknode.scsi.WaitTimeoutException;
 import dev.blocknode.scsi.Wwid;
 
 import java.io.IOException;
@@ -170,7 +177,7 @@ public final class LunAttacher {
         } catch (IllegalArgumentException e) {
             return Optional.empty();
         }
-        return PathHealth.inspect(paths, lun);
+        return PathHealth.inspect(paths, lun.mapName(), lun.pathNames());
     }
 
     /** The multipath side, for callers that must undo a refused attach. */

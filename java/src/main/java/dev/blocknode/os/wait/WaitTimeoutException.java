@@ -1,4 +1,4 @@
-package dev.blocknode.scsi;
+package dev.blocknode.os.wait;
 
 import java.io.IOException;
 import java.time.Duration;

@@ -1,4 +1,4 @@
-package dev.blocknode.multipath;
+package dev.blocknode.transport.san;
 
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.scsi.ScsiAddress;

@@ -1,0 +1,86 @@
+package dev.blocknode.transport.san;
+
+import dev.blocknode.metrics.Phases;
+import dev.blocknode.multipath.MultipathDaemon;
+import dev.blocknode.os.host.Host;
+import dev.blocknode.os.wait.DeviceWaiter;
+import dev.blocknode.outcome.VolumeException;
+import dev.blocknode.scsi.ScsiDevices;
+import dev.blocknode.scsi.ScsiHosts;
+import dev.blocknode.scsi.SysfsWriter;
+import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.PathReport;
+
+import java.io.IOException;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The SCSI stack under every SAN transport, built in one place: the SCSI hosts to scan, their disks, the
+ * {@link LunAttacher} (wait, verify, multipath, release) and the {@link ScanUndo} of a scan that ended in no
+ * attachment, all over the same sysfs writer and device waiter. A transport composes one and adds only how
+ * a LUN becomes reachable (FC: remote ports; iSCSI: sessions) and what its attachment records beside the LUN;
+ * what a SAN attachment is to path health, growth and release is the same for all of them, so it is here.
+ */
+public final class SanStack {
+
+    private final ScsiHosts hosts;
+    private final ScsiDevices devices;
+    private final LunAttacher attacher;
+    private final ScanUndo scanUndo;
+
+    public SanStack(Host host, SysfsWriter writer, DeviceWaiter waiter, MultipathDaemon daemon,
+                    LunAttacher.Timeouts timeouts) {
+        this.hosts = new ScsiHosts(host.paths(), writer);
+        this.devices = new ScsiDevices(host.paths(), writer, host.blockDevices());
+        this.attacher = LunAttacher.on(host, devices, waiter, daemon, timeouts);
+        this.scanUndo = new ScanUndo(devices, attacher.multipath(), host.blockDevices(), host.paths(), waiter);
+    }
+
+    public ScsiHosts hosts() {
+        return hosts;
+    }
+
+    public ScsiDevices devices() {
+        return devices;
+    }
+
+    public LunAttacher attacher() {
+        return attacher;
+    }
+
+    public ScanUndo scanUndo() {
+        return scanUndo;
+    }
+
+    /**
+     * The attachment of a LUN, the same whether attach made it or it was traced from sysfs: detach reads one
+     * shape.
+     *
+     * @param transportDetails what the transport records beside the LUN's own details (its target, ...)
+     */
+    public static Attachment attachment(String transport, AttachedLun lun, Map<String, String> transportDetails) {
+        Map<String, String> details = new LinkedHashMap<>(lun.details());
+        details.putAll(transportDetails);
+        return new Attachment(transport, lun.device(), lun.number(), lun.wwid().multipathForm(), details);
+    }
+
+    public Optional<PathReport> pathHealth(Attachment attachment) throws IOException {
+        return attacher.pathHealth(attachment.details(), attachment.device(), attachment.number())
+                .map(PathReport::of);
+    }
+
+    public void refreshSize(Attachment attachment) throws VolumeException {
+        attacher.refreshSize(recorded(attachment));
+    }
+
+    /** Takes the attachment's LUN off the node (map, then path devices), timed as the release phase. */
+    public void release(Attachment attachment) throws VolumeException {
+        Phases.run("release", () -> attacher.release(recorded(attachment)));
+    }
+
+    private static AttachedLun recorded(Attachment attachment) throws VolumeException {
+        return LunAttacher.recorded(attachment.details(), attachment.device(), attachment.number());
+    }
+}
