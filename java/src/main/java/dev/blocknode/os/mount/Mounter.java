@@ -3,6 +3,8 @@ package dev.blocknode.os.mount;
 import dev.blocknode.os.FileStat;
 
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -38,6 +40,11 @@ public interface Mounter {
 
     /** O(1), never reads the mount table. */
     boolean isMountPoint(Path path) throws IOException;
+
+    /** {@link #isMountPoint}, false when nothing is at {@code path} (a publication kubelet already removed). */
+    default boolean isPresentMountPoint(Path path) throws IOException {
+        return Files.exists(path, LinkOption.NOFOLLOW_LINKS) && isMountPoint(path);
+    }
 
     FileStat stat(Path path) throws IOException;
 
