@@ -107,7 +107,7 @@ class StageLifecycleUnitTest {
     @Test
     void aRetryAfterAFailedMountMountsWithoutFormattingAgain() throws Exception {
         node.expectBlankFormatted(node.device);
-        node.machine.failNext(node.staging(VOLUME), new IOException("mount: the disk stalled"));
+        node.machine.failNext("mount", node.staging(VOLUME), new IOException("mount: the disk stalled"));
         assertThrows(VolumeException.class, () -> node.stage(VOLUME, node.device, filesystem()));
         assertEquals(StagePhase.STAGING, node.phase(VOLUME));
         assertFalse(node.machine.isMounted(node.staging(VOLUME)));

@@ -43,7 +43,7 @@ public final class FakeMachine {
     private final Map<DeviceNumber, FakeNode> filesystems = new HashMap<>();
     private final Map<Path, DeviceNumber> deviceNodes = new HashMap<>();
     private final Map<Integer, FakeOpenedPath> descriptors = new HashMap<>();
-    private final Map<Path, IOException> failures = new HashMap<>();
+    private final Map<String, IOException> failures = new HashMap<>();
     private final List<String> actions = new ArrayList<>();
     private final FakeMounter mounter = new FakeMounter(this);
     private int nextDescriptor = 100;
@@ -135,9 +135,9 @@ public final class FakeMachine {
         actions.clear();
     }
 
-    /** The next mount, bind, remount or unmount at {@code path} (a tree path) fails with {@code failure}. */
-    public synchronized void failNext(Path path, IOException failure) {
-        failures.put(path, failure);
+    /** The next {@code operation} ("mount", "bind", "remount", "unmount") at {@code path} fails so. */
+    public synchronized void failNext(String operation, Path path, IOException failure) {
+        failures.put(operation + " " + path, failure);
     }
 
     /** Descriptors opened and not closed: a lifecycle call must leave none. */
@@ -258,9 +258,9 @@ public final class FakeMachine {
         actions.add(action);
     }
 
-    /** Throws the failure injected for {@code path}, once. */
-    synchronized void injected(Path path) throws IOException {
-        IOException failure = failures.remove(path);
+    /** Throws the failure injected for {@code operation} at {@code path}, once. */
+    synchronized void injected(String operation, Path path) throws IOException {
+        IOException failure = failures.remove(operation + " " + path);
         if (failure != null) {
             throw failure;
         }

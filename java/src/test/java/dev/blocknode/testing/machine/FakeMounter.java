@@ -33,7 +33,7 @@ final class FakeMounter implements Mounter {
     public void mount(Path device, Path target, String fsType, MountOptions options) throws IOException {
         synchronized (machine) {
             Path at = directoryTarget(target);
-            machine.injected(at);
+            machine.injected("mount", at);
             DeviceNumber number = machine.deviceNode(device).orElseThrow(() -> Errno.noEntry("mount", device));
             machine.mount(at, machine.filesystem(number), device.toString(), fsType, number, "/");
             machine.record("mount " + device + " -> " + at + " (" + fsType + ")");
@@ -45,7 +45,7 @@ final class FakeMounter implements Mounter {
         synchronized (machine) {
             Path at = machine.treePath(target);
             FakeNode onto = existing(at, "mount");
-            machine.injected(at);
+            machine.injected("bind", at);
             Optional<FakeOpenedPath> opened = machine.descriptorOf(source);
             if (opened.isPresent()) {
                 FakeNode shown = opened.get().node();
@@ -75,7 +75,7 @@ final class FakeMounter implements Mounter {
         }
         synchronized (machine) {
             Path at = machine.treePath(mountRoot);
-            machine.injected(at);
+            machine.injected("remount", at);
             FakeOpenedPath opened = machine.descriptorOf(mountRoot).orElse(null);
             FakeMount mount = machine.top(at).orElseThrow(() -> Errno.invalid("mount", at));
             if (opened != null && opened.node() != mount.root) {
@@ -91,7 +91,7 @@ final class FakeMounter implements Mounter {
     public boolean unmount(Path target) throws IOException {
         synchronized (machine) {
             Path at = machine.treePath(target);
-            machine.injected(at);
+            machine.injected("unmount", at);
             if (!machine.unmount(at)) {
                 return false;
             }
