@@ -41,6 +41,7 @@ public final class FakeMachine {
     private final FakeNode root = new FakeNode(FakeNode.Kind.DIRECTORY, TREE_FILESYSTEM, null);
     private final Map<Path, Deque<FakeMount>> mounts = new LinkedHashMap<>();
     private final Map<DeviceNumber, FakeNode> filesystems = new HashMap<>();
+    private final java.util.Set<DeviceNumber> turnedReadOnly = new java.util.HashSet<>();
     private final Map<Path, DeviceNumber> deviceNodes = new HashMap<>();
     private final Map<Integer, FakeOpenedPath> descriptors = new HashMap<>();
     private final Map<String, IOException> failures = new HashMap<>();
@@ -102,6 +103,15 @@ public final class FakeMachine {
     public synchronized void mountFilesystem(Path at, DeviceNumber device, String fsType) {
         directories(at);
         mount(at, filesystem(device), "/dev/block/" + device, fsType, device, "/");
+    }
+
+    /** What the kernel does to a filesystem after I/O errors: read-only wherever it is mounted. */
+    public synchronized void turnReadOnly(DeviceNumber filesystem) {
+        turnedReadOnly.add(filesystem);
+    }
+
+    synchronized boolean readOnly(FakeMount mount) {
+        return mount.readOnly() || turnedReadOnly.contains(mount.device);
     }
 
     public synchronized boolean exists(Path path) {

@@ -128,7 +128,7 @@ final class FakeMounter implements Mounter {
         synchronized (machine) {
             Path at = machine.treePath(path);
             existing(at, "statvfs");
-            boolean readOnly = machine.top(at).map(FakeMount::readOnly).orElse(false);
+            boolean readOnly = machine.top(at).map(machine::readOnly).orElse(false);
             return new FilesystemUsage(TOTAL_BYTES, TOTAL_BYTES / 2, TOTAL_BYTES / 2, 65536, 65000, readOnly);
         }
     }
