@@ -9,7 +9,7 @@ import java.util.Optional;
  * relative path is resolved from the directory with no symlink followed and no way out. A symlink anywhere
  * on the way is refused with {@link dev.blocknode.os.natives.UnsafePathException}, a missing element (or a
  * file where a directory must be) with {@link dev.blocknode.os.natives.NoSuchPathException}. The host's is
- * {@link #real}; a test can supply an in-memory tree through {@link dev.blocknode.os.host.Host#files()}.
+ * {@link #REAL}; a test can supply an in-memory tree through {@link dev.blocknode.os.host.Host#files()}.
  */
 public interface ConfinedDirectory {
 
@@ -24,10 +24,6 @@ public interface ConfinedDirectory {
 
     /** The host's: openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, or one openat(O_NOFOLLOW) per element. */
     Opener REAL = DescriptorDirectory::new;
-
-    static ConfinedDirectory real(Path directory, Resolution resolution) {
-        return REAL.beneath(directory, resolution);
-    }
 
     Path path();
 

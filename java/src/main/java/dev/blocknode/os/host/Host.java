@@ -11,7 +11,7 @@ import dev.blocknode.os.mount.Mounter;
 /**
  * The one seam between blocknode and the machine: kernel interfaces by path, external commands, mounts
  * and block devices. Everything above the os packages reaches the host only through a Host, so a test can
- * redirect any part of it. It sits above the packages it composes (block, mount, exec), which share only
+ * redirect any part of it. It sits above the packages it composes (block, mount, exec, fd), which share only
  * the value types of {@code dev.blocknode.os}: the arrows inside os point one way. {@code files} opens
  * request paths beneath the kubelet root by descriptor; a test that replaces it replaces the mounter too,
  * since the mounter is then given the paths those descriptors stand for.
