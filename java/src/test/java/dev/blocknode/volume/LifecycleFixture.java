@@ -29,7 +29,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 /**
  * The lifecycle wired as Plugin wires it, over fakes only: an in-memory machine (tree, mounts, descriptors),
  * a fabricated sysfs with the volumes' devices, scripted blkid/mkfs, a scripted transport, and a real
- * RecordStore in a temp dir. No root, no kernel: a call runs in well under a millisecond.
+ * RecordStore in a temp dir. No root and no kernel mounts.
  */
 final class LifecycleFixture {
 
