@@ -34,10 +34,16 @@ public final class KubeletPaths {
 
     /** With {@code resolution} WALK, the component walk that kernels before 5.6 get (for its tests). */
     public KubeletPaths(Path root, ConfinedDirectory.Resolution resolution) throws IOException {
+        this(root, resolution, ConfinedDirectory.REAL);
+    }
+
+    /** Paths opened through {@code files}: the host's descriptors, or a unit test's in-memory tree. */
+    public KubeletPaths(Path root, ConfinedDirectory.Resolution resolution, ConfinedDirectory.Opener files)
+            throws IOException {
         this.root = root.toAbsolutePath().normalize();
         Files.createDirectories(this.root);
         this.realRoot = this.root.toRealPath();
-        this.directory = new ConfinedDirectory(realRoot, resolution);
+        this.directory = files.beneath(realRoot, resolution);
     }
 
     public Path root() {

@@ -9,8 +9,6 @@ import dev.blocknode.state.v1.PublicationRecord;
 import dev.blocknode.state.v1.StagingRecord;
 
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,7 +25,7 @@ final class Publications {
         for (String target : record.getPublicationsMap().keySet()) {
             Path path = Path.of(target);
             try {
-                if (Files.exists(path, LinkOption.NOFOLLOW_LINKS) && host.mounter().isMountPoint(path)) {
+                if (host.mounter().isPresentMountPoint(path)) {
                     live.add(target);
                 }
             } catch (IOException e) {

@@ -53,7 +53,7 @@ public final class VolumeStatsReader {
                 return new VolumeStats(size, OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty(),
                         OptionalLong.empty(), OptionalLong.empty(), !condition.isEmpty(), condition);
             }
-            FilesystemUsage usage = FilesystemUsage.of(located.kernelPath());
+            FilesystemUsage usage = host.mounter().usage(located.kernelPath());
             String condition = "";
             if (!devicePresent) {
                 condition = gone(request, device, number);

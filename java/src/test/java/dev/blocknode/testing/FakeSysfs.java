@@ -251,6 +251,15 @@ public final class FakeSysfs implements SysfsWriter {
         return addDm(minor, name, "mpath-" + wwid, slaves);
     }
 
+    /** A block device with no SCSI below it (a loop device, a virtio disk): sysfs entries and a /dev node. */
+    public Path addBlockDevice(String name, DeviceNumber number) throws IOException {
+        Path blockDir = sys.resolve("devices/virtual/block/" + name);
+        blockDevice(blockDir, name, number);
+        link(sys.resolve("class/block/" + name), blockDir);
+        link(sys.resolve("block/" + name), blockDir);
+        return Files.createFile(dev.resolve(name));
+    }
+
     /** Any dm device (an LVM volume on a map, a kpartx partition...). */
     public Path addDm(int minor, String name, String uuid, List<String> slaves) throws IOException {
         String kernelName = "dm-" + minor;

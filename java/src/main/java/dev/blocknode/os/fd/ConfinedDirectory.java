@@ -1,90 +1,41 @@
 package dev.blocknode.os.fd;
 
-import dev.blocknode.os.natives.LinuxNative;
-import dev.blocknode.os.natives.NativeIOException;
-import dev.blocknode.os.natives.NoSuchPathException;
-
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Optional;
 
 /**
  * A directory that paths are opened beneath and never outside of (the kubelet root): every element of a
- * relative path is resolved by the kernel from the directory's descriptor with no symlink followed and no
- * way out (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, or one openat(O_NOFOLLOW) per element where the
- * kernel has no openat2). A symlink anywhere on the way is refused with
- * {@link dev.blocknode.os.natives.UnsafePathException}, atomically: there is no check to race with.
- *
- * <p>The directory itself is opened by name on every call, not once at start: it is the plugin's own
- * configuration, out of a caller's reach, and a root that is mounted over after start (a kubelet directory
- * on a disk mounted late) is then seen as it is now.
+ * relative path is resolved from the directory with no symlink followed and no way out. A symlink anywhere
+ * on the way is refused with {@link dev.blocknode.os.natives.UnsafePathException}, a missing element (or a
+ * file where a directory must be) with {@link dev.blocknode.os.natives.NoSuchPathException}. The host's is
+ * {@link #REAL}; a test can supply an in-memory tree through {@link dev.blocknode.os.host.Host#files()}.
  */
-public final class ConfinedDirectory {
+public interface ConfinedDirectory {
 
     /** How paths are resolved: by openat2 where the kernel has it, or always by the component walk. */
-    public enum Resolution { OPENAT2, WALK }
+    enum Resolution { OPENAT2, WALK }
 
-    private final Path directory;
-    private final int walkOption;
-
-    public ConfinedDirectory(Path directory, Resolution resolution) {
-        this.directory = directory;
-        this.walkOption = resolution == Resolution.WALK ? LinuxNative.OPEN_WALK : 0;
+    /** Where directories to open beneath come from: the host's descriptors, or a test's tree. */
+    @FunctionalInterface
+    interface Opener {
+        ConfinedDirectory beneath(Path directory, Resolution resolution);
     }
 
-    public Path path() {
-        return directory;
-    }
+    /** The host's: openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, or one openat(O_NOFOLLOW) per element. */
+    Opener REAL = DescriptorDirectory::new;
+
+    Path path();
 
     /** Opens {@code relative} beneath the directory; its last element is not followed. */
-    public OpenedPath open(Path relative) throws IOException {
-        return open(relative, walkOption);
-    }
+    OpenedPath open(Path relative) throws IOException;
 
     /** {@link #open}, empty when an element of the path does not exist. */
-    public Optional<OpenedPath> openIfPresent(Path relative) throws IOException {
-        try {
-            return Optional.of(open(relative));
-        } catch (NoSuchPathException absent) {
-            return Optional.empty();
-        }
-    }
+    Optional<OpenedPath> openIfPresent(Path relative) throws IOException;
 
     /** Opens the directory {@code relative}; empty when an element of the path does not exist. */
-    public Optional<OpenedPath> openDirectoryIfPresent(Path relative) throws IOException {
-        try {
-            return Optional.of(open(relative, walkOption | LinuxNative.OPEN_DIRECTORY));
-        } catch (NoSuchPathException absent) {
-            return Optional.empty();
-        }
-    }
+    Optional<OpenedPath> openDirectoryIfPresent(Path relative) throws IOException;
 
     /** Opens the directory {@code relative}, creating every missing directory on the way (mode 0750). */
-    public OpenedPath openCreatingDirectories(Path relative) throws IOException {
-        return open(relative, walkOption | LinuxNative.OPEN_CREATE_DIRECTORIES);
-    }
-
-    private OpenedPath open(Path relative, int options) throws IOException {
-        if (relative.isAbsolute()) {
-            throw new IllegalArgumentException("not a relative path: " + relative);
-        }
-        if (relative.toString().isEmpty()) {
-            return new OpenedPath(LinuxNative.openDirectory(directory.toString()), directory); // the directory itself
-        }
-        int root = LinuxNative.openDirectory(directory.toString());
-        try {
-            return new OpenedPath(LinuxNative.openBeneath(root, relative.toString(), options),
-                    directory.resolve(relative));
-        } finally {
-            closeQuietly(root);
-        }
-    }
-
-    private static void closeQuietly(int fd) {
-        try {
-            LinuxNative.close(fd);
-        } catch (NativeIOException ignored) {
-            // close(2) frees the descriptor even when it reports an error; nothing is left to release
-        }
-    }
+    OpenedPath openCreatingDirectories(Path relative) throws IOException;
 }

@@ -4,19 +4,29 @@ import dev.blocknode.os.HostPaths;
 import dev.blocknode.os.block.BlockDevices;
 import dev.blocknode.os.exec.CommandRunner;
 import dev.blocknode.os.exec.ProcessCommandRunner;
+import dev.blocknode.os.fd.ConfinedDirectory;
 import dev.blocknode.os.mount.LinuxMounter;
 import dev.blocknode.os.mount.Mounter;
 
 /**
  * The one seam between blocknode and the machine: kernel interfaces by path, external commands, mounts
  * and block devices. Everything above the os packages reaches the host only through a Host, so a test can
- * redirect any part of it. It sits above the packages it composes (block, mount, exec), which share only
- * the value types of {@code dev.blocknode.os}: the arrows inside os point one way.
+ * redirect any part of it. It sits above the packages it composes (block, mount, exec, fd), which share only
+ * the value types of {@code dev.blocknode.os}: the arrows inside os point one way. {@code files} opens
+ * request paths beneath the kubelet root by descriptor; a test that replaces it replaces the mounter too,
+ * since the mounter is then given the paths those descriptors stand for.
  */
-public record Host(HostPaths paths, CommandRunner commands, Mounter mounter, BlockDevices blockDevices) {
+public record Host(HostPaths paths, CommandRunner commands, Mounter mounter, BlockDevices blockDevices,
+                   ConfinedDirectory.Opener files) {
+
+    /** With the host's own descriptors: for tests that fake only what a transport or a command touches. */
+    public Host(HostPaths paths, CommandRunner commands, Mounter mounter, BlockDevices blockDevices) {
+        this(paths, commands, mounter, blockDevices, ConfinedDirectory.REAL);
+    }
 
     public static Host real() {
         HostPaths paths = HostPaths.real();
-        return new Host(paths, new ProcessCommandRunner(), new LinuxMounter(paths), new BlockDevices(paths));
+        return new Host(paths, new ProcessCommandRunner(), new LinuxMounter(paths), new BlockDevices(paths),
+                ConfinedDirectory.REAL);
     }
 }

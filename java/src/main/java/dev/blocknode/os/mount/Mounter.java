@@ -3,6 +3,8 @@ package dev.blocknode.os.mount;
 import dev.blocknode.os.FileStat;
 
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -39,7 +41,17 @@ public interface Mounter {
     /** O(1), never reads the mount table. */
     boolean isMountPoint(Path path) throws IOException;
 
+    /** {@link #isMountPoint}, false when nothing is at {@code path} (a publication kubelet already removed). */
+    default boolean isPresentMountPoint(Path path) throws IOException {
+        return Files.exists(path, LinkOption.NOFOLLOW_LINKS) && isMountPoint(path);
+    }
+
     FileStat stat(Path path) throws IOException;
+
+    /** What statvfs says of the filesystem holding {@code path} (a fake answers for its own mounts). */
+    default FilesystemUsage usage(Path path) throws IOException {
+        return FilesystemUsage.of(path);
+    }
 
     /** The whole mount table: costly on a busy node, for the few questions that need all of it. */
     List<MountEntry> table() throws IOException;

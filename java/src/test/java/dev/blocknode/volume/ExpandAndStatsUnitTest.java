@@ -1,0 +1,147 @@
+package dev.blocknode.volume;
+
+import dev.blocknode.outcome.VolumeException;
+import dev.blocknode.volume.filesystem.FilesystemType;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+
+import static dev.blocknode.volume.LifecycleFixture.OTHER_VOLUME;
+import static dev.blocknode.volume.LifecycleFixture.VOLUME;
+import static dev.blocknode.volume.LifecycleFixture.filesystem;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * NodeGetVolumeStats and NodeExpandVolume only read or grow what is there: at the volume's staging path or a
+ * publication they answer; at any other path (another volume's, one outside the root, a relative one, a
+ * symlink) NOT_FOUND; expand grows the filesystem by its own tool after the transport refreshed the size.
+ */
+class ExpandAndStatsUnitTest {
+
+    private static final long GIB = 1L << 30;
+
+    @TempDir
+    Path temp;
+
+    private LifecycleFixture node;
+    private Path target;
+
+    @BeforeEach
+    void stageAndPublish() throws IOException, VolumeException {
+        node = new LifecycleFixture(temp);
+        node.staged(VOLUME, node.device);
+        target = node.target("pod-a", VOLUME);
+        node.publish(VOLUME, target, filesystem(), false);
+    }
+
+    @AfterEach
+    void clean() {
+        node.assertClean();
+    }
+
+    private VolumeStats stats(String volumeId, String path) throws VolumeException {
+        return node.volumes.stats(new Requests.Stats(volumeId, path, ""));
+    }
+
+    private long expand(String volumeId, String path, long requiredBytes) throws VolumeException {
+        return node.volumes.expand(new Requests.Expand(volumeId, path, "", requiredBytes, 0, Optional.empty()));
+    }
+
+    private static void assertNotFound(org.junit.jupiter.api.function.Executable call) {
+        VolumeException refused = assertThrows(VolumeException.class, call);
+        assertEquals(VolumeException.Outcome.NOT_FOUND, refused.outcome(), refused.getMessage());
+    }
+
+    @Test
+    void statsOfTheStagingPathAndOfAPublicationAreTheFilesystemsUsage() throws Exception {
+        for (Path path : List.of(node.staging(VOLUME), target)) {
+            VolumeStats stats = stats(VOLUME, path.toString());
+            assertEquals(GIB, stats.totalBytes());
+            assertEquals(GIB / 2, stats.availableBytes().orElseThrow());
+            assertFalse(stats.abnormal(), stats.condition());
+        }
+    }
+
+    @Test
+    void statsAtAPathThatIsNotTheVolumesAreNotFound() throws Exception {
+        node.staged(OTHER_VOLUME, node.otherDevice);
+        assertNotFound(() -> stats(VOLUME, node.staging(OTHER_VOLUME).toString()));
+        assertNotFound(() -> stats(VOLUME, node.target("pod-b", VOLUME).toString()));
+        assertNotFound(() -> stats(VOLUME, "/etc"));
+        assertNotFound(() -> stats(VOLUME, "some/path"));
+        assertNotFound(() -> stats("vol-unknown", target.toString()));
+    }
+
+    @Test
+    void statsAtARecordedTargetNoLongerMountedAreNotFound() throws Exception {
+        node.unpublish(VOLUME, target);
+        assertNotFound(() -> stats(VOLUME, target.toString()));
+    }
+
+    @Test
+    void aFilesystemTheKernelTurnedReadOnlyIsAbnormalWhereItWasAskedReadWrite() throws Exception {
+        Path readOnly = node.target("pod-r", VOLUME);
+        node.publish(VOLUME, readOnly, filesystem(), true);
+        assertFalse(stats(VOLUME, readOnly.toString()).abnormal(), "read-only as asked is no fault");
+
+        node.machine.turnReadOnly(node.device.number());
+
+        VolumeStats stats = stats(VOLUME, target.toString());
+        assertTrue(stats.abnormal());
+        assertTrue(stats.condition().contains("read-only"), stats.condition());
+        assertFalse(stats(VOLUME, readOnly.toString()).abnormal());
+    }
+
+    @Test
+    void expandRefreshesTheDeviceAndGrowsTheFilesystem() throws Exception {
+        node.block.sized(node.device.device(), 2 * GIB);
+        node.commands.expect(FilesystemType.EXT4.grow(node.device.device(), node.staging(VOLUME)).argv()
+                .toArray(String[]::new));
+
+        assertEquals(2 * GIB, expand(VOLUME, target.toString(), 2 * GIB));
+
+        assertEquals("refresh " + node.device.device().getFileName(), node.transport.calls().getLast());
+    }
+
+    @Test
+    void expandBeyondTheDevicesSizeIsOutOfRange() {
+        VolumeException refused = assertThrows(VolumeException.class,
+                () -> expand(VOLUME, target.toString(), 2 * GIB));
+        assertEquals(VolumeException.Outcome.OUT_OF_RANGE, refused.outcome());
+    }
+
+    @Test
+    void expandAtAPathThatIsNotTheVolumesIsNotFound() {
+        assertNotFound(() -> expand(VOLUME, node.target("pod-b", VOLUME).toString(), 0));
+        assertNotFound(() -> expand(VOLUME, "/var/lib/elsewhere", 0));
+        assertTrue(node.transport.calls().stream().noneMatch(call -> call.startsWith("refresh")));
+    }
+
+    @Test
+    void aPublicationWhosePathNowLeadsThroughASymlinkIsRefusedUnread() {
+        node.machine.symlink(target.getParent());
+
+        VolumeException refused = assertThrows(VolumeException.class, () -> stats(VOLUME, target.toString()));
+        assertEquals(VolumeException.Outcome.INVALID_ARGUMENT, refused.outcome(), refused.getMessage());
+        refused = assertThrows(VolumeException.class, () -> expand(VOLUME, target.toString(), 0));
+        assertEquals(VolumeException.Outcome.INVALID_ARGUMENT, refused.outcome(), refused.getMessage());
+    }
+
+    @Test
+    void aBlockVolumeExpandsWithoutATool() throws Exception {
+        node.stage(OTHER_VOLUME, node.otherDevice, LifecycleFixture.block());
+        node.block.sized(node.otherDevice.device(), 3 * GIB);
+
+        assertEquals(3 * GIB, expand(OTHER_VOLUME, node.staging(OTHER_VOLUME).toString(), 0));
+        assertEquals(3 * GIB, stats(OTHER_VOLUME, node.staging(OTHER_VOLUME).toString()).totalBytes());
+    }
+}

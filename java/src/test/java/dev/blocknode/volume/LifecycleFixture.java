@@ -1,0 +1,148 @@
+package dev.blocknode.volume;
+
+import dev.blocknode.os.DeviceNumber;
+import dev.blocknode.os.fd.ConfinedDirectory;
+import dev.blocknode.os.host.Host;
+import dev.blocknode.outcome.Secrets;
+import dev.blocknode.outcome.VolumeException;
+import dev.blocknode.state.RecordStore;
+import dev.blocknode.state.v1.StagePhase;
+import dev.blocknode.state.v1.StagingRecord;
+import dev.blocknode.testing.FakeSysfs;
+import dev.blocknode.testing.RecordingBlockDevices;
+import dev.blocknode.testing.ScriptedCommandRunner;
+import dev.blocknode.testing.ScriptedTransport;
+import dev.blocknode.testing.machine.FakeMachine;
+import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.Transports;
+import dev.blocknode.volume.filesystem.FilesystemType;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * The lifecycle wired as Plugin wires it, over fakes only: an in-memory machine (tree, mounts, descriptors),
+ * a fabricated sysfs with the volumes' devices, scripted blkid/mkfs, a scripted transport, and a real
+ * RecordStore in a temp dir. No root and no kernel mounts.
+ */
+final class LifecycleFixture {
+
+    static final String VOLUME = "vol-1";
+    static final String OTHER_VOLUME = "vol-2";
+
+    final FakeMachine machine = new FakeMachine();
+    final FakeSysfs sysfs;
+    final ScriptedCommandRunner commands = new ScriptedCommandRunner();
+    final RecordingBlockDevices block;
+    final ScriptedTransport transport = new ScriptedTransport();
+    final RecordStore store;
+    final Path root;
+    final NodeVolumes volumes;
+    /** The device of {@link #VOLUME} and of {@link #OTHER_VOLUME}. */
+    final Attachment device;
+    final Attachment otherDevice;
+
+    LifecycleFixture(Path temp) throws IOException {
+        sysfs = new FakeSysfs(temp);
+        block = new RecordingBlockDevices(sysfs.paths());
+        device = attachable("vdb", new DeviceNumber(254, 16));
+        otherDevice = attachable("vdc", new DeviceNumber(254, 32));
+        Host host = machine.host(sysfs.paths(), commands, block);
+        root = Files.createDirectories(temp.resolve("kubelet")).toRealPath();
+        store = new RecordStore(temp.resolve("state"));
+        volumes = new NodeVolumes(host, new KubeletPaths(root, ConfinedDirectory.Resolution.OPENAT2, host.files()),
+                store, new Transports(List.of(transport)), FilesystemType.EXT4);
+    }
+
+    private Attachment attachable(String name, DeviceNumber number) throws IOException {
+        Path node = sysfs.addBlockDevice(name, number);
+        machine.blockDevice(node, number);
+        block.claimed(node, false).sized(node, 1L << 30);
+        Attachment attachment = new Attachment(ScriptedTransport.NAME, node, number, "", Map.of());
+        transport.device(name, attachment);
+        return attachment;
+    }
+
+    Path staging(String volumeId) {
+        return root.resolve("plugins/kubernetes.io/csi/block.csi.blocknode.dev/" + volumeId + "/globalmount");
+    }
+
+    Path target(String pod, String volumeId) {
+        return root.resolve("pods/" + pod + "/volumes/kubernetes.io~csi/" + volumeId + "/mount");
+    }
+
+    static VolumeCapability filesystem(AccessMode mode, String... flags) {
+        return new VolumeCapability(AccessType.Mount.parsed("ext4", List.of(flags)), mode);
+    }
+
+    static VolumeCapability filesystem() {
+        return filesystem(AccessMode.SINGLE_NODE_WRITER);
+    }
+
+    static VolumeCapability block() {
+        return new VolumeCapability(new AccessType.Block(), AccessMode.SINGLE_NODE_WRITER);
+    }
+
+    Requests.Stage stageRequest(String volumeId, Attachment on, VolumeCapability capability) {
+        return new Requests.Stage(volumeId, staging(volumeId).toString(), capability,
+                Map.of(ScriptedTransport.DEVICE_KEY, on.device().getFileName().toString()), Map.of(), Secrets.NONE);
+    }
+
+    void stage(String volumeId, Attachment on, VolumeCapability capability) throws VolumeException {
+        volumes.stage(stageRequest(volumeId, on, capability));
+    }
+
+    /** blkid finds nothing on {@code on} (its head is zeros), and mkfs.ext4 is to run on it. */
+    void expectBlankFormatted(Attachment on) {
+        expectProbe(on).returns(2, "", "");
+        expectFormat(on);
+    }
+
+    ScriptedCommandRunner.Expectation expectProbe(Attachment on) {
+        return commands.expect("blkid", "-p", "-o", "export", on.device().toString());
+    }
+
+    ScriptedCommandRunner.Expectation expectFormat(Attachment on) {
+        return commands.expect(FilesystemType.EXT4.format(on.device()).argv().toArray(String[]::new));
+    }
+
+    /** {@code volumeId} staged as an ext4 filesystem on {@code on}, as a first stage of a blank device leaves it. */
+    void staged(String volumeId, Attachment on) throws VolumeException {
+        expectBlankFormatted(on);
+        stage(volumeId, on, filesystem());
+        commands.assertAllConsumed();
+    }
+
+    void publish(String volumeId, Path target, VolumeCapability capability, boolean readonly) throws VolumeException {
+        volumes.publish(new Requests.Publish(volumeId, staging(volumeId).toString(), target.toString(), capability,
+                readonly));
+    }
+
+    void unpublish(String volumeId, Path target) throws VolumeException {
+        volumes.unpublish(new Requests.Unpublish(volumeId, target.toString()));
+    }
+
+    Optional<StagingRecord> record(String volumeId) {
+        try {
+            return store.load(volumeId);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    StagePhase phase(String volumeId) {
+        return record(volumeId).orElseThrow(() -> new AssertionError("no record of " + volumeId)).getPhase();
+    }
+
+    /** What every test ends with: each scripted command ran, and no descriptor was left open. */
+    void assertClean() {
+        commands.assertAllConsumed();
+        assertEquals(0, machine.openDescriptors(), "descriptors left open");
+    }
+}

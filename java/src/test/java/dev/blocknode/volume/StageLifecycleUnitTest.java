@@ -1,0 +1,196 @@
+package dev.blocknode.volume;
+
+import dev.blocknode.outcome.VolumeException;
+import dev.blocknode.state.v1.StagePhase;
+import dev.blocknode.os.DeviceNumber;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import static dev.blocknode.volume.LifecycleFixture.VOLUME;
+import static dev.blocknode.volume.LifecycleFixture.filesystem;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * NodeStageVolume and NodeUnstageVolume step by step over the fake machine: the phases the record passes
+ * through (ATTACHING before the attach, STAGING before mkfs writes, STAGED at the end), a retry after a
+ * failure in each phase continuing where it stopped, a refusal leaving nothing, and teardown.
+ */
+class StageLifecycleUnitTest {
+
+    @TempDir
+    Path temp;
+
+    private LifecycleFixture node;
+
+    @BeforeEach
+    void wire() throws IOException {
+        node = new LifecycleFixture(temp);
+    }
+
+    @AfterEach
+    void clean() {
+        node.assertClean();
+    }
+
+    @Test
+    void aBlankDeviceIsFormattedAndMountedThroughTheRecordedPhases() throws Exception {
+        List<StagePhase> seen = new ArrayList<>();
+        node.transport.duringAttach(() -> seen.add(node.phase(VOLUME)));
+        node.expectProbe(node.device).returns(2, "", "");
+        node.expectFormat(node.device).andDo(command -> seen.add(node.phase(VOLUME)));
+
+        node.stage(VOLUME, node.device, filesystem());
+
+        assertEquals(List.of(StagePhase.ATTACHING, StagePhase.STAGING), seen);
+        assertEquals(StagePhase.STAGED, node.phase(VOLUME));
+        assertTrue(node.record(VOLUME).orElseThrow().getMount().getFormattedHere());
+        assertEquals(List.of("mount " + node.device.device() + " -> " + node.staging(VOLUME) + " (ext4)"),
+                node.machine.actions());
+        assertEquals(node.device.number(), node.machine.mountedDevice(node.staging(VOLUME)).orElseThrow());
+        assertEquals(List.of("attach " + VOLUME), node.transport.calls());
+    }
+
+    @Test
+    void aStagedVolumeStagedAgainIsLeftAsItIs() throws Exception {
+        node.staged(VOLUME, node.device);
+        node.machine.clearActions();
+
+        node.stage(VOLUME, node.device, filesystem());
+
+        assertEquals(List.of(), node.machine.actions());
+        assertEquals(StagePhase.STAGED, node.phase(VOLUME));
+    }
+
+    @Test
+    void aRetryAfterAFailedAttachAttachesAgainFromItsAttachingRecord() throws Exception {
+        node.transport.failNextAttach(VolumeException.internal("the array timed out", null));
+        VolumeException failed = assertThrows(VolumeException.class,
+                () -> node.stage(VOLUME, node.device, filesystem()));
+        assertEquals(VolumeException.Outcome.INTERNAL, failed.outcome());
+        assertEquals(StagePhase.ATTACHING, node.phase(VOLUME), "a failure that is no refusal keeps the record");
+        assertTrue(node.machine.actions().isEmpty());
+
+        node.expectBlankFormatted(node.device);
+        node.stage(VOLUME, node.device, filesystem());
+
+        assertEquals(StagePhase.STAGED, node.phase(VOLUME));
+        assertEquals(List.of("attach " + VOLUME, "attach " + VOLUME), node.transport.calls());
+    }
+
+    @Test
+    void aRetryAfterAnInterruptedFormatFormatsAgainWithForce() throws Exception {
+        node.expectProbe(node.device).returns(2, "", "");
+        node.expectFormat(node.device).fails(1, "mkfs.ext4: interrupted");
+        assertThrows(VolumeException.class, () -> node.stage(VOLUME, node.device, filesystem()));
+        assertEquals(StagePhase.STAGING, node.phase(VOLUME));
+        assertEquals("ext4", node.record(VOLUME).orElseThrow().getMount().getFormattingStarted());
+
+        // What the first mkfs left is no blank device any more; the record, not the probe, decides.
+        node.commands.expect(dev.blocknode.volume.filesystem.FilesystemType.EXT4
+                .formatOverInterruptedFormat(node.device.device()).argv().toArray(String[]::new));
+        node.stage(VOLUME, node.device, filesystem());
+
+        assertEquals(StagePhase.STAGED, node.phase(VOLUME));
+        assertTrue(node.machine.isMounted(node.staging(VOLUME)));
+    }
+
+    @Test
+    void aRetryAfterAFailedMountMountsWithoutFormattingAgain() throws Exception {
+        node.expectBlankFormatted(node.device);
+        node.machine.failNext("mount", node.staging(VOLUME), new IOException("mount: the disk stalled"));
+        assertThrows(VolumeException.class, () -> node.stage(VOLUME, node.device, filesystem()));
+        assertEquals(StagePhase.STAGING, node.phase(VOLUME));
+        assertFalse(node.machine.isMounted(node.staging(VOLUME)));
+
+        node.expectProbe(node.device).returns(0, "TYPE=ext4\nUSAGE=filesystem\n", "");
+        node.stage(VOLUME, node.device, filesystem());
+
+        assertEquals(StagePhase.STAGED, node.phase(VOLUME));
+        assertEquals(node.device.number(), node.machine.mountedDevice(node.staging(VOLUME)).orElseThrow());
+    }
+
+    @Test
+    void aDeviceHoldingDataIsRefusedAndTheRefusalLeavesNoRecord() throws Exception {
+        node.expectProbe(node.device).returns(0, "TYPE=xfs\nUSAGE=filesystem\n", "");
+
+        VolumeException refused = assertThrows(VolumeException.class,
+                () -> node.stage(VOLUME, node.device, filesystem()));
+
+        assertEquals(VolumeException.Outcome.FAILED_PRECONDITION, refused.outcome());
+        assertTrue(node.record(VOLUME).isEmpty(), "a refused stage leaves no record");
+        assertTrue(node.machine.mountPoints().isEmpty());
+        assertEquals(List.of("attach " + VOLUME, "abandon " + VOLUME), node.transport.calls(),
+                "the refused stage undid its own attach");
+    }
+
+    @Test
+    void aDeviceInUseIsRefusedBeforeAnythingIsWritten() throws Exception {
+        node.block.claimed(node.device.device(), true);
+        node.machine.mountFilesystem(Path.of("/mnt/by-hand"), node.device.number(), "ext4");
+
+        VolumeException refused = assertThrows(VolumeException.class,
+                () -> node.stage(VOLUME, node.device, filesystem()));
+
+        assertEquals(VolumeException.Outcome.FAILED_PRECONDITION, refused.outcome());
+        assertTrue(refused.getMessage().contains("/mnt/by-hand"), refused.getMessage());
+        assertTrue(node.record(VOLUME).isEmpty());
+    }
+
+    @Test
+    void aSymlinkInTheStagingPathIsRefusedAndNothingIsAttachedOrMounted() throws Exception {
+        node.machine.symlink(node.staging(VOLUME).getParent());
+
+        VolumeException refused = assertThrows(VolumeException.class,
+                () -> node.stage(VOLUME, node.device, filesystem()));
+
+        assertEquals(VolumeException.Outcome.INVALID_ARGUMENT, refused.outcome());
+        assertTrue(node.machine.mountPoints().isEmpty());
+        assertTrue(node.record(VOLUME).isEmpty());
+    }
+
+    @Test
+    void anotherDeviceMountedAtTheStagingPathIsAlreadyExists() throws Exception {
+        node.machine.mountFilesystem(node.staging(VOLUME), new DeviceNumber(254, 99), "ext4");
+
+        VolumeException refused = assertThrows(VolumeException.class,
+                () -> node.stage(VOLUME, node.device, filesystem()));
+
+        assertEquals(VolumeException.Outcome.ALREADY_EXISTS, refused.outcome());
+        assertTrue(node.record(VOLUME).isEmpty());
+        assertEquals(new DeviceNumber(254, 99), node.machine.mountedDevice(node.staging(VOLUME)).orElseThrow());
+    }
+
+    @Test
+    void unstageUnmountsFlushesDetachesAndForgets() throws Exception {
+        node.staged(VOLUME, node.device);
+        node.machine.clearActions();
+
+        node.volumes.unstage(new Requests.Unstage(VOLUME, node.staging(VOLUME).toString()));
+
+        assertEquals(List.of("unmount " + node.staging(VOLUME)), node.machine.actions());
+        assertEquals(List.of(node.device.device()), node.block.flushed());
+        assertEquals("detach " + node.device.device().getFileName(), node.transport.calls().getLast());
+        assertTrue(node.record(VOLUME).isEmpty());
+    }
+
+    @Test
+    void unstageOfAnInterruptedAttachAbandonsIt() throws Exception {
+        node.transport.failNextAttach(VolumeException.internal("the array timed out", null));
+        assertThrows(VolumeException.class, () -> node.stage(VOLUME, node.device, filesystem()));
+
+        node.volumes.unstage(new Requests.Unstage(VOLUME, node.staging(VOLUME).toString()));
+
+        assertEquals("abandon " + VOLUME, node.transport.calls().getLast());
+        assertTrue(node.record(VOLUME).isEmpty());
+    }
+}
