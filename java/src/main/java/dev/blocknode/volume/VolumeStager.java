@@ -616,12 +616,7 @@ public final class VolumeStager {
         }
         try (OpenedPath directory = opened.get()) {
             FileStat stat = directory.stat();
-            boolean mounted = switch (stat.mountRoot()) {
-                case YES -> true;
-                case NO -> false;
-                case UNKNOWN -> host.mounter().isMountPoint(staging);
-            };
-            return mounted ? Optional.of(stat) : Optional.empty();
+            return Publications.isMountPoint(host, staging, stat) ? Optional.of(stat) : Optional.empty();
         } catch (IOException e) {
             throw VolumeException.internal("cannot inspect staging path " + staging, e);
         }

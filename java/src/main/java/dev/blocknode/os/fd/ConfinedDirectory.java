@@ -1,5 +1,7 @@
 package dev.blocknode.os.fd;
 
+import dev.blocknode.os.natives.NoSuchPathException;
+
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Optional;
@@ -31,7 +33,13 @@ public interface ConfinedDirectory {
     OpenedPath open(Path relative) throws IOException;
 
     /** {@link #open}, empty when an element of the path does not exist. */
-    Optional<OpenedPath> openIfPresent(Path relative) throws IOException;
+    default Optional<OpenedPath> openIfPresent(Path relative) throws IOException {
+        try {
+            return Optional.of(open(relative));
+        } catch (NoSuchPathException absent) {
+            return Optional.empty();
+        }
+    }
 
     /** Opens the directory {@code relative}; empty when an element of the path does not exist. */
     Optional<OpenedPath> openDirectoryIfPresent(Path relative) throws IOException;

@@ -39,15 +39,6 @@ final class DescriptorDirectory implements ConfinedDirectory {
     }
 
     @Override
-    public Optional<OpenedPath> openIfPresent(Path relative) throws IOException {
-        try {
-            return Optional.of(open(relative));
-        } catch (NoSuchPathException absent) {
-            return Optional.empty();
-        }
-    }
-
-    @Override
     public Optional<OpenedPath> openDirectoryIfPresent(Path relative) throws IOException {
         try {
             return Optional.of(open(relative, walkOption | LinuxNative.OPEN_DIRECTORY));
