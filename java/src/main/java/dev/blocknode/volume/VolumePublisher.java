@@ -123,30 +123,42 @@ public final class VolumePublisher {
         Path target = paths.confine("target_path", request.targetPath());
         String volumeId = request.volumeId();
         try (OperationGuard.Permit ignored = guard.enter(volumeId, "NodeUnpublishVolume")) {
-            Optional<StagingRecord> record = records.find(volumeId);
-            Optional<OpenedPath> parent = paths.openParentIfPresent("target_path", target);
-            if (parent.isPresent()) {
-                try (OpenedPath directory = parent.get()) {
-                    String name = target.getFileName().toString();
-                    Optional<FileStat> left = unmountTarget(volumeId, directory, name, target, record);
-                    if (left.isPresent()) {
-                        CrashPoints.reach(CrashPoint.UNPUBLISH_UNMOUNTED);
-                        deleteTarget(volumeId, directory, name, target, left.get());
-                    }
-                } catch (IOException e) {
-                    throw VolumeException.internal("cannot close the directory of target path " + target, e);
-                }
-            }
-            Optional<PublicationRecord> publication =
-                    record.map(r -> r.getPublicationsMap().get(target.toString()));
-            if (publication.isPresent() && publication.get().hasReadonlyView()) {
-                releaseReadOnlyView(volumeId, record.get(), publication.get().getReadonlyView());
-                CrashPoints.reach(CrashPoint.UNPUBLISH_VIEW_RELEASED);
-            }
-            if (record.isPresent() && record.get().containsPublications(target.toString())) {
-                records.savePublications(record.get().toBuilder().removePublications(target.toString()).build());
-            }
+            takeDown(volumeId, target);
             LogContext.outcome(LOG, () -> "unpublished volume " + volumeId + " from " + target);
+        }
+    }
+
+    /**
+     * What NodeUnpublishVolume does once it holds the volume: unmounts what of the volume is at the target (and
+     * only that), removes the target, releases a read-only view, drops the publication from the record. Also how
+     * a publication whose pod is gone is retired ({@link StalePublications}), so that it is taken down exactly as
+     * unpublish would. The caller holds the volume's permit.
+     *
+     * @param target a path as {@link KubeletPaths#confine} returned it
+     */
+    void takeDown(String volumeId, Path target) throws VolumeException {
+        Optional<StagingRecord> record = records.find(volumeId);
+        Optional<OpenedPath> parent = paths.openParentIfPresent("target_path", target);
+        if (parent.isPresent()) {
+            try (OpenedPath directory = parent.get()) {
+                String name = target.getFileName().toString();
+                Optional<FileStat> left = unmountTarget(volumeId, directory, name, target, record);
+                if (left.isPresent()) {
+                    CrashPoints.reach(CrashPoint.UNPUBLISH_UNMOUNTED);
+                    deleteTarget(volumeId, directory, name, target, left.get());
+                }
+            } catch (IOException e) {
+                throw VolumeException.internal("cannot close the directory of target path " + target, e);
+            }
+        }
+        Optional<PublicationRecord> publication =
+                record.map(r -> r.getPublicationsMap().get(target.toString()));
+        if (publication.isPresent() && publication.get().hasReadonlyView()) {
+            releaseReadOnlyView(volumeId, record.get(), publication.get().getReadonlyView());
+            CrashPoints.reach(CrashPoint.UNPUBLISH_VIEW_RELEASED);
+        }
+        if (record.isPresent() && record.get().containsPublications(target.toString())) {
+            records.savePublications(record.get().toBuilder().removePublications(target.toString()).build());
         }
     }
 
