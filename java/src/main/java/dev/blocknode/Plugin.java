@@ -7,6 +7,7 @@ import dev.blocknode.csi.server.LoggingInterceptor;
 import dev.blocknode.csi.server.MetricsInterceptor;
 import dev.blocknode.csi.server.UnixSocketServer;
 import dev.blocknode.metrics.MetricsEndpoint;
+import dev.blocknode.metrics.RetiredPublications;
 import dev.blocknode.os.host.Host;
 import dev.blocknode.os.uevent.NetlinkUeventSource;
 import dev.blocknode.os.wait.DeviceWaiter;
@@ -73,7 +74,10 @@ public final class Plugin implements AutoCloseable {
         StartupCheck.Report startup = new StartupCheck(host, store).run();
         PrometheusMeterRegistry registry = MetricsEndpoint.newRegistry();
         Metrics.addRegistry(registry); // phase timings (Phases) are recorded through the global registry
-        StartupRecovery.Outcome recovery = new StartupRecovery(volumes).run(startup.interrupted());
+        RetiredPublications.counter(); // scraped at 0 from the start
+        StartupRecovery startupRecovery = new StartupRecovery(volumes);
+        StartupRecovery.Outcome recovery = startupRecovery.run(startup.interrupted());
+        startupRecovery.retireStalePublications(startup.published());
         Gauge.builder("blocknode_startup_recovered_records", recovery::finished)
                 .description("attaches undone and teardowns finished at start, left by interrupted calls")
                 .register(registry);

@@ -137,7 +137,8 @@ public final class KubeletPaths {
         return VolumeException.internal("cannot open " + field + " " + confined, e);
     }
 
-    private Path relative(Path confined) {
+    /** A confined path relative to the root (as {@link #confine} returned it, under the root or its real path). */
+    Path relative(Path confined) {
         return confined.startsWith(realRoot) ? realRoot.relativize(confined) : root.relativize(confined);
     }
 

@@ -14,14 +14,16 @@ public final class NodeVolumes {
     private final VolumeExpander expander;
     private final VolumeStatsReader stats;
     private final OperationGuard guard;
+    private final StalePublications stalePublications;
 
     public NodeVolumes(Host host, KubeletPaths paths, RecordStore store, Transports transports,
                        FilesystemType defaultFilesystem) {
         StagingRecords records = new StagingRecords(store);
         VolumeLocator locator = new VolumeLocator(host, paths, records);
         this.guard = new OperationGuard();
-        this.stager = new VolumeStager(host, paths, records, transports, guard, defaultFilesystem);
         this.publisher = new VolumePublisher(host, paths, records, guard);
+        this.stalePublications = new StalePublications(host, paths, records, publisher, guard);
+        this.stager = new VolumeStager(host, paths, records, transports, guard, defaultFilesystem, stalePublications);
         this.expander = new VolumeExpander(host, locator, guard, transports);
         this.stats = new VolumeStatsReader(host, locator, transports);
     }
@@ -40,6 +42,11 @@ public final class NodeVolumes {
 
     public void unpublish(Requests.Unpublish request) throws VolumeException {
         publisher.unpublish(request);
+    }
+
+    /** Retires the publications of a staged volume whose pods are gone (at start; see {@link StalePublications}). */
+    public void retireStalePublications(String volumeId) throws VolumeException {
+        stalePublications.retireAtStart(volumeId);
     }
 
     public long expand(Requests.Expand request) throws VolumeException {

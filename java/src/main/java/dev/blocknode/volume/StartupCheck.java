@@ -18,18 +18,20 @@ import java.util.logging.Logger;
  * At start, compares the staging records with what is really on the node and reports every difference.
  * It changes nothing itself: what it finds is logged and counted, so an operator sees after a reboot or
  * crash which volumes wait for kubelet and which records look stale. The records of calls that died in
- * an attach or a teardown ({@link Report#interrupted}) are handed to {@link StartupRecovery}.
+ * an attach or a teardown ({@link Report#interrupted}), and those of staged volumes with publications
+ * ({@link Report#published}, some of whose pods may be gone), are handed to {@link StartupRecovery}.
  */
 public final class StartupCheck {
 
     private static final Logger LOG = Logger.getLogger(StartupCheck.class.getName());
 
     /**
-     * What was found: records by state, one line per finding, and the records left ATTACHING or UNSTAGING
-     * (a subset of the half-done ones), which StartupRecovery finishes.
+     * What was found: records by state, one line per finding, the records left ATTACHING or UNSTAGING (a subset
+     * of the half-done ones), which StartupRecovery finishes, and the STAGED records with a recorded
+     * publication, whose publications of pods that are gone StartupRecovery retires.
      */
     public record Report(int records, int healthy, int halfDone, int stale, List<String> findings,
-                         List<StagingRecord> interrupted) {
+                         List<StagingRecord> interrupted, List<StagingRecord> published) {
     }
 
     private final Host host;
@@ -48,12 +50,13 @@ public final class StartupCheck {
         } catch (IOException e) {
             findings.add("cannot read staging records: " + e.getMessage());
             LOG.severe(findings.get(0));
-            return new Report(0, 0, 0, 0, findings, List.of());
+            return new Report(0, 0, 0, 0, findings, List.of(), List.of());
         }
         int healthy = 0;
         int halfDone = 0;
         int stale = 0;
         List<StagingRecord> interrupted = new ArrayList<>();
+        List<StagingRecord> published = new ArrayList<>();
         for (StagingRecord record : records) {
             String volume = record.getVolumeId();
             if (record.getPhase() == StagePhase.ATTACHING) {
@@ -77,6 +80,9 @@ public final class StartupCheck {
                         + " by an interrupted call; kubelet's retry will finish or undo it");
                 continue;
             }
+            if (record.getPublicationsCount() > 0) {
+                published.add(record);
+            }
             String problem = problemWith(record);
             if (problem.isEmpty()) {
                 healthy++;
@@ -91,7 +97,8 @@ public final class StartupCheck {
         }
         LOG.info("startup check: " + records.size() + " staged volume record(s): " + healthy + " in place, "
                 + halfDone + " half-done, " + stale + " stale");
-        return new Report(records.size(), healthy, halfDone, stale, List.copyOf(findings), List.copyOf(interrupted));
+        return new Report(records.size(), healthy, halfDone, stale, List.copyOf(findings), List.copyOf(interrupted),
+                List.copyOf(published));
     }
 
     private String problemWith(StagingRecord record) {

@@ -14,8 +14,10 @@ import java.util.logging.Logger;
  * for it and every publication was gone) is finished. After a restart of its own, kubelet rebuilds its
  * state from the mounts it finds, so a half-released LUN with nothing mounted would otherwise stay on
  * the node forever. Both run the ordinary NodeUnstageVolume path, so they are exactly as safe and as
- * idempotent as kubelet's own retry; a volume halfway through staging (STAGING) or staged is left alone:
- * kubelet still wants it.
+ * idempotent as kubelet's own retry; a volume halfway through staging (STAGING) or staged is left staged:
+ * kubelet still wants it. Of a staged volume, only the publications whose pods are gone are retired
+ * ({@link StalePublications}): kubelet has forgotten them and would otherwise find the volume published for
+ * ever when it comes to unstage it.
  *
  * This runs before the socket opens so that kubelet's retries cannot race it; each teardown is bounded by
  * the transports' own limits. One that fails is logged and left for kubelet's retry, never blocking start.
@@ -52,5 +54,17 @@ public final class StartupRecovery {
             }
         }
         return new Outcome(finished, failed);
+    }
+
+    /** Retires the publications of these staged volumes whose pods are gone; each one is logged and counted. */
+    public void retireStalePublications(List<StagingRecord> published) {
+        for (StagingRecord record : published) {
+            try {
+                volumes.retireStalePublications(record.getVolumeId());
+            } catch (VolumeException | RuntimeException e) {
+                LOG.warning(() -> "startup: could not retire the stale publications of volume " + record.getVolumeId()
+                        + " (NodeUnstageVolume tries again): " + e.getMessage());
+            }
+        }
     }
 }

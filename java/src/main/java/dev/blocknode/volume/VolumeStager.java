@@ -55,9 +55,10 @@ public final class VolumeStager {
     private final DeviceProbe probe;
     private final FilesystemType defaultFilesystem;
     private final StagingRecordRebuilder rebuilder;
+    private final StalePublications stalePublications;
 
     VolumeStager(Host host, KubeletPaths paths, StagingRecords records, Transports transports,
-                 OperationGuard guard, FilesystemType defaultFilesystem) {
+                 OperationGuard guard, FilesystemType defaultFilesystem, StalePublications stalePublications) {
         this.host = host;
         this.paths = paths;
         this.records = records;
@@ -66,6 +67,7 @@ public final class VolumeStager {
         this.probe = new DeviceProbe(host.commands());
         this.defaultFilesystem = defaultFilesystem;
         this.rebuilder = new StagingRecordRebuilder(host, paths, records, transports);
+        this.stalePublications = stalePublications;
     }
 
     public void stage(Requests.Stage request) throws VolumeException {
@@ -188,7 +190,8 @@ public final class VolumeStager {
                 LogContext.outcome(LOG, () -> "unstaged volume " + request.volumeId() + ": undid its interrupted attach");
                 return;
             }
-            List<String> live = Publications.live(host, found.get());
+            // A publication kubelet forgot, whose pod is gone, would refuse every unstage for ever: retired first.
+            List<String> live = stalePublications.retire(found.get(), Publications.live(host, found.get()));
             if (!live.isEmpty()) {
                 throw VolumeException.precondition("volume " + request.volumeId()
                         + " is still published at " + live + "; unpublish it first");

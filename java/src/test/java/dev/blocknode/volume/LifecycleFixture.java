@@ -77,6 +77,16 @@ final class LifecycleFixture {
         return root.resolve("pods/" + pod + "/volumes/kubernetes.io~csi/" + volumeId + "/mount");
     }
 
+    /** kubelet's publish path for a raw block volume: the pod's UID is its last element. */
+    Path blockTarget(String pod, String volumeId) {
+        return root.resolve("plugins/kubernetes.io/csi/volumeDevices/publish/" + volumeId + "/" + pod);
+    }
+
+    /** kubelet's directory of a pod (made when it admits the pod, removed once the pod is gone). */
+    Path podDirectory(String pod) {
+        return root.resolve("pods/" + pod);
+    }
+
     static VolumeCapability filesystem(AccessMode mode, String... flags) {
         return new VolumeCapability(AccessType.Mount.parsed("ext4", List.of(flags)), mode);
     }

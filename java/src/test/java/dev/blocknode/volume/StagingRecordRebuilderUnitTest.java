@@ -94,8 +94,12 @@ class StagingRecordRebuilderUnitTest {
         Transports transports = new Transports(List.of(new LocalTransport(host), fc, iscsi));
         Path kubelet = Files.createDirectories(temp.resolve("kubelet")).toRealPath();
         store = new RecordStore(temp.resolve("state"));
-        stager = new VolumeStager(host, new KubeletPaths(kubelet), new StagingRecords(store), transports,
-                new OperationGuard(), FilesystemType.EXT4);
+        KubeletPaths paths = new KubeletPaths(kubelet);
+        StagingRecords records = new StagingRecords(store);
+        OperationGuard guard = new OperationGuard();
+        StalePublications stale = new StalePublications(host, paths, records,
+                new VolumePublisher(host, paths, records, guard), guard);
+        stager = new VolumeStager(host, paths, records, transports, guard, FilesystemType.EXT4, stale);
         staging = Files.createDirectories(kubelet.resolve("plugins/kubernetes.io/csi/driver/vol-1/globalmount"));
     }
 

@@ -99,6 +99,20 @@ public final class FakeMachine {
         parent.entries.put(path.getFileName().toString(), new FakeNode(FakeNode.Kind.FILE, parent.device, null));
     }
 
+    /**
+     * Removes {@code path} and everything beneath it, as kubelet removes a deleted pod's directory. A mount
+     * beneath it is a test's mistake: the kernel refuses to remove a mount point (EBUSY).
+     */
+    public synchronized void removeTree(Path path) {
+        if (mounts.keySet().stream().anyMatch(p -> p.startsWith(path))) {
+            throw new IllegalStateException("a mount beneath " + path + " stops its removal");
+        }
+        FakeNode parent = visible(path.getParent());
+        if (parent == null || parent.entries.remove(path.getFileName().toString()) == null) {
+            throw new IllegalStateException("nothing to remove at " + path);
+        }
+    }
+
     /** Mounts the filesystem of {@code device} at {@code at} (a directory, made as needed), as a host would. */
     public synchronized void mountFilesystem(Path at, DeviceNumber device, String fsType) {
         directories(at);
