@@ -42,6 +42,7 @@ help:
 	@echo "make clean   remove build output"
 	@echo "make validate-deploy  check deploy/ offline: manifests and Helm chart, strictly typed, plus its tests"
 	@echo "make e2e-vm  (root) boot a qemu guest with iSCSI + multipath and run the plugin in it (test-e2e/vm)"
+	@echo "make e2e-kube  (root) a real single-node Kubernetes (built from source) runs blocknode from its image (test-e2e/kube)"
 	@echo "make registration-test  kubelet registration through the real node-driver-registrar (test-e2e/registration)"
 	@echo "make liveness-test  (root) the real livenessprobe's /healthz: plugin healthy, gone, not ready, back (test-e2e/liveness)"
 	@echo "make bench   (root) benchmark: figures a-f as ratios to same-run baselines (test-e2e/bench)"
@@ -97,6 +98,7 @@ test: deps $(CSI_SANITY)
 	$(MAKE) --no-print-directory liveness-test && \
 	$(MAKE) --no-print-directory validate-deploy && \
 	$(MAKE) --no-print-directory e2e-vm && \
+	$(MAKE) --no-print-directory e2e-kube && \
 	echo "make test: all tiers passed in $$(( $$(date +%s) - start )) s"
 
 # The bench and soak harnesses are built by their own scripts, not by Maven: compile them here too, so that a
@@ -120,6 +122,16 @@ e2e-vm: $(PLUGIN_JAR) $(E2E_JAR) $(CSI_SANITY)
 	@start=$$(date +%s); rc=0; \
 	bash test-e2e/vm/setup.sh && bash test-e2e/vm/e2e.sh || rc=$$?; \
 	echo "make e2e-vm: $$( ((rc == 0)) && echo passed || echo FAILED ) in $$(( $$(date +%s) - start )) s"; \
+	exit $$rc
+
+# Kubernetes for real: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubelet (built from the Go
+# module proxy into .tools/kubernetes), containerd + runc (Debian), blocknode's image built by deploy/image and
+# deployed from deploy/ with the real sidecars; scenarios in test-e2e/kube/scenarios. See test-e2e/kube/README.md.
+.PHONY: e2e-kube
+e2e-kube: $(PLUGIN_JAR)
+	@start=$$(date +%s); rc=0; \
+	bash test-e2e/kube/run.sh $(PLUGIN_JAR) || rc=$$?; \
+	echo "make e2e-kube: $$( ((rc == 0)) && echo passed || echo FAILED ) in $$(( $$(date +%s) - start )) s"; \
 	exit $$rc
 
 # deploy/: every manifest and the Helm chart's rendering decoded strictly into k8s.io/api types, blocknode's

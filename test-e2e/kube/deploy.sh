@@ -1,0 +1,129 @@
+# blocknode deployed into the kube tier's cluster as a user deploys it; sourced by run.sh.
+#
+# Two renderings of the same deployment: the plain manifests of deploy/kubernetes/ and the Helm chart of
+# deploy/helm/blocknode rendered with values (by deploy/validate's renderer, which uses Helm's own engine).
+# Only what a user changes for this cluster is changed: the image reference, the kubelet root (this kubelet's
+# --root-dir, as on k0s or microk8s) and the state directory (under $WORK, so nothing stays on the host).
+
+DEPLOY=$repo/deploy
+
+render_deployment() { # manifests|chart -> file
+    local rendering=$1 out=$WORK/deploy-$1.yaml
+    case $rendering in
+        manifests)
+            local f
+            for f in csidriver serviceaccount daemonset; do
+                echo "---"
+                sed -e "s#registry.example.com/blocknode/blocknode:0.1.0#$PLUGIN_IMAGE#g" \
+                    -e "s#/var/lib/kubelet#$WORK/kubelet#g" -e "s#/var/lib/blocknode#$STATE_DIR#g" \
+                    "$DEPLOY/kubernetes/$f.yaml"
+            done >"$out" ;;
+        chart)
+            "$DEPLOY_VALIDATE" -deploy "$DEPLOY" -render \
+                -set "image.repository=${PLUGIN_IMAGE%:*}" -set "image.tag=${PLUGIN_IMAGE##*:}" \
+                -set "kubeletRoot=$WORK/kubelet" -set "stateDir=$STATE_DIR" >"$out" ;;
+        *) kube_fail "unknown rendering '$rendering' (manifests or chart)" ;;
+    esac
+    grep -q "$WORK/kubelet" "$out" || kube_fail "the $rendering rendering does not use the kubelet root $WORK/kubelet"
+    echo "$out"
+}
+
+# The plugin's pod that is not being deleted (a deleted one may linger while it terminates).
+plugin_pod() {
+    kc -n kube-system get pods -l app.kubernetes.io/name=blocknode \
+        -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.deletionTimestamp}{"\n"}{end}' 2>/dev/null |
+        awk 'NF == 1 { print $1; exit }'
+}
+
+driver_registered() {
+    kc get csinode "$NODE_NAME" -o jsonpath='{.spec.drivers[*].name}' 2>/dev/null | grep -qw "$DRIVER"
+}
+
+# The DaemonSet's pod Ready (its liveness probe answered through livenessprobe) and the driver in CSINode
+# (registered through node-driver-registrar).
+wait_plugin_ready() { # [seconds]
+    wait_until "the blocknode DaemonSet to be rolled out" "${1:-180}" \
+        kc -n kube-system rollout status ds/blocknode-node --timeout=2s ||
+        kube_fail "blocknode DaemonSet not ready: $(kc -n kube-system describe pods -l app.kubernetes.io/name=blocknode | tail -15)"
+    wait_until "CSINode $NODE_NAME to list $DRIVER" 60 driver_registered ||
+        kube_fail "the driver did not register with kubelet (CSINode: $(kc get csinode "$NODE_NAME" -o yaml 2>&1 | tail -8))"
+}
+
+deploy_blocknode() { # manifests|chart
+    local port
+    for port in 9808 9810; do
+        port_free "$port" || kube_fail "port $port (blocknode's DaemonSet on the host network) is in use"
+    done
+    # The DaemonSet mounts the host's udev database (type Directory): a node without udevd has none.
+    mkdir -p /run/udev "$STATE_DIR"
+    local file
+    file=$(render_deployment "$1")
+    kc apply -f "$file" >/dev/null
+    wait_plugin_ready
+    kc create namespace "$TEST_NS" --dry-run=client -o yaml | kc apply -f - >/dev/null
+    DEPLOYED_RENDERING=$1
+}
+
+# Pods first (kubelet unpublishes and unstages through the plugin), then claims and volumes, then the plugin.
+# Fails if anything of a volume is left on the node: a mount of a CSI path or a staging record.
+teardown_volumes_and_plugin() {
+    component_running apiserver || return 0
+    kc -n "$TEST_NS" delete pods --all --wait=true --timeout=120s >/dev/null 2>&1 || true
+    wait_until "CSI mounts to be gone" 90 ! csi_mounts_left ||
+        echo "kube: left mounted: $(csi_mount_targets)" >&2
+    local leaked_mounts leaked_records
+    leaked_mounts=$(csi_mount_targets)
+    leaked_records=$(ls "$STATE_DIR/volumes" 2>/dev/null | grep -c '\.pb$' || true)
+    kc -n "$TEST_NS" delete pvc --all --wait=true --timeout=60s >/dev/null 2>&1 || true
+    kc delete pv --all --wait=true --timeout=60s >/dev/null 2>&1 || true
+    kc -n kube-system delete ds blocknode-node --wait=true --timeout=90s >/dev/null 2>&1 || true
+    wait_until "the blocknode pod to go" 90 ! plugin_pod_exists || true
+    kc delete csidriver "$DRIVER" >/dev/null 2>&1 || true
+    [[ -z $leaked_mounts ]] || kube_fail "after every pod was deleted, still mounted: $leaked_mounts"
+    ((leaked_records == 0)) || kube_fail "after every pod was deleted, $leaked_records staging records are left in $STATE_DIR"
+}
+
+plugin_restarts() {
+    kc -n kube-system get pod "$(plugin_pod)" \
+        -o jsonpath='{.status.containerStatuses[?(@.name=="blocknode")].restartCount}'
+}
+plugin_restarted_since() { (( $(plugin_restarts) > $1 )); }
+
+# SIGKILL to the plugin's container through containerd, as an OOM kill or a crash would end it.
+kill_plugin_container() {
+    local id
+    id=$(kc -n kube-system get pod "$(plugin_pod)" \
+        -o jsonpath='{.status.containerStatuses[?(@.name=="blocknode")].containerID}')
+    ctr -a "$CSOCK" -n k8s.io tasks kill -s SIGKILL "${id#containerd://}" >/dev/null
+}
+
+plugin_pod_exists() { [[ -n $(kc -n kube-system get pods -l app.kubernetes.io/name=blocknode -o name 2>/dev/null) ]]; }
+
+# Mounts kubelet made for CSI volumes: publications under pods/, staging and block paths under plugins/kubernetes.io/csi.
+csi_mount_targets() {
+    findmnt -rn -o TARGET | grep -E "^$WORK/kubelet/(pods/.*/volumes/kubernetes.io~csi/|plugins/kubernetes.io/csi/)" || true
+}
+csi_mounts_left() { [[ -n $(csi_mount_targets) ]]; }
+
+# After cluster_down: no process of the tier, nothing mounted under $WORK, no loop device on its files.
+check_nothing_left() {
+    local left=0
+    local ours others
+    ours=$(ps -o pgid= $$ | tr -d ' ')
+    # Processes naming $WORK, except this script's own process group (its command line names $WORK too).
+    others=$(pgrep -f "$WORK" | while read -r pid; do
+        [[ $(ps -o pgid= "$pid" 2>/dev/null | tr -d ' ') == "$ours" ]] || ps -o pid=,args= "$pid"; done)
+    if [[ -n $others ]]; then echo "kube: processes left: $others" >&2; left=1; fi
+    if findmnt -rn -o TARGET | grep -q "^$WORK"; then
+        echo "kube: mounts left: $(findmnt -rn -o TARGET | grep "^$WORK")" >&2; left=1
+    fi
+    if losetup -a | grep -qF "$WORK"; then echo "kube: loop devices left: $(losetup -a | grep -F "$WORK")" >&2; left=1; fi
+    return $left
+}
+
+dump_diagnostics() {
+    echo "---- pods" >&2; kc get pods -A -o wide >&2 2>&1 || true
+    echo "---- events" >&2; kc get events -A --sort-by=.lastTimestamp 2>&1 | tail -30 >&2 || true
+    echo "---- blocknode" >&2; kc -n kube-system logs -l app.kubernetes.io/name=blocknode -c blocknode --tail=40 >&2 2>&1 || true
+    echo "---- kubelet" >&2; tail -40 "$WORK/logs/kubelet.log" >&2 || true
+}

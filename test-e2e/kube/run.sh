@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The kube tier (make e2e-kube): a real single-node Kubernetes on this machine drives blocknode, deployed the
+# way a user deploys it (image, manifests or Helm chart, real sidecars), through the scenarios in scenarios/.
+# See README.md beside this script.
+#
+# usage: test-e2e/kube/run.sh PLUGIN_JAR
+#   KUBE_VERSION=v1.X.Y    the Kubernetes release (default: versions.txt)
+#   KUBE_SCENARIOS="a b"   run only these scenarios (file names in scenarios/ without the number and .sh)
+#   KUBE_RENDERING=chart|manifests   deploy with the chart's rendering or the plain manifests first (default:
+#                          manifests; the redeploy scenario switches to the other one)
+#   KUBE_KEEP=1            leave the cluster running at the end (for debugging; tear down with down.sh WORK)
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+PLUGIN_JAR=$(realpath "${1:?usage: run.sh PLUGIN_JAR}")
+KUBE_T0=$(date +%s)
+NODE_NAME=blocknode-kube
+DRIVER=block.csi.blocknode.dev
+source "$here/lib.sh"
+
+bash "$here/deps.sh"
+KUBE_BIN=$(bash "$here/build-kubernetes.sh")
+kube_log "Kubernetes binaries: $KUBE_BIN ($("$KUBE_BIN/kubelet" --version))"
+source "$here/images.sh"
+build_images "$PLUGIN_JAR"
+
+WORK=$(mktemp -d /tmp/bnkube.XXXXXX)
+mkdir -p "$WORK/run" "$WORK/logs"
+echo "$KUBE_BIN" >"$WORK/kube-bin"
+NODE_IP=$(node_ip)
+export WORK KUBE_BIN NODE_NAME NODE_IP
+source "$here/cluster.sh"
+source "$here/deploy.sh"
+source "$here/volumes.sh"
+
+finish() {
+    local rc=$?
+    set +e
+    if ((rc != 0)); then
+        kube_log "FAILED (exit $rc); logs: $WORK/logs"
+        dump_diagnostics
+    fi
+    if [[ ${KUBE_KEEP:-0} == 1 ]]; then
+        kube_log "KUBE_KEEP=1: cluster left running; tear it down with: bash $here/down.sh $WORK"
+        exit $rc
+    fi
+    # Each step in a subshell: a failing check (kube_fail exits) must not skip the steps after it.
+    ( teardown_volumes_and_plugin ) || rc=1
+    ( cluster_down )
+    ( release_loop_devices )
+    ( check_nothing_left ) || rc=1
+    if ((rc != 0)); then
+        rm -rf "$repo/test-e2e/target/kube-logs"
+        mkdir -p "$repo/test-e2e/target" && cp -r "$WORK/logs" "$repo/test-e2e/target/kube-logs" &&
+            kube_log "logs kept in test-e2e/target/kube-logs"
+    fi
+    # Never rm -r through a mount point (a bind of a host directory would be emptied with it).
+    if findmnt -rn -o TARGET | grep -q "^$WORK"; then kube_log "something is still mounted under $WORK: left in place"
+    else rm -rf --one-file-system "$WORK"; fi
+    kube_log "$( ((rc == 0)) && echo "passed" || echo "FAILED"), torn down"
+    exit $rc
+}
+trap finish EXIT
+
+cluster_up
+import_images "${IMAGE_ARCHIVES[@]}"
+up_kubelet
+wait_node_ready
+kube_log "node $NODE_NAME Ready (Kubernetes $("$KUBE_BIN/kubectl" version --client -o json | sed -n 's/.*"gitVersion": "\(v[^"]*\)".*/\1/p' | head -1))"
+deploy_blocknode "${KUBE_RENDERING:-manifests}"
+kube_log "blocknode deployed ($DEPLOYED_RENDERING) and registered with kubelet"
+
+passed=0
+for file in "$here"/scenarios/[0-9]*.sh; do
+    name=$(basename "$file" .sh); name=${name#*-}
+    if [[ -n ${KUBE_SCENARIOS:-} && " $KUBE_SCENARIOS " != *" $name "* ]]; then continue; fi
+    start=$(date +%s)
+    kube_log "scenario $name"
+    source "$file"
+    "scenario_${name//-/_}"
+    kube_log "scenario $name passed in $(( $(date +%s) - start )) s"
+    passed=$((passed + 1))
+done
+kube_log "$passed scenarios passed"

@@ -1,0 +1,47 @@
+# ext4, xfs and raw block volumes: the pod writes, the data is on the device, and deleting the pod leaves
+# nothing on the node (NodeUnpublishVolume + NodeUnstageVolume, no mount, no staging record).
+scenario_filesystems_and_block() {
+    local kind dev mode token
+    declare -A devices tokens
+    for kind in ext4 xfs block; do
+        dev=$(new_loop_device "basic-$kind" 320)
+        devices[$kind]=$dev
+        token="$kind-$RANDOM$RANDOM"
+        tokens[$kind]=$token
+        if [[ $kind == block ]]; then
+            create_volume "basic-$kind" "$dev" Block "" ReadWriteOncePod 320
+            create_pod "basic-$kind" "basic-$kind" Block \
+                "echo $token | busybox dd of=/dev/xvda bs=512 count=1 conv=fsync"
+        else
+            create_volume "basic-$kind" "$dev" Filesystem "$kind" ReadWriteOncePod 320
+            create_pod "basic-$kind" "basic-$kind" Filesystem "echo $token > /data/token && busybox sync"
+        fi
+    done
+    for kind in ext4 xfs block; do wait_pod_ready "basic-$kind"; done
+
+    for kind in ext4 xfs; do
+        expect_eq "mounts of the $kind device (staging + publication)" 2 "$(device_mounts "${devices[$kind]}")"
+        expect_eq "the $kind pod's file" "${tokens[$kind]}" "$(pod_exec "basic-$kind" busybox cat /data/token)"
+        expect_eq "filesystem type seen by the $kind pod" "$kind" \
+            "$(pod_exec "basic-$kind" busybox awk '$2 == "/data" { print $3 }' /proc/mounts)"
+    done
+    (( $(device_mounts "${devices[block]}") >= 1 )) || kube_fail "the block device is not published to its pod"
+    expect_eq "what the block pod reads back" "${tokens[block]}" \
+        "$(pod_exec basic-block sh -c 'busybox dd if=/dev/xvda bs=512 count=1 2>/dev/null | busybox head -1')"
+    for kind in ext4 xfs block; do
+        expect_eq "staging records of basic-$kind" 1 "$(staging_records "basic-$kind")"
+        expect_eq "phase of PV basic-$kind" Bound "$(kc get pv "basic-$kind" -o jsonpath='{.status.phase}')"
+    done
+    expect_eq "VolumeAttachments (attachRequired: false)" "" "$(kc get volumeattachments -o name)"
+
+    for kind in ext4 xfs block; do kc -n "$TEST_NS" delete pod "basic-$kind" --wait=false >/dev/null; done
+    for kind in ext4 xfs block; do
+        wait_released "basic-$kind" "${devices[$kind]}"
+        if [[ $kind == block ]]; then
+            expect_eq "the block device's first block" "${tokens[$kind]}" "$(device_head "${devices[$kind]}")"
+        else
+            expect_eq "the file on the $kind device" "${tokens[$kind]}" "$(file_on_device "${devices[$kind]}" token)"
+        fi
+        delete_volume "basic-$kind"
+    done
+}

@@ -1,0 +1,62 @@
+# The blocknode pod replaced under volumes in use, three ways: a redeploy with the other rendering (manifests
+# <-> Helm chart) while a pod runs; the DaemonSet's pod deleted while pods mount and unmount; the plugin's
+# container killed -9 while they do. Mounts live in the kernel, so running pods keep their volumes; kubelet's
+# calls that meet no plugin fail and are retried until the new one registers; nothing is lost or leaked.
+scenario_plugin_restart() {
+    local d1 d2 d3 old other
+    d1=$(new_loop_device restart-1 64); d2=$(new_loop_device restart-2 64); d3=$(new_loop_device restart-3 64)
+    create_volume restart-1 "$d1" Filesystem ext4 ReadWriteOnce 64
+    create_volume restart-2 "$d2" Filesystem ext4 ReadWriteOnce 64
+    create_volume restart-3 "$d3" Filesystem ext4 ReadWriteOnce 64
+    create_pod user-1 restart-1 Filesystem "echo one > /data/token && busybox sync"
+    wait_pod_ready user-1
+
+    # 1. Redeploy with the other rendering.
+    other=chart; [[ $DEPLOYED_RENDERING == chart ]] && other=manifests
+    old=$(plugin_pod)
+    kc apply -f "$(render_deployment "$other")" >/dev/null
+    replace_plugin_pod_if_unchanged "$old"
+    DEPLOYED_RENDERING=$other
+    expect_eq "mounts of user-1's device across the redeploy" 2 "$(device_mounts "$d1")"
+    expect_eq "user-1's file across the redeploy" one "$(pod_exec user-1 busybox cat /data/token)"
+
+    # 2. The plugin's pod deleted while one pod starts and another stops.
+    old=$(plugin_pod)
+    kc -n kube-system delete pod "$old" --wait=false >/dev/null
+    create_pod user-2 restart-2 Filesystem "echo two > /data/token && busybox sync"
+    kc -n "$TEST_NS" delete pod user-1 --wait=false >/dev/null
+    wait_plugin_ready
+    wait_pod_ready user-2 180
+    wait_released restart-1 "$d1" 180
+    expect_eq "user-1's file on its device" one "$(file_on_device "$d1" token)"
+
+    # 3. The plugin's container killed -9 while one pod starts and another stops.
+    local restarts
+    restarts=$(plugin_restarts)
+    kill_plugin_container
+    create_pod user-3 restart-3 Filesystem "echo three > /data/token && busybox sync"
+    kc -n "$TEST_NS" delete pod user-2 --wait=false >/dev/null
+    wait_until "kubelet to restart the killed plugin container" 120 plugin_restarted_since "$restarts" ||
+        kube_fail "the plugin container was not restarted"
+    wait_plugin_ready
+    wait_pod_ready user-3 180
+    wait_released restart-2 "$d2" 180
+    expect_eq "user-2's file on its device" two "$(file_on_device "$d2" token)"
+
+    delete_pod user-3
+    wait_released restart-3 "$d3"
+    expect_eq "user-3's file on its device" three "$(file_on_device "$d3" token)"
+    for v in restart-1 restart-2 restart-3; do delete_volume "$v"; done
+}
+
+# A rendering whose pod template equals the running one rolls nothing out; the pod is replaced by hand then,
+# so that the plugin restarts either way.
+replace_plugin_pod_if_unchanged() { # old pod
+    wait_plugin_ready
+    if [[ $(plugin_pod) == "$1" ]]; then
+        kc -n kube-system delete pod "$1" --wait=false >/dev/null
+        wait_until "the plugin pod to be replaced" 60 plugin_pod_replaced "$1" || kube_fail "the plugin pod was not replaced"
+        wait_plugin_ready
+    fi
+}
+plugin_pod_replaced() { local p; p=$(plugin_pod); [[ -n $p && $p != "$1" ]]; }

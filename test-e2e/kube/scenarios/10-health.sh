@@ -1,0 +1,24 @@
+# Volume health (kubelet's CSIVolumeHealth feature): the filesystem under a running pod turns read-only, as
+# ext4 does after an I/O error (errors=remount-ro); blocknode's NodeGetVolumeStats reports an abnormal
+# VolumeCondition, and kubelet turns it into a VolumeConditionAbnormal event on the pod and its health metric.
+scenario_health() {
+    local dev staged
+    dev=$(new_loop_device health 64)
+    create_volume health "$dev" Filesystem ext4 ReadWriteOnce 64
+    create_pod health health Filesystem "true"
+    wait_pod_ready health
+    staged=$(findmnt -rn -S "$dev" -o TARGET | grep '/globalmount$')
+    [[ -n $staged ]] || kube_fail "no staging mount of $dev"
+    mount -o remount,ro "$staged"
+    wait_until "kubelet to record a VolumeConditionAbnormal event" 60 abnormal_event_names health "read-only" ||
+        { mount -o remount,rw "$staged"; kube_fail "no VolumeConditionAbnormal event: $(kc -n "$TEST_NS" get events -o wide | tail -5)"; }
+    mount -o remount,rw "$staged"
+    delete_pod health
+    wait_released health "$dev"
+    delete_volume health
+}
+
+abnormal_event_names() { # pod text
+    kc -n "$TEST_NS" get events --field-selector "involvedObject.name=$1,reason=VolumeConditionAbnormal" \
+        -o jsonpath='{.items[*].message}' | grep -q "$2"
+}
