@@ -72,3 +72,38 @@ func RenderChartText(dir string, overrides map[string]any) (map[string]string, e
 	}
 	return rendered, nil
 }
+
+// RenderChartChecked renders like RenderChartText, then decodes every object strictly and applies
+// blocknode's rules (Check) to the rendering, so values that render an invalid or inconsistent deployment
+// fail here, naming what is wrong, rather than in the cluster.
+func RenderChartChecked(dir string, overrides map[string]any) (map[string]string, error) {
+	rendered, err := RenderChartText(dir, overrides)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(rendered))
+	for name := range rendered {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var objects []*Object
+	for _, name := range names {
+		objs, err := DecodeStream("chart:"+name, strings.NewReader(rendered[name]))
+		if err != nil {
+			return nil, err
+		}
+		objects = append(objects, objs...)
+	}
+	Check(objects)
+	var problems []string
+	for _, o := range objects {
+		for _, e := range o.Errors {
+			problems = append(problems, o.String()+": "+e)
+		}
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("chart %s renders a deployment that fails validation:\n  %s", dir,
+			strings.Join(problems, "\n  "))
+	}
+	return rendered, nil
+}

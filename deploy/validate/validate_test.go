@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"helm.sh/helm/v3/pkg/strvals"
 	appsv1 "k8s.io/api/apps/v1"
 )
 
@@ -319,5 +320,48 @@ func TestContainerfileIsConsistent(t *testing.T) {
 		if !strings.Contains(string(args), flag+"\n") {
 			t.Errorf("jvm.args lacks %s", flag)
 		}
+	}
+}
+
+// -set and -set-string parse as helm's --set and --set-string, and the rendering follows them.
+func TestRenderWithValues(t *testing.T) {
+	values := Values{}
+	set := values.Flag(strvals.ParseInto)
+	setString := values.Flag(strvals.ParseIntoString)
+	for _, v := range []string{"image.repository=localhost/blocknode/blocknode", "kubeletRoot=/var/lib/k0s/kubelet"} {
+		if err := set.Set(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := setString.Set("image.tag=1"); err != nil {
+		t.Fatal(err)
+	}
+	rendered, err := RenderChartChecked(chartDir, values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := rendered["blocknode/templates/daemonset.yaml"]
+	for _, want := range []string{"image: localhost/blocknode/blocknode:1\n", "--kubelet-root=/var/lib/k0s/kubelet\n"} {
+		if !strings.Contains(ds, want) {
+			t.Errorf("rendering lacks %q", want)
+		}
+	}
+	// A number where the schema wants a string, and a misspelled key, are errors.
+	for _, bad := range []string{"image.tag=1", "image.tagg=x"} {
+		values := Values{}
+		if err := values.Flag(strvals.ParseInto).Set(bad); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := RenderChartChecked(chartDir, values); err == nil {
+			t.Errorf("-set %s: want an error", bad)
+		}
+	}
+	// A rendering that breaks blocknode's rules is refused with the rule's message.
+	values = Values{}
+	if err := values.Flag(strvals.ParseInto).Set("image.tag=latest"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := RenderChartChecked(chartDir, values); err == nil || !strings.Contains(err.Error(), "not pinned") {
+		t.Errorf("-set image.tag=latest: want the pinning rule's error, got %v", err)
 	}
 }
