@@ -23,7 +23,8 @@ feature=$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$jdk/release")
 #   java.desktop  only java.beans, for Micrometer's Log4j2/Logback metric binders, which the plugin does not use
 #   java.sql      Micrometer's database binders and Gson's optional java.sql.Date adapters, likewise unused
 # With this runtime the AOT training run (every kubelet and sidecar call, a metrics scrape) logs the same as
-# with the full list, and `--demo` stages, publishes, reports usage, unpublishes and unstages a loop volume.
+# with the full list, `--demo` stages, publishes, reports usage, unpublishes and unstages a loop volume, and
+# test-e2e/sanity/run-sanity.sh with JAVA=<this runtime>/bin/java passes csi-sanity's mount and block runs.
 modules=(java.base java.logging java.naming jdk.httpserver jdk.jfr jdk.management jdk.unsupported)
 unneeded=(java.desktop java.sql)
 # --compress zip-6: 45 instead of 60 MiB; start time is the same (the AOT cache holds the loaded classes).
