@@ -41,6 +41,9 @@ help:
 	@echo "make build   build the runnable jars"
 	@echo "make clean   remove build output"
 	@echo "make validate-deploy  check deploy/ offline: manifests and Helm chart, strictly typed, plus its tests"
+	@echo "make image   (root) blocknode's container image, offline with buildah: .tools/images/blocknode.tar (deploy/image)"
+	@echo "make test-images  (root) the sidecar, pause and busybox images the Kubernetes tier runs, beside it"
+	@echo "make image-check  (root) both, imported into a throwaway containerd and run there"
 	@echo "make e2e-vm  (root) boot a qemu guest with iSCSI + multipath and run the plugin in it (test-e2e/vm)"
 	@echo "make e2e-kube  (root) a real single-node Kubernetes (built from source) runs blocknode from its image (test-e2e/kube)"
 	@echo "make registration-test  kubelet registration through the real node-driver-registrar (test-e2e/registration)"
@@ -141,6 +144,21 @@ e2e-kube: $(PLUGIN_JAR)
 validate-deploy:
 	cd deploy/validate && go test ./... && go build -o $(TOOLS)/deploy-validate .
 	$(TOOLS)/deploy-validate -deploy deploy
+
+# Container images (deploy/README.md, "Build the image"): Debian base by mmdebstrap, Java runtime by jlink, the
+# image by buildah from deploy/Containerfile, each written as an OCI archive under .tools/images/ for
+# `ctr images import`. Not part of make test: the Kubernetes tier builds and imports them itself.
+.PHONY: image
+image: $(PLUGIN_JAR)
+	bash deploy/image/build.sh $(PLUGIN_JAR)
+
+.PHONY: test-images
+test-images:
+	bash deploy/image/test-images.sh
+
+.PHONY: image-check
+image-check: image test-images
+	bash deploy/image/check.sh
 
 # Kubelet's registration path: the plugin, node-driver-registrar (from ../shared/tools, sha256-checked, into
 # .tools/bin; or REGISTRAR=/path/to/binary; REGISTRAR=standin runs the harness's stand-in, a self-test of

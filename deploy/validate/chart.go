@@ -19,9 +19,15 @@ const ReleaseNamespace = "kube-system"
 // values.schema.json is enforced, and the engine runs in strict mode: a template that reads a value that
 // does not exist fails.
 func RenderChart(dir string, overrides map[string]any) ([]*Object, error) {
+	_, objects, err := renderAndDecode(dir, overrides)
+	return objects, err
+}
+
+// renderAndDecode renders the chart and decodes every object, returning both the text and the objects.
+func renderAndDecode(dir string, overrides map[string]any) (map[string]string, []*Object, error) {
 	rendered, err := RenderChartText(dir, overrides)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	names := make([]string, 0, len(rendered))
 	for name := range rendered {
@@ -33,13 +39,13 @@ func RenderChart(dir string, overrides map[string]any) ([]*Object, error) {
 		objs, err := DecodeStream("chart:"+name, strings.NewReader(rendered[name]))
 		objects = append(objects, objs...)
 		if err != nil {
-			return objects, err
+			return rendered, objects, err
 		}
 	}
 	if len(objects) == 0 {
-		return nil, fmt.Errorf("chart %s rendered no objects", dir)
+		return rendered, nil, fmt.Errorf("chart %s rendered no objects", dir)
 	}
-	return objects, nil
+	return rendered, objects, nil
 }
 
 // RenderChartText renders the chart's manifest templates (not helpers, not NOTES.txt), by template name.
@@ -69,6 +75,28 @@ func RenderChartText(dir string, overrides map[string]any) (map[string]string, e
 		if strings.HasPrefix(base, "_") || !(strings.HasSuffix(base, ".yaml") || strings.HasSuffix(base, ".yml")) {
 			delete(rendered, name)
 		}
+	}
+	return rendered, nil
+}
+
+// RenderChartChecked renders like RenderChartText, then decodes every object strictly and applies
+// blocknode's rules (Check) to the rendering, so values that render an invalid or inconsistent deployment
+// fail here, naming what is wrong, rather than in the cluster.
+func RenderChartChecked(dir string, overrides map[string]any) (map[string]string, error) {
+	rendered, objects, err := renderAndDecode(dir, overrides)
+	if err != nil {
+		return nil, err
+	}
+	Check(objects)
+	var problems []string
+	for _, o := range objects {
+		for _, e := range o.Errors {
+			problems = append(problems, o.String()+": "+e)
+		}
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("chart %s renders a deployment that fails validation:\n  %s", dir,
+			strings.Join(problems, "\n  "))
 	}
 	return rendered, nil
 }

@@ -7,6 +7,9 @@
 //
 //	go run . -deploy ..           validate
 //	go run . -deploy .. -render   print the chart's default rendering
+//	go run . -deploy .. -render -set image.repository=localhost/blocknode/blocknode -set image.tag=0.1.0
+//	                              print its rendering with those values (helm template's --set and
+//	                              --set-string, repeatable; values.schema.json still rejects unknown keys)
 package main
 
 import (
@@ -16,15 +19,26 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"helm.sh/helm/v3/pkg/strvals"
 )
 
 func main() {
 	deployDir := flag.String("deploy", "..", "the deploy/ directory (holding kubernetes/ and helm/blocknode/)")
 	quiet := flag.Bool("q", false, "print failures and the totals only")
-	render := flag.Bool("render", false, "print the chart's default rendering (like helm template) and exit")
+	render := flag.Bool("render", false, "print the chart's rendering (like helm template) and exit")
+	values := Values{}
+	flag.Var(values.Flag(strvals.ParseInto), "set",
+		"with -render: a chart value, key=value with dotted keys (helm --set); repeatable")
+	flag.Var(values.Flag(strvals.ParseIntoString), "set-string",
+		"with -render: a chart value that stays a string, e.g. image.tag=1 (helm --set-string); repeatable")
 	flag.Parse()
+	if len(values) > 0 && !*render {
+		fmt.Fprintln(os.Stderr, "-set and -set-string apply to -render only")
+		os.Exit(2)
+	}
 	if *render {
-		rendered, err := RenderChartText(filepath.Join(*deployDir, "helm", "blocknode"), nil)
+		rendered, err := RenderChartChecked(filepath.Join(*deployDir, "helm", "blocknode"), values)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
@@ -49,4 +63,27 @@ func main() {
 	if report.Failed > 0 || report.Passed == 0 {
 		os.Exit(1)
 	}
+}
+
+// Values are the chart values given on the command line, in the order given, each parsed as Helm parses
+// --set (typed: numbers, booleans, null, {lists}) or --set-string (strings), into one nested map.
+type Values map[string]any
+
+// Flag is a flag.Value that parses each occurrence into v with parse.
+func (v Values) Flag(parse func(string, map[string]any) error) flag.Value {
+	return valuesFlag{v, parse}
+}
+
+type valuesFlag struct {
+	values Values
+	parse  func(string, map[string]any) error
+}
+
+func (f valuesFlag) String() string { return "" }
+
+func (f valuesFlag) Set(s string) error {
+	if f.values == nil {
+		return fmt.Errorf("no values map")
+	}
+	return f.parse(s, f.values)
 }

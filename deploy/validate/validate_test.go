@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"helm.sh/helm/v3/pkg/strvals"
 	appsv1 "k8s.io/api/apps/v1"
 )
 
@@ -260,9 +261,11 @@ func TestChartDriftIsCaught(t *testing.T) {
 	t.Fatalf("the --log-format difference was not reported")
 }
 
-// The Containerfile cannot be built here (no container engine), so check what can be checked without one:
-// every file it copies from deploy/ exists, the ignore file lets each copied path into the build context,
-// and the entrypoint uses the flags file and AOT cache the training run makes.
+// The Containerfile is built by deploy/image/build.sh (make image), which needs root and minutes; what can be
+// checked without building it is checked here: every ADD and COPY source is let into the build context by
+// the ignore file, is either a file of deploy/ (build.sh copies those into the context under the same name)
+// or one of the three things build.sh makes, and the entrypoint uses the flags file and AOT cache the
+// training run makes.
 func TestContainerfileIsConsistent(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(deployDir, "Containerfile"))
 	if err != nil {
@@ -272,27 +275,34 @@ func TestContainerfileIsConsistent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	script, err := os.ReadFile(filepath.Join(deployDir, "image", "build.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	made := map[string]bool{"base.tar": true, "jre": true, "blocknode.jar": true}
 	text := string(data)
 	copied := 0
 	for _, line := range strings.Split(text, "\n") {
 		fields := strings.Fields(line)
-		if len(fields) < 3 || fields[0] != "COPY" || strings.HasPrefix(fields[1], "--from") {
+		if len(fields) < 3 || (fields[0] != "COPY" && fields[0] != "ADD") || strings.HasPrefix(fields[1], "--") {
 			continue
 		}
 		for _, src := range fields[1 : len(fields)-1] {
 			copied++
-			if !strings.Contains(string(ignore), "!"+src+"\n") {
+			if !strings.Contains(string(ignore), "\n!"+src+"\n") {
 				t.Errorf("Containerfile.dockerignore keeps %s out of the build context", src)
 			}
-			if strings.HasPrefix(src, "deploy/") {
-				if _, err := os.Stat(filepath.Join(deployDir, strings.TrimPrefix(src, "deploy/"))); err != nil {
-					t.Errorf("Containerfile copies %s: %v", src, err)
+			if made[src] {
+				if !strings.Contains(string(script), `"$context/`+src+`"`) {
+					t.Errorf("Containerfile %ss %s, which deploy/image/build.sh does not put into the context", fields[0], src)
 				}
+			} else if _, err := os.Stat(filepath.Join(deployDir, src)); err != nil {
+				t.Errorf("Containerfile %ss %s, neither made by build.sh nor a file of deploy/: %v", fields[0], src, err)
 			}
 		}
 	}
-	if copied < 3 {
-		t.Errorf("found %d COPY sources, want the jar, jvm.args and aot-training.sh", copied)
+	if copied < 5 {
+		t.Errorf("found %d ADD and COPY sources, want the base, the runtime, the jar, jvm.args and aot-training.sh", copied)
 	}
 	for _, want := range []string{
 		"RUN bash /app/aot-training.sh /app/blocknode.jar /app/blocknode.aot /app/jvm.args",
@@ -310,5 +320,48 @@ func TestContainerfileIsConsistent(t *testing.T) {
 		if !strings.Contains(string(args), flag+"\n") {
 			t.Errorf("jvm.args lacks %s", flag)
 		}
+	}
+}
+
+// -set and -set-string parse as helm's --set and --set-string, and the rendering follows them.
+func TestRenderWithValues(t *testing.T) {
+	values := Values{}
+	set := values.Flag(strvals.ParseInto)
+	setString := values.Flag(strvals.ParseIntoString)
+	for _, v := range []string{"image.repository=localhost/blocknode/blocknode", "kubeletRoot=/var/lib/k0s/kubelet"} {
+		if err := set.Set(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := setString.Set("image.tag=1"); err != nil {
+		t.Fatal(err)
+	}
+	rendered, err := RenderChartChecked(chartDir, values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := rendered["blocknode/templates/daemonset.yaml"]
+	for _, want := range []string{"image: localhost/blocknode/blocknode:1\n", "--kubelet-root=/var/lib/k0s/kubelet\n"} {
+		if !strings.Contains(ds, want) {
+			t.Errorf("rendering lacks %q", want)
+		}
+	}
+	// A number where the schema wants a string, and a misspelled key, are errors.
+	for _, bad := range []string{"image.tag=1", "image.tagg=x"} {
+		values := Values{}
+		if err := values.Flag(strvals.ParseInto).Set(bad); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := RenderChartChecked(chartDir, values); err == nil {
+			t.Errorf("-set %s: want an error", bad)
+		}
+	}
+	// A rendering that breaks blocknode's rules is refused with the rule's message.
+	values = Values{}
+	if err := values.Flag(strvals.ParseInto).Set("image.tag=latest"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := RenderChartChecked(chartDir, values); err == nil || !strings.Contains(err.Error(), "not pinned") {
+		t.Errorf("-set image.tag=latest: want the pinning rule's error, got %v", err)
 	}
 }

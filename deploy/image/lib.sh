@@ -1,0 +1,99 @@
+# shellcheck shell=bash
+# Shared by the image scripts in deploy/image/ (sourced, not run). Callers set `what` (their log prefix)
+# and `set -euo pipefail` themselves.
+#
+# Everything is built under .tools/images/ in the repository: the OCI archives, the cached base root
+# filesystem and Java runtime (cache/), the build context of the blocknode image (context/), and, while a
+# build runs, buildah's storage (tmp.*/, removed at exit with every container and image in it).
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+images=$repo/.tools/images
+cache=$images/cache
+
+# shellcheck disable=SC2154 # what: set by the caller
+log() { echo "$what: $*" >&2; }
+fail() { echo "$what: $*" >&2; exit 1; }
+
+# Seconds since `began`, for the log.
+began=$SECONDS
+elapsed() { echo "$((SECONDS - began)) s"; }
+
+require_root() {
+    ((EUID == 0)) || fail "root is required (buildah's storage and chroot, mmdebstrap's root mode), as for make test"
+}
+
+# ensure_packages TOOL:PACKAGE...: apt-get install the packages of the tools that are missing, and only
+# those (as the Makefile's deps target does). A TOOL that starts with / is a file, not a command.
+ensure_packages() {
+    local missing=() pair tool
+    for pair in "$@"; do
+        tool=${pair%%:*}
+        if [[ $tool == /* ]]; then
+            [[ -e $tool ]] && continue
+        else
+            command -v "$tool" >/dev/null 2>&1 && continue
+        fi
+        missing+=("${pair#*:}")
+    done
+    ((${#missing[@]} == 0)) && return 0
+    log "installing Debian packages: ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# One image build at a time per checkout: they share context/ and cache/.
+take_lock() {
+    mkdir -p "$images" "$cache"
+    exec {lock_fd}>"$images/.lock"
+    if ! flock -n "$lock_fd"; then
+        log "waiting for another image build in this checkout to finish"
+        flock "$lock_fd"
+    fi
+}
+
+# A private buildah storage (vfs: plain directories, nothing mounted), removed with everything in it when the
+# script exits, however it exits. `bah` runs buildah against it.
+buildah_storage() {
+    store=$(mktemp -d "$images/tmp.XXXXXX")
+    mkdir -p "$store/tmp"
+    # buildah writes temporary blobs (compressed layers on push) under TMPDIR: keep them in the store too.
+    export TMPDIR=$store/tmp
+    trap remove_buildah_storage EXIT
+    # A signal ends the script through its EXIT trap too (bash runs it on exit, not on death by a signal).
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+}
+
+bah() {
+    buildah --root "$store/root" --runroot "$store/run" --storage-driver vfs "$@"
+}
+
+remove_buildah_storage() {
+    local rc=$?
+    if [[ -n ${store:-} && -d $store ]]; then
+        bah rm --all >/dev/null 2>&1 || true
+        bah rmi --all --force >/dev/null 2>&1 || true
+        # vfs mounts nothing and RUN's chroot mounts live in a mount namespace of their own, but never
+        # delete through a mount point.
+        if grep -q " $store/" /proc/self/mounts; then
+            log "left mounted under $store (not removed): $(grep " $store/" /proc/self/mounts | cut -d' ' -f2 | tr '\n' ' ')"
+            rc=1
+        else
+            rm -rf "$store"
+        fi
+    fi
+    exit "$rc"
+}
+
+# push_archive IMAGE REF NAME: write the image as the OCI archive .tools/images/NAME.tar whose one image is
+# named REF (what `ctr images import` names it), replacing an older one only once it is complete; then drop
+# the image from buildah's storage.
+push_archive() {
+    local image=$1 ref=$2 out=$images/$3.tar
+    rm -f "$out.partial"
+    bah push --quiet "$image" "oci-archive:$out.partial:$ref" >&2
+    mv "$out.partial" "$out"
+    bah rmi --force "$image" >/dev/null
+    log "$ref -> $out ($(du -m "$out" | cut -f1) MiB)"
+    printf '%s %s\n' "$out" "$ref"
+}
