@@ -56,6 +56,9 @@ take_lock() {
 buildah_storage() {
     store=$(mktemp -d "$images/tmp.XXXXXX")
     mkdir -p "$store/tmp"
+    # buildah 1.28 keeps a blob-info cache in /var/lib/containers/cache whatever --root says; a machine that
+    # had no /var/lib/containers before the build has none after it.
+    [[ -e /var/lib/containers ]] && had_containers_dir=true || had_containers_dir=false
     # buildah writes temporary blobs (compressed layers on push) under TMPDIR: keep them in the store too.
     export TMPDIR=$store/tmp
     trap remove_buildah_storage EXIT
@@ -80,6 +83,10 @@ remove_buildah_storage() {
             rc=1
         else
             rm -rf "$store"
+        fi
+        if [[ $had_containers_dir == false ]]; then
+            rm -f /var/lib/containers/cache/blob-info-cache-v1.boltdb
+            rmdir /var/lib/containers/cache /var/lib/containers 2>/dev/null || true
         fi
     fi
     exit "$rc"

@@ -23,8 +23,11 @@ CSOCK=$WORK/containerd/containerd.sock
 KUBELET_SYSCTLS=(vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops
                  kernel.keys.root_maxkeys kernel.keys.root_maxbytes)
 # Host paths the node's components (or the DaemonSet's DirectoryOrCreate mounts) may create.
+# kubelet keeps its device-plugin socket in /var/lib/kubelet/device-plugins whatever its --root-dir; containerd's
+# CNI library caches results in /var/lib/cni and takes a lock in /etc/cni/net.d.
 HOST_PATHS=(/run/containerd /var/log/pods /var/log/containers /run/netns /run/udev /etc/iscsi /var/lib/iscsi
-            /run/lock/iscsi /etc/multipath /etc/multipath.conf /var/lib/blocknode)
+            /run/lock/iscsi /etc/multipath /etc/multipath.conf /var/lib/blocknode /var/lib/kubelet /var/lib/cni
+            /etc/cni)
 
 record_host_state() {
     local s p
@@ -211,7 +214,7 @@ featureGates:
   CSIVolumeHealth: true
 EOT
     start_component kubelet "$KUBE_BIN/kubelet" --config "$WORK/kubelet-config.yaml" \
-        --kubeconfig "$WORK/pki/kubelet.kubeconfig" --root-dir "$WORK/kubelet" \
+        --kubeconfig "$WORK/pki/kubelet.kubeconfig" --root-dir "$WORK/kubelet" --cert-dir "$WORK/kubelet/pki" \
         --hostname-override "$NODE_NAME" --node-ip "$NODE_IP" -v "${KUBELET_VERBOSITY:-2}"
 }
 
@@ -227,7 +230,6 @@ restart_kubelet() {
 }
 
 cluster_up() {
-    record_host_state
     make_pki
     up_etcd
     up_apiserver
@@ -274,14 +276,25 @@ cluster_down() {
     [[ -f $WORK/host.sysctls ]] && while IFS== read -r s v; do sysctl -qw "$s=$v" || true; done <"$WORK/host.sysctls"
     # kubelet's log links point into $WORK; then every host path that did not exist before goes, if empty.
     find /var/log/containers -maxdepth 1 -type l -lname "$WORK/*" -delete 2>/dev/null || true
-    if [[ -f $WORK/host.absent-paths ]]; then
-        local p
-        while read -r p; do
-            if [[ -d $p ]]; then find "$p" -depth -type d -empty -delete 2>/dev/null || true
-            elif [[ -f $p && ! -s $p ]]; then rm -f "$p"; fi
-        done <"$WORK/host.absent-paths"
-    fi
+    remove_created_host_paths
     iptables_cleanup
+}
+
+# The host paths that did not exist before the run go again, if all they hold is what the node's components
+# leave: sockets, fifos, empty files and empty directories. Anything else is reported and left alone.
+remove_created_host_paths() {
+    [[ -f $WORK/host.absent-paths ]] || return 0
+    local p
+    while read -r p; do
+        [[ -e $p || -L $p ]] || continue
+        if [[ -d $p ]]; then
+            find "$p" \( -type s -o -type p -o \( -type f -empty \) \) -delete 2>/dev/null || true
+            find "$p" -depth -type d -empty -delete 2>/dev/null || true
+        elif [[ -f $p && ! -s $p ]]; then
+            rm -f "$p"
+        fi
+        [[ ! -e $p ]] || echo "kube: $p was created during the run and is not empty: left in place" >&2
+    done <"$WORK/host.absent-paths"
 }
 
 # kubelet adds chains of its own (KUBE-KUBELET-CANARY, KUBE-FIREWALL with jumps from INPUT and OUTPUT);

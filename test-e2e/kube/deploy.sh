@@ -20,7 +20,7 @@ render_deployment() { # manifests|chart -> file
             done >"$out" ;;
         chart)
             "$DEPLOY_VALIDATE" -deploy "$DEPLOY" -render \
-                -set "image.repository=${PLUGIN_IMAGE%:*}" -set "image.tag=${PLUGIN_IMAGE##*:}" \
+                -set "image.repository=${PLUGIN_IMAGE%:*}" -set-string "image.tag=${PLUGIN_IMAGE##*:}" \
                 -set "kubeletRoot=$WORK/kubelet" -set "stateDir=$STATE_DIR" >"$out" ;;
         *) kube_fail "unknown rendering '$rendering' (manifests or chart)" ;;
     esac
@@ -105,7 +105,8 @@ csi_mount_targets() {
 }
 csi_mounts_left() { [[ -n $(csi_mount_targets) ]]; }
 
-# After cluster_down: no process of the tier, nothing mounted under $WORK, no loop device on its files.
+# After cluster_down: no process of the tier, nothing mounted under $WORK, no loop device on its files, no
+# host path it created, every sysctl kubelet tuned as it was.
 check_nothing_left() {
     local left=0
     local ours others
@@ -118,6 +119,13 @@ check_nothing_left() {
         echo "kube: mounts left: $(findmnt -rn -o TARGET | grep "^$WORK")" >&2; left=1
     fi
     if losetup -a | grep -qF "$WORK"; then echo "kube: loop devices left: $(losetup -a | grep -F "$WORK")" >&2; left=1; fi
+    local p s v
+    while read -r p; do
+        [[ -e $p ]] && { echo "kube: host path created by the run is left: $p" >&2; left=1; }
+    done <"$WORK/host.absent-paths"
+    while IFS== read -r s v; do
+        [[ $(sysctl -n "$s") == "$v" ]] || { echo "kube: sysctl $s is $(sysctl -n "$s"), was $v" >&2; left=1; }
+    done <"$WORK/host.sysctls"
     return $left
 }
 

@@ -22,8 +22,6 @@ source "$here/lib.sh"
 bash "$here/deps.sh"
 KUBE_BIN=$(bash "$here/build-kubernetes.sh")
 kube_log "Kubernetes binaries: $KUBE_BIN ($("$KUBE_BIN/kubelet" --version))"
-source "$here/images.sh"
-build_images "$PLUGIN_JAR"
 
 WORK=$(mktemp -d /tmp/bnkube.XXXXXX)
 mkdir -p "$WORK/run" "$WORK/logs"
@@ -33,6 +31,9 @@ export WORK KUBE_BIN NODE_NAME NODE_IP
 source "$here/cluster.sh"
 source "$here/deploy.sh"
 source "$here/volumes.sh"
+source "$here/images.sh"
+# Before anything can change it (buildah, containerd, kubelet): what the host looks like now.
+record_host_state
 
 finish() {
     local rc=$?
@@ -63,6 +64,7 @@ finish() {
 }
 trap finish EXIT
 
+build_images "$PLUGIN_JAR"
 cluster_up
 import_images "${IMAGE_ARCHIVES[@]}"
 up_kubelet

@@ -4,7 +4,8 @@
 # (it forgets the publication, and the volume with it: kubelet rebuilds its state from pod directories). The
 # volume stays staged with the dead pod's publication. The next pod on the claim is staged (already) and
 # published; when it goes, kubelet unstages, and blocknode, instead of refusing that for ever ("still
-# published"), retires the publication whose pod no longer exists (logged, counted) and unstages: nothing is left.
+# published"), retires the publication whose pod no longer exists (logged, counted) and unstages: nothing is
+# left. (A plugin that starts after the pod's directory is gone retires it at start-up instead.)
 scenario_stale_publication() {
     local dev uid
     dev=$(new_loop_device stale 64)
@@ -36,7 +37,8 @@ scenario_stale_publication() {
     wait_plugin_ready
     wait_until "kubelet to remove the deleted pod's directory" 60 ! test -e "$WORK/kubelet/pods/$uid" ||
         kube_fail "the deleted pod's directory is left: $WORK/kubelet/pods/$uid"
-    (( $(device_mounts "$dev") >= 1 )) || kube_fail "the forgotten publication is not there: the leak did not happen"
+    # The new plugin pod may start after kubelet removed the pod's directory and retire the publication at
+    # start-up already; else it is still there, and the unstage below retires it. Once, either way.
 
     create_pod stale-next stale Block "true"
     wait_pod_ready stale-next
