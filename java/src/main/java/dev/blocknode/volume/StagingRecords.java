@@ -6,6 +6,7 @@ import dev.blocknode.outcome.Secrets;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.RecordStore;
 import dev.blocknode.state.StateDirFullException;
+import dev.blocknode.state.v1.DeviceRecord;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
@@ -91,7 +92,12 @@ final class StagingRecords {
     }
 
     static DeviceNumber deviceNumber(StagingRecord record) {
-        return new DeviceNumber(record.getDevice().getMajor(), record.getDevice().getMinor());
+        return deviceNumber(record.getDevice());
+    }
+
+    /** The number of a recorded device: the volume's, or the read-only view of a publication. */
+    static DeviceNumber deviceNumber(DeviceRecord device) {
+        return new DeviceNumber(device.getMajor(), device.getMinor());
     }
 
     /** What the transport attached, as recorded: what detach and refreshSize work from. */

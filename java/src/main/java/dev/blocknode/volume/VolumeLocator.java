@@ -15,13 +15,16 @@ import java.util.Optional;
 
 /**
  * Finds a staged volume at a path named by NodeGetVolumeStats or NodeExpandVolume. These calls only read
- * or grow what is there, so any path that is not where the volume is answers NOT_FOUND.
+ * or grow what is there, so any path that is not where the volume is answers NOT_FOUND. A volume is at its
+ * staging path and its publications, as recorded; a block volume also at any device node of its own device
+ * below the kubelet root, which is where kubelet asks for its stats (see {@link #deviceNode}).
  */
 final class VolumeLocator {
 
     /**
-     * The volume at one of its paths; {@code publication} is empty for the staging path. {@code opened} is the
-     * path opened beneath the kubelet root (absent for a block volume's staging directory): read it through
+     * The volume at one of its paths; {@code publication} is empty for the staging path and for a device node of
+     * the volume's own device (see {@link #deviceNode}). {@code opened} is the path opened beneath the kubelet
+     * root (absent for a block volume's staging directory): read it through
      * {@link #kernelPath()}, which names the opened file, never the request's path again. Close it.
      */
     record Located(StagingRecord record, Path path, Optional<PublicationRecord> publication,
@@ -78,6 +81,9 @@ final class VolumeLocator {
                 Optional.ofNullable(record.getPublicationsMap().get(path.toString()));
         boolean known = publication.isPresent() || record.getStagingPath().equals(path.toString());
         if (!known) {
+            if (record.hasBlock()) {
+                return deviceNode(volumeId, record, path);
+            }
             throw VolumeException.notFound("volume " + volumeId + " is not at " + path);
         }
         boolean blockStaging = record.hasBlock() && publication.isEmpty();
@@ -101,6 +107,55 @@ final class VolumeLocator {
             if (blockStaging) {
                 closeQuietly(opened.get());
             }
+        }
+    }
+
+    /**
+     * A block volume asked at a path that is neither its staging path nor a publication: found there only when
+     * the path is a device node of the volume's device. kubelet asks NodeGetVolumeStats of a raw block volume at
+     * {@code <root>/plugins/kubernetes.io/csi/volumeDevices/<pv>/dev/<pod uid>}, not at the target it published
+     * (pkg/volume/csi/csi_plugin.go, NewBlockVolumeMapper: {@code NewMetricsCsi(volumeHandle, blockPath + "/" +
+     * podUID)}, blockPath being GetGlobalMapPath): its own bind mount of the published device node, made by
+     * util.MapBlockVolume and named in no other CSI call. The path is taken for what it is, not for its name:
+     * opened beneath the root like every path (no symlink followed, the string never resolved again), it must
+     * be a block device node whose device number is the volume's device, or the read-only view a read-only
+     * publication of the volume is bound to. Any other file, a symlink, a node of another device: NOT_FOUND.
+     * NodeExpandVolume of a block volume is not sent this path: kubelet names the device path it recorded for
+     * the volume (pkg/volume/csi/expander.go), which for CSI block is the publish target MapPodDevice returned,
+     * already one of the volume's paths; the rule here holds for both calls alike.
+     */
+    private Located deviceNode(String volumeId, StagingRecord record, Path path) throws VolumeException {
+        Optional<OpenedPath> opened;
+        try {
+            opened = paths.openIfPresent("volume_path", path);
+        } catch (VolumeException refused) {
+            if (refused.outcome() != VolumeException.Outcome.INVALID_ARGUMENT) {
+                throw refused;
+            }
+            throw VolumeException.notFound("volume " + volumeId + " is not at " + path + ": " + refused.getMessage());
+        }
+        if (opened.isEmpty()) {
+            throw VolumeException.notFound("volume " + volumeId + " is not at " + path);
+        }
+        try {
+            FileStat stat = opened.get().stat();
+            if (stat.isBlockDevice()) {
+                if (stat.rdev().equals(StagingRecords.deviceNumber(record))) {
+                    return new Located(record, path, Optional.empty(), opened);
+                }
+                for (PublicationRecord publication : record.getPublicationsMap().values()) {
+                    if (publication.hasReadonlyView()
+                            && stat.rdev().equals(StagingRecords.deviceNumber(publication.getReadonlyView()))) {
+                        return new Located(record, path, Optional.of(publication), opened);
+                    }
+                }
+            }
+            closeQuietly(opened.get());
+            throw VolumeException.notFound("volume " + volumeId + " is not at " + path + " (not a device node of"
+                    + " its device)");
+        } catch (IOException e) {
+            closeQuietly(opened.get());
+            throw VolumeException.internal("cannot inspect " + path, e);
         }
     }
 

@@ -46,6 +46,8 @@ public final class VolumeStatsReader {
                     return new VolumeStats(0, OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty(),
                             OptionalLong.empty(), OptionalLong.empty(), true, gone(request, device, number));
                 }
+                // The recorded device's size, whichever of the volume's paths was asked (staging path, publication,
+                // kubelet's own link to the device): never read through the request's path.
                 long size = host.blockDevices().sizeBytes(device);
                 String condition = host.blockDevices().isReadOnly(number) && !located.expectedReadOnly()
                         ? "device " + device + " turned read-only"

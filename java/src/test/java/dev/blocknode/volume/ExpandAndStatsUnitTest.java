@@ -136,6 +136,58 @@ class ExpandAndStatsUnitTest {
         assertEquals(VolumeException.Outcome.INVALID_ARGUMENT, refused.outcome(), refused.getMessage());
     }
 
+    /**
+     * kubelet asks for a block volume's stats at its own bind of the published device node,
+     * volumeDevices/PV/dev/POD (csi_plugin.go, NewBlockVolumeMapper): found there by the node's device
+     * number, and at no other file there.
+     */
+    @Test
+    void aBlockVolumeIsFoundAtKubeletsLinkToItsDeviceAndNowhereElse() throws Exception {
+        node.stage(OTHER_VOLUME, node.otherDevice, LifecycleFixture.block());
+        Path published = node.root.resolve("plugins/kubernetes.io/csi/volumeDevices/publish/" + OTHER_VOLUME
+                + "/pod-a");
+        node.publish(OTHER_VOLUME, published, LifecycleFixture.block(), false);
+        node.block.sized(node.otherDevice.device(), 3 * GIB);
+        Path links = node.root.resolve("plugins/kubernetes.io/csi/volumeDevices/" + OTHER_VOLUME + "/dev");
+        Path link = kubeletLink(links.resolve("pod-a"), node.otherDevice.device());
+
+        VolumeStats stats = stats(OTHER_VOLUME, link.toString());
+        assertEquals(3 * GIB, stats.totalBytes());
+        assertTrue(stats.availableBytes().isEmpty(), "no usage figures for a block volume");
+        assertFalse(stats.abnormal(), stats.condition());
+        assertEquals(3 * GIB, expand(OTHER_VOLUME, link.toString(), 0));
+
+        Path another = kubeletLink(links.resolve("pod-b"), node.device.device());
+        Path file = links.resolve("pod-c");
+        node.machine.file(file);
+        Path symlink = links.resolve("pod-d");
+        node.machine.symlink(symlink);
+        Path throughSymlink = node.root.resolve("plugins/kubernetes.io/csi/volumeDevices/linked/dev/pod-a");
+        node.machine.symlink(throughSymlink.getParent());
+        for (Path path : List.of(another, file, symlink, throughSymlink, links, links.resolve("pod-absent"))) {
+            assertNotFound(() -> stats(OTHER_VOLUME, path.toString()));
+            assertNotFound(() -> expand(OTHER_VOLUME, path.toString(), 0));
+        }
+        assertNotFound(() -> stats(OTHER_VOLUME, "/dev/vdc"));
+        assertNotFound(() -> stats(OTHER_VOLUME, node.root.resolve("../outside").toString()));
+    }
+
+    @Test
+    void aFilesystemVolumeIsNotFoundAtADeviceNodeOfItsDevice() throws Exception {
+        Path link = kubeletLink(node.root.resolve("plugins/kubernetes.io/csi/volumeDevices/" + VOLUME + "/dev/pod-a"),
+                node.device.device());
+
+        assertNotFound(() -> stats(VOLUME, link.toString()));
+        assertNotFound(() -> expand(VOLUME, link.toString(), 0));
+    }
+
+    /** What util.MapBlockVolume makes: an empty file with the device node bound onto it. */
+    private Path kubeletLink(Path link, Path deviceNode) throws IOException {
+        node.machine.file(link);
+        node.machine.mounter().bind(deviceNode, link);
+        return link;
+    }
+
     @Test
     void aBlockVolumeExpandsWithoutATool() throws Exception {
         node.stage(OTHER_VOLUME, node.otherDevice, LifecycleFixture.block());
