@@ -68,3 +68,12 @@ node_ip() {
     [[ -n $ip ]] || kube_fail "this machine has no global IPv4 address for the node"
     echo "$ip"
 }
+
+# The minor version of the Kubernetes binaries in use (37 for v1.37.2).
+kube_minor() { "$KUBE_BIN/kubelet" --version | sed -n 's/^Kubernetes v1\.\([0-9]*\)\..*/\1/p'; }
+
+# A scenario that cannot run against this Kubernetes release says why, and run.sh counts it as skipped.
+skip_scenario() { # reason
+    kube_log "SKIPPED: $1"
+    SCENARIO_SKIPPED=$1
+}

@@ -74,14 +74,17 @@ deploy_blocknode "${KUBE_RENDERING:-manifests}"
 kube_log "blocknode deployed ($DEPLOYED_RENDERING) and registered with kubelet"
 
 passed=0
+skipped=()
 for file in "$here"/scenarios/[0-9]*.sh; do
     name=$(basename "$file" .sh); name=${name#*-}
     if [[ -n ${KUBE_SCENARIOS:-} && " $KUBE_SCENARIOS " != *" $name "* ]]; then continue; fi
     start=$(date +%s)
     kube_log "scenario $name"
     source "$file"
+    SCENARIO_SKIPPED=""
     "scenario_${name//-/_}"
+    if [[ -n $SCENARIO_SKIPPED ]]; then skipped+=("$name"); continue; fi
     kube_log "scenario $name passed in $(( $(date +%s) - start )) s"
     passed=$((passed + 1))
 done
-kube_log "$passed scenarios passed"
+kube_log "$passed scenarios passed, ${#skipped[@]} skipped${skipped:+ (${skipped[*]})} on Kubernetes $("$KUBE_BIN/kubelet" --version | cut -d' ' -f2)"
