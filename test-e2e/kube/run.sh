@@ -88,3 +88,4 @@ for file in "$here"/scenarios/[0-9]*.sh; do
     passed=$((passed + 1))
 done
 kube_log "$passed scenarios passed, ${#skipped[@]} skipped${skipped:+ (${skipped[*]})} on Kubernetes $("$KUBE_BIN/kubelet" --version | cut -d' ' -f2)"
+if [[ -f $WORK/known-bugs ]]; then kube_log "known bugs seen (XFAIL): $(sort -u "$WORK/known-bugs" | tr '\n' ' ')"; fi
