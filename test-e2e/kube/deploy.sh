@@ -129,6 +129,22 @@ check_nothing_left() {
     return $left
 }
 
+# Resident memory of every component now, in MiB (the plugin, registrar and livenessprobe found by their
+# command lines inside their containers).
+report_rss() {
+    local line="" name pid
+    for name in etcd apiserver controller-manager scheduler containerd kubelet; do
+        pid=$(cat "$WORK/run/$name.pid" 2>/dev/null) || continue
+        line+="$name $(rss_mib "$pid"), "
+    done
+    for name in "-jar /app/blocknode.jar" csi-node-driver-registrar livenessprobe; do
+        pid=$(pgrep -f -- "$name" | head -1) || continue
+        line+="$(basename "${name%.jar}") $(rss_mib "$pid"), "
+    done
+    kube_log "RSS (MiB): ${line%, }"
+}
+rss_mib() { awk '/^VmRSS:/ { printf "%.0f", $2 / 1024 }' "/proc/$1/status" 2>/dev/null; }
+
 dump_diagnostics() {
     echo "---- pods" >&2; kc get pods -A -o wide >&2 2>&1 || true
     echo "---- events" >&2; kc get events -A --sort-by=.lastTimestamp 2>&1 | tail -30 >&2 || true

@@ -72,6 +72,7 @@ wait_node_ready
 kube_log "node $NODE_NAME Ready (Kubernetes $("$KUBE_BIN/kubectl" version --client -o json | sed -n 's/.*"gitVersion": "\(v[^"]*\)".*/\1/p' | head -1))"
 deploy_blocknode "${KUBE_RENDERING:-manifests}"
 kube_log "blocknode deployed ($DEPLOYED_RENDERING) and registered with kubelet"
+report_rss
 
 passed=0
 skipped=()
@@ -88,4 +89,5 @@ for file in "$here"/scenarios/[0-9]*.sh; do
     passed=$((passed + 1))
 done
 kube_log "$passed scenarios passed, ${#skipped[@]} skipped${skipped:+ (${skipped[*]})} on Kubernetes $("$KUBE_BIN/kubelet" --version | cut -d' ' -f2)"
+report_rss
 if [[ -f $WORK/known-bugs ]]; then kube_log "known bugs seen (XFAIL): $(sort -u "$WORK/known-bugs" | tr '\n' ' ')"; fi
