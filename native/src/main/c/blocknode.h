@@ -45,6 +45,8 @@ void bn_errors_destroy(JNIEnv *env);
 /* Throws the NativeIOException subclass for err, naming syscall and path (path may be NULL).
  * Does nothing if an exception is already pending. */
 void bn_throw_errno(JNIEnv *env, const char *syscall, const char *path, int err);
+/* bn_throw_errno naming "source -> target" as the path (a NULL source shown as "(null)"): mounts, binds. */
+void bn_throw_errno_from_to(JNIEnv *env, const char *syscall, const char *source, const char *target, int err);
 /* Throws java.lang.NullPointerException / OutOfMemoryError / UnsatisfiedLinkError with message. */
 void bn_throw_npe(JNIEnv *env, const char *message);
 void bn_throw_oom(JNIEnv *env, const char *message);
@@ -71,6 +73,10 @@ int bn_check_constants(JNIEnv *env, jclass linux_native);
 void JNICALL bn_mount(JNIEnv *env, jclass clazz, jstring source, jstring target, jstring fs_type,
                       jlong flags, jstring data);
 void JNICALL bn_umount2(JNIEnv *env, jclass clazz, jstring target, jint flags);
+
+/* bind.c */
+void JNICALL bn_bind_with_attributes(JNIEnv *env, jclass clazz, jstring source, jstring target,
+                                     jlong attr_set, jlong attr_clear);
 
 /* stat.c */
 jboolean JNICALL bn_is_mount_point(JNIEnv *env, jclass clazz, jstring path);

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define BN_EXCEPTION_CTOR_SIG \
@@ -174,6 +175,19 @@ out:
     (*env)->DeleteLocalRef(env, j_name);
     (*env)->DeleteLocalRef(env, j_path);
     (*env)->DeleteLocalRef(env, j_syscall);
+}
+
+void bn_throw_errno_from_to(JNIEnv *env, const char *syscall, const char *source, const char *target, int err) {
+    const char *shown_source = source != NULL ? source : "(null)";
+    size_t length = strlen(shown_source) + strlen(" -> ") + strlen(target) + 1;
+    char *path = malloc(length);
+    if (path == NULL) {
+        bn_throw_oom(env, "libblocknode: error message");
+        return;
+    }
+    snprintf(path, length, "%s -> %s", shown_source, target);
+    bn_throw_errno(env, syscall, path, err);
+    free(path);
 }
 
 static void throw_by_name(JNIEnv *env, const char *class_name, const char *message) {

@@ -10,6 +10,7 @@
 static const JNINativeMethod linux_native_methods[] = {
     { "mount", "(" BN_STRING BN_STRING BN_STRING "J" BN_STRING ")V", (void *) bn_mount },
     { "umount2", "(" BN_STRING "I)V", (void *) bn_umount2 },
+    { "bindWithAttributes", "(" BN_STRING BN_STRING "JJ)V", (void *) bn_bind_with_attributes },
     { "isMountPoint", "(" BN_STRING ")Z", (void *) bn_is_mount_point },
     { "stat", "(" BN_STRING ")[J", (void *) bn_stat },
     { "openBeneath", "(I" BN_STRING "I)I", (void *) bn_open_beneath },

@@ -4,24 +4,7 @@
 #include "blocknode.h"
 
 #include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/mount.h>
-
-/* Throws err for mount, naming "source -> target" as the path. */
-static void throw_mount_error(JNIEnv *env, const char *source, const char *target, int err) {
-    const char *shown_source = source != NULL ? source : "(null)";
-    size_t length = strlen(shown_source) + strlen(" -> ") + strlen(target) + 1;
-    char *path = malloc(length);
-    if (path == NULL) {
-        bn_throw_oom(env, "libblocknode: mount error message");
-        return;
-    }
-    snprintf(path, length, "%s -> %s", shown_source, target);
-    bn_throw_errno(env, "mount", path, err);
-    free(path);
-}
 
 void JNICALL bn_mount(JNIEnv *env, jclass clazz, jstring j_source, jstring j_target,
                       jstring j_fs_type, jlong flags, jstring j_data) {
@@ -35,7 +18,7 @@ void JNICALL bn_mount(JNIEnv *env, jclass clazz, jstring j_source, jstring j_tar
         goto out;
     }
     if (mount(source, target, fs_type, (unsigned long) flags, data) != 0) {
-        throw_mount_error(env, source, target, errno);
+        bn_throw_errno_from_to(env, "mount", source, target, errno);
     }
 out:
     bn_utf_release(env, j_data, data);

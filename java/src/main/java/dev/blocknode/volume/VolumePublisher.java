@@ -105,11 +105,10 @@ public final class VolumePublisher {
                 }
                 if (record.hasBlock()) {
                     Path device = readOnly ? readOnlyView(updated, target, wanted) : StagingRecords.devicePath(record);
-                    bindDevice(parent, name, target, device);
+                    bindDevice(parent, name, target, device, options);
                 } else {
-                    bindStagedFilesystem(record, staging, parent, name, target);
+                    bindStagedFilesystem(record, staging, parent, name, target, options);
                 }
-                restrictBind(updated.build(), parent, name, target, options);
             } catch (IOException e) {
                 throw VolumeException.internal("cannot close target path " + target, e);
             }
@@ -272,11 +271,13 @@ public final class VolumePublisher {
     }
 
     /**
-     * Binds the volume's staged filesystem at the directory {@code name} of {@code parent}, creating it. The
-     * staging path is opened and checked to be the volume's mount first, and both ends are used by descriptor.
+     * Binds the volume's staged filesystem at the directory {@code name} of {@code parent}, creating it, with the
+     * publication's per-mount-point flags from the start (see {@link dev.blocknode.os.mount.Mounter#bind}: the
+     * host's copy of the bind has them too). The staging path is opened and checked to be the volume's mount
+     * first, and both ends are used by descriptor.
      */
     private void bindStagedFilesystem(StagingRecord record, Path staging, OpenedPath parent, String name,
-                                      Path target) throws VolumeException {
+                                      Path target, MountOptions options) throws VolumeException {
         Optional<OpenedPath> opened = paths.openIfPresent("staging_target_path", staging);
         try (OpenedPath source = opened.orElseThrow(() -> VolumeException.precondition("staging path " + staging
                 + " of volume " + record.getVolumeId() + " is gone; NodeStageVolume must stage it again"))) {
@@ -290,20 +291,25 @@ public final class VolumePublisher {
                         + record.getVolumeId() + "'s filesystem; NodeStageVolume must stage it again");
             }
             try (OpenedPath mountPoint = openTargetDirectory(parent, name, target)) {
-                host.mounter().bind(source.viaDescriptor(), mountPoint.viaDescriptor());
+                host.mounter().bind(source.viaDescriptor(), mountPoint.viaDescriptor(), options);
             }
         } catch (IOException e) {
-            throw VolumeException.internal("bind-mounting " + staging + " at " + target + " for volume "
-                    + record.getVolumeId() + " failed", e);
+            throw VolumeException.internal("bind-mounting " + staging + " at " + target
+                    + (options.readOnly() ? " read-only" : "") + " for volume " + record.getVolumeId() + " failed", e);
         }
     }
 
-    /** Binds the device node {@code device} onto the file {@code name} of {@code parent}, creating it. */
-    private void bindDevice(OpenedPath parent, String name, Path target, Path device) throws VolumeException {
+    /**
+     * Binds the device node {@code device} onto the file {@code name} of {@code parent}, creating it, with the
+     * publication's flags from the start (read-only for a read-only view).
+     */
+    private void bindDevice(OpenedPath parent, String name, Path target, Path device, MountOptions options)
+            throws VolumeException {
         try (OpenedPath file = openTargetFile(parent, name, target)) {
-            host.mounter().bind(device, file.viaDescriptor());
+            host.mounter().bind(device, file.viaDescriptor(), options);
         } catch (IOException e) {
-            throw VolumeException.internal("bind-mounting " + device + " at " + target + " failed", e);
+            throw VolumeException.internal("bind-mounting " + device + " at " + target
+                    + (options.readOnly() ? " read-only" : "") + " failed", e);
         }
     }
 
@@ -344,45 +350,6 @@ public final class VolumePublisher {
             throw KubeletPaths.symlinkRefused("target_path", target);
         }
         throw VolumeException.precondition("target path " + target + " exists and is not a file");
-    }
-
-    /**
-     * Applies the publication's per-mount-point flags (read-only, nosuid, ...) with a remount of the bind
-     * just made. The kernel takes them only at the new mount's root, so the target is opened again from its
-     * directory (which crosses into the bind) and checked to be that mount before it is remounted; on any
-     * failure the bind is taken away again, never left writable when read-only was asked for.
-     */
-    private void restrictBind(StagingRecord record, OpenedPath parent, String name, Path target,
-                              MountOptions options) throws VolumeException {
-        if (options.perMountPoint().flags() == 0) {
-            return;
-        }
-        try (OpenedPath bound = parent.openChild(name)) {
-            FileStat stat = bound.stat();
-            if (!Publications.isMountRoot(parent, stat) || !Publications.holdsVolume(record, target, stat)) {
-                throw VolumeException.internal("target path " + target + " no longer holds the bind mount of volume "
-                        + record.getVolumeId() + " that was just made", null);
-            }
-            host.mounter().restrictBind(bound.viaDescriptor(), options);
-        } catch (VolumeException | IOException e) {
-            unmountOurBind(record, parent, name, target);
-            if (e instanceof VolumeException refused) {
-                throw refused;
-            }
-            throw VolumeException.internal("applying " + options + " to the bind mount at " + target + " failed", e);
-        }
-    }
-
-    /** Takes back a bind this call made, if it is still there and still the volume's. */
-    private void unmountOurBind(StagingRecord record, OpenedPath parent, String name, Path target) {
-        try {
-            Optional<FileStat> stat = parent.statChild(name);
-            if (stat.isPresent() && Publications.isMountRoot(parent, stat.get()) && Publications.holdsVolume(record, target, stat.get())) {
-                host.mounter().unmount(parent.childViaDescriptor(name));
-            }
-        } catch (IOException e) {
-            LOG.warning(() -> "could not take back the bind mount at " + target + ": " + e.getMessage());
-        }
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.blocknode.lifecycle;
 import dev.blocknode.csi.v1.NodeGrpc;
 import dev.blocknode.logging.LogCapture;
 import dev.blocknode.metrics.RetiredPublications;
+import dev.blocknode.os.mount.MountOptions;
 import dev.blocknode.state.RecordStore;
 import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
@@ -119,7 +120,7 @@ class StalePublicationsHostTest {
             Path target = publishedForAPod(plugin, "pod-gone", staging, false);
             // Something else now sits at the target: not this volume's to take down, whoever's pod it was.
             plugin.host().mounter().unmount(target);
-            plugin.host().mounter().bind(stranger.device(), target);
+            plugin.host().mounter().bind(stranger.device(), target, MountOptions.NONE);
             Files.delete(podDirectory(plugin, "pod-gone"));
 
             assertRefusedAsStillPublished(node, PV, staging, target);

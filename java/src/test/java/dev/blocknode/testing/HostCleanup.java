@@ -17,7 +17,15 @@ public final class HostCleanup {
 
     /** Unmounts everything under {@code dir}, deepest first so stacked and nested mounts come off; returns what was there. */
     public static List<Path> unmountAllUnder(Path dir, Mounter mounter) throws IOException {
-        List<Path> mounts = HostAssertions.mountsUnder(dir);
+        return unmountAllBeneath(dir, List.of(), mounter);
+    }
+
+    /**
+     * {@link #unmountAllUnder}, but the fixture's own {@code kept} mounts stay (a kubelet root it made a shared
+     * mount, and that mount's peer); a mount propagated to the peer comes off with its original.
+     */
+    public static List<Path> unmountAllBeneath(Path dir, List<Path> kept, Mounter mounter) throws IOException {
+        List<Path> mounts = HostAssertions.mountsUnder(dir).stream().filter(m -> !kept.contains(m)).toList();
         for (Path mount : mounts.stream().sorted(Comparator.comparingInt(Path::getNameCount).reversed()).toList()) {
             mounter.unmount(mount);
         }

@@ -6,6 +6,8 @@ import dev.blocknode.config.PluginConfig;
 import dev.blocknode.csi.client.CsiClient;
 import dev.blocknode.logging.LogFormat;
 import dev.blocknode.os.host.Host;
+import dev.blocknode.os.natives.LinuxNative;
+import dev.blocknode.os.natives.NativeIOException;
 import dev.blocknode.os.natives.NativeLibrary;
 
 import java.io.IOException;
@@ -33,16 +35,22 @@ public final class PluginHarness implements AutoCloseable {
     private final CsiClient client;
     private final Host host;
     private final List<LoopDevice> loops = new ArrayList<>();
+    /** The fixture's own mounts (a shared kubelet root and its peer), undone after the plugin stops. */
+    private final List<Path> fixtureMounts = new ArrayList<>();
 
     private PluginHarness(Path dir, Host host) throws IOException {
-        this(dir, host, Optional.empty());
+        this(dir, host, Optional.empty(), false);
     }
 
-    private PluginHarness(Path dir, Host host, Optional<String> metricsAddress) throws IOException {
+    private PluginHarness(Path dir, Host host, Optional<String> metricsAddress, boolean sharedKubeletRoot)
+            throws IOException {
         NativeLibrary.load();
         this.dir = dir;
         this.host = host;
         this.kubeletRoot = dir.resolve("kubelet");
+        if (sharedKubeletRoot) {
+            shareKubeletRoot();
+        }
         PluginConfig config = new PluginConfig(dir.resolve("csi.sock"), NODE_ID, DRIVER, kubeletRoot,
                 dir.resolve("state"), metricsAddress, LogFormat.TEXT,
                 PosixFilePermissions.fromString("rw-rw----"), Optional.empty(), Duration.ofSeconds(5), 0, "ext4",
@@ -62,7 +70,42 @@ public final class PluginHarness implements AutoCloseable {
     /** With the Prometheus endpoint on a free loopback port (see plugin().metrics()). */
     public static PluginHarness startWithMetrics() throws IOException {
         return new PluginHarness(Files.createTempDirectory(Path.of("/tmp"), "bn-host-"), Host.real(),
-                Optional.of("127.0.0.1:0"));
+                Optional.of("127.0.0.1:0"), false);
+    }
+
+    /**
+     * With the kubelet root a shared mount (a tmpfs, {@code mount --make-shared}) that has a peer at
+     * {@link #hostView()}: what the DaemonSet's Bidirectional kubelet-dir is to the host's /var/lib/kubelet.
+     * Every mount the plugin makes under the root appears under the peer too, as the kernel propagates it.
+     */
+    public static PluginHarness startOnSharedKubeletRoot() throws IOException {
+        return new PluginHarness(Files.createTempDirectory(Path.of("/tmp"), "bn-host-"), Host.real(),
+                Optional.empty(), true);
+    }
+
+    /** The peer of a shared kubelet root ({@link #startOnSharedKubeletRoot()}): the root as the host sees it. */
+    public Path hostView() {
+        return dir.resolve("host-view");
+    }
+
+    /** {@code path} under the kubelet root, as the host's peer ({@link #hostView()}) shows it. */
+    public Path asTheHostSeesIt(Path path) {
+        return hostView().resolve(kubeletRoot.relativize(path));
+    }
+
+    private void shareKubeletRoot() throws IOException {
+        Files.createDirectories(kubeletRoot);
+        Files.createDirectories(hostView());
+        LinuxNative.mount("kubelet-root", kubeletRoot.toString(), "tmpfs", 0, "size=16m,mode=0750");
+        fixtureMounts.add(kubeletRoot);
+        try {
+            LinuxNative.mount(null, kubeletRoot.toString(), null, LinuxNative.MS_SHARED, null);
+            LinuxNative.mount(kubeletRoot.toString(), hostView().toString(), null, LinuxNative.MS_BIND, null);
+            fixtureMounts.addFirst(hostView());
+        } catch (IOException e) {
+            LinuxNative.umount2(kubeletRoot.toString(), LinuxNative.MNT_DETACH);
+            throw e;
+        }
     }
 
     public CsiClient client() {
@@ -109,9 +152,16 @@ public final class PluginHarness implements AutoCloseable {
 
     @Override
     public void close() throws IOException {
-        List<Path> leftMounts = HostCleanup.unmountAllUnder(dir, host.mounter());
+        List<Path> leftMounts = HostCleanup.unmountAllBeneath(dir, fixtureMounts, host.mounter());
         client.close();
         plugin.shutdown(Duration.ofSeconds(5));
+        for (Path mount : fixtureMounts) {
+            try {
+                LinuxNative.umount2(mount.toString(), 0);
+            } catch (NativeIOException busy) { // the plugin's descriptor of the kubelet root may hold it yet
+                LinuxNative.umount2(mount.toString(), LinuxNative.MNT_DETACH);
+            }
+        }
         HostCleanup.closeLoopsAndDelete(loops, dir);
         if (!leftMounts.isEmpty()) {
             throw new AssertionError("the test left mounts behind (now removed): " + leftMounts);

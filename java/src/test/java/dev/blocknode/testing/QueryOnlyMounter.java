@@ -49,13 +49,8 @@ public final class QueryOnlyMounter implements Mounter {
     }
 
     @Override
-    public void bind(Path source, Path target) {
+    public void bind(Path source, Path target, MountOptions options) {
         throw new AssertionError("a transport must not bind");
-    }
-
-    @Override
-    public void restrictBind(Path mountRoot, MountOptions options) {
-        throw new AssertionError("a transport must not remount");
     }
 
     @Override

@@ -5,7 +5,6 @@ import dev.blocknode.os.FileStat;
 import dev.blocknode.os.fd.ConfinedDirectory;
 import dev.blocknode.os.fd.OpenedPath;
 import dev.blocknode.os.mount.MountOptions;
-import dev.blocknode.os.natives.InvalidSyscallArgumentException;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.testing.machine.FakeMachine;
 import org.junit.jupiter.api.AfterEach;
@@ -111,8 +110,6 @@ class FakeMachinePathsUnitTest {
             machine.mounter().mount(node, before.viaDescriptor(), "ext4", MountOptions.NONE);
             assertEquals(FileStat.MountRoot.NO, before.stat().mountRoot());
             assertFalse(before.stat().device().equals(device));
-            assertThrows(InvalidSyscallArgumentException.class,
-                    () -> machine.mounter().restrictBind(before.viaDescriptor(), MountOptions.NONE.withReadOnly()));
             try (OpenedPath after = paths.openIfPresent(FIELD, staging).orElseThrow()) {
                 assertEquals(FileStat.MountRoot.YES, after.stat().mountRoot());
                 assertEquals(device, after.stat().device());

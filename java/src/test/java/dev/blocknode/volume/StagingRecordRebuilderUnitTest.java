@@ -283,13 +283,8 @@ class StagingRecordRebuilderUnitTest {
         }
 
         @Override
-        public void bind(Path source, Path target) {
+        public void bind(Path source, Path target, MountOptions options) {
             throw new AssertionError("unstage must not bind");
-        }
-
-        @Override
-        public void restrictBind(Path mountRoot, MountOptions options) {
-            throw new AssertionError("unstage must not remount");
         }
 
         /** A path by descriptor (/proc/self/fd/N/name), as the plugin gives it, named as the test knows it. */

@@ -2,6 +2,7 @@ package dev.blocknode.volume;
 
 import dev.blocknode.logging.LogCapture;
 import dev.blocknode.metrics.RetiredPublications;
+import dev.blocknode.os.mount.MountOptions;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.StagePhase;
 import io.micrometer.core.instrument.Metrics;
@@ -123,7 +124,7 @@ class StalePublicationsUnitTest {
     @Test
     void aStaleTargetHoldingAnotherDeviceIsLeftAloneAndStillRefuses() throws Exception {
         Path target = publishedForAGonePod();
-        node.machine.mounter().bind(node.otherDevice.device(), target); // over the volume's own bind
+        node.machine.mounter().bind(node.otherDevice.device(), target, MountOptions.NONE); // over the volume's own bind
         node.machine.clearActions();
 
         assertUnstageRefusedAsBefore(target);

@@ -15,7 +15,7 @@ import java.util.regex.Pattern;
  */
 public record MountOptions(long flags, List<String> data) {
 
-    /** Bits that a bind mount can carry per mount point (set through a remount of the bind). */
+    /** Bits that a bind mount can carry per mount point (given to it as it is made: {@link Mounter#bind}). */
     public static final long PER_MOUNT_POINT_FLAGS = LinuxNative.MS_RDONLY | LinuxNative.MS_NOSUID
             | LinuxNative.MS_NODEV | LinuxNative.MS_NOEXEC | LinuxNative.MS_NOATIME
             | LinuxNative.MS_NODIRATIME | LinuxNative.MS_RELATIME | LinuxNative.MS_STRICTATIME;

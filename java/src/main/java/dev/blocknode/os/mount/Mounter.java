@@ -18,18 +18,15 @@ public interface Mounter {
     void mount(Path device, Path target, String fsType, MountOptions options) throws IOException;
 
     /**
-     * Bind-mounts {@code source} (a directory, or a device node onto a file) at {@code target}. Flags given
-     * with a bind are ignored by the kernel: see {@link #restrictBind}.
+     * Bind-mounts {@code source} (a directory, or a device node onto a file; not recursive) at {@code target},
+     * with the per-mount-point flags of {@code options} (read-only, nosuid, nodev, noexec, atime) in one step:
+     * the mount has them from the instant it appears at the target. Where the target lies in a shared mount
+     * (the kubelet root, mounted Bidirectional in the plugin's container) the kernel copies the new mount to
+     * every peer and slave, the host's mount namespace among them, with the flags it has when it appears; a
+     * remount afterwards would change the plugin's own copy only. The flags are added to those of the
+     * source's mount, never cleared. Either the bind is at the target with all its flags, or nothing is.
      */
-    void bind(Path source, Path target) throws IOException;
-
-    /**
-     * Applies the per-mount-point flags of {@code options} (read-only, nosuid, ...) to the bind mount whose
-     * root {@code mountRoot} is (a remount of the bind); nothing when there are none. The path must resolve
-     * to the new mount's root itself: a descriptor opened before the bind names the directory beneath it,
-     * which the kernel refuses (EINVAL) rather than remount the filesystem that holds it.
-     */
-    void restrictBind(Path mountRoot, MountOptions options) throws IOException;
+    void bind(Path source, Path target, MountOptions options) throws IOException;
 
     /**
      * Unmounts {@code target}.

@@ -23,7 +23,7 @@ import java.util.Optional;
 /**
  * A machine in memory for the lifecycle's unit tier, in the spirit of mount-utils' FakeMounter: a tree of
  * directories, files, symlinks and device nodes, a mount table, the descriptors the plugin holds, and a log
- * of every mount, bind, remount, unmount and removal. {@link #files()} opens paths in the tree beneath a
+ * of every mount, bind, unmount and removal. {@link #files()} opens paths in the tree beneath a
  * directory, refusing symlinks on the way exactly as the host's openat2 does; {@link #mounter()} is given
  * the /proc/self/fd paths of those descriptors and understands them. A failure can be injected for the next
  * operation at a path. Paths are the tree's own absolute paths (only the kubelet root is also a real
@@ -141,7 +141,7 @@ public final class FakeMachine {
         return top(path).map(m -> m.root.kind == FakeNode.Kind.BLOCK_DEVICE ? m.root.rdev : m.device);
     }
 
-    /** The flags of the top mount at {@code path} ("rw", or what the last remount applied). */
+    /** The flags of the top mount at {@code path} ("rw", or those its bind was made with: "ro,0x3"). */
     public synchronized Optional<String> mountFlags(Path path) {
         return top(path).map(m -> m.flags);
     }
@@ -159,7 +159,7 @@ public final class FakeMachine {
         actions.clear();
     }
 
-    /** The next {@code operation} ("mount", "bind", "remount", "unmount") at {@code path} fails so. */
+    /** The next {@code operation} ("mount", "bind", "unmount") at {@code path} fails so. */
     public synchronized void failNext(String operation, Path path, IOException failure) {
         failures.put(operation + " " + path, failure);
     }
@@ -249,10 +249,11 @@ public final class FakeMachine {
         return filesystems.computeIfAbsent(device, d -> new FakeNode(FakeNode.Kind.DIRECTORY, d, null));
     }
 
-    synchronized void mount(Path at, FakeNode shown, String source, String fsType, DeviceNumber device,
-                            String rootInFilesystem) {
-        mounts.computeIfAbsent(at, p -> new ArrayDeque<>())
-                .push(new FakeMount(nextMountId++, at, shown, source, fsType, device, rootInFilesystem));
+    synchronized FakeMount mount(Path at, FakeNode shown, String source, String fsType, DeviceNumber device,
+                                 String rootInFilesystem) {
+        FakeMount mount = new FakeMount(nextMountId++, at, shown, source, fsType, device, rootInFilesystem);
+        mounts.computeIfAbsent(at, p -> new ArrayDeque<>()).push(mount);
+        return mount;
     }
 
     synchronized Optional<FakeMount> top(Path path) {

@@ -6,7 +6,7 @@ import java.nio.file.Path;
 
 /**
  * One mount in the fake machine's table: what {@code at} shows now ({@code root}), where it came from, and
- * the per-mount-point flags a remount gave it.
+ * the per-mount-point flags its bind was made with.
  */
 final class FakeMount {
 
@@ -18,7 +18,7 @@ final class FakeMount {
     final DeviceNumber device;
     /** The path inside its filesystem that is mounted (mountinfo's root): "/" but for a device node's bind. */
     final String rootInFilesystem;
-    /** "rw", or after a remount "ro" / "rw" and the MS_ flag bits it applied. */
+    /** "rw", or for a bind made with flags "ro" / "rw" and the MS_ flag bits ("ro,0x3"). */
     String flags = "rw";
 
     FakeMount(int id, Path at, FakeNode root, String source, String fsType, DeviceNumber device,

@@ -14,9 +14,8 @@ import java.util.Optional;
 
 /**
  * The fake machine's {@link Mounter}: mounts change its table and are logged; paths may be the tree's own
- * or the /proc/self/fd paths of its descriptors. Mounting onto a descriptor mounts where it was opened;
- * a remount must be given the new mount's root (EINVAL otherwise, as the kernel answers a descriptor opened
- * before the bind).
+ * or the /proc/self/fd paths of its descriptors. Mounting onto a descriptor mounts where it was opened. A
+ * bind has its flags from the start, as the real one does: logged "bind A -> B (ro,0x3)", "bind A -> B" without.
  */
 final class FakeMounter implements Mounter {
 
@@ -41,7 +40,10 @@ final class FakeMounter implements Mounter {
     }
 
     @Override
-    public void bind(Path source, Path target) throws IOException {
+    public void bind(Path source, Path target, MountOptions options) throws IOException {
+        long flags = options.perMountPoint().flags();
+        String shownFlags = flags == 0 ? "rw" : (options.readOnly() ? "ro" : "rw") + ",0x" + Long.toHexString(flags);
+        String logged = flags == 0 ? "" : " (" + shownFlags + ")";
         synchronized (machine) {
             Path at = machine.treePath(target);
             FakeNode onto = existing(at, "mount");
@@ -54,8 +56,8 @@ final class FakeMounter implements Mounter {
                 }
                 FakeMount from = machine.top(opened.get().shown()).orElse(null);
                 machine.mount(at, shown, from == null ? "none" : from.source, from == null ? "none" : from.fsType,
-                        shown.device, "/");
-                machine.record("bind " + opened.get().shown() + " -> " + at);
+                        shown.device, "/").flags = shownFlags;
+                machine.record("bind " + opened.get().shown() + " -> " + at + logged);
                 return;
             }
             DeviceNumber number = machine.deviceNode(source).orElseThrow(() -> Errno.noEntry("mount", source));
@@ -63,27 +65,9 @@ final class FakeMounter implements Mounter {
                 throw Errno.notDirectory("mount", at);
             }
             FakeNode node = new FakeNode(FakeNode.Kind.BLOCK_DEVICE, FakeMachine.DEVTMPFS, number);
-            machine.mount(at, node, "devtmpfs", "devtmpfs", FakeMachine.DEVTMPFS, "/" + source.getFileName());
-            machine.record("bind " + source + " -> " + at);
-        }
-    }
-
-    @Override
-    public void restrictBind(Path mountRoot, MountOptions options) throws IOException {
-        if (options.perMountPoint().flags() == 0) {
-            return;
-        }
-        synchronized (machine) {
-            Path at = machine.treePath(mountRoot);
-            machine.injected("remount", at);
-            FakeOpenedPath opened = machine.descriptorOf(mountRoot).orElse(null);
-            FakeMount mount = machine.top(at).orElseThrow(() -> Errno.invalid("mount", at));
-            if (opened != null && opened.node() != mount.root) {
-                throw Errno.invalid("mount", at);
-            }
-            long flags = options.perMountPoint().flags();
-            mount.flags = (options.readOnly() ? "ro" : "rw") + ",0x" + Long.toHexString(flags);
-            machine.record("remount " + mount.flags + " " + at);
+            machine.mount(at, node, "devtmpfs", "devtmpfs", FakeMachine.DEVTMPFS, "/" + source.getFileName())
+                    .flags = shownFlags;
+            machine.record("bind " + source + " -> " + at + logged);
         }
     }
 

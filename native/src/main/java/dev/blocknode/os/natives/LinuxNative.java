@@ -46,6 +46,19 @@ public final class LinuxNative {
     public static final long MS_STRICTATIME = 1L << 24;
     public static final long MS_LAZYTIME = 1L << 25;
 
+    // ---- mount_setattr(2) attributes (<sys/mount.h>, struct mount_attr) ------------------------
+
+    public static final long MOUNT_ATTR_RDONLY = 0x1L;
+    public static final long MOUNT_ATTR_NOSUID = 0x2L;
+    public static final long MOUNT_ATTR_NODEV = 0x4L;
+    public static final long MOUNT_ATTR_NOEXEC = 0x8L;
+    /** The atime setting: one of RELATIME, NOATIME, STRICTATIME; to change it, clear this and set one. */
+    public static final long MOUNT_ATTR__ATIME = 0x70L;
+    public static final long MOUNT_ATTR_RELATIME = 0L;
+    public static final long MOUNT_ATTR_NOATIME = 0x10L;
+    public static final long MOUNT_ATTR_STRICTATIME = 0x20L;
+    public static final long MOUNT_ATTR_NODIRATIME = 0x80L;
+
     // ---- umount2(2) flags ----------------------------------------------------------------------
 
     public static final int MNT_FORCE = 1;
@@ -99,6 +112,21 @@ public final class LinuxNative {
      * {@link #MS_REMOUNT} or propagation changes). The exception's path is {@code "source -> target"}.
      */
     public static native void mount(String source, String target, String fsType, long flags, String data)
+            throws NativeIOException;
+
+    /**
+     * A bind mount of {@code source} at {@code target} that has its attributes from the instant it is attached:
+     * open_tree(2) with OPEN_TREE_CLONE (not recursive, like {@link #MS_BIND} alone) of {@code source}, then
+     * mount_setattr(2) on the detached copy with {@code attrSet} and {@code attrClear} (MOUNT_ATTR_*; skipped
+     * when both are 0), then move_mount(2) of it onto {@code target}. Both paths' final symlinks are followed,
+     * as by mount(2), so {@code /proc/self/fd/N} names an opened file. On any failure nothing is mounted (the
+     * detached copy dissolves when its descriptor closes). The exception names the failed syscall
+     * ({@code open_tree}, {@code mount_setattr} or {@code move_mount}) and {@code "source -> target"}; ENOSYS
+     * says the kernel lacks one (open_tree and move_mount: Linux 5.2; mount_setattr: 5.12). Why: a mount made
+     * in a shared mount is copied to its peers (the host, for the kubelet root) with the flags it has when it is
+     * attached; a remount afterwards changes only the plugin's own copy.
+     */
+    public static native void bindWithAttributes(String source, String target, long attrSet, long attrClear)
             throws NativeIOException;
 
     /** umount2(2). Why: NodeUnstage/NodeUnpublish unmount, optionally lazily ({@link #MNT_DETACH}). */

@@ -51,6 +51,11 @@ final class HostFixture implements AutoCloseable {
         }
     }
 
+    /** Registers a mount made otherwise than by {@link #mount} (a bindWithAttributes), for close() to undo. */
+    void mounted(Path target) {
+        mounts.push(target);
+    }
+
     /** Forgets a mount the test has unmounted itself. */
     void unmounted(Path target) {
         mounts.remove(target);
@@ -166,6 +171,21 @@ final class HostFixture implements AutoCloseable {
             }
         }
         return result;
+    }
+
+    /**
+     * The per-mount options (field 6 of /proc/self/mountinfo, e.g. "ro,nosuid,relatime") of the top mount at
+     * {@code mountPoint}, as a list; empty when nothing is mounted there.
+     */
+    static List<String> mountOptions(Path mountPoint) throws IOException {
+        List<String> options = List.of();
+        for (String line : Files.readAllLines(Path.of("/proc/self/mountinfo"))) {
+            String[] fields = line.split(" ");
+            if (fields.length > 5 && unescape(fields[4]).equals(mountPoint.toString())) {
+                options = List.of(fields[5].split(",")); // later lines are mounts stacked on earlier ones
+            }
+        }
+        return options;
     }
 
     private static String unescape(String field) {
