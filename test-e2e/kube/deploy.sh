@@ -137,9 +137,10 @@ report_rss() {
         pid=$(cat "$WORK/run/$name.pid" 2>/dev/null) || continue
         line+="$name $(rss_mib "$pid"), "
     done
-    for name in "-jar /app/blocknode.jar" csi-node-driver-registrar livenessprobe; do
-        pid=$(pgrep -f -- "$name" | head -1) || continue
-        line+="$(basename "${name%.jar}") $(rss_mib "$pid"), "
+    local pattern
+    for pattern in "blocknode:-jar /app/blocknode.jar" "registrar:csi-node-driver-registrar" "livenessprobe:livenessprobe"; do
+        pid=$(pgrep -f -- "${pattern#*:}" | head -1) || continue
+        line+="${pattern%%:*} $(rss_mib "$pid"), "
     done
     kube_log "RSS (MiB): ${line%, }"
 }

@@ -77,11 +77,3 @@ skip_scenario() { # reason
     kube_log "SKIPPED: $1"
     SCENARIO_SKIPPED=$1
 }
-
-# A check that fails because of a known, named plugin bug: reported as XFAIL (never silently) and counted;
-# KUBE_STRICT=1 makes it a failure.
-known_bug() { # name what-was-seen
-    [[ ${KUBE_STRICT:-0} == 1 ]] && kube_fail "$2 (known bug $1)"
-    kube_log "XFAIL (known bug $1): $2"
-    echo "$1" >>"$WORK/known-bugs"
-}

@@ -90,4 +90,3 @@ for file in "$here"/scenarios/[0-9]*.sh; do
 done
 kube_log "$passed scenarios passed, ${#skipped[@]} skipped${skipped:+ (${skipped[*]})} on Kubernetes $("$KUBE_BIN/kubelet" --version | cut -d' ' -f2)"
 report_rss
-if [[ -f $WORK/known-bugs ]]; then kube_log "known bugs seen (XFAIL): $(sort -u "$WORK/known-bugs" | tr '\n' ' ')"; fi

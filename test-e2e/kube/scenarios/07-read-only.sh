@@ -1,5 +1,6 @@
 # A claim mounted read-only (the pod's persistentVolumeClaim.readOnly): kubelet asks for a read-only
-# publication; the pod reads what is there and every write fails with EROFS.
+# publication; the pod reads what is there, every write fails with EROFS, and the publication is read-only on
+# the node itself, not only in the pod's container.
 scenario_read_only() {
     local dev out
     dev=$(new_loop_device readonly 64)
@@ -18,11 +19,9 @@ scenario_read_only() {
     [[ $out == *"Read-only file system"* ]] || kube_fail "the write failed, but not with EROFS: $out"
     local options
     options=$(findmnt -rn -o OPTIONS --target "$WORK/kubelet/pods/$(pod_field ro-reader '{.metadata.uid}')/volumes/kubernetes.io~csi/readonly/mount")
-    # Known bug, reported by name until it is fixed: the plugin makes the read-only bind in its container and
-    # then remounts it ro; a remount's flags do not propagate, so the host's copy stays rw (the pod is still
-    # protected: kubelet asks the runtime for a read-only mount into the container).
-    [[ ,$options, == *,ro,* ]] ||
-        known_bug ro-bind-propagation "the publication is mounted '$options' on the node, not read-only"
+    # The host's copy of the plugin's bind (made in its container, propagated through the Bidirectional mount
+    # of the kubelet root): a flag set by a remount after the bind would not have propagated here.
+    [[ ,$options, == *,ro,* ]] || kube_fail "the publication is not mounted read-only on the node: $options"
     delete_pod ro-reader
     wait_released readonly "$dev"
     [[ -z $(file_on_device "$dev" new) ]] || kube_fail "the read-only pod's write reached the device"
