@@ -47,6 +47,9 @@ wait_plugin_ready() { # [seconds]
         kube_fail "blocknode DaemonSet not ready: $(kc -n kube-system describe pods -l app.kubernetes.io/name=blocknode | tail -15)"
     wait_until "CSINode $NODE_NAME to list $DRIVER" 60 driver_registered ||
         kube_fail "the driver did not register with kubelet (CSINode: $(kc get csinode "$NODE_NAME" -o yaml 2>&1 | tail -8))"
+    # What kubelet's liveness probe GETs (livenessprobe on the host network, calling the plugin's Probe).
+    wait_until "livenessprobe's /healthz to answer 200" 60 curl -fsS -o /dev/null http://127.0.0.1:9808/healthz ||
+        kube_fail "livenessprobe's /healthz does not answer 200: $(curl -sS http://127.0.0.1:9808/healthz 2>&1)"
 }
 
 deploy_blocknode() { # manifests|chart

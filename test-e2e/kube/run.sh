@@ -18,6 +18,7 @@ KUBE_T0=$(date +%s)
 NODE_NAME=blocknode-kube
 DRIVER=block.csi.blocknode.dev
 source "$here/lib.sh"
+((EUID == 0)) || kube_fail "root is required (kubelet, containerd, mounts, loop devices)"
 
 bash "$here/deps.sh"
 KUBE_BIN=$(bash "$here/build-kubernetes.sh")

@@ -4,6 +4,7 @@ import dev.blocknode.csi.v1.NodeExpandVolumeRequest;
 import dev.blocknode.csi.v1.NodeGetVolumeStatsRequest;
 import dev.blocknode.csi.v1.NodeGetVolumeStatsResponse;
 import dev.blocknode.csi.v1.VolumeCapability;
+import dev.blocknode.os.mount.MountOptions;
 import dev.blocknode.os.mount.Mounter;
 import dev.blocknode.testing.LoopDevice;
 import dev.blocknode.testing.PluginHarness;
@@ -110,7 +111,7 @@ class BlockVolumeStatsHostTest {
     private static Path kubeletBind(Mounter mounter, List<Path> binds, Path source, Path link) throws IOException {
         Files.createDirectories(link.getParent());
         Files.createFile(link);
-        mounter.bind(source, link);
+        mounter.bind(source, link, MountOptions.NONE);
         binds.add(link);
         return link;
     }

@@ -1,5 +1,6 @@
 package dev.blocknode.volume;
 
+import dev.blocknode.os.mount.MountOptions;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.volume.filesystem.FilesystemType;
 import org.junit.jupiter.api.AfterEach;
@@ -184,7 +185,7 @@ class ExpandAndStatsUnitTest {
     /** What util.MapBlockVolume makes: an empty file with the device node bound onto it. */
     private Path kubeletLink(Path link, Path deviceNode) throws IOException {
         node.machine.file(link);
-        node.machine.mounter().bind(deviceNode, link);
+        node.machine.mounter().bind(deviceNode, link, MountOptions.NONE);
         return link;
     }
 
