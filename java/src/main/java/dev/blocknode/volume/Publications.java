@@ -69,8 +69,7 @@ final class Publications {
         if (record.hasBlock()) {
             PublicationRecord publication = record.getPublicationsMap().get(path.toString());
             if (publication != null && publication.hasReadonlyView()) {
-                number = new DeviceNumber(publication.getReadonlyView().getMajor(),
-                        publication.getReadonlyView().getMinor());
+                number = StagingRecords.deviceNumber(publication.getReadonlyView());
             }
             return stat.isBlockDevice() && stat.rdev().equals(number);
         }

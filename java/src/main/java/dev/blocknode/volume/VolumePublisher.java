@@ -235,7 +235,7 @@ public final class VolumePublisher {
 
     /** Detaches the read-only loop device of a publication, if it is still the one over our device. */
     private void releaseReadOnlyView(String volumeId, StagingRecord record, DeviceRecord view) throws VolumeException {
-        DeviceNumber number = new DeviceNumber(view.getMajor(), view.getMinor());
+        DeviceNumber number = StagingRecords.deviceNumber(view);
         try {
             Optional<Path> backing = loops.backingFile(number);
             if (backing.isEmpty()) {
