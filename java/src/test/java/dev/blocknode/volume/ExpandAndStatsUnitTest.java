@@ -39,9 +39,7 @@ class ExpandAndStatsUnitTest {
     @BeforeEach
     void stageAndPublish() throws IOException, VolumeException {
         node = new LifecycleFixture(temp);
-        node.staged(VOLUME, node.device);
-        target = node.target("pod-a", VOLUME);
-        node.publish(VOLUME, target, filesystem(), false);
+        target = node.stagedAndPublished();
     }
 
     @AfterEach

@@ -134,6 +134,17 @@ final class LifecycleFixture {
                 readonly));
     }
 
+    /**
+     * {@link #VOLUME} staged as ext4 on {@link #device} and published read-write for pod-a: where the tests of
+     * what a publication allows start. Returns the target.
+     */
+    Path stagedAndPublished() throws VolumeException {
+        staged(VOLUME, device);
+        Path target = target("pod-a", VOLUME);
+        publish(VOLUME, target, filesystem(), false);
+        return target;
+    }
+
     void unpublish(String volumeId, Path target) throws VolumeException {
         volumes.unpublish(new Requests.Unpublish(volumeId, target.toString()));
     }

@@ -34,9 +34,7 @@ class UnpublishOwnershipUnitTest {
     @BeforeEach
     void stageAndPublish() throws IOException, VolumeException {
         node = new LifecycleFixture(temp);
-        node.staged(VOLUME, node.device);
-        target = node.target("pod-a", VOLUME);
-        node.publish(VOLUME, target, filesystem(), false);
+        target = node.stagedAndPublished();
         node.machine.clearActions();
     }
 
