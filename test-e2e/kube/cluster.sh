@@ -280,6 +280,30 @@ cluster_down() {
     iptables_cleanup
 }
 
+# After cluster_down: no process of the tier, nothing mounted under $WORK, no loop device on its files, no
+# host path it created, every sysctl kubelet tuned as it was.
+check_nothing_left() {
+    local left=0
+    local ours others
+    ours=$(ps -o pgid= $$ | tr -d ' ')
+    # Processes naming $WORK, except this script's own process group (its command line names $WORK too).
+    others=$(pgrep -f "$WORK" | while read -r pid; do
+        [[ $(ps -o pgid= "$pid" 2>/dev/null | tr -d ' ') == "$ours" ]] || ps -o pid=,args= "$pid"; done)
+    if [[ -n $others ]]; then echo "kube: processes left: $others" >&2; left=1; fi
+    if findmnt -rn -o TARGET | grep -q "^$WORK"; then
+        echo "kube: mounts left: $(findmnt -rn -o TARGET | grep "^$WORK")" >&2; left=1
+    fi
+    if losetup -a | grep -qF "$WORK"; then echo "kube: loop devices left: $(losetup -a | grep -F "$WORK")" >&2; left=1; fi
+    local p s v
+    while read -r p; do
+        [[ -e $p ]] && { echo "kube: host path created by the run is left: $p" >&2; left=1; }
+    done <"$WORK/host.absent-paths"
+    while IFS== read -r s v; do
+        [[ $(sysctl -n "$s") == "$v" ]] || { echo "kube: sysctl $s is $(sysctl -n "$s"), was $v" >&2; left=1; }
+    done <"$WORK/host.sysctls"
+    return $left
+}
+
 # The host paths that did not exist before the run go again, if all they hold is what the node's components
 # leave: sockets, fifos, empty files and empty directories. Anything else is reported and left alone.
 remove_created_host_paths() {

@@ -147,10 +147,21 @@ delete_volume() { # name
     kc delete pv "$1" --wait=true --timeout=60s >/dev/null
 }
 
+# A new 64 MiB ext4 volume (ReadWriteOnce) and a pod, named NAME both, that ran SCRIPT on it and is Ready;
+# prints the volume's device.
+ext4_pod() { # name script
+    local dev
+    dev=$(new_loop_device "$1" 64)
+    create_volume "$1" "$dev" Filesystem ext4 ReadWriteOnce 64
+    create_pod "$1" "$1" Filesystem "$2"
+    wait_pod_ready "$1"
+    echo "$dev"
+}
+
 pod_field() { kc -n "$TEST_NS" get pod "$1" -o jsonpath="$2"; }
 
-# The first 512-byte block of a raw device, up to its first NUL or newline.
-device_head() { dd if="$1" bs=512 count=1 status=none | tr '\0' '\n' | head -1; }
+# Block N (default 0) of 512 bytes of a raw device, up to its first NUL or newline.
+device_block() { dd if="$1" bs=512 skip="${2:-0}" count=1 status=none | tr '\0' '\n' | head -1; }
 
 expect_eq() { # what expected actual
     [[ $2 == "$3" ]] || kube_fail "$1: expected '$2', got '$3'"

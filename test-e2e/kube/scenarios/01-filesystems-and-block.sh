@@ -38,7 +38,7 @@ scenario_filesystems_and_block() {
     for kind in ext4 xfs block; do
         wait_released "basic-$kind" "${devices[$kind]}"
         if [[ $kind == block ]]; then
-            expect_eq "the block device's first block" "${tokens[$kind]}" "$(device_head "${devices[$kind]}")"
+            expect_eq "the block device's first block" "${tokens[$kind]}" "$(device_block "${devices[$kind]}")"
         else
             expect_eq "the file on the $kind device" "${tokens[$kind]}" "$(file_on_device "${devices[$kind]}" token)"
         fi

@@ -2,10 +2,7 @@
 # restarted kubelet (which rebuilds its volume state from what it finds) later tears the volume down cleanly.
 scenario_kubelet_restart() {
     local dev container
-    dev=$(new_loop_device restart 64)
-    create_volume restart "$dev" Filesystem ext4 ReadWriteOnce 64
-    create_pod restart restart Filesystem "echo before > /data/token && busybox sync"
-    wait_pod_ready restart
+    dev=$(ext4_pod restart "echo before > /data/token && busybox sync")
     container=$(pod_field restart '{.status.containerStatuses[0].containerID}')
 
     restart_kubelet

@@ -3,10 +3,7 @@
 # is stopped, the volume unpublished and unstaged, the pod's directory removed.
 scenario_orphan_reconstruction() {
     local dev uid
-    dev=$(new_loop_device orphan 64)
-    create_volume orphan "$dev" Filesystem ext4 ReadWriteOnce 64
-    create_pod orphan orphan Filesystem "echo orphan > /data/token && busybox sync"
-    wait_pod_ready orphan
+    dev=$(ext4_pod orphan "echo orphan > /data/token && busybox sync")
     uid=$(pod_field orphan '{.metadata.uid}')
 
     stop_component kubelet 30

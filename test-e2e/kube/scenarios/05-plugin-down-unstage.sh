@@ -3,10 +3,7 @@
 # back and registered, kubelet's retries succeed: the volume is released and the pod goes.
 scenario_plugin_down_unstage() {
     local dev
-    dev=$(new_loop_device down 64)
-    create_volume down "$dev" Filesystem ext4 ReadWriteOnce 64
-    create_pod while-down down Filesystem "echo down > /data/token && busybox sync"
-    wait_pod_ready while-down
+    dev=$(ext4_pod down "echo down > /data/token && busybox sync")
 
     kc -n kube-system patch ds blocknode-node --type=merge \
         -p '{"spec":{"template":{"spec":{"nodeSelector":{"blocknode.dev/kube-tier-no-node":"true"}}}}}' >/dev/null
@@ -15,18 +12,18 @@ scenario_plugin_down_unstage() {
 
     local mark
     mark=$(kubelet_log_mark)
-    kc -n "$TEST_NS" delete pod while-down --wait=false >/dev/null
+    kc -n "$TEST_NS" delete pod down --wait=false >/dev/null
     wait_until "kubelet to fail the unmount for want of the driver" 90 kubelet_logged_since "$mark" "UnmountVolume.TearDown failed" ||
         kube_fail "kubelet did not try to unmount the volume"
     expect_eq "mounts of the device while the plugin is down" 2 "$(device_mounts "$dev")"
-    [[ -n $(kc -n "$TEST_NS" get pod while-down -o name 2>/dev/null) ]] ||
+    [[ -n $(kc -n "$TEST_NS" get pod down -o name 2>/dev/null) ]] ||
         kube_fail "the pod left the API before its volume was unmounted"
 
     kc -n kube-system patch ds blocknode-node --type=json \
         -p '[{"op":"remove","path":"/spec/template/spec/nodeSelector/blocknode.dev~1kube-tier-no-node"}]' >/dev/null
     wait_plugin_ready
     wait_released down "$dev" 180
-    wait_until "the pod to leave the API" 60 ! kc -n "$TEST_NS" get pod while-down ||
+    wait_until "the pod to leave the API" 60 ! kc -n "$TEST_NS" get pod down ||
         kube_fail "the pod stayed after its volume was released"
     expect_eq "the file on the device" down "$(file_on_device "$dev" token)"
     delete_volume down

@@ -9,10 +9,7 @@ pod.status.volumeHealth, which blocknode does not implement yet. KUBE_VERSION=v1
         return
     fi
     local dev staged
-    dev=$(new_loop_device health 64)
-    create_volume health "$dev" Filesystem ext4 ReadWriteOnce 64
-    create_pod health health Filesystem "true"
-    wait_pod_ready health
+    dev=$(ext4_pod health "true")
     staged=$(findmnt -rn -S "$dev" -o TARGET | grep '/globalmount$')
     [[ -n $staged ]] || kube_fail "no staging mount of $dev"
     mount -o remount,ro "$staged"

@@ -44,7 +44,7 @@ scenario_stale_publication() {
     wait_pod_ready stale-next
     delete_pod stale-next
     wait_released stale "$dev" 120
-    expect_eq "the block device's first block" stale "$(device_head "$dev")"
+    expect_eq "the block device's first block" stale "$(device_block "$dev")"
     expect_eq "publications retired by blocknode" 1 "$(plugin_log_count "retired publication")"
     delete_volume stale
 }

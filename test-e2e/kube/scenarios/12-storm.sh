@@ -56,7 +56,7 @@ scenario_storm() {
     done
     while read -r token; do
         expect_eq "block ${token##*-} of the storm's block device" "$token" \
-            "$(dd if="${devices[block]}" bs=512 skip="${token##*-}" count=1 status=none | tr '\0' '\n' | head -1)"
+            "$(device_block "${devices[block]}" "${token##*-}")"
     done <"$storm/block.confirmed"
     kube_log "storm: $faults faults; every pod converged and every confirmed write is on its device"
     for kind in ext4 xfs block; do delete_volume "storm-$kind"; done
