@@ -23,7 +23,7 @@ SOURCES := $(shell find pom.xml proto native java test-e2e -path '*/target' -pru
              -o -name '*.c' -o -name '*.h' -o -name '*.proto' -o -name 'pom.xml' \) -print)
 
 TOOLS := $(CURDIR)/.tools/bin
-CSI_SANITY_VERSION := v5.4.0
+CSI_SANITY_VERSION := v5.6.0
 CSI_SANITY := $(TOOLS)/csi-sanity-$(CSI_SANITY_VERSION)
 
 RUN_DIR := $(CURDIR)/run

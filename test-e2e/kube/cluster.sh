@@ -113,7 +113,7 @@ up_apiserver() {
         --enable-admission-plugins=NodeRestriction --kubelet-preferred-address-types=InternalIP --allow-privileged=true \
         --kubelet-client-certificate="$p/apiserver-kubelet-client.crt" \
         --kubelet-client-key="$p/apiserver-kubelet-client.key" --kubelet-certificate-authority= \
-        --profiling=false
+        --profiling=false --feature-gates=CSIVolumeHealth=true
     wait_until "kube-apiserver /readyz" 120 kc get --raw /readyz ||
         kube_fail "kube-apiserver did not become ready (log: $WORK/logs/apiserver.log)"
 }

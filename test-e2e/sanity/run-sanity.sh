@@ -49,7 +49,7 @@ die() { echo "run-sanity: $*" >&2; exit 2; }
 [[ -f $plugin_jar ]] || die "no plugin jar at $plugin_jar; build it first"
 [[ -f $e2e_jar ]] || die "no e2e jar at $e2e_jar; build it first"
 [[ -x $csi_sanity ]] || die "no csi-sanity at $csi_sanity; set CSI_SANITY or go install" \
-    "github.com/kubernetes-csi/csi-test/v5/cmd/csi-sanity@v5.4.0"
+    "github.com/kubernetes-csi/csi-test/v5/cmd/csi-sanity@v5.6.0"
 command -v "$java" >/dev/null || die "no java at $java; set JAVA or JAVA_HOME"
 for tool in python3 losetup findmnt; do
     command -v "$tool" >/dev/null || die "$tool is required"

@@ -33,7 +33,7 @@ PLUGIN_JAR=${VM_PLUGIN_JAR:-$REPO_ROOT/java/target/blocknode.jar}
 [[ -f $PLUGIN_JAR ]] || { echo "e2e.sh: no $PLUGIN_JAR; build it first (make build)" >&2; exit 2; }
 # The sanity scenario's test controller and front (the e2e jar) and csi-sanity (make builds it).
 E2E_JAR=${VM_E2E_JAR:-$REPO_ROOT/test-e2e/target/blocknode-e2e.jar}
-export GUEST_CSI_SANITY=${VM_CSI_SANITY:-$REPO_ROOT/.tools/bin/csi-sanity-v5.4.0}
+export GUEST_CSI_SANITY=${VM_CSI_SANITY:-$REPO_ROOT/.tools/bin/csi-sanity-v5.6.0}
 # run_name RUN / run_scenarios RUN: "NAME:A+B" -> NAME / "A B"; "A" -> A / A.
 run_name() { [[ $1 == *:* ]] && echo "${1%%:*}" || echo "$1"; }
 run_scenarios() { local list=${1#*:}; echo "${list//+/ }"; }

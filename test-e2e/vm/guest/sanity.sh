@@ -21,7 +21,7 @@ HERE=$(dirname "$(readlink -f "$0")")
 source "$HERE/iscsi-lib.sh"
 
 E2E_JAR=${GUEST_E2E_JAR:-$REPO/test-e2e/target/blocknode-e2e.jar}
-CSI_SANITY=${GUEST_CSI_SANITY:-$REPO/.tools/bin/csi-sanity-v5.4.0}
+CSI_SANITY=${GUEST_CSI_SANITY:-$REPO/.tools/bin/csi-sanity-v5.6.0}
 SUMMARY=$REPO/test-e2e/sanity/junit-summary.py
 read -r -a ACCESS_TYPES <<<"${GUEST_SANITY_ACCESS_TYPES:-mount block}"
 NODE_ID=sanity-node

@@ -6,6 +6,10 @@ import dev.blocknode.csi.v1.NodeGetCapabilitiesRequest;
 import dev.blocknode.csi.v1.NodeGetCapabilitiesResponse;
 import dev.blocknode.csi.v1.NodeGetInfoRequest;
 import dev.blocknode.csi.v1.NodeGetInfoResponse;
+import dev.blocknode.csi.v1.NodeGetStorageHealthRequest;
+import dev.blocknode.csi.v1.NodeGetStorageHealthResponse;
+import dev.blocknode.csi.v1.NodeGetVolumeHealthRequest;
+import dev.blocknode.csi.v1.NodeGetVolumeHealthResponse;
 import dev.blocknode.csi.v1.NodeGetVolumeStatsRequest;
 import dev.blocknode.csi.v1.NodeGetVolumeStatsResponse;
 import dev.blocknode.csi.v1.NodeGrpc;
@@ -22,12 +26,14 @@ import dev.blocknode.csi.v1.VolumeCondition;
 import dev.blocknode.csi.v1.VolumeUsage;
 import dev.blocknode.outcome.Secrets;
 import dev.blocknode.outcome.VolumeException;
+import dev.blocknode.volume.HealthProblem;
 import dev.blocknode.volume.NodeVolumes;
 import dev.blocknode.volume.Requests;
 import dev.blocknode.volume.VolumeCapability;
 import dev.blocknode.volume.VolumeStats;
 import io.grpc.stub.StreamObserver;
 
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -40,8 +46,12 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             NodeServiceCapability.RPC.Type.STAGE_UNSTAGE_VOLUME,
             NodeServiceCapability.RPC.Type.GET_VOLUME_STATS,
             NodeServiceCapability.RPC.Type.EXPAND_VOLUME,
+            // NodeGetVolumeStats' VolumeCondition, for kubelets before 1.37 (CSI 1.13 removed it; csi.proto's top).
             NodeServiceCapability.RPC.Type.VOLUME_CONDITION,
             NodeServiceCapability.RPC.Type.SINGLE_NODE_MULTI_WRITER,
+            // What kubelet 1.37 and later ask instead (CSI 1.13).
+            NodeServiceCapability.RPC.Type.GET_VOLUME_HEALTH,
+            NodeServiceCapability.RPC.Type.GET_STORAGE_HEALTH,
     };
 
     private final NodeVolumes volumes;
@@ -140,6 +150,30 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             String staging = RequestFields.optionalPath("staging_target_path", request.getStagingTargetPath());
             long capacity = volumes.expand(new Requests.Expand(volumeId, path, staging, required, limit, capability));
             return NodeExpandVolumeResponse.newBuilder().setCapacityBytes(capacity).build();
+        });
+    }
+
+    @Override
+    public void nodeGetVolumeHealth(NodeGetVolumeHealthRequest request,
+                                    StreamObserver<NodeGetVolumeHealthResponse> observer) {
+        RpcCall.answer("NodeGetVolumeHealth", request.getVolumeId(), observer, () -> {
+            String volumeId = RequestFields.volumeId(request.getVolumeId());
+            String publish = RequestFields.optionalPath("volume_publish_path", request.getVolumePublishPath());
+            String staging = RequestFields.optionalPath("staging_target_path", request.getStagingTargetPath());
+            List<HealthProblem> problems = volumes.health(new Requests.Health(volumeId, publish, staging));
+            return NodeGetVolumeHealthResponse.newBuilder()
+                    .setVolumeHealth(HealthTranslator.volumeHealth(volumeId, problems))
+                    .build();
+        });
+    }
+
+    @Override
+    public void nodeGetStorageHealth(NodeGetStorageHealthRequest request,
+                                     StreamObserver<NodeGetStorageHealthResponse> observer) {
+        RpcCall.answer("NodeGetStorageHealth", observer, () -> {
+            // Not used (the storage is read through sysfs), but bounded and checked like every request's secrets.
+            RequestFields.secrets("secrets", request.getSecretsMap());
+            return HealthTranslator.storageHealth(volumes.storageHealth());
         });
     }
 

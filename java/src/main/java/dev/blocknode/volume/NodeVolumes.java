@@ -6,6 +6,9 @@ import dev.blocknode.state.RecordStore;
 import dev.blocknode.transport.Transports;
 import dev.blocknode.volume.filesystem.FilesystemType;
 
+import java.time.Clock;
+import java.util.List;
+
 /** The volume lifecycle on this node, wired from its parts: what the csi layer calls. */
 public final class NodeVolumes {
 
@@ -13,6 +16,9 @@ public final class NodeVolumes {
     private final VolumePublisher publisher;
     private final VolumeExpander expander;
     private final VolumeStatsReader stats;
+    private final VolumeHealthReader health;
+    private final StorageHealthReader storageHealth;
+    private final RecentStageFailures stageFailures = new RecentStageFailures(Clock.systemUTC());
     private final OperationGuard guard;
     private final StalePublications stalePublications;
 
@@ -26,14 +32,23 @@ public final class NodeVolumes {
         this.stager = new VolumeStager(host, paths, records, transports, guard, defaultFilesystem, stalePublications);
         this.expander = new VolumeExpander(host, locator, guard, transports);
         this.stats = new VolumeStatsReader(host, locator, transports);
+        this.health = new VolumeHealthReader(paths, records, stats, stageFailures);
+        this.storageHealth = new StorageHealthReader(store, transports);
     }
 
     public void stage(Requests.Stage request) throws VolumeException {
-        stager.stage(request);
+        try {
+            stager.stage(request);
+        } catch (VolumeException failed) {
+            stageFailures.failed(request.volumeId(), failed);
+            throw failed;
+        }
+        stageFailures.forget(request.volumeId());
     }
 
     public void unstage(Requests.Unstage request) throws VolumeException {
         stager.unstage(request);
+        stageFailures.forget(request.volumeId());
     }
 
     public void publish(Requests.Publish request) throws VolumeException {
@@ -55,6 +70,16 @@ public final class NodeVolumes {
 
     public VolumeStats stats(Requests.Stats request) throws VolumeException {
         return stats.read(request);
+    }
+
+    /** What is wrong with one volume on this node; empty when nothing is known to be (NodeGetVolumeHealth). */
+    public List<HealthProblem> health(Requests.Health request) throws VolumeException {
+        return health.read(request);
+    }
+
+    /** What is wrong with the storage this node reaches (NodeGetStorageHealth). */
+    public List<StorageProblem> storageHealth() throws VolumeException {
+        return storageHealth.read();
     }
 
     public int operationsInFlight() {

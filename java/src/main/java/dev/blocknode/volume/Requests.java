@@ -36,4 +36,8 @@ public final class Requests {
 
     public record Stats(String volumeId, String volumePath, String stagingPath) {
     }
+
+    /** publishPath and stagingPath are empty when not given (both are optional hints). */
+    public record Health(String volumeId, String publishPath, String stagingPath) {
+    }
 }

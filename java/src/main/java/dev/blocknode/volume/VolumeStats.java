@@ -1,12 +1,26 @@
 package dev.blocknode.volume;
 
+import java.util.List;
 import java.util.OptionalLong;
 
 /**
- * Usage and health of a volume at a path. Inode figures are empty for block volumes; {@code abnormal}
- * comes with a message an operator can act on.
+ * Usage and health of a volume at a path. Inode figures are empty for block volumes; {@code problems} is empty
+ * for a healthy volume, and each problem comes with a message an operator can act on.
  */
 public record VolumeStats(long totalBytes, OptionalLong availableBytes, OptionalLong usedBytes,
                           OptionalLong totalInodes, OptionalLong availableInodes, OptionalLong usedInodes,
-                          boolean abnormal, String condition) {
+                          List<HealthProblem> problems) {
+
+    public VolumeStats {
+        problems = List.copyOf(problems);
+    }
+
+    public boolean abnormal() {
+        return !problems.isEmpty();
+    }
+
+    /** The problems' messages (VolumeCondition's), empty when there is none. */
+    public String condition() {
+        return HealthProblem.summary(problems);
+    }
 }

@@ -5,15 +5,18 @@ import dev.blocknode.os.host.Host;
 import dev.blocknode.os.mount.FilesystemUsage;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.StagingRecord;
-import dev.blocknode.transport.PathReport;
 import dev.blocknode.transport.Transports;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
 import java.util.OptionalLong;
 
 /**
- * NodeGetVolumeStats: statvfs for filesystems, the device size for block volumes, and a health verdict.
+ * NodeGetVolumeStats: statvfs for filesystems, the device size for block volumes, and what is wrong with the
+ * volume (also what NodeGetVolumeHealth reports of a staged volume).
  * kubelet asks for every volume once a minute, so this reads nothing but the path and sysfs: no mount
  * table, no commands, no operation guard.
  */
@@ -44,44 +47,49 @@ public final class VolumeStatsReader {
             if (record.hasBlock()) {
                 if (!devicePresent) {
                     return new VolumeStats(0, OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty(),
-                            OptionalLong.empty(), OptionalLong.empty(), true, gone(request, device, number));
+                            OptionalLong.empty(), OptionalLong.empty(), List.of(gone(request, device, number)));
                 }
                 // The recorded device's size, whichever of the volume's paths was asked (staging path, publication,
                 // kubelet's own link to the device): never read through the request's path.
                 long size = host.blockDevices().sizeBytes(device);
-                String condition = host.blockDevices().isReadOnly(number) && !located.expectedReadOnly()
-                        ? "device " + device + " turned read-only"
-                        : pathProblem(record);
+                List<HealthProblem> problems = new ArrayList<>(2);
+                if (host.blockDevices().isReadOnly(number) && !located.expectedReadOnly()) {
+                    problems.add(new HealthProblem(HealthProblem.Kind.DEVICE_READ_ONLY,
+                            "device " + device + " turned read-only"));
+                }
+                pathProblem(record).ifPresent(problems::add);
                 return new VolumeStats(size, OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty(),
-                        OptionalLong.empty(), OptionalLong.empty(), !condition.isEmpty(), condition);
+                        OptionalLong.empty(), OptionalLong.empty(), problems);
             }
             FilesystemUsage usage = host.mounter().usage(located.kernelPath());
-            String condition = "";
+            List<HealthProblem> problems = new ArrayList<>(2);
             if (!devicePresent) {
-                condition = gone(request, device, number);
-            } else if (usage.readOnly() && !located.expectedReadOnly()) {
-                condition = "the filesystem on " + device + " is read-only though it was mounted read-write"
-                        + " (the kernel does this after I/O or filesystem errors; see the node's kernel log)";
+                // Nothing else is worth saying about a volume whose device is gone: its paths went with it.
+                problems.add(gone(request, device, number));
             } else {
-                condition = pathProblem(record);
+                if (usage.readOnly() && !located.expectedReadOnly()) {
+                    problems.add(new HealthProblem(HealthProblem.Kind.FILESYSTEM_READ_ONLY, "the filesystem on "
+                            + device + " is read-only though it was mounted read-write (the kernel does this after"
+                            + " I/O or filesystem errors; see the node's kernel log)"));
+                }
+                pathProblem(record).ifPresent(problems::add);
             }
             return new VolumeStats(usage.totalBytes(), OptionalLong.of(usage.availableBytes()),
                     OptionalLong.of(usage.usedBytes()), OptionalLong.of(usage.files()),
-                    OptionalLong.of(usage.freeFiles()), OptionalLong.of(usage.files() - usage.freeFiles()),
-                    !condition.isEmpty(), condition);
+                    OptionalLong.of(usage.freeFiles()), OptionalLong.of(usage.files() - usage.freeFiles()), problems);
         } catch (IOException e) {
             throw VolumeException.internal("cannot read the statistics of volume " + request.volumeId() + " at "
                     + located.path(), e);
         }
     }
 
-    private String pathProblem(StagingRecord record) throws IOException {
-        return StagingRecords.pathHealth(transports, record).flatMap(PathReport::problem).orElse("");
+    private Optional<HealthProblem> pathProblem(StagingRecord record) throws IOException {
+        return StagingRecords.pathHealth(transports, record).flatMap(HealthProblem::of);
     }
 
     /** Built only when needed: stats are asked for every volume once a minute, and most devices are there. */
-    private static String gone(Requests.Stats request, Path device, DeviceNumber number) {
-        return "device " + device + " (" + number + ") of volume " + request.volumeId()
-                + " is no longer present on the node";
+    private static HealthProblem gone(Requests.Stats request, Path device, DeviceNumber number) {
+        return new HealthProblem(HealthProblem.Kind.DEVICE_MISSING, "device " + device + " (" + number
+                + ") of volume " + request.volumeId() + " is no longer present on the node");
     }
 }

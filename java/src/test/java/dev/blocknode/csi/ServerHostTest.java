@@ -63,7 +63,9 @@ class ServerHostTest {
             assertEquals(Set.of(NodeServiceCapability.RPC.Type.STAGE_UNSTAGE_VOLUME,
                     NodeServiceCapability.RPC.Type.GET_VOLUME_STATS, NodeServiceCapability.RPC.Type.EXPAND_VOLUME,
                     NodeServiceCapability.RPC.Type.VOLUME_CONDITION,
-                    NodeServiceCapability.RPC.Type.SINGLE_NODE_MULTI_WRITER), caps);
+                    NodeServiceCapability.RPC.Type.SINGLE_NODE_MULTI_WRITER,
+                    NodeServiceCapability.RPC.Type.GET_VOLUME_HEALTH,
+                    NodeServiceCapability.RPC.Type.GET_STORAGE_HEALTH), caps);
             assertEquals(PluginHarness.NODE_ID, plugin.client().node()
                     .nodeGetInfo(NodeGetInfoRequest.getDefaultInstance()).getNodeId());
             Path socket = plugin.plugin().server().socket();

@@ -1,9 +1,13 @@
 package dev.blocknode.lifecycle;
 
 import dev.blocknode.csi.v1.NodeExpandVolumeRequest;
+import dev.blocknode.csi.v1.NodeGetStorageHealthRequest;
+import dev.blocknode.csi.v1.NodeGetVolumeHealthRequest;
 import dev.blocknode.csi.v1.NodeGetVolumeStatsRequest;
 import dev.blocknode.csi.v1.NodeGetVolumeStatsResponse;
 import dev.blocknode.csi.v1.CapacityRange;
+import dev.blocknode.csi.v1.VolumeHealth;
+import dev.blocknode.csi.v1.VolumeHealthErrorType;
 import dev.blocknode.os.HostPaths;
 import dev.blocknode.os.block.BlockDevices;
 import dev.blocknode.os.host.Host;
@@ -40,7 +44,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** Online growth of ext4 and xfs, and the health verdict of NodeGetVolumeStats. */
+/** Online growth of ext4 and xfs, and the health verdicts of NodeGetVolumeStats and NodeGetVolumeHealth. */
 @Tag("host")
 class ExpandAndConditionHostTest {
 
@@ -93,6 +97,53 @@ class ExpandAndConditionHostTest {
             assertTrue(condition.getMessage().contains("read-only"), condition.getMessage());
             plugin.client().node().nodeUnstageVolume(unstage("sick", staging));
         }
+    }
+
+    /**
+     * The same fault through NodeGetVolumeHealth (CSI 1.13, kubelet 1.37): Degraded with the reason kubelet copies
+     * into the pod's status, asked by volume id alone as csi-sanity asks; gone once the filesystem is writable
+     * again; NOT_FOUND for a volume the node does not have, INVALID_ARGUMENT without a volume id.
+     */
+    @Test
+    void aFilesystemThatTurnedReadOnlyIsDegradedInItsHealth() throws Exception {
+        try (PluginHarness plugin = PluginHarness.start()) {
+            LoopDevice loop = plugin.newLoopDevice("sick", SIZE);
+            Path staging = plugin.stagingPath("sick");
+            Path target = plugin.targetPath("pod", "sick");
+            plugin.client().node().nodeStageVolume(stage("sick", loop.device(), staging, mount("ext4")));
+            plugin.client().node().nodePublishVolume(publish("sick", staging, target, mount("ext4"), false));
+            assertEquals(List.of(), health(plugin, "sick", target).getHealthStatusesList());
+
+            LinuxNative.mount(null, staging.toString(), null, LinuxNative.MS_REMOUNT | LinuxNative.MS_RDONLY, null);
+            VolumeHealth health = health(plugin, "sick", target);
+            assertEquals("sick", health.getVolumeId());
+            assertEquals(1, health.getHealthStatusesCount(), health.toString());
+            assertEquals(VolumeHealthErrorType.DEGRADED, health.getHealthStatuses(0).getStatus());
+            assertEquals("FilesystemReadOnly", health.getHealthStatuses(0).getReason());
+            assertEquals(health, plugin.client().node().nodeGetVolumeHealth(
+                    NodeGetVolumeHealthRequest.newBuilder().setVolumeId("sick").build()).getVolumeHealth());
+            // Only SAN volumes count towards the storage's health; a loop device has no paths.
+            assertEquals(0, plugin.client().node().nodeGetStorageHealth(
+                    NodeGetStorageHealthRequest.getDefaultInstance()).getBackendHealthCount());
+
+            LinuxNative.mount(null, staging.toString(), null, LinuxNative.MS_REMOUNT, null);
+            assertEquals(List.of(), health(plugin, "sick", target).getHealthStatusesList());
+
+            StatusRuntimeException unknown = assertThrows(StatusRuntimeException.class,
+                    () -> health(plugin, "not-here", target));
+            assertEquals(Status.Code.NOT_FOUND, unknown.getStatus().getCode());
+            StatusRuntimeException noId = assertThrows(StatusRuntimeException.class, () -> plugin.client().node()
+                    .nodeGetVolumeHealth(NodeGetVolumeHealthRequest.getDefaultInstance()));
+            assertEquals(Status.Code.INVALID_ARGUMENT, noId.getStatus().getCode());
+
+            plugin.client().node().nodeUnpublishVolume(unpublish("sick", target));
+            plugin.client().node().nodeUnstageVolume(unstage("sick", staging));
+        }
+    }
+
+    private static VolumeHealth health(PluginHarness plugin, String volumeId, Path publication) {
+        return plugin.client().node().nodeGetVolumeHealth(NodeGetVolumeHealthRequest.newBuilder()
+                .setVolumeId(volumeId).setVolumePublishPath(publication.toString()).build()).getVolumeHealth();
     }
 
     /** A device the kernel no longer has, played by pointing the sysfs seam at an empty tree. */

@@ -224,7 +224,7 @@ class ValidationHostTest {
 
     /**
      * Issue 11, finding 9: stats and expand answer NOT_FOUND for a path outside the kubelet root, where stage
-     * and publish answer INVALID_ARGUMENT. Kept on purpose: csi-sanity v5.4.0 (our conformance suite) asks
+     * and publish answer INVALID_ARGUMENT. Kept on purpose: csi-sanity v5.6.0 (our conformance suite) asks
      * for NOT_FOUND when a staged and published volume's stats are asked at "some/path", and these two calls
      * only read or grow what is there. The rule, the same for both: any well-formed path that is not one of
      * the volume's is NOT_FOUND, outside the root included; a malformed one (a control character) is

@@ -3,6 +3,7 @@ package dev.blocknode.testing;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.PathReport;
 import dev.blocknode.transport.Transport;
 
 import java.util.ArrayDeque;
@@ -11,13 +12,15 @@ import java.util.Deque;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /**
  * A transport whose devices are given by the test: volume_context {@value #DEVICE_KEY} names one of the
  * attachments it was given, attach answers it, and every call is logged ("attach vol-1", "detach vol-1",
  * "abandon vol-1", "refresh vol-1") for the test to read back. A failure can be queued for the next attach,
- * and a hook runs inside attach (to look at what the plugin recorded before it).
+ * a hook runs inside attach (to look at what the plugin recorded before it), and a device's paths can be
+ * given a health report.
  */
 public final class ScriptedTransport implements Transport {
 
@@ -27,12 +30,18 @@ public final class ScriptedTransport implements Transport {
     private final Map<String, Attachment> devices = new HashMap<>();
     private final Deque<VolumeException> attachFailures = new ArrayDeque<>();
     private final List<String> calls = new ArrayList<>();
+    private final Map<String, PathReport> pathReports = new HashMap<>();
     private Runnable duringAttach = () -> { };
 
     /** Attach of a volume whose context names {@code key} answers {@code attachment}. */
     public synchronized ScriptedTransport device(String key, Attachment attachment) {
         devices.put(key, attachment);
         return this;
+    }
+
+    /** pathHealth of the device named {@code key} answers {@code report} from now on (none: no paths). */
+    public synchronized void paths(String key, PathReport report) {
+        pathReports.put(key, report);
     }
 
     public synchronized void failNextAttach(VolumeException failure) {
@@ -93,5 +102,10 @@ public final class ScriptedTransport implements Transport {
     @Override
     public synchronized void refreshSize(Attachment attachment) {
         calls.add("refresh " + attachment.device().getFileName());
+    }
+
+    @Override
+    public synchronized Optional<PathReport> pathHealth(Attachment attachment) {
+        return Optional.ofNullable(pathReports.get(attachment.device().getFileName().toString()));
     }
 }

@@ -34,7 +34,9 @@ public final class LoggingInterceptor implements ServerInterceptor {
         String method = call.getMethodDescriptor().getBareMethodName();
         long id = requests.incrementAndGet();
         long start = System.nanoTime();
+        // Asked periodically (kubelet's probes, stats and health periods): a plain answer is FINE, not INFO.
         boolean chatty = method.equals("Probe") || method.equals("NodeGetVolumeStats")
+                || method.equals("NodeGetVolumeHealth") || method.equals("NodeGetStorageHealth")
                 || method.equals("NodeGetCapabilities") || method.equals("GetPluginInfo");
         ServerCall<Q, A> logged = new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
             @Override

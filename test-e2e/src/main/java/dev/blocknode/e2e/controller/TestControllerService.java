@@ -36,9 +36,10 @@ import java.util.logging.Logger;
  * the same for both. There is one node, the one named at startup. Everything not listed in ControllerGetCapabilities is
  * UNIMPLEMENTED (the generated base class answers so).
  *
- * <p>Supported capabilities: block, or mount with fs_type "", ext4 or xfs; access modes
- * SINGLE_NODE_WRITER and SINGLE_NODE_READER_ONLY (a loop device exists on one node only, and the
- * SINGLE_NODE_*_WRITER modes would need the SINGLE_NODE_MULTI_WRITER capability, which is not claimed).
+ * <p>Supported capabilities: block, or mount with fs_type "", ext4 or xfs; the single-node access modes only
+ * (a loop device exists on one node only): SINGLE_NODE_WRITER, SINGLE_NODE_READER_ONLY, and the
+ * SINGLE_NODE_SINGLE_WRITER / SINGLE_NODE_MULTI_WRITER pair, claimed with SINGLE_NODE_MULTI_WRITER as the
+ * plugin claims it, so that csi-sanity checks the node's rules for them.
  */
 public final class TestControllerService extends ControllerGrpc.ControllerImplBase {
 
@@ -50,7 +51,9 @@ public final class TestControllerService extends ControllerGrpc.ControllerImplBa
     private static final Set<String> FS_TYPES = Set.of("", "ext4", "xfs");
     private static final Set<VolumeCapability.AccessMode.Mode> ACCESS_MODES = Set.of(
             VolumeCapability.AccessMode.Mode.SINGLE_NODE_WRITER,
-            VolumeCapability.AccessMode.Mode.SINGLE_NODE_READER_ONLY);
+            VolumeCapability.AccessMode.Mode.SINGLE_NODE_READER_ONLY,
+            VolumeCapability.AccessMode.Mode.SINGLE_NODE_SINGLE_WRITER,
+            VolumeCapability.AccessMode.Mode.SINGLE_NODE_MULTI_WRITER);
 
     private final Volumes volumes;
     private final String nodeId;
@@ -68,7 +71,8 @@ public final class TestControllerService extends ControllerGrpc.ControllerImplBa
             for (ControllerServiceCapability.RPC.Type type : List.of(
                     ControllerServiceCapability.RPC.Type.CREATE_DELETE_VOLUME,
                     ControllerServiceCapability.RPC.Type.PUBLISH_UNPUBLISH_VOLUME,
-                    ControllerServiceCapability.RPC.Type.EXPAND_VOLUME)) {
+                    ControllerServiceCapability.RPC.Type.EXPAND_VOLUME,
+                    ControllerServiceCapability.RPC.Type.SINGLE_NODE_MULTI_WRITER)) {
                 response.addCapabilities(ControllerServiceCapability.newBuilder()
                         .setRpc(ControllerServiceCapability.RPC.newBuilder().setType(type)));
             }
