@@ -69,6 +69,29 @@ final class StalePublications {
     }
 
     /**
+     * Takes down the publications of {@code record} that hold no mount but still have a read-only view: a
+     * read-only block publish that died between attaching its loop device and binding it, which kubelet then
+     * forgot (it unstages without unpublishing). The view would hold the volume's device open for ever, and
+     * the detach after it would fail or leave the loop device over a device that is gone. Called by unstage
+     * once no publication is live, holding the volume's permit; taken down as NodeUnpublishVolume would.
+     */
+    void releaseUnboundViews(String volumeId) throws VolumeException {
+        Optional<StagingRecord> record = records.find(volumeId);
+        if (record.isEmpty()) {
+            return;
+        }
+        for (var publication : record.get().getPublicationsMap().entrySet()) {
+            Optional<Path> target = underTheRoot(publication.getKey());
+            if (publication.getValue().hasReadonlyView() && target.isPresent()) {
+                publisher.takeDown(volumeId, target.get());
+                LOG.warning(() -> "released the read-only view " + publication.getValue().getReadonlyView().getPath()
+                        + " of volume " + volumeId + " left by a publication at " + target.get()
+                        + " that was never completed nor unpublished");
+            }
+        }
+    }
+
+    /**
      * At start, before the socket opens: retires the stale publications of a staged volume, holding the volume
      * as any call does. The volume stays staged: kubelet may still want it, and asks for its unstage itself.
      */

@@ -196,6 +196,7 @@ public final class VolumeStager {
                 throw VolumeException.precondition("volume " + request.volumeId()
                         + " is still published at " + live + "; unpublish it first");
             }
+            stalePublications.releaseUnboundViews(request.volumeId());
             StagingRecord record = found.get().toBuilder()
                     .setPhase(StagePhase.UNSTAGING).clearPublications().build();
             records.save(record);

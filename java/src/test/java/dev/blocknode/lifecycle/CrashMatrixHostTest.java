@@ -70,6 +70,34 @@ class CrashMatrixHostTest {
         }
     }
 
+    /**
+     * A read-only block publish that died after it recorded or attached its loop device view, and that kubelet
+     * then forgot (it goes straight to NodeUnstageVolume, as after a kubelet restart that lost the uncertain
+     * publication): unstage still releases the view, which would otherwise hold the volume's device open.
+     */
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = CrashPoint.class, names = {"PUBLISH_VIEW_RECORDED", "PUBLISH_VIEW_ATTACHED"})
+    void unstageReleasesTheViewOfAPublishThatDiedAndWasNeverUnpublished(CrashPoint point) throws Exception {
+        try (CrashScenario scenario = CrashScenario.create()) {
+            List<Step> steps = List.of(
+                    new Step("NodeStageVolume blk", node -> node.nodeStageVolume(
+                            stage(CrashScenario.BLOCK, scenario.blockDevice(), scenario.blockStaging(), block()))),
+                    new Step("NodePublishVolume blk read-only", node -> node.nodePublishVolume(
+                            publish(CrashScenario.BLOCK, scenario.blockStaging(), scenario.blockTarget(), block(),
+                                    true))));
+            try (PluginProcess doomed = PluginProcess.start(scenario.dir(),
+                    Map.of(CrashPoints.CRASH_AT, point.step()))) {
+                assertEquals(1, runUntilKilled(doomed, steps, point), "died in the publish");
+                assertEquals(CrashPoints.EXIT_CODE, doomed.awaitExit(Duration.ofSeconds(10)));
+            }
+            try (PluginProcess restarted = PluginProcess.start(scenario.dir(), Map.of())) {
+                run(new Step("NodeUnstageVolume blk", node -> node.nodeUnstageVolume(
+                        unstage(CrashScenario.BLOCK, scenario.blockStaging()))), restarted.client());
+            }
+            scenario.assertNothingLeft();
+        }
+    }
+
     /** Runs the steps until the plugin dies; returns the index of the call it died in. */
     private static int runUntilKilled(PluginProcess doomed, List<Step> steps, CrashPoint point) throws Exception {
         for (int i = 0; i < steps.size(); i++) {
