@@ -1,4 +1,7 @@
 import dev.blocknode.csi.client.CsiClient;
+import dev.blocknode.csi.v1.NodeGetStorageHealthRequest;
+import dev.blocknode.csi.v1.NodeGetStorageHealthResponse;
+import dev.blocknode.csi.v1.NodeGetVolumeHealthRequest;
 import dev.blocknode.csi.v1.NodeGetVolumeStatsRequest;
 import dev.blocknode.csi.v1.NodeGetVolumeStatsResponse;
 import dev.blocknode.csi.v1.NodePublishVolumeRequest;
@@ -7,6 +10,7 @@ import dev.blocknode.csi.v1.NodeUnpublishVolumeRequest;
 import dev.blocknode.csi.v1.NodeUnstageVolumeRequest;
 import dev.blocknode.csi.v1.ProbeRequest;
 import dev.blocknode.csi.v1.VolumeCapability;
+import dev.blocknode.csi.v1.VolumeHealth;
 import dev.blocknode.csi.v1.VolumeUsage;
 import io.grpc.StatusRuntimeException;
 
@@ -58,7 +62,7 @@ public final class GuestClient {
     public static void main(String[] args) throws Exception {
         if (args.length < 2) {
             System.err.println("usage: GuestClient SOCKET (serve | probe | stage | publish | unpublish | unstage | stagex"
-                    + " | publishx | stats) ARGS...");
+                    + " | publishx | stats | health | storagehealth) ARGS...");
             System.exit(2);
         }
         try (CsiClient client = new CsiClient(Path.of(args[0]))) {
@@ -238,6 +242,40 @@ public final class GuestClient {
                     out.append("condition=none");
                 }
                 return out.toString().strip();
+            }
+            case "health" -> {
+                if (words.length != 2 && words.length != 3) {
+                    throw new IllegalArgumentException("health takes VOLUME_ID [PUBLISH_PATH]");
+                }
+                NodeGetVolumeHealthRequest.Builder request = NodeGetVolumeHealthRequest.newBuilder()
+                        .setVolumeId(words[1]);
+                if (words.length == 3) {
+                    request.setVolumePublishPath(words[2]);
+                }
+                // One "Status/Reason" word per condition, "healthy" when there is none; then the messages.
+                VolumeHealth health = node.nodeGetVolumeHealth(request.build()).getVolumeHealth();
+                StringBuilder out = new StringBuilder();
+                for (VolumeHealth.VolumeHealthEntry entry : health.getHealthStatusesList()) {
+                    out.append(entry.getStatus()).append('/').append(entry.getReason()).append(' ');
+                }
+                out.append(health.getHealthStatusesCount() == 0 ? "healthy" : "|");
+                for (VolumeHealth.VolumeHealthEntry entry : health.getHealthStatusesList()) {
+                    out.append(' ').append(entry.getMessage());
+                }
+                return out.toString();
+            }
+            case "storagehealth" -> {
+                NodeGetStorageHealthResponse health = node.nodeGetStorageHealth(
+                        NodeGetStorageHealthRequest.getDefaultInstance());
+                StringBuilder out = new StringBuilder();
+                for (NodeGetStorageHealthResponse.StorageBackendHealth entry : health.getBackendHealthList()) {
+                    out.append(entry.getStatus()).append('/').append(entry.getReason()).append(' ');
+                }
+                out.append(health.getBackendHealthCount() == 0 ? "healthy" : "|");
+                for (NodeGetStorageHealthResponse.StorageBackendHealth entry : health.getBackendHealthList()) {
+                    out.append(' ').append(entry.getMessage());
+                }
+                return out.toString();
             }
             default -> throw new IllegalArgumentException("unknown command " + words[0]);
         }

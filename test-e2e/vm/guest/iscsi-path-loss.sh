@@ -90,6 +90,20 @@ io_goes_on() {
   vm_wait "writes after the path failed" 60 sh -c "[ \$(awk -v t=$mark '\$1 > t' $PROGRESS | wc -l) -ge 10 ]" || return
   echo "  $(writes_since "$CUT_AT") writes since the cut, $(writes_since "$mark") since the path was seen failed"
 }
+# NodeGetVolumeHealth (kubelet 1.37+) and NodeGetStorageHealth must say the same: expected "Status/Reason ..."
+# words (or "healthy") at the start of the reply.
+health_says() { # expected
+  csi health $VOLUME "$TARGET" || return
+  echo "  NodeGetVolumeHealth: ${CSI_REPLY#ok }"
+  [[ $(awk '{$1=""; $2=""; sub(/^ +/, ""); sub(/ *\|.*/, ""); print}' <<<"$CSI_REPLY") == "$1" ]] ||
+    { echo "expected $1" >&2; return 1; }
+}
+storage_health_says() { # expected
+  csi storagehealth || return
+  echo "  NodeGetStorageHealth: ${CSI_REPLY#ok }"
+  [[ $(awk '{$1=""; $2=""; sub(/^ +/, ""); sub(/ *\|.*/, ""); print}' <<<"$CSI_REPLY") == "$1" ]] ||
+    { echo "expected $1" >&2; return 1; }
+}
 stats_answer() {
   csi stats $VOLUME "$TARGET" "$STAGING" || return
   echo "  NodeGetVolumeStats: ${CSI_REPLY#ok }"
@@ -142,11 +156,15 @@ step path-failed     path_failed
 step io-goes-on      io_goes_on
 step stats-answer    stats_answer
 step stats-say-degraded stats_degraded
+step health-degraded health_says "DEGRADED/PathsFailed"
+step storage-degraded storage_health_says "STORAGE_DEGRADED/IscsiPathsFailed"
 step gauge-one-failed eval 'paths_gauge failed 1 && paths_gauge serving 1'
 step restore-portal  restore_path
 step io-after        io_goes_on
 step stop-writer     stop_writer
 step stats-healthy   stats_answer
+step health-healthy  health_says "healthy"
+step storage-healthy storage_health_says "healthy"
 step gauge-all-serving eval 'paths_gauge failed 0 && paths_gauge serving 2'
 step unpublish       csi unpublish $VOLUME "$TARGET"
 step unstage         csi unstage $VOLUME "$STAGING"
