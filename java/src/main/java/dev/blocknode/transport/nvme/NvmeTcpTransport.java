@@ -245,9 +245,13 @@ public final class NvmeTcpTransport implements Transport {
         }
     }
 
-    /** What the wait for the namespace found: the paths that match, and why others do not. */
+    /**
+     * What the wait for the namespace found: the paths that match, why others do not, and how many live
+     * controllers do not reach it yet (a controller that is reconnecting is not waited for: its path joins
+     * the head by itself when it is back).
+     */
     private record Search(List<NvmeControllers.NamespacePath> matching, List<String> mismatches,
-                          List<String> missing) {
+                          List<String> missing, int pending) {
     }
 
     /**
@@ -315,7 +319,7 @@ public final class NvmeTcpTransport implements Transport {
                     waiter.deadlineAfter(timeouts.namespaceAppears()),
                     () -> {
                         Search now = search(spec, reaching);
-                        boolean complete = now.missing().isEmpty() && now.mismatches().isEmpty()
+                        boolean complete = now.pending() == 0 && now.mismatches().isEmpty()
                                 && disksReady(now.matching());
                         return complete || !now.mismatches().isEmpty() ? Optional.of(now) : Optional.empty();
                     });
@@ -328,8 +332,10 @@ public final class NvmeTcpTransport implements Transport {
         List<NvmeControllers.NamespacePath> matching = new ArrayList<>();
         List<String> mismatches = new ArrayList<>();
         List<String> missing = new ArrayList<>();
+        int pending = 0;
         NamespaceIdentity wanted = spec.namespace();
-        for (NvmeControllers.Controller controller : reaching) {
+        for (NvmeControllers.Controller connected : reaching) {
+            NvmeControllers.Controller controller = controllers.named(connected.name()).orElse(connected);
             List<NvmeControllers.NamespacePath> paths = controllers.namespaces(controller);
             Optional<NvmeControllers.NamespacePath> match = paths.stream()
                     .filter(p -> wanted.mismatch(p.reported()).isEmpty()).findFirst();
@@ -346,9 +352,12 @@ public final class NvmeTcpTransport implements Transport {
                 missing.add(controller.name() + " (" + controller.portal().map(NvmePortal::toString).orElse("?")
                         + ", " + controller.state() + ") reaches " + (paths.isEmpty() ? "no namespace"
                         : "only " + paths.stream().map(NvmeControllers.NamespacePath::name).toList()));
+                if (controller.live()) {
+                    pending++;
+                }
             }
         }
-        return new Search(matching, mismatches, missing);
+        return new Search(matching, mismatches, missing, pending);
     }
 
     /** The disk of every matching path is there: its sysfs entry with a device number, and its /dev node. */

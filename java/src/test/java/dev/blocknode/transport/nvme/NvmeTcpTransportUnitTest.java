@@ -479,6 +479,23 @@ class NvmeTcpTransportUnitTest {
     }
 
     @Test
+    void aReconnectingControllerIsUsedButNotWaitedFor() throws Exception {
+        fabrics.namespacesAppearAfter(Duration.ofHours(1));
+        fabrics.connect("transport=tcp,traddr=127.0.0.2,trsvcid=4420,nqn=" + NQN + ",hostnqn=" + HOST_NQN
+                + ",hostid=" + HOST_ID, Duration.ofSeconds(1));
+        fabrics.set("nvme0", "state", "connecting"); // its path went before it reached a namespace
+        fabrics.namespacesAppearAfter(Duration.ZERO);
+
+        Attachment attachment = transport.attach(request("vol-1", NS1));
+
+        assertEquals(List.of("127.0.0.2:4420", "127.0.0.1:4420"), fabrics.connects(), "no second controller");
+        assertEquals(Duration.ZERO, clock.elapsed(), "the live path is enough: no wait for the reconnecting one");
+        assertEquals("127.0.0.1:4420=nvme1", attachment.details().get("controllers"));
+        assertEquals(List.of("nvme0 (127.0.0.2:4420) is connecting"),
+                transport.pathHealth(attachment).orElseThrow().failures());
+    }
+
+    @Test
     void noPortalConnectingIsInternalNamingEachPortal() {
         fabrics.subsystem(NQN, List.of(), NS1);
 
