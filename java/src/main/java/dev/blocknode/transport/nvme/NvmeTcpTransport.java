@@ -421,7 +421,19 @@ public final class NvmeTcpTransport implements Transport {
     @Override
     public void abandon(AttachRequest request) throws VolumeException {
         NvmeVolumeSpec spec = NvmeVolumeSpec.from(request);
-        HostIdentity identity = hostIdentity(spec);
+        HostIdentity identity;
+        try {
+            identity = hostIdentity(spec);
+        } catch (VolumeException noHost) {
+            if (noHost.outcome() != VolumeException.Outcome.FAILED_PRECONDITION) {
+                throw noHost;
+            }
+            // An attach without a host NQN is refused before it connects anything: nothing to undo. (Were the
+            // file removed since a connect, its controllers would stay: said here, for an operator.)
+            LOG.warning(() -> "volume " + request.volumeId() + ": no controller to undo without a host NQN ("
+                    + noHost.getMessage() + ")");
+            return;
+        }
         List<String> failures = release(new Reached(spec.subsystemNqn(), spec.portals(), identity.hostNqn()),
                 v -> v.volumeId().equals(request.volumeId()));
         if (!failures.isEmpty()) {

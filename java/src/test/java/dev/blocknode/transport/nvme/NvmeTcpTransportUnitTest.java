@@ -373,6 +373,18 @@ class NvmeTcpTransportUnitTest {
     }
 
     @Test
+    void anAttachRefusedForWantOfAHostNqnLeavesNothingToUndo() throws Exception {
+        Files.delete(hostConfig.resolve("hostnqn"));
+        AttachRequest request = request("vol-1", NS1);
+        attaching(request);
+
+        assertThrows(VolumeException.class, () -> transport.attach(request));
+        transport.abandon(request); // what the refusal's undo and the start-up recovery call: no error, for ever
+
+        assertEquals(List.of(), fabrics.connects());
+    }
+
+    @Test
     void abandonKeepsControllersAnotherVolumeUses() throws Exception {
         AttachRequest staged = request("vol-1", NS1);
         recorded("vol-1", staged, transport.attach(staged));
