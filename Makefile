@@ -44,7 +44,7 @@ help:
 	@echo "make image   (root) blocknode's container image, offline with buildah: .tools/images/blocknode.tar (deploy/image)"
 	@echo "make test-images  (root) the sidecar, pause and busybox images the Kubernetes tier runs, beside it"
 	@echo "make image-check  (root) both, imported into a throwaway containerd and run there"
-	@echo "make e2e-vm  (root) boot a qemu guest with iSCSI + multipath and run the plugin in it (test-e2e/vm)"
+	@echo "make e2e-vm  (root) boot qemu guests with iSCSI + multipath and NVMe/TCP and run the plugin in them (test-e2e/vm)"
 	@echo "make e2e-kube  (root) a real single-node Kubernetes (built from source) runs blocknode from its image (test-e2e/kube)"
 	@echo "make registration-test  kubelet registration through the real node-driver-registrar (test-e2e/registration)"
 	@echo "make liveness-test  (root) the real livenessprobe's /healthz: plugin healthy, gone, not ready, back (test-e2e/liveness)"

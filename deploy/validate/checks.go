@@ -499,17 +499,24 @@ var transportKeys = map[string]map[string]bool{
 	"iscsi": {"transport": true, "targetPortal": true, "portals": true, "iqn": true, "lun": true, "wwid": true, "iface": true},
 	"fc":    {"transport": true, "targetWWNs": true, "lun": true, "wwids": true},
 	"local": {"transport": true, "devicePath": true, "wwid": true},
+	"nvme-tcp": {"transport": true, "subsysNQN": true, "nvmePortals": true, "namespaceNGUID": true,
+		"namespaceEUI64": true, "namespaceUUID": true, "namespaceID": true, "hostNQN": true, "hostID": true},
 }
 
 var chapKeys = map[string]bool{
 	"node.session.auth.username": true, "node.session.auth.password": true,
 	"node.session.auth.username_in": true, "node.session.auth.password_in": true,
+	// NVMe/TCP's DH-HMAC-CHAP (the nvme-tcp transport), under the kernel's option names.
+	"dhchap_secret": true, "dhchap_ctrl_secret": true,
 }
 
 var (
 	wwnPattern  = regexp.MustCompile(`^(0x)?[0-9a-fA-F]{16}$`)
 	iqnPattern  = regexp.MustCompile(`^(iqn\.\d{4}-\d{2}\.[a-z0-9][a-z0-9.-]*(:\S+)?|eui\.[0-9a-f]{16}|naa\.([0-9a-f]{16}|[0-9a-f]{32}))$`)
 	wwidPattern = regexp.MustCompile(`^\S+$`)
+	// An NVMe qualified name as the nvme-tcp transport accepts it: printable, no ',' or '=' (the fabrics
+	// options string's separators).
+	nqnPattern = regexp.MustCompile(`^nqn\.\d{4}-\d{2}\.[A-Za-z0-9][A-Za-z0-9.-]*(:[!-+\--<>-~]+)?$`)
 )
 
 func inferTransport(attrs map[string]string) string {
@@ -523,6 +530,8 @@ func inferTransport(attrs map[string]string) string {
 		return "fc"
 	case attrs["devicePath"] != "":
 		return "local"
+	case attrs["subsysNQN"] != "" || attrs["nvmePortals"] != "":
+		return "nvme-tcp"
 	}
 	return ""
 }
@@ -588,7 +597,7 @@ func checkAttributes(o *Object, attrs map[string]string) {
 	transport := inferTransport(attrs)
 	known, ok := transportKeys[transport]
 	if !ok {
-		o.fail("volumeAttributes name no known transport (iscsi, fc, local): %q", transport)
+		o.fail("volumeAttributes name no known transport (iscsi, fc, local, nvme-tcp): %q", transport)
 		return
 	}
 	for k := range attrs {
@@ -644,6 +653,32 @@ func checkAttributes(o *Object, attrs map[string]string) {
 		if !strings.HasPrefix(attrs["devicePath"], "/dev/") {
 			o.fail("volumeAttributes.devicePath must be a path under /dev")
 		}
+	case "nvme-tcp":
+		for _, k := range []string{"subsysNQN", "nvmePortals"} {
+			if attrs[k] == "" {
+				o.fail("volumeAttributes.%s is required by the nvme-tcp transport", k)
+			}
+		}
+		if nqn := attrs["subsysNQN"]; nqn != "" && (len(nqn) > 223 || !nqnPattern.MatchString(nqn)) {
+			o.fail("volumeAttributes.subsysNQN %q is not an NVMe qualified name", nqn)
+		}
+		for _, p := range list(attrs["nvmePortals"]) {
+			host, _, err := net.SplitHostPort(p)
+			if err != nil {
+				host = strings.Trim(p, "[]")
+			}
+			if net.ParseIP(host) == nil {
+				o.fail("portal %q is not an IP address[:port] (the kernel connects to addresses, not names)", p)
+			}
+		}
+		if attrs["namespaceNGUID"] == "" && attrs["namespaceEUI64"] == "" && attrs["namespaceUUID"] == "" {
+			o.fail("the nvme-tcp transport needs namespaceNGUID, namespaceEUI64 or namespaceUUID (the identity checked before use)")
+		}
+		if id := attrs["namespaceID"]; id != "" {
+			if n, err := strconv.ParseUint(id, 10, 32); err != nil || n == 0 {
+				o.fail("volumeAttributes.namespaceID %q is not a namespace ID", id)
+			}
+		}
 	}
 }
 
@@ -659,7 +694,7 @@ func checkSecret(o *Object, sec *corev1.Secret, s *objectSet) {
 	}
 	for k := range has {
 		if !chapKeys[k] {
-			o.fail("key %q is not a CHAP key the plugin reads (node.session.auth.username/password[_in])", k)
+			o.fail("key %q is not a CHAP key the plugin reads (node.session.auth.username/password[_in], dhchap_secret, dhchap_ctrl_secret)", k)
 		}
 	}
 	for _, suffix := range []string{"", "_in"} {

@@ -193,6 +193,12 @@ func TestRulesCatchBrokenDeployments(t *testing.T) {
 			"timeoutSeconds: 3\n", "timeoutSeconds (3s) must be longer than liveness-probe's --probe-timeout (3s)"},
 		{"probe timeout not a duration", "daemonset.yaml", "--probe-timeout=3s", "--probe-timeout=3",
 			`--probe-timeout "3" is not a positive duration`},
+		{"NVMe portal by name", "examples/nvme-tcp-filesystem.yaml", "nvmePortals: 192.0.2.20:4420,",
+			"nvmePortals: array.example.com:4420,", `portal "array.example.com:4420" is not an IP address[:port]`},
+		{"NVMe namespace without identity", "examples/nvme-tcp-filesystem.yaml",
+			"      namespaceNGUID: 6b8f0c1d-2e3f-4051-6273-849506a7b8c9\n", "", "needs namespaceNGUID, namespaceEUI64 or namespaceUUID"},
+		{"NQN smuggling a fabrics option", "examples/nvme-tcp-filesystem.yaml", "subsysNQN: nqn.2005-10.org.example:array1.logs",
+			"subsysNQN: nqn.2005-10.org.example:logs,hostnqn=x", "is not an NVMe qualified name"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -26,8 +26,8 @@ KUBELET_SYSCTLS=(vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_
 # kubelet keeps its device-plugin socket in /var/lib/kubelet/device-plugins whatever its --root-dir; containerd's
 # CNI library caches results in /var/lib/cni and takes a lock in /etc/cni/net.d.
 HOST_PATHS=(/run/containerd /var/log/pods /var/log/containers /run/netns /run/udev /etc/iscsi /var/lib/iscsi
-            /run/lock/iscsi /etc/multipath /etc/multipath.conf /var/lib/blocknode /var/lib/kubelet /var/lib/cni
-            /etc/cni)
+            /run/lock/iscsi /etc/multipath /etc/multipath.conf /etc/nvme /var/lib/blocknode /var/lib/kubelet
+            /var/lib/cni /etc/cni)
 
 record_host_state() {
     local s p

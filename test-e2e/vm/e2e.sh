@@ -5,7 +5,7 @@
 #   test-e2e/vm/e2e.sh [RUN...]     a RUN is one boot: SCENARIO (test-e2e/vm/guest/SCENARIO.sh alone) or
 #                                   NAME:SCENARIO+SCENARIO... (guest/suite.sh runs them in turn in one boot,
 #                                   the SAN started once; results in results/NAME/SCENARIO/)
-#   default: smoke, then every iscsi-* scenario in one boot (see DEFAULT_RUNS)
+#   default: smoke, every iscsi-* scenario in one boot, iscsi-crash, sanity, nvme-tcp, sanity-nvme (DEFAULT_RUNS)
 #
 # Needs root (qemu reads the whole host / to share it) and the packages of setup.sh; the plugin's jar
 # must be built (make e2e-vm does both). Host-side preparation, all cached under $VM_WORK:
@@ -22,8 +22,10 @@ source "$VM_DIR/guest/jvm.sh"
 # SAN's start cost ~15 s, and later JVMs of a boot start faster than the first).
 # csi-sanity (sanity) and the crash scenario (iscsi-crash) have boots of their own: each runs for minutes,
 # longer than a suite's per-scenario limit.
+# nvme-tcp (the plugin's nvme-tcp transport against the kernel's nvmet) and sanity-nvme (csi-sanity over it)
+# need no iSCSI daemon: boots of their own.
 DEFAULT_RUNS=(smoke iscsi:iscsi-fs+iscsi-shared-session+iscsi-wrong-lun+iscsi-chap+iscsi-lost-record+iscsi-path-loss
-              iscsi-crash sanity)
+              iscsi-crash sanity nvme-tcp sanity-nvme)
 runs=("$@")
 ((${#runs[@]})) || runs=("${DEFAULT_RUNS[@]}")
 [[ $(id -u) -eq 0 ]] || { echo "e2e.sh: must run as root (qemu shares the host's / with the guest)" >&2; exit 2; }
@@ -41,7 +43,7 @@ scenario_count=0
 for r in "${runs[@]}"; do
   for s in $(run_scenarios "$r"); do
     [[ -f $VM_DIR/guest/$s.sh ]] || { echo "e2e.sh: no scenario $VM_DIR/guest/$s.sh" >&2; exit 2; }
-    if [[ $s == sanity ]]; then
+    if [[ $s == sanity* ]]; then
       [[ -f $E2E_JAR ]] || { echo "e2e.sh: no $E2E_JAR; build it first (make build)" >&2; exit 2; }
       [[ -x $GUEST_CSI_SANITY ]] || { echo "e2e.sh: no csi-sanity at $GUEST_CSI_SANITY (make builds it)" >&2; exit 2; }
     fi

@@ -64,25 +64,12 @@ fs_cycle() {
 
 # ------------------------------------------------------------------------------------------ block
 
-RAW=/tmp/bn-iscsi-fs-raw
 check_staged_block() {
   local target=$1 dm
   [[ -b $target ]] || { echo "$target is not a block device" >&2; return 1; }
   dm=$(readlink -f "/dev/block/$(stat -c '%Hr:%Lr' "$target")")
   [[ $dm == /dev/dm-* ]] || { echo "$target is $dm, not a dm device" >&2; return 1; }
   bn_expect_map "${dm#/dev/}" "$(bn_wwid $TID 3)" 2 && bn_expect_sessions "$IQN" 2
-}
-write_raw() {
-  dd if=/dev/urandom of="$RAW" bs=1M count=4 status=none &&
-    dd if="$RAW" of="$1" bs=1M oflag=direct conv=fsync,notrunc status=none
-}
-read_raw() {
-  local want through array
-  want=$(sha256sum < "$RAW" | cut -d' ' -f1)
-  through=$(dd if="$1" bs=1M count=4 iflag=direct status=none | sha256sum | cut -d' ' -f1)
-  array=$(dd if="$(bn_lun_file $TID 3)" bs=1M count=4 status=none | sha256sum | cut -d' ' -f1)
-  [[ $through == "$want" && $array == "$want" ]] ||
-    { echo "raw data: wrote $want, read $through through the device, $array on the array" >&2; return 1; }
 }
 
 # -------------------------------------------------------------------------------------------- run
@@ -100,11 +87,11 @@ step stage-block        csi stagex blk "$BLOCK_STAGING" block $(bn_iscsi_ctx "$I
 bn_attach_timeline blk
 step publish-block      csi publishx blk "$BLOCK_STAGING" "$BLOCK_TARGET" block
 step block-checks       check_staged_block "$BLOCK_TARGET"
-step write-raw-direct   write_raw "$BLOCK_TARGET"
-step read-raw-back      read_raw "$BLOCK_TARGET"
+step write-raw-direct   bn_write_raw "$BLOCK_TARGET"
+step read-raw-back      bn_read_raw "$BLOCK_TARGET" "$(bn_lun_file $TID 3)"
 step unpublish-block    csi unpublish blk "$BLOCK_TARGET"
 step unstage-block      csi unstage blk "$BLOCK_STAGING"
 step logged-out-block   eval 'bn_target_released "$IQN" && vm_leftovers'
 step target-delete      bn_target_delete $TID
-rm -f "$RAW"
+rm -f "$BN_RAW"
 bn_end

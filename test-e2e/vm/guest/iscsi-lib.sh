@@ -152,6 +152,20 @@ csi() {
   [[ $reply == ok* ]] || { echo "csi $1: $reply" >&2; return 1; }
 }
 
+# NodeGetVolumeHealth (kubelet 1.37+) of a volume, or NodeGetStorageHealth, must say EXPECTED: the conditions'
+# "Status/Reason" words in order, or "healthy" when there is none (GuestClient health / storagehealth).
+bn_health_says() { # volume publish-path expected
+  csi health "$1" "$2" || return
+  echo "  NodeGetVolumeHealth: ${CSI_REPLY#ok }"
+  [[ $(bn_health_words) == "$3" ]] || { echo "expected $3" >&2; return 1; }
+}
+bn_storage_health_says() { # expected
+  csi storagehealth || return
+  echo "  NodeGetStorageHealth: ${CSI_REPLY#ok }"
+  [[ $(bn_health_words) == "$1" ]] || { echo "expected $1" >&2; return 1; }
+}
+bn_health_words() { awk '{$1 = ""; $2 = ""; sub(/^ +/, ""); sub(/ *\|.*/, ""); print}' <<<"$CSI_REPLY"; }
+
 # csi_fails CODE[|CODE...] COMMAND ARGS...: the call must fail with one of the gRPC codes. The
 # description is in CSI_REPLY.
 csi_fails() {
@@ -287,6 +301,82 @@ bn_verify_file() {
   sync && echo 3 > /proc/sys/vm/drop_caches || return
   now=$(sha256sum < "$1" | cut -d' ' -f1)
   [[ $now == "$2" ]] || { echo "checksum of $1 changed: wrote $2, read $now" >&2; return 1; }
+}
+
+# bn_write_raw DEVICE: 4 MiB of random data (kept in $BN_RAW) written to DEVICE with O_DIRECT.
+BN_RAW=/tmp/bn-raw
+bn_write_raw() {
+  dd if=/dev/urandom of="$BN_RAW" bs=1M count=4 status=none &&
+    dd if="$BN_RAW" of="$1" bs=1M oflag=direct conv=fsync,notrunc status=none
+}
+
+# bn_read_raw DEVICE ARRAY_SIDE: what bn_write_raw wrote reads back through DEVICE (O_DIRECT) and from
+# ARRAY_SIDE (the LUN's backing file, the namespace's loop device).
+bn_read_raw() {
+  local want through array
+  want=$(sha256sum < "$BN_RAW" | cut -d' ' -f1)
+  through=$(dd if="$1" bs=1M count=4 iflag=direct status=none | sha256sum | cut -d' ' -f1)
+  array=$(dd if="$2" bs=1M count=4 status=none | sha256sum | cut -d' ' -f1)
+  [[ $through == "$want" && $array == "$want" ]] ||
+    { echo "raw data: wrote $want, read $through through the device, $array on the array" >&2; return 1; }
+}
+
+# ------------------------------------------------------------------------------- a writer under a cut
+
+# bn_writer_start FILE: a background writer, 4 KiB + fsync at a time into FILE, until bn_writer_stop. The
+# time of each good write goes to $BN_PROGRESS (one line each), each failure to $BN_WRITER_ERRORS.
+BN_PROGRESS=/tmp/bn-writer-progress
+BN_WRITER_ERRORS=/tmp/bn-writer-errors
+BN_WRITER_STOP=/tmp/bn-writer-stop
+BN_WRITER=""
+bn_writer() {
+  local i=0
+  : > "$BN_PROGRESS"; : > "$BN_WRITER_ERRORS"
+  until [[ -e $BN_WRITER_STOP ]]; do
+    if dd if=/dev/urandom of="$1" bs=4k count=1 seek=$((i % 1024)) conv=fsync,notrunc status=none 2>>"$BN_WRITER_ERRORS"; then
+      echo "$(vm_now_ms)" >> "$BN_PROGRESS"
+    else
+      echo "write $i failed at $(vm_now_ms)" >> "$BN_WRITER_ERRORS"
+    fi
+    i=$((i + 1))
+  done
+}
+bn_writer_start() {
+  rm -f "$BN_WRITER_STOP"
+  bn_writer "$1" & BN_WRITER=$!
+  vm_wait "the writer's first writes" 30 sh -c "[ \$(wc -l < $BN_PROGRESS) -ge 3 ]"
+}
+bn_writes_since() { awk -v t="$1" '$1 > t' "$BN_PROGRESS" | wc -l; }
+# bn_io_goes_on CUT_MS WHAT: 10 more good writes from now on; prints how many since the cut.
+bn_io_goes_on() {
+  local mark
+  mark=$(vm_now_ms)
+  vm_wait "writes after $2" 60 sh -c "[ \$(awk -v t=$mark '\$1 > t' $BN_PROGRESS | wc -l) -ge 10 ]" || return
+  echo "  $(bn_writes_since "$1") writes since the cut, $(bn_writes_since "$mark") since $2"
+}
+# Stops the writer; fails if any write failed. Prints the longest gap between two good writes.
+bn_writer_stop() {
+  touch "$BN_WRITER_STOP"; wait "$BN_WRITER"; BN_WRITER=""
+  local longest
+  longest=$(awk 'NR > 1 && $1 - prev > max {max = $1 - prev} {prev = $1} END {print max + 0}' "$BN_PROGRESS")
+  echo "  writer: $(wc -l < "$BN_PROGRESS") writes, longest gap between two $longest ms, errors: $(grep -c . "$BN_WRITER_ERRORS")"
+  [[ ! -s $BN_WRITER_ERRORS ]] || { echo "the writer saw errors:" >&2; head -n 5 "$BN_WRITER_ERRORS" >&2; return 1; }
+}
+# On a failure: the writer gone before anything is torn down.
+bn_writer_kill() {
+  touch "$BN_WRITER_STOP"
+  [[ -n $BN_WRITER ]] && { kill "$BN_WRITER" 2>/dev/null; wait "$BN_WRITER" 2>/dev/null; BN_WRITER=""; }
+  true
+}
+
+# bn_paths_gauge VOLUME STATE N: the plugin's blocknode_volume_paths{volume_id=VOLUME,state=STATE} is N.
+bn_paths_gauge() {
+  local value
+  value=$(curl -sf --max-time 10 "http://$BN_METRICS/metrics" | awk -v v="volume_id=\"$1\"" \
+    -v s="state=\"$2\"" 'index($0, "blocknode_volume_paths{") == 1 && index($0, v) && index($0, s) {print $NF}')
+  echo "  blocknode_volume_paths{volume_id=\"$1\",state=\"$2\"} ${value:-absent}"
+  [[ -n $value ]] && awk -v a="$value" -v b="$3" 'BEGIN {exit !(a + 0 == b + 0)}' ||
+    { echo "expected $3" >&2; return 1; }
 }
 
 # ------------------------------------------------------------------------------ timing from the logs

@@ -21,31 +21,8 @@ VOLUME=vol-p
 STAGING=$(staging_of $VOLUME)
 TARGET=$(target_of $VOLUME)
 WWID=$(bn_wwid $TID 1)
-PROGRESS=/tmp/bn-path-loss-progress
-WRITER_ERRORS=/tmp/bn-path-loss-errors
-STOP=/tmp/bn-path-loss-stop
-WRITER=""
 CUT_AT=0
 ROUTE_SET=no
-
-writer() {
-  local i=0
-  : > "$PROGRESS"; : > "$WRITER_ERRORS"
-  until [[ -e $STOP ]]; do
-    if dd if=/dev/urandom of="$TARGET/w" bs=4k count=1 seek=$((i % 1024)) conv=fsync,notrunc status=none 2>>"$WRITER_ERRORS"; then
-      echo "$(vm_now_ms)" >> "$PROGRESS"
-    else
-      echo "write $i failed at $(vm_now_ms)" >> "$WRITER_ERRORS"
-    fi
-    i=$((i + 1))
-  done
-}
-start_writer() {
-  rm -f "$STOP"
-  writer & WRITER=$!
-  vm_wait "the writer's first writes" 30 sh -c "[ \$(wc -l < $PROGRESS) -ge 3 ]"
-}
-writes_since() { awk -v t="$1" '$1 > t' "$PROGRESS" | wc -l; }
 
 # Session of the second portal, and the recovery timeout multipathd set on both (fast_io_fail_tmo).
 session_tmos() {
@@ -84,26 +61,7 @@ STATS_DURING=""
 stats_degraded() {
   [[ $STATS_DURING == *abnormal=true* ]] || { echo "NodeGetVolumeStats said: ${STATS_DURING#ok }" >&2; return 1; }
 }
-io_goes_on() {
-  local mark
-  mark=$(vm_now_ms)
-  vm_wait "writes after the path failed" 60 sh -c "[ \$(awk -v t=$mark '\$1 > t' $PROGRESS | wc -l) -ge 10 ]" || return
-  echo "  $(writes_since "$CUT_AT") writes since the cut, $(writes_since "$mark") since the path was seen failed"
-}
-# NodeGetVolumeHealth (kubelet 1.37+) and NodeGetStorageHealth must say the same: expected "Status/Reason ..."
-# words (or "healthy") at the start of the reply.
-health_says() { # expected
-  csi health $VOLUME "$TARGET" || return
-  echo "  NodeGetVolumeHealth: ${CSI_REPLY#ok }"
-  [[ $(awk '{$1=""; $2=""; sub(/^ +/, ""); sub(/ *\|.*/, ""); print}' <<<"$CSI_REPLY") == "$1" ]] ||
-    { echo "expected $1" >&2; return 1; }
-}
-storage_health_says() { # expected
-  csi storagehealth || return
-  echo "  NodeGetStorageHealth: ${CSI_REPLY#ok }"
-  [[ $(awk '{$1=""; $2=""; sub(/^ +/, ""); sub(/ *\|.*/, ""); print}' <<<"$CSI_REPLY") == "$1" ]] ||
-    { echo "expected $1" >&2; return 1; }
-}
+io_goes_on() { bn_io_goes_on "$CUT_AT" "the path was seen failed"; }
 stats_answer() {
   csi stats $VOLUME "$TARGET" "$STAGING" || return
   echo "  NodeGetVolumeStats: ${CSI_REPLY#ok }"
@@ -116,28 +74,9 @@ restore_path() {
   vm_wait "the path to come back" 120 all_paths_active || return
   echo "  both paths active $(( $(vm_now_ms) - t0 )) ms after the route was deleted: $(map_status)"
 }
-stop_writer() {
-  touch "$STOP"; wait "$WRITER"; WRITER=""
-  local longest
-  longest=$(awk 'NR > 1 && $1 - prev > max {max = $1 - prev} {prev = $1} END {print max + 0}' "$PROGRESS")
-  echo "  writer: $(wc -l < "$PROGRESS") writes, longest gap between two $longest ms, errors: $(grep -c . "$WRITER_ERRORS")"
-  [[ ! -s $WRITER_ERRORS ]] || { echo "the writer saw errors:" >&2; head -n 5 "$WRITER_ERRORS" >&2; return 1; }
-}
-
-# The plugin's blocknode_volume_paths gauge for this volume and a state (serving|failed) must equal $2.
-paths_gauge() {
-  local value
-  value=$(curl -sf --max-time 10 "http://$BN_METRICS/metrics" | awk -v v="volume_id=\"$VOLUME\"" \
-    -v s="state=\"$1\"" 'index($0, "blocknode_volume_paths{") == 1 && index($0, v) && index($0, s) {print $NF}')
-  echo "  blocknode_volume_paths{volume_id=\"$VOLUME\",state=\"$1\"} ${value:-absent}"
-  [[ -n $value ]] && awk -v a="$value" -v b="$2" 'BEGIN {exit !(a + 0 == b + 0)}' ||
-    { echo "expected $2" >&2; return 1; }
-}
-
 # On a failure (bn_fail) and at exit: the writer stopped and the route gone before anything is torn down.
 bn_on_fail() {
-  touch "$STOP"
-  [[ -n $WRITER ]] && { kill "$WRITER" 2>/dev/null; wait "$WRITER" 2>/dev/null; WRITER=""; }
+  bn_writer_kill
   [[ $ROUTE_SET == yes ]] && ip route del blackhole 127.0.0.2/32 table local && ROUTE_SET=no
   true
 }
@@ -150,22 +89,22 @@ step stage           csi stagex $VOLUME "$STAGING" ext4 $(bn_iscsi_ctx "$IQN" 1 
 step publish         csi publishx $VOLUME "$STAGING" "$TARGET" ext4
 step two-paths       all_paths_active
 session_tmos
-step start-writer    start_writer
+step start-writer    bn_writer_start "$TARGET/w"
 step cut-portal-2    cut_path
 step path-failed     path_failed
 step io-goes-on      io_goes_on
 step stats-answer    stats_answer
 step stats-say-degraded stats_degraded
-step health-degraded health_says "DEGRADED/PathsFailed"
-step storage-degraded storage_health_says "STORAGE_DEGRADED/IscsiPathsFailed"
-step gauge-one-failed eval 'paths_gauge failed 1 && paths_gauge serving 1'
+step health-degraded bn_health_says $VOLUME "$TARGET" "DEGRADED/PathsFailed"
+step storage-degraded bn_storage_health_says "STORAGE_DEGRADED/IscsiPathsFailed"
+step gauge-one-failed eval 'bn_paths_gauge $VOLUME failed 1 && bn_paths_gauge $VOLUME serving 1'
 step restore-portal  restore_path
 step io-after        io_goes_on
-step stop-writer     stop_writer
+step stop-writer     bn_writer_stop
 step stats-healthy   stats_answer
-step health-healthy  health_says "healthy"
-step storage-healthy storage_health_says "healthy"
-step gauge-all-serving eval 'paths_gauge failed 0 && paths_gauge serving 2'
+step health-healthy  bn_health_says $VOLUME "$TARGET" healthy
+step storage-healthy bn_storage_health_says healthy
+step gauge-all-serving eval 'bn_paths_gauge $VOLUME failed 0 && bn_paths_gauge $VOLUME serving 2'
 step unpublish       csi unpublish $VOLUME "$TARGET"
 step unstage         csi unstage $VOLUME "$STAGING"
 step logged-out      eval 'bn_target_released "$IQN" && vm_leftovers'

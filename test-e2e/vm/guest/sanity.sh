@@ -15,10 +15,21 @@
 # device, session, node record, mount or staging record, and the controller must have deleted its LUNs
 # and its target.
 #
+# With GUEST_SANITY_BACKEND=nvmet (the sanity-nvme scenario) the same over NVMe/TCP instead: the controller
+# makes a subsystem on the kernel's NVMe target (configfs, both portals at port 4420) and each CreateVolume
+# is a namespace of it (a loop device over the volume's file), so every NodeStageVolume connects the
+# plugin's nvme-tcp transport on two portals (or reuses the controllers another volume's stage made), checks
+# the namespace's UUID on both paths and mounts the multipath head; the node must end with no controller.
+#
 # Results (in $VM_RESULTS): junit-TYPE.xml, sanity-TYPE.log, skipped-TYPE.txt (each skipped spec and
 # why), plugin.log, e2e.log, commands.log (what the plugin ran), metrics.txt.
 HERE=$(dirname "$(readlink -f "$0")")
-source "$HERE/iscsi-lib.sh"
+BACKEND=${GUEST_SANITY_BACKEND:-tgt}
+case $BACKEND in
+  tgt) source "$HERE/iscsi-lib.sh" ;;
+  nvmet) source "$HERE/nvme-lib.sh" ;;
+  *) echo "GUEST_SANITY_BACKEND must be tgt or nvmet, not $BACKEND"; exit 2 ;;
+esac
 
 E2E_JAR=${GUEST_E2E_JAR:-$REPO/test-e2e/target/blocknode-e2e.jar}
 CSI_SANITY=${GUEST_CSI_SANITY:-$REPO/.tools/bin/csi-sanity-v5.6.0}
@@ -27,6 +38,7 @@ read -r -a ACCESS_TYPES <<<"${GUEST_SANITY_ACCESS_TYPES:-mount block}"
 NODE_ID=sanity-node
 TID=21
 IQN=iqn.2024-01.dev.blocknode:sanity
+SUBSYS_NQN=nqn.2024-01.dev.blocknode:sanity   # the nvmet backend's subsystem
 CONTROLLER_SOCK=$BN_P/controller.sock
 FRONT_SOCK=$BN_P/front.sock
 # 64 MiB: enough for ext4 (the plugin's default filesystem; csi-sanity's mount volumes name none), and
@@ -40,12 +52,20 @@ TOTALS=()
 E2E_JAVA_OPTS=("${VM_JAVA_OPTS[@]}")
 [[ -f ${GUEST_E2E_AOT:-} ]] && E2E_JAVA_OPTS+=("-XX:AOTCache=$GUEST_E2E_AOT")
 
+# Where the controller keeps volume files, and its backend's flags.
+if [[ $BACKEND == nvmet ]]; then
+  WORK_DIR=$NVME_LUNS/sanity
+  BACKEND_ARGS=(--backend nvmet --nvmet-nqn "$SUBSYS_NQN" --nvmet-portals "127.0.0.1:$NVME_PORT,127.0.0.2:$NVME_PORT")
+else
+  WORK_DIR=$VM_LUN_DIR/sanity
+  BACKEND_ARGS=(--backend tgt --tgt-tid "$TID" --tgt-iqn "$IQN" --tgt-portals "$PORTAL1,$PORTAL2")
+fi
+
 e2e_launch() {
-  mkdir -p "$VM_LUN_DIR/sanity"
+  mkdir -p "$WORK_DIR"
   "$JAVA" "${E2E_JAVA_OPTS[@]}" -jar "$E2E_JAR" \
     --controller-endpoint "unix://$CONTROLLER_SOCK" --front-endpoint "unix://$FRONT_SOCK" \
-    --plugin-endpoint "unix://$SOCKET" --node-id "$NODE_ID" --work-dir "$VM_LUN_DIR/sanity" \
-    --backend tgt --tgt-tid "$TID" --tgt-iqn "$IQN" --tgt-portals "$PORTAL1,$PORTAL2" \
+    --plugin-endpoint "unix://$SOCKET" --node-id "$NODE_ID" --work-dir "$WORK_DIR" "${BACKEND_ARGS[@]}" \
     > "$VM_RESULTS/e2e.log" 2>&1 &
   E2E_PID=$!
 }
@@ -63,10 +83,18 @@ plugin_launch() {
 all_listening() {
   vm_wait_alive "$PLUGIN_PID" "the plugin to listen" 120 grep -q "listening on unix://$SOCKET" "$VM_RESULTS/plugin.log" &&
     vm_wait_alive "$E2E_PID" "the test controller and front to listen" 120 \
-      grep -q "test controller (tgt volumes) on unix://$CONTROLLER_SOCK" "$VM_RESULTS/e2e.log"
+      grep -q "test controller ($BACKEND volumes) on unix://$CONTROLLER_SOCK" "$VM_RESULTS/e2e.log"
 }
 
-target_exists() { tgtadm --lld iscsi --mode target --op show | grep -q "^Target $TID: "; }
+target_exists() {
+  if [[ $BACKEND == nvmet ]]; then
+    [[ -e $NVMET/subsystems/$SUBSYS_NQN ]]
+  else
+    tgtadm --lld iscsi --mode target --op show | grep -q "^Target $TID: "
+  fi
+}
+# The node is clean: for NVMe, no controller or nvme device either.
+node_clean() { if [[ $BACKEND == nvmet ]]; then nvme_node_clean; else bn_node_clean; fi; }
 
 # run_sanity TYPE: one csi-sanity run, with the host tier's arguments; its report and log into results.
 run_sanity() {
@@ -103,10 +131,11 @@ e2e_stop() {
   wait "$E2E_PID" || rc=$?
   E2E_PID=""
   [[ $rc == 0 || $rc == 143 ]] || { echo "the e2e process exited $rc" >&2; return 1; }
-  grep -q "stopped; every volume withdrawn (tgt)" "$VM_RESULTS/e2e.log" ||
+  grep -q "stopped; every volume withdrawn ($BACKEND)" "$VM_RESULTS/e2e.log" ||
     { echo "the e2e process did not release its volumes:" >&2; tail -n 20 "$VM_RESULTS/e2e.log" >&2; return 1; }
-  ! target_exists || { echo "target $TID is still on tgtd" >&2; return 1; }
-  [[ -z $(ls -A "$VM_LUN_DIR/sanity") ]] || { echo "LUN files left: $(ls "$VM_LUN_DIR/sanity")" >&2; return 1; }
+  ! target_exists || { echo "the controller's target ($BACKEND) is still there" >&2; return 1; }
+  [[ -z $(ls -A "$WORK_DIR") ]] || { echo "LUN files left: $(ls "$WORK_DIR")" >&2; return 1; }
+  [[ $BACKEND == tgt || -z $(losetup -a) ]] || { echo "loop devices left: $(losetup -a)" >&2; return 1; }
 }
 
 bn_on_fail() {
@@ -125,7 +154,11 @@ vm_log "$BN_SCENARIO: kernel $(uname -r), $(nproc) vCPUs; csi-sanity $CSI_SANITY
 [[ -f $E2E_JAR ]] || { echo "no e2e jar at $E2E_JAR"; exit 2; }
 # The plugin's JVM starts while the SAN comes up; the controller needs tgtd (it creates its target).
 step plugin-launch plugin_launch
-if ! { pidof tgtd && pidof iscsid && pidof multipathd && pidof systemd-udevd; } >/dev/null; then
+if [[ $BACKEND == nvmet ]]; then
+  step host-identity nvme_host_identity
+  step modules nvme_modules
+  pidof systemd-udevd >/dev/null || { BN_OWN_SAN=yes; step udevd vm_udevd_start; }
+elif ! { pidof tgtd && pidof iscsid && pidof multipathd && pidof systemd-udevd; } >/dev/null; then
   BN_OWN_SAN=yes
   step san-start vm_san_start
 fi
@@ -136,14 +169,18 @@ step listening all_listening
 
 for type in "${ACCESS_TYPES[@]}"; do
   step "csi-sanity-$type" run_sanity "$type"
-  step "node-clean-after-$type" bn_node_clean
+  step "node-clean-after-$type" node_clean
 done
 
 bn_phase_report
 step e2e-stop e2e_stop
 step plugin-stop bn_plugin_stop
 bn_save_commands
-step node-clean bn_node_clean
-[[ $BN_OWN_SAN == yes ]] && step san-stop vm_san_stop
+step node-clean node_clean
+if [[ $BN_OWN_SAN == yes && $BACKEND == nvmet ]]; then
+  step udevd-stop eval 'udevadm control --exit && vm_wait "udevd to exit" 60 sh -c "! pidof systemd-udevd"'
+elif [[ $BN_OWN_SAN == yes ]]; then
+  step san-stop vm_san_stop
+fi
 printf '%s\n' "${TOTALS[@]}" | tee "$VM_RESULTS/totals.txt"
 echo "$BN_SCENARIO: all $BN_STEPS_OK steps passed in $(( $(vm_now_ms) - BN_STARTED )) ms"

@@ -19,8 +19,10 @@ import dev.blocknode.transport.fc.FcTransport;
 import dev.blocknode.transport.iscsi.IscsiTransport;
 import dev.blocknode.transport.iscsi.NodeRecordFiles;
 import dev.blocknode.transport.local.LocalTransport;
+import dev.blocknode.transport.nvme.NvmeTcpTransport;
 import dev.blocknode.volume.KubeletPaths;
 import dev.blocknode.volume.NodeVolumes;
+import dev.blocknode.volume.RecordedStagedVolumes;
 import dev.blocknode.volume.StartupCheck;
 import dev.blocknode.volume.StartupRecovery;
 import dev.blocknode.volume.VolumePathGauges;
@@ -68,7 +70,8 @@ public final class Plugin implements AutoCloseable {
         RecordStore store = new RecordStore(config.stateDir(), BootId.read(host.paths()));
         DeviceWaiter waiter = deviceWaiting.waiter();
         Transports transports = new Transports(List.of(new LocalTransport(host), new FcTransport(host, waiter),
-                new IscsiTransport(host, NodeRecordFiles.defaultDatabase(), waiter)));
+                new IscsiTransport(host, NodeRecordFiles.defaultDatabase(), waiter),
+                new NvmeTcpTransport(host, waiter, new RecordedStagedVolumes(store))));
         NodeVolumes volumes = new NodeVolumes(host, paths, store, transports,
                 FilesystemType.byName(config.defaultFsType()).orElseThrow());
         StartupCheck.Report startup = new StartupCheck(host, store).run();

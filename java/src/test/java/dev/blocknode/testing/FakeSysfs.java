@@ -260,6 +260,26 @@ public final class FakeSysfs implements SysfsWriter {
         return Files.createFile(dev.resolve(name));
     }
 
+    /**
+     * A block device whose sysfs directory is {@code blockDir}, wherever the kernel puts it (an NVMe head under
+     * its subsystem, a namespace under its controller): attributes, class and dev links, /dev node.
+     */
+    public Path addBlockDeviceAt(Path blockDir, String name, DeviceNumber number) throws IOException {
+        blockDevice(blockDir, name, number);
+        link(sys.resolve("class/block/" + name), blockDir);
+        link(sys.resolve("block/" + name), blockDir);
+        return Files.createFile(dev.resolve(name));
+    }
+
+    /** What the kernel does when such a device goes: its directory, links and /dev node disappear. */
+    public void removeBlockDeviceAt(Path blockDir, String name, DeviceNumber number) throws IOException {
+        Files.deleteIfExists(sys.resolve("class/block/" + name));
+        Files.deleteIfExists(sys.resolve("block/" + name));
+        Files.deleteIfExists(sys.resolve("dev/block/" + number));
+        Files.deleteIfExists(dev.resolve(name));
+        deleteTree(blockDir);
+    }
+
     /** Any dm device (an LVM volume on a map, a kpartx partition...). */
     public Path addDm(int minor, String name, String uuid, List<String> slaves) throws IOException {
         String kernelName = "dm-" + minor;
@@ -389,19 +409,19 @@ public final class FakeSysfs implements SysfsWriter {
     }
 
     /** A text attribute as the kernel shows it: value and a newline. */
-    private static void attribute(Path file, String value) throws IOException {
+    public static void attribute(Path file, String value) throws IOException {
         Files.createDirectories(file.getParent());
         Files.writeString(file, value.isEmpty() ? "" : value + "\n", StandardCharsets.UTF_8);
     }
 
     /** A relative symlink, as sysfs has them. */
-    private static void link(Path link, Path target) throws IOException {
+    public static void link(Path link, Path target) throws IOException {
         Files.createDirectories(link.getParent());
         Files.deleteIfExists(link);
         Files.createSymbolicLink(link, link.getParent().relativize(target));
     }
 
-    private static void deleteTree(Path dir) throws IOException {
+    public static void deleteTree(Path dir) throws IOException {
         if (!Files.exists(dir)) {
             return;
         }

@@ -3,6 +3,7 @@ package dev.blocknode.e2e;
 import dev.blocknode.csi.server.LoggingInterceptor;
 import dev.blocknode.csi.server.UnixSocketServer;
 import dev.blocknode.e2e.controller.LoopBackend;
+import dev.blocknode.e2e.controller.NvmetBackend;
 import dev.blocknode.e2e.controller.TestControllerService;
 import dev.blocknode.e2e.controller.TgtBackend;
 import dev.blocknode.e2e.controller.VolumeBackend;
@@ -40,11 +41,13 @@ public final class SanityMain {
     /**
      * The test controller provides the CONTROLLER_SERVICE and is always ready. A loop device grows under a
      * mounted filesystem (ONLINE); a tgt LUN grows only while no command is in flight on it (it is deleted
-     * and added again: see {@link TgtBackend}), so that backend claims OFFLINE expansion.
+     * and added again: see {@link TgtBackend}) and an nvmet namespace is disabled and enabled again
+     * ({@link NvmetBackend}), so those backends claim OFFLINE expansion.
      */
     static List<PluginCapability> controllerPlugin(VolumeBackend backend) {
         PluginCapability.VolumeExpansion.Type expansion = backend instanceof TgtBackend
-                ? PluginCapability.VolumeExpansion.Type.OFFLINE : PluginCapability.VolumeExpansion.Type.ONLINE;
+                || backend instanceof NvmetBackend ? PluginCapability.VolumeExpansion.Type.OFFLINE
+                : PluginCapability.VolumeExpansion.Type.ONLINE;
         return List.of(
                 PluginCapability.newBuilder().setService(PluginCapability.Service.newBuilder()
                         .setType(PluginCapability.Service.Type.CONTROLLER_SERVICE)).build(),
@@ -65,7 +68,7 @@ public final class SanityMain {
               --node-id ID               the plugin's --node-id: the only node publishes may name (required)
               --work-dir DIR             where volume files are created (required)
               --driver-name NAME         the controller's GetPluginInfo name (default block.csi.blocknode.dev)
-              --backend loop|tgt         how volumes reach the node (default loop):
+              --backend loop|tgt|nvmet   how volumes reach the node (default loop):
                                            loop: a loop device per volume (the plugin's local transport)
                                            tgt:  a LUN per volume of an iSCSI target that this process
                                                  creates on the local tgtd (the plugin's iscsi transport)
@@ -73,6 +76,12 @@ public final class SanityMain {
               --tgt-iqn IQN              tgt: the target's name (default iqn.2024-01.dev.blocknode:sanity)
               --tgt-portals LIST         tgt: comma-separated address:port where nodes reach tgtd, the
                                          first one as targetPortal (default 127.0.0.1:3260)
+                                           nvmet: a namespace per volume of an NVMe subsystem that this
+                                                 process creates on the kernel's target (configfs; the
+                                                 plugin's nvme-tcp transport)
+              --nvmet-nqn NQN            nvmet: the subsystem's name (default nqn.2024-01.dev.blocknode:sanity)
+              --nvmet-portals LIST       nvmet: comma-separated IPv4 address:port to listen on, one port each
+                                         (ports 21, 22...; default 127.0.0.1:4420)
               --help                     this text
             """;
 
@@ -171,7 +180,7 @@ public final class SanityMain {
     /** {@code --name value} or {@code --name=value}; every flag known, every required one present. */
     static Map<String, String> parse(String[] args) {
         Set<String> known = Set.of("controller-endpoint", "front-endpoint", "plugin-endpoint", "node-id", "work-dir",
-                "driver-name", "backend", "tgt-tid", "tgt-iqn", "tgt-portals");
+                "driver-name", "backend", "tgt-tid", "tgt-iqn", "tgt-portals", "nvmet-nqn", "nvmet-portals");
         Map<String, String> flags = new HashMap<>();
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
@@ -206,11 +215,13 @@ public final class SanityMain {
             socketPath(flags.get(name));
         }
         String backend = flags.getOrDefault("backend", "loop");
-        if (!backend.equals("loop") && !backend.equals("tgt")) {
-            throw new IllegalArgumentException("--backend must be loop or tgt, not \"" + backend + "\"");
+        if (!List.of("loop", "tgt", "nvmet").contains(backend)) {
+            throw new IllegalArgumentException("--backend must be loop, tgt or nvmet, not \"" + backend + "\"");
         }
-        if (!backend.equals("tgt") && flags.keySet().stream().anyMatch(f -> f.startsWith("tgt-"))) {
-            throw new IllegalArgumentException("--tgt-* flags need --backend tgt");
+        for (String other : List.of("tgt", "nvmet")) {
+            if (!backend.equals(other) && flags.keySet().stream().anyMatch(f -> f.startsWith(other + "-"))) {
+                throw new IllegalArgumentException("--" + other + "-* flags need --backend " + other);
+            }
         }
         try {
             int tid = Integer.parseInt(flags.getOrDefault("tgt-tid", "1"));
@@ -224,13 +235,23 @@ public final class SanityMain {
     }
 
     static VolumeBackend backend(Map<String, String> flags, ProcessCommandRunner commands) throws IOException {
-        if (!flags.getOrDefault("backend", "loop").equals("tgt")) {
+        String backend = flags.getOrDefault("backend", "loop");
+        if (backend.equals("nvmet")) {
+            return NvmetBackend.start(commands, Path.of("/sys/kernel/config/nvmet"),
+                    flags.getOrDefault("nvmet-nqn", "nqn.2024-01.dev.blocknode:sanity"),
+                    list(flags.getOrDefault("nvmet-portals", "127.0.0.1:4420")), 21);
+        }
+        if (!backend.equals("tgt")) {
             return new LoopBackend(commands);
         }
-        List<String> portals = List.of(flags.getOrDefault("tgt-portals", "127.0.0.1:3260").split(","));
         return TgtBackend.start(commands, Integer.parseInt(flags.getOrDefault("tgt-tid", "1")),
                 flags.getOrDefault("tgt-iqn", "iqn.2024-01.dev.blocknode:sanity"),
-                portals.stream().map(String::strip).filter(p -> !p.isEmpty()).toList());
+                list(flags.getOrDefault("tgt-portals", "127.0.0.1:3260")));
+    }
+
+    /** "a, b,c" as [a, b, c]. */
+    private static List<String> list(String text) {
+        return List.of(text.split(",")).stream().map(String::strip).filter(p -> !p.isEmpty()).toList();
     }
 
     /** unix:///abs/path (or unix:/abs/path, or a bare absolute path) to the socket's path. */

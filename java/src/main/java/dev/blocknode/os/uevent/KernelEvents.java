@@ -12,9 +12,10 @@ import java.util.logging.Logger;
 
 /**
  * Listens to the kernel's uevents on one daemon thread and wakes every thread that is pausing between two
- * looks at sysfs as soon as a storage-related event arrives: a disk, a SCSI device, an iSCSI session or a
- * multipath (dm) map appearing, changing or going. The pausing threads then look at sysfs again themselves;
- * an event only says "look now", so a lost or unexpected event can delay a wait, never mislead it.
+ * looks at sysfs as soon as a storage-related event arrives: a disk, a SCSI device, an iSCSI session, an NVMe
+ * controller or a multipath (dm) map appearing, changing or going. The pausing threads then look at sysfs
+ * again themselves; an event only says "look now", so a lost or unexpected event can delay a wait, never
+ * mislead it.
  *
  * <p>A pause still ends after its timeout without any event: that is the slow poll which catches whatever
  * the events do not announce, and the whole behaviour after the reader gave up (its source kept failing).
@@ -23,10 +24,13 @@ public final class KernelEvents implements AutoCloseable {
 
     private static final Logger LOG = Logger.getLogger(KernelEvents.class.getName());
 
-    /** The subsystems whose events can change what the SCSI, iSCSI, FC and multipath waits look for. */
+    /**
+     * The subsystems whose events can change what the SCSI, iSCSI, FC, NVMe and multipath waits look for (an
+     * NVMe controller's add, reconnect and remove are "nvme" events; its namespace disks are "block" ones).
+     */
     public static final Set<String> STORAGE_SUBSYSTEMS = Set.of("block", "scsi", "scsi_device", "scsi_disk",
             "scsi_host", "iscsi_session", "iscsi_connection", "iscsi_host", "fc_host", "fc_remote_ports",
-            "fc_transport");
+            "fc_transport", "nvme", "nvme-subsystem");
 
     /** How long one receive blocks: bounds how long close() waits for the reader to notice. */
     static final Duration RECEIVE_SLICE = Duration.ofMillis(100);

@@ -12,6 +12,7 @@ import dev.blocknode.scsi.SysfsWriter;
 import dev.blocknode.scsi.Wwid;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.ContextList;
 import dev.blocknode.transport.KeyedLocks;
 import dev.blocknode.transport.PathReport;
 import dev.blocknode.transport.Transport;
@@ -225,7 +226,7 @@ public final class IscsiTransport implements Transport {
         }
         String iface = attachment.details().getOrDefault(DETAIL_IFACE, "default");
         List<String> failures = new ArrayList<>();
-        for (String portal : IscsiVolumeSpec.list(portals)) {
+        for (String portal : ContextList.items(portals)) {
             IscsiPath path = new IscsiPath(iqn, Portal.parse(portal), iface);
             try (KeyedLocks.Held ignored = sessionLocks.lock(path)) {
                 logOutIfUnused(path);

@@ -2,6 +2,7 @@ package dev.blocknode.transport.iscsi;
 
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.transport.AttachRequest;
+import dev.blocknode.transport.ContextList;
 
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -50,7 +51,7 @@ public record IscsiVolumeSpec(List<Portal> portals, String iqn, long lun, Option
         String primary = required(request, TARGET_PORTAL);
         Set<Portal> portals = new LinkedHashSet<>();
         portals.add(portal(TARGET_PORTAL, primary));
-        for (String extra : list(request.key(PORTALS).orElse(""))) {
+        for (String extra : ContextList.items(request.key(PORTALS).orElse(""))) {
             portals.add(portal(PORTALS, extra));
         }
         String iqn = required(request, IQN).toLowerCase(java.util.Locale.ROOT);
@@ -99,24 +100,6 @@ public record IscsiVolumeSpec(List<Portal> portals, String iqn, long lun, Option
         }
     }
 
-    /** "a,b", "[a, b]" or "[\"a\",\"b\"]". */
-    static List<String> list(String text) {
-        String body = text.strip();
-        if (body.startsWith("[") && body.endsWith("]")) {
-            body = body.substring(1, body.length() - 1);
-        }
-        List<String> items = new ArrayList<>();
-        for (String item : body.split(",")) {
-            String value = item.strip();
-            if (value.length() >= 2 && value.startsWith("\"") && value.endsWith("\"")) {
-                value = value.substring(1, value.length() - 1).strip();
-            }
-            if (!value.isEmpty()) {
-                items.add(value);
-            }
-        }
-        return items;
-    }
 
     private static String shorten(String text) {
         return text.length() > 80 ? text.substring(0, 80) + "..." : text;

@@ -58,6 +58,14 @@ class IscsiVolumeSpecUnitTest {
     }
 
     @Test
+    void extraIpv6PortalsInBracketsAreNotTakenForAList() throws Exception {
+        Map<String, String> context = valid();
+        context.put("portals", "[fd00::6]:3260,[fd00::7]");
+        assertEquals(List.of(new Portal("10.0.0.5", 3260), new Portal("fd00::6", 3260), new Portal("fd00::7", 3260)),
+                parse(context).portals());
+    }
+
+    @Test
     void duplicatePortalsCollapse() throws Exception {
         Map<String, String> context = valid();
         context.put("portals", "10.0.0.5:3260, 10.0.0.5");

@@ -35,12 +35,17 @@ public final class LoopBackend implements VolumeBackend {
 
     @Override
     public Placement expose(String volumeId, Path file, long bytes) throws IOException {
+        return placement(attach(commands, file));
+    }
+
+    /** A new loop device over {@code file}: its /dev path. */
+    static String attach(CommandRunner commands, Path file) throws IOException {
         String device = commands.runChecked(Command.of("losetup", "--find", "--show", file.toString()))
                 .stdout().strip();
         if (!device.startsWith("/dev/loop")) {
             throw new IOException("losetup --find --show printed \"" + device + "\", not a loop device");
         }
-        return placement(device);
+        return device;
     }
 
     @Override

@@ -1,0 +1,37 @@
+package dev.blocknode.volume;
+
+import dev.blocknode.state.RecordStore;
+import dev.blocknode.state.v1.StagingRecord;
+import dev.blocknode.transport.StagedVolumes;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The staging records as a transport asks about them ({@link StagedVolumes}): every volume of the transport,
+ * in any phase, with what its record holds. A record is written before an attach begins and deleted after the
+ * detach ended, so a volume is listed for as long as anything of it may be on the node.
+ */
+public final class RecordedStagedVolumes implements StagedVolumes {
+
+    private final RecordStore store;
+
+    public RecordedStagedVolumes(RecordStore store) {
+        this.store = store;
+    }
+
+    @Override
+    public List<StagedVolume> of(String transport) throws IOException {
+        return store.all().stream()
+                .filter(r -> r.getTransport().equals(transport))
+                .map(RecordedStagedVolumes::volume)
+                .toList();
+    }
+
+    private static StagedVolume volume(StagingRecord record) {
+        return new StagedVolume(record.getVolumeId(),
+                record.hasDevice() ? Optional.of(StagingRecords.deviceNumber(record)) : Optional.empty(),
+                StagingRecords.attachRequest(record), record.getAttachmentMap());
+    }
+}
