@@ -6,8 +6,6 @@ import dev.blocknode.logging.LogContext;
 import dev.blocknode.metrics.Phases;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.FileStat;
-import dev.blocknode.os.exec.Command;
-import dev.blocknode.os.exec.CommandException;
 import dev.blocknode.os.fd.OpenedPath;
 import dev.blocknode.os.host.Host;
 import dev.blocknode.os.mount.MountEntry;
@@ -24,17 +22,12 @@ import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.Transport;
 import dev.blocknode.transport.Transports;
-import dev.blocknode.volume.filesystem.DeviceContent;
-import dev.blocknode.volume.filesystem.DeviceProbe;
 import dev.blocknode.volume.filesystem.FilesystemType;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
-import java.util.SortedSet;
-import java.util.TreeSet;
 import java.util.logging.Logger;
 
 /**
@@ -52,8 +45,7 @@ public final class VolumeStager {
     private final StagingRecords records;
     private final Transports transports;
     private final OperationGuard guard;
-    private final DeviceProbe probe;
-    private final FilesystemType defaultFilesystem;
+    private final FilesystemPreparer filesystems;
     private final StagingRecordRebuilder rebuilder;
     private final StalePublications stalePublications;
 
@@ -64,8 +56,7 @@ public final class VolumeStager {
         this.records = records;
         this.transports = transports;
         this.guard = guard;
-        this.probe = new DeviceProbe(host.commands());
-        this.defaultFilesystem = defaultFilesystem;
+        this.filesystems = new FilesystemPreparer(host.commands(), records, defaultFilesystem);
         this.rebuilder = new StagingRecordRebuilder(host, paths, records, transports);
         this.stalePublications = stalePublications;
     }
@@ -76,96 +67,142 @@ public final class VolumeStager {
                 request.publishContext(), request.secrets());
         Transport transport = transports.select(attachRequest);
         transport.validate(attachRequest);
-        Optional<FilesystemType> requestedFs = requestedFilesystem(request.capability());
+        Optional<FilesystemType> requestedFs = StageRetryRules.requestedFilesystem(request.capability());
 
         try (OperationGuard.Permit ignored = guard.enter(request.volumeId(), "NodeStageVolume")) {
             Optional<StagingRecord> existing = records.find(request.volumeId());
-            // An ATTACHING record (a crash inside the attach) holds no device and promised nothing: the retry
-            // replaces it, undoing the interrupted attach first when it asks for another device.
-            Optional<StagingRecord> deviceRecorded = existing.filter(r -> r.getPhase() != StagePhase.ATTACHING);
-            if (deviceRecorded.isPresent()) {
-                StagingRecord record = deviceRecorded.get();
-                if (!record.getStagingPath().equals(staging.toString())) {
-                    throw VolumeException.alreadyExists("volume " + request.volumeId() + " is already staged at "
-                            + record.getStagingPath() + ", not at " + staging);
-                }
-                requireSameDevice(record, transport, attachRequest);
-                requireCompatible(record, request.capability(), requestedFs, capabilityBinds(record, staging));
-                if (record.getPhase() == StagePhase.STAGED && stillStaged(record, staging)) {
-                    return;
-                }
+            if (isStagedAlready(existing, staging, transport, attachRequest, request.capability(), requestedFs)) {
+                return;
             }
-            attachAndMount(request, staging, transport, attachRequest, requestedFs, existing);
+            boolean noDeviceRecorded = existing.isEmpty() || existing.get().getPhase() == StagePhase.ATTACHING;
+            try {
+                stageFromScratchOrRetry(request, staging, transport, attachRequest, requestedFs, existing);
+            } catch (VolumeException failure) {
+                if (noDeviceRecorded && isRefusal(failure)) {
+                    undoRefusedStage(request.volumeId(), failure);
+                }
+                throw failure;
+            }
         }
     }
 
     /**
-     * The stage itself, past the checks against an earlier attempt's record: attach, verify, format, mount.
+     * An earlier attempt's record with a device binds this one (same staging path, same device, a compatible
+     * capability: else a refusal); true when that attempt finished and its volume is still in place. An
+     * ATTACHING record (a crash inside the attach) holds no device and promised nothing: the retry replaces it.
+     */
+    private boolean isStagedAlready(Optional<StagingRecord> existing, Path staging, Transport transport,
+                                    AttachRequest attachRequest, VolumeCapability capability,
+                                    Optional<FilesystemType> requestedFs) throws VolumeException {
+        Optional<StagingRecord> deviceRecorded = existing.filter(r -> r.getPhase() != StagePhase.ATTACHING);
+        if (deviceRecorded.isEmpty()) {
+            return false;
+        }
+        StagingRecord record = deviceRecorded.get();
+        if (!record.getStagingPath().equals(staging.toString())) {
+            throw VolumeException.alreadyExists("volume " + record.getVolumeId() + " is already staged at "
+                    + record.getStagingPath() + ", not at " + staging);
+        }
+        StageRetryRules.requireSameDevice(record, transport, attachRequest);
+        StageRetryRules.requireCompatible(record, capability, requestedFs, capabilityBinds(record, staging));
+        return record.getPhase() == StagePhase.STAGED && stillStaged(record, staging);
+    }
+
+    /**
+     * The stage itself, one phase after the other, each recorded before the next changes the host:
+     * ATTACHING (the intent), STAGING (the attached device), the filesystem and its mount, STAGED.
      * When no earlier attempt had recorded a device, a refusal undoes this one (see {@link #undoRefusedStage}).
      */
-    private void attachAndMount(Requests.Stage request, Path staging, Transport transport, AttachRequest attachRequest,
-                                Optional<FilesystemType> requestedFs, Optional<StagingRecord> existing)
+    private void stageFromScratchOrRetry(Requests.Stage request, Path staging, Transport transport,
+                                         AttachRequest attachRequest, Optional<FilesystemType> requestedFs,
+                                         Optional<StagingRecord> existing) throws VolumeException {
+        createDirectory(paths, staging);
+        StagingRecord.Builder record = describe(request, staging, transport, requestedFs, existing);
+        if (existing.isEmpty() || existing.get().getPhase() == StagePhase.ATTACHING) {
+            recordIntent(existing, transport, attachRequest, record);
+        }
+        Attachment attachment = attach(transport, attachRequest, record);
+        if (request.capability().accessType() instanceof AccessType.Mount mount) {
+            recordDeviceAndMount(request, staging, attachment, mount, requestedFs, existing, record);
+        } else {
+            requireUnclaimed(request.volumeId(), attachment);
+        }
+        records.save(record.setPhase(StagePhase.STAGED).build());
+        CrashPoints.reach(CrashPoint.STAGE_STAGED);
+        LogContext.outcome(LOG, () -> "staged volume " + request.volumeId() + " (" + attachment.device() + ") at "
+                + staging);
+    }
+
+    /** The record of this attempt: what it stages, where and how (no phase yet; secrets are never kept). */
+    private static StagingRecord.Builder describe(Requests.Stage request, Path staging, Transport transport,
+                                                  Optional<FilesystemType> requestedFs,
+                                                  Optional<StagingRecord> existing) {
+        StagingRecord.Builder record = existing.map(StagingRecord::toBuilder).orElseGet(StagingRecord::newBuilder)
+                .setVolumeId(request.volumeId())
+                .setTransport(transport.name())
+                .setStagingPath(staging.toString())
+                .setAccessMode(request.capability().accessMode().name())
+                .clearVolumeContext().putAllVolumeContext(request.volumeContext())
+                .clearPublishContext().putAllPublishContext(request.publishContext());
+        if (request.capability().accessType() instanceof AccessType.Mount mount) {
+            record.setMount(MountAccessRecord.newBuilder()
+                    .setFsType(requestedFs.map(FilesystemType::kernelName).orElse(""))
+                    .addAllMountFlags(mount.mountFlags()));
+        } else {
+            record.setBlock(BlockAccessRecord.getDefaultInstance());
+        }
+        return record;
+    }
+
+    /**
+     * ATTACHING: the intent, durably, before the transport changes anything, so that unstage and the
+     * start-up recovery can undo an attach cut short. A retry that asks for another device than the
+     * interrupted attempt did undoes that attempt's attach first.
+     */
+    private void recordIntent(Optional<StagingRecord> existing, Transport transport, AttachRequest attachRequest,
+                              StagingRecord.Builder record) throws VolumeException {
+        if (existing.isPresent() && !StageRetryRules.sameAttach(existing.get(), transport, attachRequest)) {
+            abandonAttach(existing.get());
+        }
+        records.save(record.setPhase(StagePhase.ATTACHING).build());
+        CrashPoints.reach(CrashPoint.STAGE_INTENT_RECORDED);
+    }
+
+    /** The transport attaches and verifies the device; STAGING names it in the record (saved by the caller). */
+    private static Attachment attach(Transport transport, AttachRequest attachRequest, StagingRecord.Builder record)
             throws VolumeException {
-        boolean noDeviceRecorded = existing.isEmpty() || existing.get().getPhase() == StagePhase.ATTACHING;
-        try {
-            createDirectory(paths, staging);
-            StagingRecord.Builder record = existing.map(StagingRecord::toBuilder).orElseGet(StagingRecord::newBuilder)
-                    .setVolumeId(request.volumeId())
-                    .setTransport(transport.name())
-                    .setStagingPath(staging.toString())
-                    .setAccessMode(request.capability().accessMode().name())
-                    .clearVolumeContext().putAllVolumeContext(request.volumeContext())
-                    .clearPublishContext().putAllPublishContext(request.publishContext());
-            if (request.capability().accessType() instanceof AccessType.Mount mount) {
-                record.setMount(MountAccessRecord.newBuilder()
-                        .setFsType(requestedFs.map(FilesystemType::kernelName).orElse(""))
-                        .addAllMountFlags(mount.mountFlags()));
-            } else {
-                record.setBlock(BlockAccessRecord.getDefaultInstance());
-            }
-            if (noDeviceRecorded) {
-                if (existing.isPresent() && !sameAttach(existing.get(), transport, attachRequest)) {
-                    // The retry asks for another device: undo the interrupted attach before its record is replaced.
-                    abandonAttach(existing.get());
-                }
-                records.save(record.setPhase(StagePhase.ATTACHING).build());
-                CrashPoints.reach(CrashPoint.STAGE_INTENT_RECORDED);
-            }
-            Attachment attachment = transport.attach(attachRequest);
-            CrashPoints.reach(CrashPoint.STAGE_ATTACHED);
-            record.setPhase(StagePhase.STAGING)
-                    .setDevice(DeviceRecord.newBuilder()
-                            .setPath(attachment.device().toString())
-                            .setMajor(attachment.number().major())
-                            .setMinor(attachment.number().minor())
-                            .setIdentity(attachment.identity()))
-                    .clearAttachment()
-                    .putAllAttachment(attachment.details());
-            if (request.capability().accessType() instanceof AccessType.Mount mount) {
-                interruptedFormat(existing, attachment).ifPresent(fs ->
-                        record.getMountBuilder().setFormattingStarted(fs));
-                boolean mounted = alreadyMountedAt(request.volumeId(), staging, attachment);
-                if (!mounted) {
-                    requireUnclaimed(request.volumeId(), attachment);
-                }
-                records.save(record.build());
-                CrashPoints.reach(CrashPoint.STAGE_RECORDED);
-                if (!mounted) {
-                    mountFilesystem(request, staging, attachment, mount, requestedFs, record);
-                    CrashPoints.reach(CrashPoint.STAGE_MOUNTED);
-                }
-            } else {
-                requireUnclaimed(request.volumeId(), attachment);
-            }
-            records.save(record.setPhase(StagePhase.STAGED).build());
-            CrashPoints.reach(CrashPoint.STAGE_STAGED);
-            LogContext.outcome(LOG, () -> "staged volume " + request.volumeId() + " (" + attachment.device() + ") at "
-                    + staging);
-        } catch (VolumeException failure) {
-            if (noDeviceRecorded && isRefusal(failure)) {
-                undoRefusedStage(request.volumeId(), failure);
-            }
-            throw failure;
+        Attachment attachment = transport.attach(attachRequest);
+        CrashPoints.reach(CrashPoint.STAGE_ATTACHED);
+        record.setPhase(StagePhase.STAGING)
+                .setDevice(DeviceRecord.newBuilder()
+                        .setPath(attachment.device().toString())
+                        .setMajor(attachment.number().major())
+                        .setMinor(attachment.number().minor())
+                        .setIdentity(attachment.identity()))
+                .clearAttachment()
+                .putAllAttachment(attachment.details());
+        return attachment;
+    }
+
+    /**
+     * STAGING recorded with the device (and any format an earlier attempt left unfinished on it), then the
+     * filesystem prepared and mounted, unless an earlier attempt already mounted it here.
+     */
+    private void recordDeviceAndMount(Requests.Stage request, Path staging, Attachment attachment,
+                                      AccessType.Mount mount, Optional<FilesystemType> requestedFs,
+                                      Optional<StagingRecord> existing, StagingRecord.Builder record)
+            throws VolumeException {
+        FilesystemPreparer.interruptedFormat(existing, attachment).ifPresent(fs ->
+                record.getMountBuilder().setFormattingStarted(fs));
+        boolean mounted = alreadyMountedAt(request.volumeId(), staging, attachment);
+        if (!mounted) {
+            requireUnclaimed(request.volumeId(), attachment);
+        }
+        records.save(record.build());
+        CrashPoints.reach(CrashPoint.STAGE_RECORDED);
+        if (!mounted) {
+            mountFilesystem(request, staging, attachment, mount, requestedFs, record);
+            CrashPoints.reach(CrashPoint.STAGE_MOUNTED);
         }
     }
 
@@ -179,40 +216,55 @@ public final class VolumeStager {
                     return;
                 }
             }
-            if (!found.get().getStagingPath().equals(staging.toString())) {
+            StagingRecord record = found.get();
+            if (!record.getStagingPath().equals(staging.toString())) {
                 throw VolumeException.precondition("volume " + request.volumeId() + " is staged at "
-                        + found.get().getStagingPath() + ", not at " + staging + "; nothing was unstaged");
+                        + record.getStagingPath() + ", not at " + staging + "; nothing was unstaged");
             }
-            if (found.get().getPhase() == StagePhase.ATTACHING) {
+            if (record.getPhase() == StagePhase.ATTACHING) {
                 // Staging died inside the transport's attach: no device was recorded, nothing was mounted.
-                abandonAttach(found.get());
+                abandonAttach(record);
                 records.delete(request.volumeId());
                 LogContext.outcome(LOG, () -> "unstaged volume " + request.volumeId() + ": undid its interrupted attach");
                 return;
             }
-            // A publication kubelet forgot, whose pod is gone, would refuse every unstage for ever: retired first.
-            List<String> live = stalePublications.retire(found.get(), Publications.live(host, found.get()));
-            if (!live.isEmpty()) {
-                throw VolumeException.precondition("volume " + request.volumeId()
-                        + " is still published at " + live + "; unpublish it first");
-            }
-            stalePublications.releaseUnboundViews(request.volumeId());
-            StagingRecord record = found.get().toBuilder()
-                    .setPhase(StagePhase.UNSTAGING).clearPublications().build();
-            records.save(record);
-            CrashPoints.reach(CrashPoint.UNSTAGE_RECORDED);
-            DeviceNumber number = StagingRecords.deviceNumber(record);
-            if (record.hasMount()) {
-                unmountStagingPath(request.volumeId(), staging, number);
-            }
-            CrashPoints.reach(CrashPoint.UNSTAGE_UNMOUNTED);
-            requireNotMountedElsewhere(request.volumeId(), number);
-            flush(record);
-            StagingRecords.transportOf(transports, record).detach(StagingRecords.attachment(record));
-            CrashPoints.reach(CrashPoint.UNSTAGE_DETACHED);
-            records.delete(request.volumeId());
+            requireUnpublished(record);
+            release(record, staging);
             LogContext.outcome(LOG, () -> "unstaged volume " + request.volumeId() + " from " + staging);
         }
+    }
+
+    /**
+     * No pod may still use the volume. A publication kubelet forgot, whose pod is gone, would refuse every
+     * unstage for ever: it is retired first, and so are read-only views of publications that died unbound.
+     */
+    private void requireUnpublished(StagingRecord record) throws VolumeException {
+        List<String> live = stalePublications.retire(record, Publications.live(host, record));
+        if (!live.isEmpty()) {
+            throw VolumeException.precondition("volume " + record.getVolumeId()
+                    + " is still published at " + live + "; unpublish it first");
+        }
+        stalePublications.releaseUnboundViews(record.getVolumeId());
+    }
+
+    /**
+     * UNSTAGING recorded, then the reverse of the stage: unmount, prove nothing else on the node holds the
+     * device, flush, detach; the record goes last, so a retry after a crash anywhere here finishes the job.
+     */
+    private void release(StagingRecord staged, Path staging) throws VolumeException {
+        StagingRecord record = staged.toBuilder().setPhase(StagePhase.UNSTAGING).clearPublications().build();
+        records.save(record);
+        CrashPoints.reach(CrashPoint.UNSTAGE_RECORDED);
+        DeviceNumber number = StagingRecords.deviceNumber(record);
+        if (record.hasMount()) {
+            unmountStagingPath(record.getVolumeId(), staging, number);
+        }
+        CrashPoints.reach(CrashPoint.UNSTAGE_UNMOUNTED);
+        requireNotMountedElsewhere(record.getVolumeId(), number);
+        flush(record);
+        StagingRecords.transportOf(transports, record).detach(StagingRecords.attachment(record));
+        CrashPoints.reach(CrashPoint.UNSTAGE_DETACHED);
+        records.delete(record.getVolumeId());
     }
 
     /** Undoes what the recorded, interrupted attach may have done (its contexts are in the record). */
@@ -265,104 +317,7 @@ public final class VolumeStager {
         records.delete(left.getVolumeId());
     }
 
-    /** The recorded attach and the requested one name the same device (see {@link #differingDeviceKeys}). */
-    private static boolean sameAttach(StagingRecord recorded, Transport transport, AttachRequest request) {
-        return recorded.getTransport().equals(transport.name()) && differingDeviceKeys(recorded, request).isEmpty();
-    }
-
-    /**
-     * A volume whose device is recorded (attached, maybe mounted and published) is not re-staged from
-     * another one: that would say OK while the staging path still holds the first device, or leave the
-     * first one attached under a record that forgot it. Only the key names are echoed, never values.
-     */
-    private static void requireSameDevice(StagingRecord recorded, Transport transport, AttachRequest request)
-            throws VolumeException {
-        String staged = "volume " + recorded.getVolumeId() + " is already staged at " + recorded.getStagingPath()
-                + " from device " + recorded.getDevice().getPath() + " (transport " + recorded.getTransport() + ")";
-        if (!recorded.getTransport().equals(transport.name())) {
-            throw VolumeException.alreadyExists(staged + "; the request names a device of transport "
-                    + transport.name() + "; unstage it first");
-        }
-        List<String> differing = differingDeviceKeys(recorded, request);
-        if (!differing.isEmpty()) {
-            throw VolumeException.alreadyExists(staged + "; the request names another device: the contexts' "
-                    + differing + " differ from those it was staged with; unstage it first");
-        }
-    }
-
-    /**
-     * The context keys whose value differs between the recorded attach and the request, each read as a
-     * transport reads it (publish_context over volume_context, a blank value as absent): a key moving from
-     * one context to the other with the same value names the same device. The "transport" key is left out:
-     * the transport it selects is compared by name.
-     */
-    private static List<String> differingDeviceKeys(StagingRecord recorded, AttachRequest request) {
-        AttachRequest was = StagingRecords.attachRequest(recorded);
-        SortedSet<String> keys = new TreeSet<>();
-        for (AttachRequest contexts : List.of(was, request)) {
-            keys.addAll(contexts.volumeContext().keySet());
-            keys.addAll(contexts.publishContext().keySet());
-        }
-        keys.remove(Transports.TRANSPORT_KEY);
-        return keys.stream().filter(key -> !was.key(key).equals(request.key(key))).toList();
-    }
-
-    private Optional<FilesystemType> requestedFilesystem(VolumeCapability capability) throws VolumeException {
-        if (!(capability.accessType() instanceof AccessType.Mount mount) || mount.fsType().isEmpty()) {
-            return Optional.empty();
-        }
-        Optional<FilesystemType> type = FilesystemType.byName(mount.fsType());
-        if (type.isEmpty()) {
-            throw VolumeException.invalid("volume_capability.mount.fs_type \"" + mount.fsType()
-                    + "\" is not supported; supported: ext4, xfs");
-        }
-        return type;
-    }
-
-    /**
-     * The request must agree with what the record binds. Once the volume was staged (or its filesystem is
-     * mounted at the staging path), that is the whole capability; before, the record promised nothing
-     * (a crash stopped the attempt short of the mount) except the type of a filesystem this plugin made,
-     * which is a fact of the device.
-     */
-    private static void requireCompatible(StagingRecord record, VolumeCapability capability,
-                                          Optional<FilesystemType> requestedFs, boolean capabilityBinds)
-            throws VolumeException {
-        if (!capabilityBinds) {
-            if (record.hasMount() && record.getMount().getFormattedHere()) {
-                requireSameFilesystem(record, requestedFs);
-            }
-            return;
-        }
-        String volume = record.getVolumeId();
-        if (record.hasBlock() != capability.isBlock()) {
-            throw VolumeException.alreadyExists("volume " + volume + " is already staged for "
-                    + (record.hasBlock() ? "block" : "filesystem") + " access, the request asks for "
-                    + (capability.isBlock() ? "block" : "filesystem") + " access");
-        }
-        if (!record.getAccessMode().equals(capability.accessMode().name())) {
-            throw VolumeException.alreadyExists("volume " + volume + " is already staged with access mode "
-                    + record.getAccessMode() + ", the request asks for " + capability.accessMode());
-        }
-        if (capability.accessType() instanceof AccessType.Mount mount) {
-            requireSameFilesystem(record, requestedFs);
-            if (!record.getMount().getMountFlagsList().equals(mount.mountFlags())) {
-                throw VolumeException.alreadyExists("volume " + volume + " is already staged with mount flags "
-                        + record.getMount().getMountFlagsList() + ", the request asks for " + mount.mountFlags());
-            }
-        }
-    }
-
-    private static void requireSameFilesystem(StagingRecord record, Optional<FilesystemType> requestedFs)
-            throws VolumeException {
-        String stagedFs = record.getMount().getFsType();
-        if (requestedFs.isPresent() && !stagedFs.isEmpty() && !stagedFs.equals(requestedFs.get().kernelName())) {
-            throw VolumeException.alreadyExists("volume " + record.getVolumeId() + " is already staged as " + stagedFs
-                    + ", the request asks for " + requestedFs.get().kernelName());
-        }
-    }
-
-    /** Whether the record's capability binds a retry (see {@link #requireCompatible}). */
+    /** Whether the record's capability binds a retry (see {@link StageRetryRules#requireCompatible}). */
     private boolean capabilityBinds(StagingRecord record, Path staging) throws VolumeException {
         return record.getPhase() == StagePhase.STAGED
                 || (record.hasMount() && holdsMountOf(staging, StagingRecords.deviceNumber(record)));
@@ -428,7 +383,7 @@ public final class VolumeStager {
                                  AccessType.Mount mount, Optional<FilesystemType> requestedFs,
                                  StagingRecord.Builder record) throws VolumeException {
         Path device = attachment.device();
-        FilesystemType type = prepareFilesystem(request.volumeId(), device, requestedFs, record);
+        FilesystemType type = filesystems.prepare(request.volumeId(), device, requestedFs, record);
         MountOptions options = mount.options();
         if (request.capability().accessMode().readOnly()) {
             options = options.withReadOnly();
@@ -447,98 +402,6 @@ public final class VolumeStager {
                     + " failed", e);
         } catch (IOException e) {
             throw VolumeException.internal("mounting " + device + " at " + staging + " failed", e);
-        }
-    }
-
-    /**
-     * The filesystem an earlier attempt began to create on this same device and did not finish (its
-     * record says formatting started and never that it was done): carried into the new record, so that
-     * the format is finished however many times staging is interrupted. Another device (a retry that
-     * attached something else) carries nothing.
-     */
-    private static Optional<String> interruptedFormat(Optional<StagingRecord> existing, Attachment attachment) {
-        return existing.filter(StagingRecord::hasMount)
-                .filter(r -> !r.getMount().getFormattingStarted().isEmpty() && !r.getMount().getFormattedHere())
-                .filter(r -> r.getDevice().getIdentity().equals(attachment.identity())
-                        && StagingRecords.deviceNumber(r).equals(attachment.number()))
-                .map(r -> r.getMount().getFormattingStarted());
-    }
-
-    /**
-     * Formats a blank device; accepts a matching filesystem; refuses everything else. The one exception:
-     * a device whose record says this plugin began formatting it (when it was blank) and never finished
-     * holds only what that mkfs wrote, and is formatted again, forcibly.
-     */
-    private FilesystemType prepareFilesystem(String volumeId, Path device, Optional<FilesystemType> requested,
-                                             StagingRecord.Builder record) throws VolumeException {
-        if (!record.getMount().getFormattingStarted().isEmpty() && !record.getMount().getFormattedHere()) {
-            return finishInterruptedFormat(volumeId, device, requested, record);
-        }
-        DeviceContent content;
-        try {
-            content = probe.probe(device);
-        } catch (IOException e) {
-            throw VolumeException.internal("cannot probe device " + device + " of volume " + volumeId, e);
-        }
-        FilesystemType type;
-        boolean formatted = false;
-        switch (content) {
-            case DeviceContent.Blank blank -> {
-                type = requested.orElse(defaultFilesystem);
-                // Durably, before mkfs writes a byte: what it leaves if it is cut short is ours to overwrite.
-                record.getMountBuilder().setFormattingStarted(type.kernelName());
-                records.save(record.build());
-                runMkfs(volumeId, device, type, type.format(device));
-                formatted = true;
-                CrashPoints.reach(CrashPoint.STAGE_FORMATTED);
-                LOG.info(() -> "formatted blank device " + device + " of volume " + volumeId + " as "
-                        + type.kernelName());
-            }
-            case DeviceContent.Filesystem fs -> {
-                Optional<FilesystemType> found = FilesystemType.byName(fs.type());
-                if (found.isEmpty()) {
-                    throw VolumeException.precondition("device " + device + " of volume " + volumeId + " holds "
-                            + content.describe() + ", which blocknode does not mount (ext4, xfs)");
-                }
-                if (requested.isPresent() && requested.get() != found.get()) {
-                    throw VolumeException.precondition("device " + device + " of volume " + volumeId + " holds "
-                            + content.describe() + " but the request asks for " + requested.get().kernelName()
-                            + "; refusing to reformat a device that holds data");
-                }
-                type = found.get();
-            }
-            default -> throw VolumeException.precondition("device " + device + " of volume " + volumeId + " holds "
-                    + content.describe() + "; blocknode never formats or mounts over existing data");
-        }
-        record.setMount(record.getMount().toBuilder().setFsType(type.kernelName()).setFormattedHere(formatted));
-        records.save(record.build());
-        return type;
-    }
-
-    private FilesystemType finishInterruptedFormat(String volumeId, Path device, Optional<FilesystemType> requested,
-                                                   StagingRecord.Builder record) throws VolumeException {
-        String started = record.getMount().getFormattingStarted();
-        // The retry's own fs_type wins: nothing of the first attempt's choice was ever used.
-        FilesystemType type = requested.or(() -> FilesystemType.byName(started)).orElseThrow(() ->
-                VolumeException.internal("the staging record of volume " + volumeId + " says formatting as \""
-                        + started + "\" started, a filesystem this plugin does not make", null));
-        LOG.warning(() -> "device " + device + " of volume " + volumeId + ": formatting it as " + type.kernelName()
-                + " was interrupted (the plugin stopped, or mkfs failed, before it was recorded as done); the"
-                + " device was blank before that mkfs, so it is formatted again");
-        runMkfs(volumeId, device, type, type.formatOverInterruptedFormat(device));
-        CrashPoints.reach(CrashPoint.STAGE_FORMATTED);
-        record.setMount(record.getMount().toBuilder().setFsType(type.kernelName())
-                .setFormattingStarted(type.kernelName()).setFormattedHere(true));
-        records.save(record.build());
-        return type;
-    }
-
-    private void runMkfs(String volumeId, Path device, FilesystemType type, Command mkfs) throws VolumeException {
-        try {
-            Phases.run("mkfs", () -> host.commands().runChecked(mkfs.withTimeout(java.time.Duration.ofMinutes(5))));
-        } catch (CommandException e) {
-            throw VolumeException.internal("formatting " + device + " of volume " + volumeId + " as "
-                    + type.kernelName() + " failed", e);
         }
     }
 

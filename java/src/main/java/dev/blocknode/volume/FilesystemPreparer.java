@@ -1,0 +1,134 @@
+package dev.blocknode.volume;
+
+import dev.blocknode.faults.CrashPoint;
+import dev.blocknode.faults.CrashPoints;
+import dev.blocknode.metrics.Phases;
+import dev.blocknode.os.exec.Command;
+import dev.blocknode.os.exec.CommandException;
+import dev.blocknode.os.exec.CommandRunner;
+import dev.blocknode.outcome.VolumeException;
+import dev.blocknode.state.v1.StagingRecord;
+import dev.blocknode.transport.Attachment;
+import dev.blocknode.volume.filesystem.DeviceContent;
+import dev.blocknode.volume.filesystem.DeviceProbe;
+import dev.blocknode.volume.filesystem.FilesystemType;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.logging.Logger;
+
+/**
+ * The filesystem a staged volume is mounted from: a blank device is formatted (the intent recorded durably
+ * before mkfs writes a byte), a matching filesystem is accepted, anything else is refused; a format this
+ * plugin began and never finished is the one thing ever formatted over.
+ */
+final class FilesystemPreparer {
+
+    private static final Logger LOG = Logger.getLogger(FilesystemPreparer.class.getName());
+
+    private final CommandRunner commands;
+    private final DeviceProbe probe;
+    private final StagingRecords records;
+    private final FilesystemType defaultFilesystem;
+
+    FilesystemPreparer(CommandRunner commands, StagingRecords records, FilesystemType defaultFilesystem) {
+        this.commands = commands;
+        this.probe = new DeviceProbe(commands);
+        this.records = records;
+        this.defaultFilesystem = defaultFilesystem;
+    }
+
+    /**
+     * The filesystem an earlier attempt began to create on this same device and did not finish (its
+     * record says formatting started and never that it was done): carried into the new record, so that
+     * the format is finished however many times staging is interrupted. Another device (a retry that
+     * attached something else) carries nothing.
+     */
+    static Optional<String> interruptedFormat(Optional<StagingRecord> existing, Attachment attachment) {
+        return existing.filter(StagingRecord::hasMount)
+                .filter(r -> !r.getMount().getFormattingStarted().isEmpty() && !r.getMount().getFormattedHere())
+                .filter(r -> r.getDevice().getIdentity().equals(attachment.identity())
+                        && StagingRecords.deviceNumber(r).equals(attachment.number()))
+                .map(r -> r.getMount().getFormattingStarted());
+    }
+
+    /**
+     * Formats a blank device; accepts a matching filesystem; refuses everything else. The one exception:
+     * a device whose record says this plugin began formatting it (when it was blank) and never finished
+     * holds only what that mkfs wrote, and is formatted again, forcibly.
+     */
+    FilesystemType prepare(String volumeId, Path device, Optional<FilesystemType> requested,
+                                             StagingRecord.Builder record) throws VolumeException {
+        if (!record.getMount().getFormattingStarted().isEmpty() && !record.getMount().getFormattedHere()) {
+            return finishInterruptedFormat(volumeId, device, requested, record);
+        }
+        DeviceContent content;
+        try {
+            content = probe.probe(device);
+        } catch (IOException e) {
+            throw VolumeException.internal("cannot probe device " + device + " of volume " + volumeId, e);
+        }
+        FilesystemType type;
+        boolean formatted = false;
+        switch (content) {
+            case DeviceContent.Blank blank -> {
+                type = requested.orElse(defaultFilesystem);
+                // Durably, before mkfs writes a byte: what it leaves if it is cut short is ours to overwrite.
+                record.getMountBuilder().setFormattingStarted(type.kernelName());
+                records.save(record.build());
+                runMkfs(volumeId, device, type, type.format(device));
+                formatted = true;
+                CrashPoints.reach(CrashPoint.STAGE_FORMATTED);
+                LOG.info(() -> "formatted blank device " + device + " of volume " + volumeId + " as "
+                        + type.kernelName());
+            }
+            case DeviceContent.Filesystem fs -> {
+                Optional<FilesystemType> found = FilesystemType.byName(fs.type());
+                if (found.isEmpty()) {
+                    throw VolumeException.precondition("device " + device + " of volume " + volumeId + " holds "
+                            + content.describe() + ", which blocknode does not mount (ext4, xfs)");
+                }
+                if (requested.isPresent() && requested.get() != found.get()) {
+                    throw VolumeException.precondition("device " + device + " of volume " + volumeId + " holds "
+                            + content.describe() + " but the request asks for " + requested.get().kernelName()
+                            + "; refusing to reformat a device that holds data");
+                }
+                type = found.get();
+            }
+            default -> throw VolumeException.precondition("device " + device + " of volume " + volumeId + " holds "
+                    + content.describe() + "; blocknode never formats or mounts over existing data");
+        }
+        record.setMount(record.getMount().toBuilder().setFsType(type.kernelName()).setFormattedHere(formatted));
+        records.save(record.build());
+        return type;
+    }
+
+    private FilesystemType finishInterruptedFormat(String volumeId, Path device, Optional<FilesystemType> requested,
+                                                   StagingRecord.Builder record) throws VolumeException {
+        String started = record.getMount().getFormattingStarted();
+        // The retry's own fs_type wins: nothing of the first attempt's choice was ever used.
+        FilesystemType type = requested.or(() -> FilesystemType.byName(started)).orElseThrow(() ->
+                VolumeException.internal("the staging record of volume " + volumeId + " says formatting as \""
+                        + started + "\" started, a filesystem this plugin does not make", null));
+        LOG.warning(() -> "device " + device + " of volume " + volumeId + ": formatting it as " + type.kernelName()
+                + " was interrupted (the plugin stopped, or mkfs failed, before it was recorded as done); the"
+                + " device was blank before that mkfs, so it is formatted again");
+        runMkfs(volumeId, device, type, type.formatOverInterruptedFormat(device));
+        CrashPoints.reach(CrashPoint.STAGE_FORMATTED);
+        record.setMount(record.getMount().toBuilder().setFsType(type.kernelName())
+                .setFormattingStarted(type.kernelName()).setFormattedHere(true));
+        records.save(record.build());
+        return type;
+    }
+
+    private void runMkfs(String volumeId, Path device, FilesystemType type, Command mkfs) throws VolumeException {
+        try {
+            Phases.run("mkfs", () -> commands.runChecked(mkfs.withTimeout(Duration.ofMinutes(5))));
+        } catch (CommandException e) {
+            throw VolumeException.internal("formatting " + device + " of volume " + volumeId + " as "
+                    + type.kernelName() + " failed", e);
+        }
+    }
+}
