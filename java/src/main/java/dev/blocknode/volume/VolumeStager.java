@@ -10,7 +10,7 @@ import dev.blocknode.os.fd.OpenedPath;
 import dev.blocknode.os.host.Host;
 import dev.blocknode.os.mount.MountEntry;
 import dev.blocknode.os.mount.MountOptions;
-import dev.blocknode.os.natives.NativeIOException;
+import dev.blocknode.os.natives.InvalidSyscallArgumentException;
 import dev.blocknode.os.natives.NoSuchPathException;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.BlockAccessRecord;
@@ -392,8 +392,9 @@ public final class VolumeStager {
             MountOptions finalOptions = options;
             Phases.run("mount", () -> host.mounter().mount(device, directory.viaDescriptor(), type.kernelName(),
                     finalOptions));
-        } catch (NativeIOException e) {
-            if ("EINVAL".equals(e.errnoName()) && !options.data().isEmpty()) {
+        } catch (InvalidSyscallArgumentException e) {
+            if (!options.data().isEmpty()) {
+                // The kernel rejects a filesystem option it does not know with EINVAL: the caller's to fix.
                 throw VolumeException.invalid("mounting " + device + " (" + type.kernelName() + ") at " + staging
                         + " with options " + options.data() + " failed with EINVAL: check volume_capability.mount"
                         + ".mount_flags (" + e.getMessage() + ")");
@@ -401,7 +402,8 @@ public final class VolumeStager {
             throw VolumeException.internal("mounting " + device + " (" + type.kernelName() + ") at " + staging
                     + " failed", e);
         } catch (IOException e) {
-            throw VolumeException.internal("mounting " + device + " at " + staging + " failed", e);
+            throw VolumeException.internal("mounting " + device + " (" + type.kernelName() + ") at " + staging
+                    + " failed", e);
         }
     }
 

@@ -3,6 +3,7 @@ package dev.blocknode.volume;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.os.DeviceNumber;
+import dev.blocknode.os.natives.InvalidSyscallArgumentException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -117,6 +118,36 @@ class StageLifecycleUnitTest {
 
         assertEquals(StagePhase.STAGED, node.phase(VOLUME));
         assertEquals(node.device.number(), node.machine.mountedDevice(node.staging(VOLUME)).orElseThrow());
+    }
+
+    @Test
+    void aMountOptionTheKernelRejectsIsInvalidArgumentAndTheRefusalLeavesNothing() throws Exception {
+        node.expectBlankFormatted(node.device);
+        node.machine.failNext("mount", node.staging(VOLUME), new InvalidSyscallArgumentException("mount",
+                node.staging(VOLUME).toString(), 22, "EINVAL", "Invalid argument"));
+
+        VolumeException refused = assertThrows(VolumeException.class, () -> node.stage(VOLUME, node.device,
+                filesystem(AccessMode.SINGLE_NODE_WRITER, "stripe=7")));
+
+        assertEquals(VolumeException.Outcome.INVALID_ARGUMENT, refused.outcome());
+        assertTrue(refused.getMessage().contains("mount_flags"), refused.getMessage());
+        assertTrue(node.record(VOLUME).isEmpty(), "a refused stage leaves no record");
+        assertTrue(node.machine.mountPoints().isEmpty());
+        assertEquals(List.of("attach " + VOLUME, "abandon " + VOLUME), node.transport.calls(),
+                "the refused stage undid its own attach");
+    }
+
+    @Test
+    void anEinvalWithoutFilesystemOptionsIsTheNodesFaultNotTheCallers() throws Exception {
+        node.expectBlankFormatted(node.device);
+        node.machine.failNext("mount", node.staging(VOLUME), new InvalidSyscallArgumentException("mount",
+                node.staging(VOLUME).toString(), 22, "EINVAL", "Invalid argument"));
+
+        VolumeException failed = assertThrows(VolumeException.class,
+                () -> node.stage(VOLUME, node.device, filesystem()));
+
+        assertEquals(VolumeException.Outcome.INTERNAL, failed.outcome());
+        assertEquals(StagePhase.STAGING, node.phase(VOLUME), "kept for the retry, which mounts without formatting");
     }
 
     @Test
