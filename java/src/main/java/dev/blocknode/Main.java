@@ -3,6 +3,7 @@ package dev.blocknode;
 import dev.blocknode.client.CsiCommandLine;
 import dev.blocknode.config.FlagParser;
 import dev.blocknode.config.PluginConfig;
+import dev.blocknode.config.PluginMode;
 import dev.blocknode.csi.server.UnixSocketServer;
 import dev.blocknode.demo.DemoVolume;
 import dev.blocknode.faults.CrashPoints;
@@ -59,17 +60,31 @@ public final class Main {
             return;
         }
         try {
-            NativeLibrary.load();
+            if (config.mode() == PluginMode.NODE) { // the controller side makes no syscall of its own
+                NativeLibrary.load();
+            }
         } catch (Throwable e) {
             // Keep serving: Probe reports the failure, which is what an operator looks at.
             LOG.log(Level.SEVERE, "cannot load the native library; every volume operation will fail", e);
         }
         try {
-            run(config);
+            if (config.mode() == PluginMode.CONTROLLER) {
+                runController(config);
+            } else {
+                run(config);
+            }
         } catch (IOException | RuntimeException e) {
             LOG.log(Level.SEVERE, "blocknode stopped: " + e.getMessage(), e);
             System.exit(1);
         }
+    }
+
+    private static void runController(PluginConfig config) throws IOException {
+        ControllerPlugin plugin = ControllerPlugin.start(config);
+        LOG.info(() -> "blocknode " + Version.current() + " serving the controller side of " + config.driverName()
+                + " on unix://" + config.socket() + " (ControllerPublish/Unpublish for the external-attacher)");
+        plugin.metrics().ifPresent(m -> LOG.info(() -> "metrics at " + m.url()));
+        awaitShutdown(() -> plugin.shutdown(config.shutdownGrace()));
     }
 
     private static void run(PluginConfig config) throws IOException {
@@ -93,10 +108,8 @@ public final class Main {
             plugin.metrics().ifPresent(m -> System.out.println("metrics  " + m.url()));
             System.out.println("Press Ctrl-C to unpublish, unstage and remove the demo volume.");
         }
-        CountDownLatch stopped = new CountDownLatch(1);
         DemoVolume demoToClose = demo;
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            LOG.info("stopping");
+        awaitShutdown(() -> {
             if (demoToClose != null) {
                 try {
                     demoToClose.close();
@@ -106,6 +119,15 @@ public final class Main {
                 }
             }
             plugin.shutdown(config.shutdownGrace());
+        });
+    }
+
+    /** Serves until SIGTERM or SIGINT, whose hook runs {@code stop}; returns once it has. */
+    private static void awaitShutdown(Runnable stop) {
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            LOG.info("stopping");
+            stop.run();
             LOG.info("stopped");
             stopped.countDown();
         }, "shutdown"));

@@ -28,11 +28,14 @@ public final class FlagParser {
     private static final Pattern DRIVER_NAME = Pattern.compile("[A-Za-z0-9]([A-Za-z0-9.-]{0,61}[A-Za-z0-9])?");
 
     public static final String USAGE = """
-            blocknode: a CSI node plugin for Fibre Channel, iSCSI and local block storage
+            blocknode: a CSI node plugin for Fibre Channel, iSCSI, NVMe/TCP and local block storage
 
             usage: java -jar blocknode.jar [flags]
                    java -jar blocknode.jar client [--endpoint unix:///path] RPC [REQUEST]   (see client --help)
 
+              --mode MODE             node (stage and publish volumes on this node: the DaemonSet) or
+                                      controller (ControllerPublish/Unpublish for the external-attacher,
+                                      so Kubernetes refuses a second node a ReadWriteOnce volume) (default node)
               --endpoint URL          gRPC endpoint, unix:///path/to/csi.sock (default unix:///csi/csi.sock)
               --node-id ID            this node's id as the controller knows it (default: the host name)
               --driver-name NAME      CSI driver name (default %s)
@@ -76,10 +79,14 @@ public final class FlagParser {
                 fsType(take(flags, "default-fs-type", "ext4")),
                 DeviceWaitMode.parse("device-wait", take(flags, "device-wait", "events")),
                 Optional.ofNullable(flags.remove("device-poll-interval")).map(v -> positive("device-poll-interval", v)),
-                Boolean.parseBoolean(take(flags, "demo", "false")));
+                Boolean.parseBoolean(take(flags, "demo", "false")),
+                PluginMode.parse("mode", take(flags, "mode", "node")));
         if (!flags.isEmpty()) {
             throw new IllegalArgumentException("unknown flag --" + flags.keySet().iterator().next()
                     + " (see --help)");
+        }
+        if (config.demo() && config.mode() == PluginMode.CONTROLLER) {
+            throw new IllegalArgumentException("--demo stages a volume on this node: it needs --mode node");
         }
         if (config.nodeId().isBlank()) {
             throw new IllegalArgumentException("--node-id is not given and neither $NODE_NAME nor the host name"

@@ -26,7 +26,8 @@ public record PluginConfig(
         String defaultFsType,
         DeviceWaitMode deviceWait,
         Optional<Duration> devicePollInterval,
-        boolean demo) {
+        boolean demo,
+        PluginMode mode) {
 
     public static final String DEFAULT_DRIVER_NAME = "block.csi.blocknode.dev";
 

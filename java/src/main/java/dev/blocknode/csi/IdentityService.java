@@ -30,6 +30,15 @@ public final class IdentityService extends IdentityGrpc.IdentityImplBase {
                     .setType(PluginCapability.VolumeExpansion.Type.ONLINE))
             .build());
 
+    /**
+     * What the controller side ({@code --mode controller}) claims: CONTROLLER_SERVICE, so that the
+     * external-attacher and kubelet treat the driver as attachable (see ControllerService).
+     */
+    public static final List<PluginCapability> CONTROLLER_PLUGIN = List.of(PluginCapability.newBuilder()
+            .setService(PluginCapability.Service.newBuilder()
+                    .setType(PluginCapability.Service.Type.CONTROLLER_SERVICE))
+            .build());
+
     private final String driverName;
     private final String version;
     private final List<PluginCapability> capabilities;

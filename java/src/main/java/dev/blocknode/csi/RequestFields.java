@@ -15,6 +15,8 @@ final class RequestFields {
 
     /** The CSI spec's size limit for a string field ("fields SHALL NOT exceed" 128 bytes). */
     static final int MAX_ID_BYTES = 128;
+    /** The spec's limit for NodeGetInfo's node_id, which is what a controller call names a node by. */
+    static final int MAX_NODE_ID_BYTES = 256;
     /** PATH_MAX, the longest path the kernel takes. */
     static final int MAX_PATH_BYTES = 4096;
     /**
@@ -40,6 +42,12 @@ final class RequestFields {
     static String volumeId(String value) throws VolumeException {
         required("volume_id", value);
         return atMost("volume_id", value, MAX_ID_BYTES);
+    }
+
+    /** node_id: required, printable, and at most the 256 bytes the spec allows NodeGetInfo's answer. */
+    static String nodeId(String value) throws VolumeException {
+        required("node_id", value);
+        return atMost("node_id", value, MAX_NODE_ID_BYTES);
     }
 
     /** A required path: printable and at most PATH_MAX; where it may lead is the volume layer's check. */

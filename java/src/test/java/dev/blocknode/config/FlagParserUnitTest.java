@@ -61,6 +61,18 @@ class FlagParserUnitTest {
         assertEquals(DeviceWaitMode.EVENTS, config.deviceWait());
         assertEquals(Optional.empty(), config.devicePollInterval());
         assertFalse(config.demo());
+        assertEquals(PluginMode.NODE, config.mode());
+    }
+
+    @Test
+    void modeIsNodeOrControllerAndTheDemoNeedsANode() {
+        assertEquals(PluginMode.CONTROLLER, parse("--mode", "controller").mode());
+        assertEquals(PluginMode.NODE, parse("--mode=NODE").mode());
+        IllegalArgumentException unknown = assertThrows(IllegalArgumentException.class, () -> parse("--mode=both"));
+        assertEquals("--mode must be node or controller, got \"both\"", unknown.getMessage());
+        IllegalArgumentException demo = assertThrows(IllegalArgumentException.class,
+                () -> parse("--mode=controller", "--demo"));
+        assertTrue(demo.getMessage().contains("--mode node"), demo.getMessage());
     }
 
     @Test

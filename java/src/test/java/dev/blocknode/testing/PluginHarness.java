@@ -2,6 +2,7 @@ package dev.blocknode.testing;
 
 import dev.blocknode.Plugin;
 import dev.blocknode.config.DeviceWaitMode;
+import dev.blocknode.config.PluginMode;
 import dev.blocknode.config.PluginConfig;
 import dev.blocknode.csi.client.CsiClient;
 import dev.blocknode.logging.LogFormat;
@@ -54,7 +55,7 @@ public final class PluginHarness implements AutoCloseable {
         PluginConfig config = new PluginConfig(dir.resolve("csi.sock"), NODE_ID, DRIVER, kubeletRoot,
                 dir.resolve("state"), metricsAddress, LogFormat.TEXT,
                 PosixFilePermissions.fromString("rw-rw----"), Optional.empty(), Duration.ofSeconds(5), 0, "ext4",
-                DeviceWaitMode.EVENTS, Optional.empty(), false);
+                DeviceWaitMode.EVENTS, Optional.empty(), false, PluginMode.NODE);
         this.plugin = Plugin.start(config, host);
         this.client = new CsiClient(config.socket());
     }

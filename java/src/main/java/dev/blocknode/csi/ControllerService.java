@@ -1,0 +1,68 @@
+package dev.blocknode.csi;
+
+import dev.blocknode.csi.v1.ControllerGetCapabilitiesRequest;
+import dev.blocknode.csi.v1.ControllerGetCapabilitiesResponse;
+import dev.blocknode.csi.v1.ControllerGrpc;
+import dev.blocknode.csi.v1.ControllerPublishVolumeRequest;
+import dev.blocknode.csi.v1.ControllerPublishVolumeResponse;
+import dev.blocknode.csi.v1.ControllerServiceCapability;
+import dev.blocknode.csi.v1.ControllerUnpublishVolumeRequest;
+import dev.blocknode.csi.v1.ControllerUnpublishVolumeResponse;
+import dev.blocknode.outcome.VolumeException;
+import io.grpc.stub.StreamObserver;
+
+/**
+ * The CSI Controller service of {@code --mode controller}: ControllerPublishVolume and ControllerUnpublishVolume
+ * only, and both touch no storage. A volume's address (portals, WWNs, NQN) is in its PV already, and every node
+ * that has the volume's address can reach it; what publishing buys is that Kubernetes then keeps a
+ * VolumeAttachment per node, and its attach/detach controller refuses to attach a ReadWriteOnce volume to a
+ * second node while the first holds it. So publish checks the request as the spec asks and answers an empty
+ * publish_context; both are idempotent because they change nothing. Every other Controller RPC is
+ * UNIMPLEMENTED, as the capabilities say (volumes are created by the storage's own provisioner).
+ */
+public final class ControllerService extends ControllerGrpc.ControllerImplBase {
+
+    private static final ControllerGetCapabilitiesResponse CAPABILITIES = ControllerGetCapabilitiesResponse
+            .newBuilder()
+            .addCapabilities(ControllerServiceCapability.newBuilder().setRpc(ControllerServiceCapability.RPC
+                    .newBuilder().setType(ControllerServiceCapability.RPC.Type.PUBLISH_UNPUBLISH_VOLUME)))
+            .build();
+
+    @Override
+    public void controllerGetCapabilities(ControllerGetCapabilitiesRequest request,
+                                          StreamObserver<ControllerGetCapabilitiesResponse> observer) {
+        RpcCall.answer("ControllerGetCapabilities", observer, () -> CAPABILITIES);
+    }
+
+    @Override
+    public void controllerPublishVolume(ControllerPublishVolumeRequest request,
+                                        StreamObserver<ControllerPublishVolumeResponse> observer) {
+        RpcCall.answer("ControllerPublishVolume", request.getVolumeId(), observer, () -> {
+            RequestFields.volumeId(request.getVolumeId());
+            RequestFields.nodeId(request.getNodeId());
+            if (!request.hasVolumeCapability()) {
+                throw VolumeException.invalid("volume_capability is required");
+            }
+            // The node applies the capability at NodeStageVolume; here it is only checked, with the same rules,
+            // so that a capability the node would refuse is refused before anything is attached.
+            CapabilityTranslator.translate("volume_capability", request.getVolumeCapability());
+            RequestFields.context("volume_context", request.getVolumeContextMap());
+            RequestFields.secrets("secrets", request.getSecretsMap());
+            return ControllerPublishVolumeResponse.getDefaultInstance();
+        });
+    }
+
+    @Override
+    public void controllerUnpublishVolume(ControllerUnpublishVolumeRequest request,
+                                          StreamObserver<ControllerUnpublishVolumeResponse> observer) {
+        RpcCall.answer("ControllerUnpublishVolume", request.getVolumeId(), observer, () -> {
+            RequestFields.volumeId(request.getVolumeId());
+            // An empty node_id means "from every node" in the spec: nothing is held anywhere either way.
+            if (!request.getNodeId().isEmpty()) {
+                RequestFields.nodeId(request.getNodeId());
+            }
+            RequestFields.secrets("secrets", request.getSecretsMap());
+            return ControllerUnpublishVolumeResponse.getDefaultInstance();
+        });
+    }
+}

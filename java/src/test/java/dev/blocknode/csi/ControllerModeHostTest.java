@@ -1,0 +1,134 @@
+package dev.blocknode.csi;
+
+import dev.blocknode.ControllerPlugin;
+import dev.blocknode.config.FlagParser;
+import dev.blocknode.config.PluginConfig;
+import dev.blocknode.config.PluginMode;
+import dev.blocknode.csi.client.CsiClient;
+import dev.blocknode.csi.v1.ControllerGetCapabilitiesRequest;
+import dev.blocknode.csi.v1.ControllerPublishVolumeRequest;
+import dev.blocknode.csi.v1.ControllerPublishVolumeResponse;
+import dev.blocknode.csi.v1.ControllerServiceCapability;
+import dev.blocknode.csi.v1.ControllerUnpublishVolumeRequest;
+import dev.blocknode.csi.v1.CreateVolumeRequest;
+import dev.blocknode.csi.v1.GetPluginCapabilitiesRequest;
+import dev.blocknode.csi.v1.GetPluginInfoRequest;
+import dev.blocknode.csi.v1.NodeGetInfoRequest;
+import dev.blocknode.csi.v1.PluginCapability;
+import dev.blocknode.csi.v1.ProbeRequest;
+import dev.blocknode.csi.v1.VolumeCapability;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.function.Consumer;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@code --mode controller} over its real socket: the Identity and Controller services the external-attacher
+ * calls, publish and unpublish checked as the spec asks and touching nothing, and no Node service.
+ */
+@Tag("host")
+class ControllerModeHostTest {
+
+    @TempDir
+    Path dir;
+
+    private ControllerPlugin plugin;
+    private CsiClient client;
+
+    @BeforeEach
+    void start() throws Exception {
+        PluginConfig config = FlagParser.parse(new String[]{"--mode", "controller", "--endpoint",
+                "unix://" + dir.resolve("csi.sock"), "--state-dir", dir.resolve("never-made").toString(),
+                "--log-format", "text"});
+        assertEquals(PluginMode.CONTROLLER, config.mode());
+        plugin = ControllerPlugin.start(config);
+        client = new CsiClient(config.socket());
+    }
+
+    @AfterEach
+    void stop() {
+        client.close();
+        plugin.close();
+        assertFalse(Files.exists(dir.resolve("never-made")), "the controller side keeps no state");
+    }
+
+    private static VolumeCapability mountCapability(VolumeCapability.AccessMode.Mode mode) {
+        return VolumeCapability.newBuilder()
+                .setMount(VolumeCapability.MountVolume.newBuilder().setFsType("ext4"))
+                .setAccessMode(VolumeCapability.AccessMode.newBuilder().setMode(mode)).build();
+    }
+
+    private static ControllerPublishVolumeRequest.Builder publish() {
+        return ControllerPublishVolumeRequest.newBuilder().setVolumeId("pv-1").setNodeId("node-a")
+                .setVolumeCapability(mountCapability(VolumeCapability.AccessMode.Mode.SINGLE_NODE_WRITER))
+                .putVolumeContext("transport", "iscsi").putSecrets("password", "hunter2");
+    }
+
+    private Status.Code publishCode(Consumer<ControllerPublishVolumeRequest.Builder> change) {
+        ControllerPublishVolumeRequest.Builder request = publish();
+        change.accept(request);
+        return assertThrows(StatusRuntimeException.class,
+                () -> client.controller().controllerPublishVolume(request.build())).getStatus().getCode();
+    }
+
+    @Test
+    void identitySaysControllerServiceAndTheControllerPublishesAndUnpublishes() {
+        assertEquals("block.csi.blocknode.dev",
+                client.identity().getPluginInfo(GetPluginInfoRequest.getDefaultInstance()).getName());
+        assertTrue(client.identity().probe(ProbeRequest.getDefaultInstance()).getReady().getValue());
+        List<PluginCapability> capabilities = client.identity()
+                .getPluginCapabilities(GetPluginCapabilitiesRequest.getDefaultInstance()).getCapabilitiesList();
+        assertTrue(capabilities.stream().anyMatch(c -> c.getService().getType()
+                == PluginCapability.Service.Type.CONTROLLER_SERVICE), capabilities.toString());
+        assertEquals(List.of(ControllerServiceCapability.RPC.Type.PUBLISH_UNPUBLISH_VOLUME), client.controller()
+                .controllerGetCapabilities(ControllerGetCapabilitiesRequest.getDefaultInstance())
+                .getCapabilitiesList().stream().map(c -> c.getRpc().getType()).toList());
+
+        for (int i = 0; i < 2; i++) { // idempotent: the same call twice is OK twice
+            ControllerPublishVolumeResponse published = client.controller().controllerPublishVolume(publish().build());
+            assertTrue(published.getPublishContextMap().isEmpty(), "the node needs nothing the PV does not hold");
+            client.controller().controllerUnpublishVolume(ControllerUnpublishVolumeRequest.newBuilder()
+                    .setVolumeId("pv-1").setNodeId("node-a").build());
+        }
+        client.controller().controllerUnpublishVolume(ControllerUnpublishVolumeRequest.newBuilder()
+                .setVolumeId("pv-1").build()); // no node_id: from every node
+    }
+
+    @Test
+    void publishRefusesWhatTheSpecCallsInvalid() {
+        assertEquals(Status.Code.INVALID_ARGUMENT, publishCode(r -> r.clearVolumeId()));
+        assertEquals(Status.Code.INVALID_ARGUMENT, publishCode(r -> r.clearNodeId()));
+        assertEquals(Status.Code.INVALID_ARGUMENT, publishCode(r -> r.setNodeId("n".repeat(257))));
+        assertEquals(Status.Code.INVALID_ARGUMENT, publishCode(r -> r.setNodeId("node\nforged log line")));
+        assertEquals(Status.Code.INVALID_ARGUMENT, publishCode(r -> r.clearVolumeCapability()));
+        assertEquals(Status.Code.INVALID_ARGUMENT, publishCode(r -> r.setVolumeCapability(
+                mountCapability(VolumeCapability.AccessMode.Mode.UNKNOWN))));
+        assertEquals(Status.Code.INVALID_ARGUMENT, publishCode(r -> r.setVolumeId("v".repeat(129))));
+        StatusRuntimeException unpublish = assertThrows(StatusRuntimeException.class, () -> client.controller()
+                .controllerUnpublishVolume(ControllerUnpublishVolumeRequest.newBuilder().setNodeId("node-a").build()));
+        assertEquals(Status.Code.INVALID_ARGUMENT, unpublish.getStatus().getCode());
+    }
+
+    @Test
+    void nothingButPublishingIsServed() {
+        StatusRuntimeException create = assertThrows(StatusRuntimeException.class, () -> client.controller()
+                .createVolume(CreateVolumeRequest.newBuilder().setName("v").build()));
+        assertEquals(Status.Code.UNIMPLEMENTED, create.getStatus().getCode());
+        StatusRuntimeException node = assertThrows(StatusRuntimeException.class,
+                () -> client.node().nodeGetInfo(NodeGetInfoRequest.getDefaultInstance()));
+        assertEquals(Status.Code.UNIMPLEMENTED, node.getStatus().getCode());
+    }
+}
