@@ -41,7 +41,8 @@ public final class ControllerPlugin implements AutoCloseable {
                     List.of(new IdentityService(config.driverName(), Version.current(),
                                     IdentityService.CONTROLLER_PLUGIN, List::of),
                             new ControllerService()),
-                    List.of(new MetricsInterceptor(registry), new LoggingInterceptor()));
+                    List.of(new MetricsInterceptor(registry), new LoggingInterceptor()),
+                    Plugin.union(IdentityService.ANSWERED_FROM_MEMORY, ControllerService.ANSWERED_FROM_MEMORY));
             return new ControllerPlugin(server, metrics);
         } catch (IOException | RuntimeException e) {
             metrics.ifPresent(MetricsEndpoint::close);

@@ -33,8 +33,10 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 
 import java.io.IOException;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
 /** The running plugin: its parts wired together and its socket open. Used by Main and by the tests. */
 public final class Plugin implements AutoCloseable {
@@ -104,13 +106,20 @@ public final class Plugin implements AutoCloseable {
                     List.of(new IdentityService(config.driverName(), Version.current(),
                                     IdentityService.NODE_PLUGIN, new HealthCheck(config.stateDir())),
                             new NodeService(volumes, config.nodeId(), config.maxVolumesPerNode())),
-                    List.of(new MetricsInterceptor(registry), new LoggingInterceptor()));
+                    List.of(new MetricsInterceptor(registry), new LoggingInterceptor()),
+                    union(IdentityService.ANSWERED_FROM_MEMORY, NodeService.ANSWERED_FROM_MEMORY));
             return new Plugin(server, metrics, volumes, registry, deviceWaiting);
         } catch (IOException | RuntimeException e) {
             metrics.ifPresent(MetricsEndpoint::close);
             Metrics.removeRegistry(registry);
             throw e;
         }
+    }
+
+    static Set<String> union(Set<String> a, Set<String> b) {
+        Set<String> all = new HashSet<>(a);
+        all.addAll(b);
+        return all;
     }
 
     public UnixSocketServer server() {

@@ -11,6 +11,8 @@ import dev.blocknode.csi.v1.ControllerUnpublishVolumeResponse;
 import dev.blocknode.outcome.VolumeException;
 import io.grpc.stub.StreamObserver;
 
+import java.util.Set;
+
 /**
  * The CSI Controller service of {@code --mode controller}: ControllerPublishVolume and ControllerUnpublishVolume
  * only, and both touch no storage. A volume's address (portals, WWNs, NQN) is in its PV already, and every node
@@ -27,6 +29,10 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
             .addCapabilities(ControllerServiceCapability.newBuilder().setRpc(ControllerServiceCapability.RPC
                     .newBuilder().setType(ControllerServiceCapability.RPC.Type.PUBLISH_UNPUBLISH_VOLUME)))
             .build();
+
+    /** The methods answered from memory, which may run on the server's event loop (see UnixSocketServer). */
+    public static final Set<String> ANSWERED_FROM_MEMORY = Set.of(
+            ControllerGrpc.getControllerGetCapabilitiesMethod().getFullMethodName());
 
     @Override
     public void controllerGetCapabilities(ControllerGetCapabilitiesRequest request,

@@ -13,6 +13,7 @@ import dev.blocknode.outcome.VolumeException;
 import io.grpc.stub.StreamObserver;
 
 import java.util.List;
+import java.util.Set;
 import java.util.function.Supplier;
 
 /**
@@ -38,6 +39,11 @@ public final class IdentityService extends IdentityGrpc.IdentityImplBase {
             .setService(PluginCapability.Service.newBuilder()
                     .setType(PluginCapability.Service.Type.CONTROLLER_SERVICE))
             .build());
+
+    /** The methods answered from memory, which may run on the server's event loop (see UnixSocketServer). */
+    public static final Set<String> ANSWERED_FROM_MEMORY = Set.of(
+            IdentityGrpc.getGetPluginInfoMethod().getFullMethodName(),
+            IdentityGrpc.getGetPluginCapabilitiesMethod().getFullMethodName());
 
     private final String driverName;
     private final String version;

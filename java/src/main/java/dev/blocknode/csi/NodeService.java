@@ -35,6 +35,7 @@ import io.grpc.stub.StreamObserver;
 
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * The CSI Node service. Each method checks its request's fields in the order the spec lists them, turns
@@ -53,6 +54,11 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             NodeServiceCapability.RPC.Type.GET_VOLUME_HEALTH,
             NodeServiceCapability.RPC.Type.GET_STORAGE_HEALTH,
     };
+
+    /** The methods answered from memory, which may run on the server's event loop (see UnixSocketServer). */
+    public static final Set<String> ANSWERED_FROM_MEMORY = Set.of(
+            NodeGrpc.getNodeGetCapabilitiesMethod().getFullMethodName(),
+            NodeGrpc.getNodeGetInfoMethod().getFullMethodName());
 
     private final NodeVolumes volumes;
     private final String nodeId;

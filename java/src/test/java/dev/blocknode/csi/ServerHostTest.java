@@ -147,4 +147,55 @@ class ServerHostTest {
             server.shutdown(Duration.ofSeconds(2));
         }
     }
+
+    /**
+     * A method named as answered from memory runs on the event loop itself (no thread wake-up), with its call's
+     * Context; every other method still hops to a call thread, so a blocked one never stalls the loop.
+     */
+    @Test
+    void methodsAnsweredFromMemoryStayOnTheEventLoopAndOthersHop(@TempDir Path dir) throws Exception {
+        Path socket = dir.resolve("csi.sock");
+        AtomicReference<Thread> infoThread = new AtomicReference<>();
+        AtomicReference<Thread> probeThread = new AtomicReference<>();
+        AtomicReference<Long> infoRequestId = new AtomicReference<>();
+        IdentityGrpc.IdentityImplBase service = new IdentityGrpc.IdentityImplBase() {
+            @Override
+            public void probe(ProbeRequest request, StreamObserver<ProbeResponse> observer) {
+                probeThread.set(Thread.currentThread());
+                observer.onNext(ProbeResponse.getDefaultInstance());
+                observer.onCompleted();
+            }
+
+            @Override
+            public void getPluginInfo(GetPluginInfoRequest request, StreamObserver<GetPluginInfoResponse> observer) {
+                infoThread.set(Thread.currentThread());
+                infoRequestId.set(LoggingInterceptor.REQUEST_ID.get());
+                observer.onNext(GetPluginInfoResponse.newBuilder().setName("answered").build());
+                observer.onCompleted();
+            }
+        };
+        UnixSocketServer server = UnixSocketServer.start(socket, PosixFilePermissions.fromString("rw-------"),
+                Optional.empty(), List.of(service), List.of(new LoggingInterceptor()),
+                Set.of(IdentityGrpc.getGetPluginInfoMethod().getFullMethodName()));
+        try (CsiClient client = new CsiClient(socket)) {
+            assertEquals("answered", client.identity().getPluginInfo(GetPluginInfoRequest.getDefaultInstance())
+                    .getName());
+            client.identity().probe(ProbeRequest.getDefaultInstance());
+        } finally {
+            server.shutdown(Duration.ofSeconds(2));
+        }
+        assertFalse(infoThread.get().getName().startsWith("csi-call-"), "GetPluginInfo ran on " + infoThread.get());
+        assertTrue(probeThread.get().getName().startsWith("csi-call-"), "Probe ran on " + probeThread.get());
+        assertNotNull(infoRequestId.get(), "the inline method saw its call's Context");
+    }
+
+    @Test
+    void theNodeAndIdentityMethodsAnsweredFromMemoryAreOnlyTheMemoryOnes() {
+        // Adding a method here means proving it never waits on a disk, a device, a lock or a command.
+        assertEquals(Set.of("csi.v1.Identity/GetPluginInfo", "csi.v1.Identity/GetPluginCapabilities"),
+                IdentityService.ANSWERED_FROM_MEMORY);
+        assertEquals(Set.of("csi.v1.Node/NodeGetCapabilities", "csi.v1.Node/NodeGetInfo"),
+                NodeService.ANSWERED_FROM_MEMORY);
+        assertEquals(Set.of("csi.v1.Controller/ControllerGetCapabilities"), ControllerService.ANSWERED_FROM_MEMORY);
+    }
 }

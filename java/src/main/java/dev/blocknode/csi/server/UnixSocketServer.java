@@ -67,20 +67,34 @@ public final class UnixSocketServer implements AutoCloseable {
     public static UnixSocketServer start(Path socket, Set<PosixFilePermission> mode, Optional<String> group,
                                          List<BindableService> services, List<ServerInterceptor> interceptors)
             throws IOException {
-        return start(socket, mode, group, services, interceptors, Optional.empty());
+        return start(socket, mode, group, services, interceptors, Optional.empty(), Set.of());
+    }
+
+    /** @param answeredOnEventLoop methods that answer from memory and never block (see Offloading) */
+    public static UnixSocketServer start(Path socket, Set<PosixFilePermission> mode, Optional<String> group,
+                                         List<BindableService> services, List<ServerInterceptor> interceptors,
+                                         Set<String> answeredOnEventLoop) throws IOException {
+        return start(socket, mode, group, services, interceptors, Optional.empty(), answeredOnEventLoop);
     }
 
     /** @param fallback answers methods that no service defines (a proxy, for instance) */
     public static UnixSocketServer start(Path socket, Set<PosixFilePermission> mode, Optional<String> group,
                                          List<BindableService> services, List<ServerInterceptor> interceptors,
                                          Optional<HandlerRegistry> fallback) throws IOException {
+        return start(socket, mode, group, services, interceptors, fallback, Set.of());
+    }
+
+    private static UnixSocketServer start(Path socket, Set<PosixFilePermission> mode, Optional<String> group,
+                                          List<BindableService> services, List<ServerInterceptor> interceptors,
+                                          Optional<HandlerRegistry> fallback, Set<String> answeredOnEventLoop)
+            throws IOException {
         Files.createDirectories(socket.toAbsolutePath().getParent());
         removeStaleSocket(socket);
         disableLeakSamplingUnlessAsked();
         EventLoopGroup eventLoops = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
         ExecutorService executor = CallThreads.newPool();
         // gRPC's steps run on the event loop; each call's own code on a call thread (see Offloading).
-        Offloading offloading = new Offloading(executor);
+        Offloading offloading = new Offloading(executor, answeredOnEventLoop);
         List<ServerInterceptor> chain = new ArrayList<>();
         chain.add(offloading); // first in the list = innermost: it sees the Context the others set up
         chain.addAll(interceptors);
