@@ -1,13 +1,10 @@
 package dev.blocknode.state;
 
 import com.google.protobuf.InvalidProtocolBufferException;
-import com.google.protobuf.TextFormat;
 import dev.blocknode.state.v1.StagingRecord;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.zip.CRC32C;
@@ -17,8 +14,7 @@ import java.util.zip.CRC32C;
  * ({@link RecordStore}). A file is a 4-byte magic, the CRC32C of the rest, then the record as binary
  * protobuf: parsing it costs about a microsecond where text format cost twenty, and the checksum catches the
  * damage that a lenient binary parse would not (a truncated record can parse "successfully" with fields
- * missing). Records of the older text format ({@code .txtpb}) are still read, to be rewritten. Either way a
- * record of a newer format version than {@link RecordStore#FORMAT_VERSION} is refused.
+ * missing). A record of a newer format version than {@link RecordStore#FORMAT_VERSION} is refused.
  */
 final class RecordCodec {
 
@@ -59,17 +55,6 @@ final class RecordCodec {
             throw new IOException("staging record " + file + " is corrupt: checksum mismatch");
         }
         return ByteBuffer.wrap(bytes, HEADER, bytes.length - HEADER);
-    }
-
-    static StagingRecord parseText(Path file) throws IOException {
-        String text = Files.readString(file, StandardCharsets.UTF_8);
-        StagingRecord.Builder builder = StagingRecord.newBuilder();
-        try {
-            TextFormat.Parser.newBuilder().setAllowUnknownFields(true).build().merge(text, builder);
-        } catch (TextFormat.ParseException e) {
-            throw new IOException("staging record " + file + " is corrupt: " + e.getMessage(), e);
-        }
-        return requireKnownVersion(file, builder.getFormatVersion(), builder.build());
     }
 
     private static StagingRecord requireKnownVersion(Path file, int version, StagingRecord record)

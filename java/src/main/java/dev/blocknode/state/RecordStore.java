@@ -44,15 +44,13 @@ import java.util.logging.Logger;
  * <p>The plugin is the only writer of its state directory, so every record is read once, when the store is
  * opened, and then served from memory; the cache is changed only after the rename that made a change
  * visible on disk, so it always equals what a restart would read. A file that cannot be read is remembered
- * and reported by {@link #load} of its volume and by {@link #all}, never dropped. Records of the older
- * text format ({@code .txtpb}), and staging records of older plugins that hold their publications, are
- * rewritten in the current layout when the store is opened.
+ * and reported by {@link #load} of its volume and by {@link #all}, never dropped. A staging file that
+ * holds publications (the layout before the journal) is split when the store is opened.
  */
 public final class RecordStore {
 
     public static final int FORMAT_VERSION = 1;
     private static final String SUFFIX = ".pb";
-    private static final String TEXT_SUFFIX = ".txtpb";
     /** Saves of one volume are serialized so that the cache ends up with the record the last rename put. */
     private static final int LOCK_STRIPES = 64;
     private static final Logger LOG = Logger.getLogger(RecordStore.class.getName());
@@ -87,7 +85,6 @@ public final class RecordStore {
         this.journal = new PublicationJournal(publicationsRoot.resolve(bootId));
         List<String> holdingPublications = loadAll();
         loadPublications();
-        upgradeTextRecords();
         movePublicationsOut(holdingPublications);
     }
 
@@ -275,48 +272,6 @@ public final class RecordStore {
             int count = dropped;
             LOG.info(() -> "dropped " + count + " publication record(s) of an earlier boot (" + boot
                     + "): the mounts they described did not survive the reboot");
-        }
-    }
-
-    /**
-     * Rewrites each record of the text format in the binary one (durably, like any save), then removes the
-     * text file. A crash in between leaves both: the binary one was written from the text one, so the text
-     * file is simply removed on the next start. A text record that cannot be parsed stays, and is reported.
-     */
-    private void upgradeTextRecords() throws IOException {
-        List<Path> textFiles = new ArrayList<>();
-        try (DirectoryStream<Path> files = Files.newDirectoryStream(directory, "*" + TEXT_SUFFIX)) {
-            files.forEach(textFiles::add);
-        }
-        for (Path textFile : textFiles) {
-            String textName = textFile.getFileName().toString();
-            String name = textName.substring(0, textName.length() - TEXT_SUFFIX.length()) + SUFFIX;
-            if (unreadable.containsKey(name)) {
-                continue; // both stay for an operator to look at; the binary one is reported
-            }
-            if (Files.exists(directory.resolve(name))) {
-                Files.delete(textFile); // upgraded before a crash: the binary record is the newer one
-                Fsync.path(directoryName);
-                continue;
-            }
-            StagingRecord record;
-            try {
-                record = RecordCodec.parseText(textFile);
-                requireNamedAfterItsVolume(directory.resolve(name), record.getVolumeId());
-            } catch (IOException e) {
-                unreadable.put(name, e);
-                LOG.severe(e.getMessage());
-                continue;
-            }
-            // save() stamps the current format version, so keep the record's own by writing it directly.
-            journal.record(record.getVolumeId(), record.getPublicationsMap());
-            writeStaging(name, record);
-            Fsync.path(directoryName);
-            records.put(record.getVolumeId(), record);
-            Files.delete(textFile);
-            Fsync.path(directoryName);
-            LOG.info(() -> "rewrote staging record " + textFile + " of volume " + record.getVolumeId()
-                    + " in the binary format as " + name);
         }
     }
 
