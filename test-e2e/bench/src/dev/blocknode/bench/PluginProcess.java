@@ -71,7 +71,7 @@ final class PluginProcess implements AutoCloseable {
      *
      * @param state the --state-dir (null: DIR/state)
      */
-    static PluginProcess start(String name, List<String> jvmFlags, Path dir, Path state, Bench.Options options)
+    static PluginProcess start(String name, List<String> jvmFlags, Path dir, Path state, BenchOptions options)
             throws IOException {
         Files.createDirectories(dir.resolve("kubelet"));
         Path stateDir = state != null ? state : dir.resolve("state");

@@ -46,7 +46,7 @@ final class Report {
         notes.add(line);
     }
 
-    void machine(Bench.Options o, int cores, String loadBefore, String loadAfter, double seconds) {
+    void machine(BenchOptions o, int cores, String loadBefore, String loadAfter, double seconds) {
         String model = "?";
         String kernel = "?";
         try {

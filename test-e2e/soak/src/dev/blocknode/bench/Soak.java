@@ -119,7 +119,7 @@ public final class Soak {
     }
 
     private int run() throws Exception {
-        Bench.Options forProcess = new Bench.Options(o.jar(), o.work(), o.helper(), o.jvmArgs(), null, o.results(),
+        BenchOptions forProcess = new BenchOptions(o.jar(), o.work(), o.helper(), o.jvmArgs(), null, o.results(),
                 o.pidFile(), o.work(), 0, 0, 0, 0, 0, 0, 0, 0, "", List.of(), null);
         EventLoopGroup eventLoops = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
         Volumes volumes = new Volumes(o.work().resolve("images"), o.helper());

@@ -1,0 +1,50 @@
+package dev.blocknode.bench;
+
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** The bench's settings, from bench.sh's --flag value pairs. */
+record BenchOptions(Path jar, Path work, Path helper, Path jvmArgs, Path aotCache, Path results, Path pidFile,
+               Path classes, int cycles, int rounds, int clutter, int burst, int statsVolumes, int sweeps,
+               int startTrials, long idleSettleMillis, String figures, List<String> p1ExtraFlags, Path profileDir) {
+
+    static BenchOptions parse(String[] args) {
+        Map<String, String> m = new LinkedHashMap<>();
+        for (int i = 0; i + 1 < args.length; i += 2) {
+            if (!args[i].startsWith("--")) {
+                throw new IllegalArgumentException("expected --flag value, got " + args[i]);
+            }
+            m.put(args[i].substring(2), args[i + 1]);
+        }
+        String aot = m.getOrDefault("aot-cache", "");
+        return new BenchOptions(Path.of(req(m, "jar")), Path.of(req(m, "work")), Path.of(req(m, "helper")),
+                Path.of(req(m, "jvm-args")), aot.isEmpty() ? null : Path.of(aot), Path.of(req(m, "results")),
+                Path.of(req(m, "pid-file")), Path.of(req(m, "classes")),
+                Integer.parseInt(m.getOrDefault("cycles", "400")),
+                Integer.parseInt(m.getOrDefault("rounds", "8")),
+                Integer.parseInt(m.getOrDefault("clutter", "3000")),
+                Integer.parseInt(m.getOrDefault("burst", "100")),
+                Integer.parseInt(m.getOrDefault("stats-volumes", "1000")),
+                Integer.parseInt(m.getOrDefault("sweeps", "5")),
+                Integer.parseInt(m.getOrDefault("start-trials", "5")),
+                Long.parseLong(m.getOrDefault("idle-settle-ms", "2000")),
+                m.getOrDefault("figures", "abcdef"),
+                m.getOrDefault("p1-extra-flags", "").isBlank() ? List.of()
+                        : List.of(m.get("p1-extra-flags").strip().split("\\s+")),
+                m.getOrDefault("profile-dir", "").isBlank() ? null : Path.of(m.get("profile-dir")));
+    }
+
+    boolean has(char figure) {
+        return figures.indexOf(figure) >= 0;
+    }
+
+    private static String req(Map<String, String> m, String key) {
+        String v = m.get(key);
+        if (v == null) {
+            throw new IllegalArgumentException("--" + key + " is required");
+        }
+        return v;
+    }
+}
