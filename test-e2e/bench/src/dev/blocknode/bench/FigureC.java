@@ -40,7 +40,7 @@ final class FigureC {
         double ideal = (double) b.one() * o.burst() / run.cores;
         double ratio = b.wall() / ideal;
         report.row("c", o.burst() + " volumes staged+published at once (" + o.burst() + " client threads), wall",
-                Samples.fmt(b.wall()), String.format(Locale.ROOT, "one volume %s x %d / %d run.cores = %s",
+                Samples.fmt(b.wall()), String.format(Locale.ROOT, "one volume %s x %d / %d cores = %s",
                         Samples.fmt(b.one()), o.burst(), run.cores, Samples.fmt(ideal)), ratio, "<= 3x", ratio <= 3,
                 ratio / 3);
         report.detail("c", "one volume (blank 16 MiB loop file: blkid probe, mkfs.ext4, mount, publish), median of 10"
