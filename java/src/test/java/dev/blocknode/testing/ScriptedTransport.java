@@ -1,5 +1,6 @@
 package dev.blocknode.testing;
 
+import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
@@ -87,6 +88,13 @@ public final class ScriptedTransport implements Transport {
             throw VolumeException.notFound("no device " + key + " reaches this node");
         }
         return attachment;
+    }
+
+    /** Recognises its own devices by number, as a SAN transport traces a mount back to its sessions. */
+    @Override
+    public synchronized Optional<Attachment> attachmentOf(DeviceNumber device) {
+        calls.add("recognise " + device);
+        return devices.values().stream().filter(a -> a.number().equals(device)).findFirst();
     }
 
     @Override

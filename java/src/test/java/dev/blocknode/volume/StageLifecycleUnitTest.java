@@ -215,6 +215,20 @@ class StageLifecycleUnitTest {
     }
 
     @Test
+    void unstageWithItsRecordLostTracesTheMountBackToTheTransportAndTearsItAllDown() throws Exception {
+        node.staged(VOLUME, node.device);
+        node.store.delete(VOLUME); // a wiped state dir: only the mount at the staging path says what is there
+
+        node.volumes.unstage(new Requests.Unstage(VOLUME, node.staging(VOLUME).toString()));
+
+        assertTrue(node.machine.mountPoints().isEmpty(), "the staging mount is gone");
+        assertTrue(node.record(VOLUME).isEmpty());
+        assertEquals(List.of("attach " + VOLUME, "recognise " + node.device.number(), "detach vdb"),
+                node.transport.calls(), "the transport that recognised the device detached it");
+        assertTrue(node.block.flushed().contains(node.device.device()), "flushed before the detach");
+    }
+
+    @Test
     void unstageOfAnInterruptedAttachAbandonsIt() throws Exception {
         node.transport.failNextAttach(VolumeException.internal("the array timed out", null));
         assertThrows(VolumeException.class, () -> node.stage(VOLUME, node.device, filesystem()));
