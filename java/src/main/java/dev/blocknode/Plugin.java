@@ -41,19 +41,24 @@ import java.util.Set;
 /** The running plugin: its parts wired together and its socket open. Used by Main and by the tests. */
 public final class Plugin implements AutoCloseable {
 
+    /** How often Probe's answer is refreshed (livenessprobe asks every few seconds; kubelet acts on 3 failures). */
+    static final Duration HEALTH_CHECK_INTERVAL = Duration.ofSeconds(3);
+
     private final UnixSocketServer server;
     private final Optional<MetricsEndpoint> metrics;
     private final NodeVolumes volumes;
     private final PrometheusMeterRegistry registry;
     private final DeviceWaiting deviceWaiting;
+    private final CachedHealth health;
 
     private Plugin(UnixSocketServer server, Optional<MetricsEndpoint> metrics, NodeVolumes volumes,
-                   PrometheusMeterRegistry registry, DeviceWaiting deviceWaiting) {
+                   PrometheusMeterRegistry registry, DeviceWaiting deviceWaiting, CachedHealth health) {
         this.server = server;
         this.metrics = metrics;
         this.volumes = volumes;
         this.registry = registry;
         this.deviceWaiting = deviceWaiting;
+        this.health = health;
     }
 
     public static Plugin start(PluginConfig config, Host host) throws IOException {
@@ -100,16 +105,18 @@ public final class Plugin implements AutoCloseable {
             VolumePathGauges pathGauges = new VolumePathGauges(transports, store, registry);
             metrics = Optional.of(MetricsEndpoint.start(config.metricsAddress().get(), registry, pathGauges::refresh));
         }
+        CachedHealth health = CachedHealth.start(new HealthCheck(config.stateDir()), HEALTH_CHECK_INTERVAL);
         try {
             UnixSocketServer server = UnixSocketServer.start(config.socket(), config.socketMode(),
                     config.socketGroup(),
                     List.of(new IdentityService(config.driverName(), Version.current(),
-                                    IdentityService.NODE_PLUGIN, new HealthCheck(config.stateDir())),
+                                    IdentityService.NODE_PLUGIN, health),
                             new NodeService(volumes, config.nodeId(), config.maxVolumesPerNode())),
                     List.of(new MetricsInterceptor(registry), new LoggingInterceptor()),
                     union(IdentityService.ANSWERED_FROM_MEMORY, NodeService.ANSWERED_FROM_MEMORY));
-            return new Plugin(server, metrics, volumes, registry, deviceWaiting);
+            return new Plugin(server, metrics, volumes, registry, deviceWaiting, health);
         } catch (IOException | RuntimeException e) {
+            health.close();
             metrics.ifPresent(MetricsEndpoint::close);
             Metrics.removeRegistry(registry);
             throw e;
@@ -143,6 +150,7 @@ public final class Plugin implements AutoCloseable {
         metrics.ifPresent(MetricsEndpoint::close);
         Metrics.removeRegistry(registry);
         deviceWaiting.close();
+        health.close();
     }
 
     /** How device waits end: on kernel uevents or by polling. */

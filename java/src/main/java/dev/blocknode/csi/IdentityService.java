@@ -43,14 +43,18 @@ public final class IdentityService extends IdentityGrpc.IdentityImplBase {
     /** The methods answered from memory, which may run on the server's event loop (see UnixSocketServer). */
     public static final Set<String> ANSWERED_FROM_MEMORY = Set.of(
             IdentityGrpc.getGetPluginInfoMethod().getFullMethodName(),
-            IdentityGrpc.getGetPluginCapabilitiesMethod().getFullMethodName());
+            IdentityGrpc.getGetPluginCapabilitiesMethod().getFullMethodName(),
+            IdentityGrpc.getProbeMethod().getFullMethodName());
 
     private final String driverName;
     private final String version;
     private final List<PluginCapability> capabilities;
     private final Supplier<List<String>> healthProblems;
 
-    /** @param healthProblems what keeps the plugin from serving volumes now; empty when healthy */
+    /**
+     * @param healthProblems what keeps the plugin from serving volumes now, empty when healthy; answered from
+     *                       memory (Probe runs on the server's event loop: see ANSWERED_FROM_MEMORY)
+     */
     public IdentityService(String driverName, String version, List<PluginCapability> capabilities,
                            Supplier<List<String>> healthProblems) {
         this.driverName = driverName;

@@ -192,7 +192,8 @@ class ServerHostTest {
     @Test
     void theNodeAndIdentityMethodsAnsweredFromMemoryAreOnlyTheMemoryOnes() {
         // Adding a method here means proving it never waits on a disk, a device, a lock or a command.
-        assertEquals(Set.of("csi.v1.Identity/GetPluginInfo", "csi.v1.Identity/GetPluginCapabilities"),
+        assertEquals(Set.of("csi.v1.Identity/GetPluginInfo", "csi.v1.Identity/GetPluginCapabilities",
+                        "csi.v1.Identity/Probe"),
                 IdentityService.ANSWERED_FROM_MEMORY);
         assertEquals(Set.of("csi.v1.Node/NodeGetCapabilities", "csi.v1.Node/NodeGetInfo"),
                 NodeService.ANSWERED_FROM_MEMORY);
