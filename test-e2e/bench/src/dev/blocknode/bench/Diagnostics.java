@@ -13,18 +13,10 @@ import static dev.blocknode.bench.BenchRun.cycle;
 import static dev.blocknode.bench.BenchRun.log;
 
 /** Where the per-call time goes: the JIT tier the image chose, and the record store's and syscalls' costs. */
-final class Diagnostics {
-
-    private final BenchRun run;
-    private final BenchOptions o;
-    private final Volumes volumes;
-    private final Report report;
+final class Diagnostics extends Figure {
 
     Diagnostics(BenchRun run) {
-        this.run = run;
-        this.o = run.o;
-        this.volumes = run.volumes;
-        this.report = run.report;
+        super(run);
     }
 
     /**

@@ -17,18 +17,10 @@ import static dev.blocknode.bench.BenchRun.serverMean;
 import static dev.blocknode.bench.BenchRun.log;
 
 /** (a) the publish+unpublish cycle against two Probes and the raw bind pair, interleaved. */
-final class FigureA {
-
-    private final BenchRun run;
-    private final BenchOptions o;
-    private final Volumes volumes;
-    private final Report report;
+final class FigureA extends Figure {
 
     FigureA(BenchRun run) {
-        this.run = run;
-        this.o = run.o;
-        this.volumes = run.volumes;
-        this.report = run.report;
+        super(run);
     }
 
     Volume measure(PluginProcess p, PluginProcess pt) throws Exception {

@@ -13,18 +13,10 @@ import static dev.blocknode.bench.BenchRun.cycle;
 import static dev.blocknode.bench.BenchRun.log;
 
 /** (b) the cycle with thousands of unrelated mounts on the node against the cycle without. */
-final class FigureB {
-
-    private final BenchRun run;
-    private final BenchOptions o;
-    private final Volumes volumes;
-    private final Report report;
+final class FigureB extends Figure {
 
     FigureB(BenchRun run) {
-        this.run = run;
-        this.o = run.o;
-        this.volumes = run.volumes;
-        this.report = run.report;
+        super(run);
     }
 
     private static int mountCount() throws IOException {

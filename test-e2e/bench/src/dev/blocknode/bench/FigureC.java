@@ -16,18 +16,10 @@ import static dev.blocknode.bench.BenchRun.MIB;
 import static dev.blocknode.bench.BenchRun.log;
 
 /** (c) a burst of volumes staged and published at once against one at a time. */
-final class FigureC {
-
-    private final BenchRun run;
-    private final BenchOptions o;
-    private final Volumes volumes;
-    private final Report report;
+final class FigureC extends Figure {
 
     FigureC(BenchRun run) {
-        this.run = run;
-        this.o = run.o;
-        this.volumes = run.volumes;
-        this.report = run.report;
+        super(run);
     }
 
     record Burst(String flags, long one, long wall, long rssBeforeKib, long hwmKib, long rssAfterKib,

@@ -20,22 +20,14 @@ import static dev.blocknode.bench.BenchRun.histogram;
 import static dev.blocknode.bench.BenchRun.log;
 
 /** (d) NodeGetVolumeStats over many staged volumes against Probe, one by one and in sweeps. */
-final class FigureD {
+final class FigureD extends Figure {
 
     private static final int STATS = 0;
     private static final int PROBE_CALL = 1;
     private static final int INFO_CALL = 2;
 
-    private final BenchRun run;
-    private final BenchOptions o;
-    private final Volumes volumes;
-    private final Report report;
-
     FigureD(BenchRun run) {
-        this.run = run;
-        this.o = run.o;
-        this.volumes = run.volumes;
-        this.report = run.report;
+        super(run);
     }
 
     void measure(PluginProcess p) throws Exception {

@@ -12,19 +12,13 @@ import java.util.Map;
 import static dev.blocknode.bench.BenchRun.log;
 
 /** (e) start to the first Probe and the resident memory, the image's JVM flags against the defaults. */
-final class FigureE {
+final class FigureE extends Figure {
 
     /** When the idle RSS is read a second time: after C1's start-up work and a native-heap trim or two. */
     private static final long SETTLED_MILLIS = 15_000;
 
-    private final BenchRun run;
-    private final BenchOptions o;
-    private final Report report;
-
     FigureE(BenchRun run) {
-        this.run = run;
-        this.o = run.o;
-        this.report = run.report;
+        super(run);
     }
 
     void measure(List<String> image, FigureC.Burst imageBurst, FigureC.Burst defaultBurst) throws Exception {

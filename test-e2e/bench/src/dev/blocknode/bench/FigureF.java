@@ -10,18 +10,12 @@ import java.util.Map;
 import static dev.blocknode.bench.BenchRun.log;
 
 /** (f) device waits woken by the kernel's uevent against a 1 s poll. */
-final class FigureF {
+final class FigureF extends Figure {
 
     private static final int DEVICE_WAIT_TRIALS = 10;
 
-    private final BenchRun run;
-    private final BenchOptions o;
-    private final Report report;
-
     FigureF(BenchRun run) {
-        this.run = run;
-        this.o = run.o;
-        this.report = run.report;
+        super(run);
     }
 
     /**
