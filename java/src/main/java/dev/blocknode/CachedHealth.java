@@ -20,33 +20,32 @@ final class CachedHealth implements Supplier<List<String>>, AutoCloseable {
     private final Supplier<List<String>> check;
     private final long stuckAfterNanos;
     private final LongSupplier nanoClock;
-    private final ScheduledExecutorService refresher;
+    /** The thread that refreshes the answer; none in a test that refreshes by hand. */
+    private ScheduledExecutorService refresher;
     private volatile List<String> latest;
     private volatile boolean running;
     /** When the running check began (System.nanoTime's scale: any value, negative too). */
     private volatile long runningSince;
 
-    CachedHealth(Supplier<List<String>> check, Duration interval, LongSupplier nanoClock, boolean scheduled) {
+    /** Runs the check once; later runs are {@link #refresh}'s (by hand, or {@link #start}'s thread). */
+    CachedHealth(Supplier<List<String>> check, Duration interval, LongSupplier nanoClock) {
         this.check = check;
         this.stuckAfterNanos = interval.multipliedBy(2).toNanos();
         this.nanoClock = nanoClock;
         refresh();
-        if (scheduled) {
-            refresher = Executors.newSingleThreadScheduledExecutor(runnable -> {
-                Thread thread = new Thread(runnable, "health-check");
-                thread.setDaemon(true);
-                return thread;
-            });
-            refresher.scheduleWithFixedDelay(this::refresh, interval.toNanos(), interval.toNanos(),
-                    TimeUnit.NANOSECONDS);
-        } else {
-            refresher = null;
-        }
     }
 
-    /** The check, run now and then every {@code interval} after the last run ended. */
+    /** The check, run now and then every {@code interval} after the last run ended, on a thread of its own. */
     static CachedHealth start(Supplier<List<String>> check, Duration interval) {
-        return new CachedHealth(check, interval, System::nanoTime, true);
+        CachedHealth health = new CachedHealth(check, interval, System::nanoTime);
+        health.refresher = Executors.newSingleThreadScheduledExecutor(runnable -> {
+            Thread thread = new Thread(runnable, "health-check");
+            thread.setDaemon(true);
+            return thread;
+        });
+        health.refresher.scheduleWithFixedDelay(health::refresh, interval.toNanos(), interval.toNanos(),
+                TimeUnit.NANOSECONDS);
+        return health;
     }
 
     /** Runs the check once, here; what the refresher thread does every interval. */
@@ -66,10 +65,10 @@ final class CachedHealth implements Supplier<List<String>>, AutoCloseable {
     public List<String> get() {
         List<String> answer = latest;
         if (running) {
-            long running = nanoClock.getAsLong() - runningSince;
-            if (running > stuckAfterNanos) {
+            long elapsed = nanoClock.getAsLong() - runningSince;
+            if (elapsed > stuckAfterNanos) {
                 List<String> stuck = new ArrayList<>(answer);
-                stuck.add("the health check has not finished for " + TimeUnit.NANOSECONDS.toSeconds(running)
+                stuck.add("the health check has not finished for " + TimeUnit.NANOSECONDS.toSeconds(elapsed)
                         + " s (the state directory or a directory on PATH does not answer)");
                 return stuck;
             }

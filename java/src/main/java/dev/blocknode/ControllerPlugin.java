@@ -13,6 +13,9 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /**
  * {@code --mode controller}: the Identity and Controller services on the socket the external-attacher talks
@@ -42,7 +45,8 @@ public final class ControllerPlugin implements AutoCloseable {
                                     IdentityService.CONTROLLER_PLUGIN, List::of),
                             new ControllerService()),
                     List.of(new MetricsInterceptor(registry), new LoggingInterceptor()),
-                    Plugin.union(IdentityService.ANSWERED_FROM_MEMORY, ControllerService.ANSWERED_FROM_MEMORY));
+                    Stream.of(IdentityService.ANSWERED_FROM_MEMORY, ControllerService.ANSWERED_FROM_MEMORY)
+                            .flatMap(Set::stream).collect(Collectors.toUnmodifiableSet()));
             return new ControllerPlugin(server, metrics);
         } catch (IOException | RuntimeException e) {
             metrics.ifPresent(MetricsEndpoint::close);

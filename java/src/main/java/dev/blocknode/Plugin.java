@@ -33,10 +33,11 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 
 import java.io.IOException;
 import java.time.Duration;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /** The running plugin: its parts wired together and its socket open. Used by Main and by the tests. */
 public final class Plugin implements AutoCloseable {
@@ -113,7 +114,8 @@ public final class Plugin implements AutoCloseable {
                                     IdentityService.NODE_PLUGIN, health),
                             new NodeService(volumes, config.nodeId(), config.maxVolumesPerNode())),
                     List.of(new MetricsInterceptor(registry), new LoggingInterceptor()),
-                    union(IdentityService.ANSWERED_FROM_MEMORY, NodeService.ANSWERED_FROM_MEMORY));
+                    Stream.of(IdentityService.ANSWERED_FROM_MEMORY, NodeService.ANSWERED_FROM_MEMORY)
+                            .flatMap(Set::stream).collect(Collectors.toUnmodifiableSet()));
             return new Plugin(server, metrics, volumes, registry, deviceWaiting, health);
         } catch (IOException | RuntimeException e) {
             health.close();
@@ -121,12 +123,6 @@ public final class Plugin implements AutoCloseable {
             Metrics.removeRegistry(registry);
             throw e;
         }
-    }
-
-    static Set<String> union(Set<String> a, Set<String> b) {
-        Set<String> all = new HashSet<>(a);
-        all.addAll(b);
-        return all;
     }
 
     public UnixSocketServer server() {

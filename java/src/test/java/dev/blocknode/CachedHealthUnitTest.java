@@ -21,7 +21,7 @@ class CachedHealthUnitTest {
 
     @Test
     void answersTheLatestCheckWithoutRunningIt() {
-        CachedHealth health = new CachedHealth(problems::get, Duration.ofSeconds(3), now::get, false);
+        CachedHealth health = new CachedHealth(problems::get, Duration.ofSeconds(3), now::get);
         assertEquals(List.of(), health.get());
 
         problems.set(List.of("host tools missing: mkfs.xfs"));
@@ -34,7 +34,7 @@ class CachedHealthUnitTest {
     void aCheckThatFailsIsAProblem() {
         CachedHealth health = new CachedHealth(() -> {
             throw new IllegalStateException("no such directory");
-        }, Duration.ofSeconds(3), now::get, false);
+        }, Duration.ofSeconds(3), now::get);
         assertTrue(health.get().get(0).contains("no such directory"), health.get().toString());
     }
 
@@ -53,7 +53,7 @@ class CachedHealthUnitTest {
                 }
             }
             return List.of();
-        }, Duration.ofSeconds(3), now::get, false);
+        }, Duration.ofSeconds(3), now::get);
         hang.set(true);
         CompletableFuture<Void> stuck = CompletableFuture.runAsync(health::refresh);
         assertTrue(entered.await(10, TimeUnit.SECONDS));

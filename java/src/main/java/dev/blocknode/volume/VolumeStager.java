@@ -76,7 +76,8 @@ public final class VolumeStager {
             }
             boolean noDeviceRecorded = existing.isEmpty() || existing.get().getPhase() == StagePhase.ATTACHING;
             try {
-                stageFromScratchOrRetry(request, staging, transport, attachRequest, requestedFs, existing);
+                stageFromScratchOrRetry(request, staging, transport, attachRequest, requestedFs, existing,
+                        noDeviceRecorded);
             } catch (VolumeException failure) {
                 if (noDeviceRecorded && isRefusal(failure)) {
                     undoRefusedStage(request.volumeId(), failure);
@@ -111,14 +112,16 @@ public final class VolumeStager {
     /**
      * The stage itself, one phase after the other, each recorded before the next changes the host:
      * ATTACHING (the intent), STAGING (the attached device), the filesystem and its mount, STAGED.
-     * When no earlier attempt had recorded a device, a refusal undoes this one (see {@link #undoRefusedStage}).
+     * When no earlier attempt had recorded a device ({@code noDeviceRecorded}: none, or one cut short inside
+     * its attach), this one records its intent first, and a refusal undoes it (see {@link #undoRefusedStage}).
      */
     private void stageFromScratchOrRetry(Requests.Stage request, Path staging, Transport transport,
                                          AttachRequest attachRequest, Optional<FilesystemType> requestedFs,
-                                         Optional<StagingRecord> existing) throws VolumeException {
+                                         Optional<StagingRecord> existing, boolean noDeviceRecorded)
+            throws VolumeException {
         createDirectory(paths, staging);
         StagingRecord.Builder record = describe(request, staging, transport, requestedFs, existing);
-        if (existing.isEmpty() || existing.get().getPhase() == StagePhase.ATTACHING) {
+        if (noDeviceRecorded) {
             recordIntent(existing, transport, attachRequest, record);
         }
         Attachment attachment = attach(transport, attachRequest, record);
