@@ -11,6 +11,15 @@ final class CapabilityTranslator {
     private CapabilityTranslator() {
     }
 
+    /** volume_capability, which the request must carry (INVALID_ARGUMENT when it does not), translated. */
+    static VolumeCapability required(boolean present, dev.blocknode.csi.v1.VolumeCapability wire)
+            throws VolumeException {
+        if (!present) {
+            throw VolumeException.invalid("volume_capability is required");
+        }
+        return translate("volume_capability", wire);
+    }
+
     static VolumeCapability translate(String field, dev.blocknode.csi.v1.VolumeCapability wire) throws VolumeException {
         AccessMode mode = accessMode(field, wire);
         AccessType type = switch (wire.getAccessTypeCase()) {

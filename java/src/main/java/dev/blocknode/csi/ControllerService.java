@@ -8,7 +8,6 @@ import dev.blocknode.csi.v1.ControllerPublishVolumeResponse;
 import dev.blocknode.csi.v1.ControllerServiceCapability;
 import dev.blocknode.csi.v1.ControllerUnpublishVolumeRequest;
 import dev.blocknode.csi.v1.ControllerUnpublishVolumeResponse;
-import dev.blocknode.outcome.VolumeException;
 import io.grpc.stub.StreamObserver;
 
 import java.util.Set;
@@ -46,12 +45,9 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
         RpcCall.answer("ControllerPublishVolume", request.getVolumeId(), observer, () -> {
             RequestFields.volumeId(request.getVolumeId());
             RequestFields.nodeId(request.getNodeId());
-            if (!request.hasVolumeCapability()) {
-                throw VolumeException.invalid("volume_capability is required");
-            }
             // The node applies the capability at NodeStageVolume; here it is only checked, with the same rules,
             // so that a capability the node would refuse is refused before anything is attached.
-            CapabilityTranslator.translate("volume_capability", request.getVolumeCapability());
+            CapabilityTranslator.required(request.hasVolumeCapability(), request.getVolumeCapability());
             RequestFields.context("volume_context", request.getVolumeContextMap());
             RequestFields.secrets("secrets", request.getSecretsMap());
             return ControllerPublishVolumeResponse.getDefaultInstance();

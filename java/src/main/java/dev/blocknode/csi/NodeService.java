@@ -75,7 +75,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         RpcCall.answer("NodeStageVolume", request.getVolumeId(), observer, () -> {
             String volumeId = RequestFields.volumeId(request.getVolumeId());
             String staging = RequestFields.path("staging_target_path", request.getStagingTargetPath());
-            VolumeCapability capability = capability(request.hasVolumeCapability(), request.getVolumeCapability());
+            VolumeCapability capability = CapabilityTranslator.required(request.hasVolumeCapability(), request.getVolumeCapability());
             var volumeContext = RequestFields.context("volume_context", request.getVolumeContextMap());
             var publishContext = RequestFields.context("publish_context", request.getPublishContextMap());
             var secrets = new Secrets(RequestFields.secrets("secrets", request.getSecretsMap()));
@@ -101,7 +101,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         RpcCall.answer("NodePublishVolume", request.getVolumeId(), observer, () -> {
             String volumeId = RequestFields.volumeId(request.getVolumeId());
             String target = RequestFields.path("target_path", request.getTargetPath());
-            VolumeCapability capability = capability(request.hasVolumeCapability(), request.getVolumeCapability());
+            VolumeCapability capability = CapabilityTranslator.required(request.hasVolumeCapability(), request.getVolumeCapability());
             // Required because this plugin advertises STAGE_UNSTAGE_VOLUME.
             String staging = RequestFields.path("staging_target_path", request.getStagingTargetPath());
             // Not used on publish, but bounded and checked like stage's: the same rules for every request.
@@ -202,14 +202,6 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
                 .setNodeId(nodeId)
                 .setMaxVolumesPerNode(maxVolumesPerNode)
                 .build());
-    }
-
-    private static VolumeCapability capability(boolean present, dev.blocknode.csi.v1.VolumeCapability wire)
-            throws VolumeException {
-        if (!present) {
-            throw VolumeException.invalid("volume_capability is required");
-        }
-        return CapabilityTranslator.translate("volume_capability", wire);
     }
 
     private static NodeGetVolumeStatsResponse statsResponse(VolumeStats stats) {

@@ -29,8 +29,9 @@ import java.util.logging.Logger;
  * kind of method (a proxy's, say) hops at its first callback. After the hop every callback of the call runs
  * in order through one queue, as gRPC's own executor wrapping does, so they never run concurrently.
  *
- * <p>A few methods whose answer is built from memory (the plugin's name and capabilities, the node's id)
- * never hop: on the event loop they answer in microseconds, where a hop would cost a thread wake-up each.
+ * <p>A few methods whose answer is built from memory (the plugin's name and capabilities, the node's id, the
+ * latest health check) never hop: on the event loop they answer in microseconds, where a hop would cost a
+ * thread wake-up each.
  *
  * <p>It must be the innermost interceptor, so that the Context it carries across (request id, deadline,
  * cancellation) is the one the other interceptors set up.
