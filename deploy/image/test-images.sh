@@ -5,11 +5,12 @@
 #
 # usage: deploy/image/test-images.sh
 #
-#   csi-node-driver-registrar.tar  the upstream registrar binary test-e2e/sidecars/get.sh verifies (sha256 in
+#   csi-node-driver-registrar.tar  the upstream sidecar binaries test-e2e/sidecars/get.sh verifies (sha256 in
 #   livenessprobe.tar              test-e2e/sidecars/versions.txt), named exactly as deploy/kubernetes/
-#                                  daemonset.yaml names the sig-storage images (registry.k8s.io/sig-storage/
-#                                  ...:vX.Y.Z), so the manifests apply unchanged. Built here from the same
-#                                  upstream source as those releases, not pulled: see deploy/README.md.
+#   csi-attacher.tar               daemonset.yaml and controller.yaml name the sig-storage images
+#                                  (registry.k8s.io/sig-storage/...:vX.Y.Z), so the manifests apply unchanged.
+#                                  Built here from the same upstream source as those releases, not pulled:
+#                                  see deploy/README.md.
 #   pause.tar                      localhost/blocknode-test/pause:1, the pod sandbox: pause.c, gcc -static
 #   busybox.tar                    localhost/blocknode-test/busybox:1, Debian's busybox-static with a link
 #                                  per applet in /bin, for the test pods
@@ -38,14 +39,18 @@ scratch_image() {
     bah commit --quiet --rm "$container" "$ref" >/dev/null
 }
 
-# The sidecars: the names and tags the DaemonSet uses; the binary get.sh verified.
-for name in csi-node-driver-registrar livenessprobe; do
-    refs=$(grep -o "image: [^ ]*/$name:[^ ]*" "$repo/deploy/kubernetes/daemonset.yaml" | cut -d' ' -f2 | sort -u)
-    [[ -n $refs && $refs != *$'\n'* ]] || fail "deploy/kubernetes/daemonset.yaml names no single $name image: ${refs:-none}"
+# The sidecars: the names and tags the DaemonSet and the controller's Deployment use; the binary get.sh verified.
+for name in csi-node-driver-registrar livenessprobe csi-attacher; do
+    refs=$(cat "$repo"/deploy/kubernetes/{daemonset,controller}.yaml | grep -o "image: [^ ]*/$name:[^ ]*" | cut -d' ' -f2 | sort -u)
+    [[ -n $refs && $refs != *$'\n'* ]] || fail "deploy/kubernetes/ names no single $name image: ${refs:-none}"
     binary=$("$repo/test-e2e/sidecars/get.sh" "$name") || fail "test-e2e/sidecars/get.sh $name failed"
     read -r version commit < <(awk -v n="$name" '$1 == n { print $2, $4 }' "$repo/test-e2e/sidecars/versions.txt")
     provenance="upstream $version ($commit), sha256-verified against test-e2e/sidecars/versions.txt"
     [[ $binary == *-goproxy ]] && provenance="upstream $commit built here from the Go module proxy (no ../shared/tools)"
+    case $name in
+        csi-attacher) source=external-attacher ;;
+        *)            source=${name#csi-} ;;
+    esac
     mkdir -p "$work/$name"
     cp "$binary" "$work/$name/$name"
     chmod 0755 "$work/$name/$name"
@@ -53,7 +58,7 @@ for name in csi-node-driver-registrar livenessprobe; do
         "org.opencontainers.image.title=$name" \
         "org.opencontainers.image.version=$version" \
         "org.opencontainers.image.revision=$commit" \
-        "org.opencontainers.image.source=https://github.com/kubernetes-csi/${name#csi-}" \
+        "org.opencontainers.image.source=https://github.com/kubernetes-csi/$source" \
         "org.opencontainers.image.description=blocknode test image, not the sig-storage release: $provenance"
     push_archive "$refs" "$refs" "$name"
 done

@@ -10,6 +10,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -39,6 +40,21 @@ func Check(objects []*Object) {
 		case *appsv1.DaemonSet:
 			checkPodSpec(o, &v.Spec.Template.Spec)
 			checkPlugin(o, v, s)
+		case *appsv1.Deployment:
+			checkPodSpec(o, &v.Spec.Template.Spec)
+			if isController(v) {
+				checkController(o, v, s)
+			} else {
+				o.fail("a Deployment of blocknode must run the controller side (container %q with --mode=controller)", pluginContainer)
+			}
+		case *rbacv1.ClusterRole:
+			checkRules(o, v.Rules)
+		case *rbacv1.Role:
+			checkRules(o, v.Rules)
+		case *rbacv1.ClusterRoleBinding:
+			checkBinding(o, v.Subjects, s)
+		case *rbacv1.RoleBinding:
+			checkBinding(o, v.Subjects, s)
 		case *corev1.Pod:
 			checkPodSpec(o, &v.Spec)
 			checkPodClaims(o, v, s)
@@ -56,10 +72,13 @@ func Check(objects []*Object) {
 
 // objectSet indexes a set by kind, namespace and name, and knows the driver name it deploys.
 type objectSet struct {
-	byKey      map[string]*Object
-	csiDrivers []*storagev1.CSIDriver
-	plugins    []pluginInfo
-	handles    map[string]string // volumeHandle -> PV name
+	byKey               map[string]*Object
+	csiDrivers          []*storagev1.CSIDriver
+	plugins             []pluginInfo
+	controllers         int // Deployments running the controller side
+	clusterRoleBindings []*rbacv1.ClusterRoleBinding
+	roleBindings        []*rbacv1.RoleBinding
+	handles             map[string]string // volumeHandle -> PV name
 }
 
 type pluginInfo struct {
@@ -87,6 +106,14 @@ func newObjectSet(objects []*Object) *objectSet {
 			if c := findContainer(v.Spec.Template.Spec.Containers, pluginContainer); c != nil {
 				s.plugins = append(s.plugins, pluginInfo{driver: flagsOf(c.Args).get("driver-name", defaultDriverName)})
 			}
+		case *appsv1.Deployment:
+			if isController(v) {
+				s.controllers++
+			}
+		case *rbacv1.ClusterRoleBinding:
+			s.clusterRoleBindings = append(s.clusterRoleBindings, v)
+		case *rbacv1.RoleBinding:
+			s.roleBindings = append(s.roleBindings, v)
 		}
 	}
 	return s
@@ -315,17 +342,7 @@ func checkPlugin(o *Object, ds *appsv1.DaemonSet, s *objectSet) {
 	if !toleratesEverything(spec.Tolerations) {
 		o.fail("the plugin must tolerate every taint (operator Exists, no key) to run on every node")
 	}
-	grace := defaultShutdownGrace
-	if g, ok := f["shutdown-grace"]; ok {
-		d, err := time.ParseDuration(g)
-		if err != nil {
-			o.fail("--shutdown-grace=%q is not a duration", g)
-		}
-		grace = d
-	}
-	if spec.TerminationGracePeriodSeconds == nil || time.Duration(*spec.TerminationGracePeriodSeconds)*time.Second <= grace {
-		o.fail("terminationGracePeriodSeconds must be longer than --shutdown-grace (%s)", grace)
-	}
+	checkGrace(o, f, spec)
 	if lf := f.get("log-format", "json"); lf != "json" {
 		o.fail("--log-format must be json in a deployment, got %q", lf)
 	}
@@ -345,6 +362,22 @@ func checkPlugin(o *Object, ds *appsv1.DaemonSet, s *objectSet) {
 	}
 	checkRegistrar(o, spec, socket, pluginDir, root)
 	checkLivenessProbe(o, spec, plugin, socket, pluginDir)
+}
+
+// checkGrace: on SIGTERM the plugin lets running calls finish for --shutdown-grace; kubelet must not SIGKILL
+// it before that.
+func checkGrace(o *Object, f flags, spec *corev1.PodSpec) {
+	grace := defaultShutdownGrace
+	if g, ok := f["shutdown-grace"]; ok {
+		d, err := time.ParseDuration(g)
+		if err != nil {
+			o.fail("--shutdown-grace=%q is not a duration", g)
+		}
+		grace = d
+	}
+	if spec.TerminationGracePeriodSeconds == nil || time.Duration(*spec.TerminationGracePeriodSeconds)*time.Second <= grace {
+		o.fail("terminationGracePeriodSeconds must be longer than --shutdown-grace (%s)", grace)
+	}
 }
 
 func envFromNodeName(c *corev1.Container, name string) bool {
@@ -478,8 +511,15 @@ func checkCSIDriver(o *Object, d *storagev1.CSIDriver, s *objectSet) {
 			o.fail("CSIDriver %q does not match the plugin's --driver-name %q", d.Name, p.driver)
 		}
 	}
-	if d.Spec.AttachRequired == nil || *d.Spec.AttachRequired {
-		o.fail("attachRequired must be false: a node-only plugin has no external-attacher, pods would wait forever")
+	// The API's default for an absent attachRequired is true.
+	attachRequired := d.Spec.AttachRequired == nil || *d.Spec.AttachRequired
+	switch {
+	case attachRequired && s.controllers == 0:
+		o.fail("attachRequired is true but the set deploys no controller side (blocknode --mode=controller " +
+			"beside the external-attacher): no one would mark a VolumeAttachment attached, pods would wait forever")
+	case !attachRequired && s.controllers > 0:
+		o.fail("attachRequired is false but the set deploys the controller side: the attacher would never be " +
+			"asked and ReadWriteOnce would not be guarded across nodes; set it true, or drop the controller (node-only mode)")
 	}
 	if d.Spec.PodInfoOnMount == nil || *d.Spec.PodInfoOnMount {
 		o.fail("podInfoOnMount must be false")

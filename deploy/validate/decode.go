@@ -13,6 +13,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	sigsjson "sigs.k8s.io/json"
@@ -50,14 +51,19 @@ func (o *Object) String() string {
 // must know every kind it is given, or a typo in apiVersion/kind would pass unchecked.
 var kinds = map[string]func() any{
 	"apps/v1/DaemonSet":           func() any { return &appsv1.DaemonSet{} },
+	"apps/v1/Deployment":          func() any { return &appsv1.Deployment{} },
 	"storage.k8s.io/v1/CSIDriver": func() any { return &storagev1.CSIDriver{} },
 	"v1/PersistentVolume":         func() any { return &corev1.PersistentVolume{} },
 	"v1/PersistentVolumeClaim":    func() any { return &corev1.PersistentVolumeClaim{} },
 	"v1/Pod":                      func() any { return &corev1.Pod{} },
 	"v1/Secret":                   func() any { return &corev1.Secret{} },
 	"v1/ServiceAccount":           func() any { return &corev1.ServiceAccount{} },
-	// No RBAC kinds: no container of the deployment talks to the Kubernetes API, so a Role or binding
-	// appearing here would grant what nothing needs. Add them (rbacv1) only with a reason.
+	// RBAC only for the controller side's external-attacher (controller-rbac.yaml); the node plugin and its
+	// sidecars talk to no Kubernetes API. checkRBAC keeps the grants to what the attacher needs.
+	"rbac.authorization.k8s.io/v1/ClusterRole":        func() any { return &rbacv1.ClusterRole{} },
+	"rbac.authorization.k8s.io/v1/ClusterRoleBinding": func() any { return &rbacv1.ClusterRoleBinding{} },
+	"rbac.authorization.k8s.io/v1/Role":               func() any { return &rbacv1.Role{} },
+	"rbac.authorization.k8s.io/v1/RoleBinding":        func() any { return &rbacv1.RoleBinding{} },
 }
 
 // DecodeStream splits a multi-document YAML stream and decodes every non-empty document.

@@ -9,6 +9,7 @@ import (
 
 	"helm.sh/helm/v3/pkg/strvals"
 	appsv1 "k8s.io/api/apps/v1"
+	storagev1 "k8s.io/api/storage/v1"
 )
 
 const (
@@ -82,11 +83,11 @@ func TestUnknownKindIsRejected(t *testing.T) {
 	wantRejected(t, decodeOne(t, "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n"),
 		`unknown kind "Widget"`)
 	// A real Kubernetes kind that is no part of this deployment is unknown as well.
-	wantRejected(t, decodeOne(t, "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n"),
-		`unknown kind "Deployment"`)
-	// RBAC is not needed by anything in the deployment, so it is not a known kind either.
-	wantRejected(t, decodeOne(t, "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: r\n"),
-		`unknown kind "ClusterRole"`)
+	wantRejected(t, decodeOne(t, "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: d\n"),
+		`unknown kind "StatefulSet"`)
+	// RBAC beyond roles and their bindings (the attacher's) is not needed by anything in the deployment.
+	wantRejected(t, decodeOne(t, "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBindingTemplate\nmetadata:\n  name: r\n"),
+		`unknown kind "ClusterRoleBindingTemplate"`)
 	// So is a known kind under the wrong apiVersion.
 	wantRejected(t, decodeOne(t, "apiVersion: storage.k8s.io/v1beta1\nkind: CSIDriver\nmetadata:\n  name: x\n"),
 		`unknown kind "CSIDriver" in apiVersion "storage.k8s.io/v1beta1"`)
@@ -108,8 +109,9 @@ func TestWrongTypeIsRejected(t *testing.T) {
 	wantRejected(t, decodeOne(t, ds), "terminationGracePeriodSeconds")
 }
 
-// checkEdited decodes deploy/kubernetes with one file edited, runs the rules, and returns every error.
-func checkEdited(t *testing.T, file, old, new string) string {
+// checkEdited decodes deploy/kubernetes with one file edited (pairs of old and new text, each old found
+// exactly once), runs the rules, and returns every error.
+func checkEdited(t *testing.T, file string, edits ...string) string {
 	t.Helper()
 	root := filepath.Join(deployDir, "kubernetes")
 	var paths []string
@@ -132,7 +134,9 @@ func checkEdited(t *testing.T, file, old, new string) string {
 		}
 		content := string(data)
 		if rel, _ := filepath.Rel(root, p); rel == file {
-			content = replaceOnce(t, content, old, new)
+			for i := 0; i+1 < len(edits); i += 2 {
+				content = replaceOnce(t, content, edits[i], edits[i+1])
+			}
 			edited = true
 		}
 		objs, err := DecodeStream(p, strings.NewReader(content))
@@ -171,7 +175,30 @@ func TestRulesCatchBrokenDeployments(t *testing.T) {
 		{"PV of another driver", "examples/fc-filesystem.yaml", "driver: block.csi.blocknode.dev",
 			"driver: fc.csi.example.com", `spec.csi.driver "fc.csi.example.com" is not the deployed driver`},
 		{"container without requests", "daemonset.yaml", "              cpu: 20m\n", "", "container blocknode has no cpu request"},
-		{"attach required", "csidriver.yaml", "attachRequired: false", "attachRequired: true", "attachRequired must be false"},
+		{"attach required without the controller side", "controller.yaml", "--mode=controller", "--mode=node",
+			"attachRequired is true but the set deploys no controller side"},
+		{"controller side without attach required", "csidriver.yaml", "attachRequired: true", "attachRequired: false",
+			"attachRequired is false but the set deploys the controller side"},
+		{"controller for another driver", "controller.yaml", "--driver-name=block.csi.blocknode.dev",
+			"--driver-name=other.example.com", `--driver-name "other.example.com" is not the deployed driver`},
+		{"controller without the attacher", "controller.yaml", "image: registry.k8s.io/sig-storage/csi-attacher:v4.12.0",
+			"image: registry.k8s.io/sig-storage/csi-provisioner:v4.12.0", "no external-attacher container"},
+		{"attacher on another socket", "controller.yaml", "--csi-address=/csi/csi.sock", "--csi-address=/run/csi/socket",
+			"--csi-address /run/csi/socket is not the plugin's socket"},
+		{"controller privileged", "controller.yaml", "            readOnlyRootFilesystem: true\n            capabilities:\n              drop: [ALL]\n          resources:\n            # The same",
+			"            privileged: true\n          resources:\n            # The same", "container blocknode is privileged"},
+		{"attacher without its token", "controller.yaml", "automountServiceAccountToken: true", "automountServiceAccountToken: false",
+			"needs its API token"},
+		{"attacher cannot mark attachments", "controller-rbac.yaml",
+			"  - apiGroups: [storage.k8s.io]\n    resources: [volumeattachments/status]\n    verbs: [patch]\n", "",
+			"may not patch volumeattachments/status.storage.k8s.io"},
+		{"no lease for leader election", "controller-rbac.yaml", "resources: [leases]", "resources: [configmaps]",
+			"may not get leases.coordination.k8s.io in kube-system (--leader-election needs it)"},
+		{"wildcard grant", "controller-rbac.yaml", "verbs: [patch]\n", "verbs: [\"*\"]\n", "a wildcard grant"},
+		{"attacher may read secrets", "controller-rbac.yaml", "resources: [csinodes]", "resources: [csinodes, secrets]",
+			"grants access to secrets"},
+		{"binding to a user", "controller-rbac.yaml", "  - kind: ServiceAccount\n    name: blocknode-controller\n    namespace: kube-system\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n",
+			"  - kind: User\n    name: alice\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n", "binds User /alice"},
 		{"misspelled volume attribute", "examples/iscsi-block.yaml", "      portals: 198.51.100.10:3260",
 			"      portal: 198.51.100.10:3260", "volumeAttributes.portal is not a key of the iscsi transport"},
 		{"duplicate volumeHandle", "examples/fc-wwids-block.yaml", "volumeHandle: wwid-3600a098038314e35362b4f6e55627a31",
@@ -210,6 +237,47 @@ func TestRulesCatchBrokenDeployments(t *testing.T) {
 	}
 }
 
+// Two attachers acting on every attachment at once is refused; with leader election two replicas are fine.
+func TestControllerReplicasNeedLeaderElection(t *testing.T) {
+	errs := checkEdited(t, "controller.yaml", "  replicas: 1\n", "  replicas: 2\n", "            - --leader-election\n", "")
+	if want := "replicas 2 without the attacher's --leader-election"; !strings.Contains(errs, want) {
+		t.Fatalf("want an error containing %q, got:\n%s", want, errs)
+	}
+	if errs := checkEdited(t, "controller.yaml", "  replicas: 1\n", "  replicas: 2\n"); errs != "" {
+		t.Fatalf("two replicas with leader election: want no error, got:\n%s", errs)
+	}
+}
+
+// renderValid renders the chart with values and fails the test for every rule the rendering breaks.
+func renderValid(t *testing.T, values map[string]any) []*Object {
+	t.Helper()
+	objects, err := RenderChart(chartDir, values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	Check(objects)
+	for _, o := range objects {
+		if len(o.Errors) > 0 {
+			t.Errorf("%s: %s", o, strings.Join(o.Errors, "; "))
+		}
+	}
+	return objects
+}
+
+// Node-only mode is one value: no Deployment, no RBAC, attachRequired false, and the rules still hold.
+func TestChartNodeOnlyMode(t *testing.T) {
+	for _, o := range renderValid(t, map[string]any{"controller": map[string]any{"enabled": false}}) {
+		switch o.Kind {
+		case "Deployment", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
+			t.Errorf("node-only mode renders %s", o)
+		case "CSIDriver":
+			if d := o.Value.(*storagev1.CSIDriver); d.Spec.AttachRequired == nil || *d.Spec.AttachRequired {
+				t.Errorf("node-only mode renders attachRequired %v", d.Spec.AttachRequired)
+			}
+		}
+	}
+}
+
 // values.schema.json turns a misspelled value into an error instead of a silently ignored key.
 func TestChartRejectsUnknownValue(t *testing.T) {
 	_, err := RenderChart(chartDir, map[string]any{"kubeletRooot": "/var/lib/k0s/kubelet"})
@@ -220,21 +288,14 @@ func TestChartRejectsUnknownValue(t *testing.T) {
 
 // Other values render a deployment that is still consistent (paths follow the driver name and root).
 func TestChartFollowsValues(t *testing.T) {
-	objects, err := RenderChart(chartDir, map[string]any{
+	objects := renderValid(t, map[string]any{
 		"driverName":  "iscsi.csi.example.org",
 		"kubeletRoot": "/var/lib/k0s/kubelet",
 		"healthPort":  9818,
 		"metrics":     map[string]any{"enabled": true, "host": "::", "port": 9820},
 		"image":       map[string]any{"repository": "example.org/blocknode", "tag": "1.2.3", "pullPolicy": "Always"},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	Check(objects)
 	for _, o := range objects {
-		if len(o.Errors) > 0 {
-			t.Errorf("%s: %s", o, strings.Join(o.Errors, "; "))
-		}
 		if ds, ok := o.Value.(*appsv1.DaemonSet); ok {
 			args := strings.Join(ds.Spec.Template.Spec.Containers[1].Args, " ")
 			if !strings.Contains(args, "--kubelet-registration-path=/var/lib/k0s/kubelet/plugins/iscsi.csi.example.org/csi.sock") {

@@ -1,7 +1,8 @@
 # The single-node cluster of the kube tier: sourced by run.sh (needs lib.sh, WORK, KUBE_BIN, NODE_NAME).
 #
 #   etcd (Debian)          127.0.0.1:$ETCD_PORT, data in $WORK/etcd
-#   kube-apiserver         127.0.0.1:$API_PORT; Node + RBAC authorization, NodeRestriction admission
+#   kube-apiserver         $NODE_IP:$API_PORT; Node + RBAC authorization, NodeRestriction admission; pods
+#                          reach it as the kubernetes Service (route_kubernetes_service: no kube-proxy)
 #   kube-controller-manager  every default controller (PV binder, attach/detach, DaemonSet, service accounts,
 #                          garbage collector...), each with its own service-account credentials
 #   kube-scheduler         binds the pods (nothing in the tier sets nodeName by hand)
@@ -74,7 +75,7 @@ apiVersion: v1
 kind: Config
 clusters:
 - name: kube
-  cluster: {server: "https://127.0.0.1:$API_PORT", certificate-authority: "$p/ca.crt"}
+  cluster: {server: "https://$NODE_IP:$API_PORT", certificate-authority: "$p/ca.crt"}
 users:
 - name: $user
   user: {client-certificate: "$p/$user.crt", client-key: "$p/$user.key"}
@@ -105,7 +106,7 @@ up_apiserver() {
     local p=$WORK/pki
     port_free "$API_PORT" || kube_fail "port $API_PORT (kube-apiserver) is in use; set API_PORT"
     start_component apiserver "$KUBE_BIN/kube-apiserver" --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
-        --bind-address=127.0.0.1 --secure-port="$API_PORT" --advertise-address="$NODE_IP" \
+        --bind-address="$NODE_IP" --secure-port="$API_PORT" --advertise-address="$NODE_IP" \
         --tls-cert-file="$p/apiserver.crt" --tls-private-key-file="$p/apiserver.key" --client-ca-file="$p/ca.crt" \
         --service-account-key-file="$p/sa.pub" --service-account-signing-key-file="$p/sa.key" \
         --service-account-issuer=https://kubernetes.default.svc.cluster.local \
@@ -116,6 +117,20 @@ up_apiserver() {
         --profiling=false --feature-gates=CSIVolumeHealth=true
     wait_until "kube-apiserver /readyz" 120 kc get --raw /readyz ||
         kube_fail "kube-apiserver did not become ready (log: $WORK/logs/apiserver.log)"
+}
+
+# Pods reach the API server as in any cluster, through the "kubernetes" Service (10.96.0.1:443, the
+# in-cluster config of the controller side's external-attacher). This cluster runs no kube-proxy; the one
+# rule kube-proxy would write for that Service is written here: the pod network's packets to the Service's
+# address go to the API server on the node's address. Its chain is named KUBE-* so that cluster_down's
+# iptables cleanup removes it with kubelet's.
+route_kubernetes_service() {
+    command -v iptables >/dev/null || kube_fail "iptables is required (deps.sh installs it)"
+    local chain=KUBE-BNKUBE-SERVICES
+    iptables -t nat -N "$chain" 2>/dev/null || iptables -t nat -F "$chain" # left by a run that was killed
+    iptables -t nat -A "$chain" -p tcp -d 10.96.0.1 --dport 443 -j DNAT --to-destination "$NODE_IP:$API_PORT"
+    iptables -t nat -C PREROUTING -s "$POD_SUBNET" -j "$chain" 2>/dev/null ||
+        iptables -t nat -A PREROUTING -s "$POD_SUBNET" -j "$chain"
 }
 
 up_controller_manager() {
@@ -162,10 +177,13 @@ state = "$WORK/containerd/state"
     bin_dir = "/usr/lib/cni"
     conf_dir = "$WORK/cni/net.d"
 EOT
+    # The bridge is the pods' gateway, with a default route through it: the kubernetes Service's address
+    # (route_kubernetes_service) is outside the pod subnet.
     cat >"$WORK/cni/net.d/10-bnkube.conflist" <<EOT
 {"cniVersion": "0.4.0", "name": "bnkube", "plugins": [
   {"type": "bridge", "bridge": "$CNI_BRIDGE", "isGateway": true, "ipMasq": false,
-   "ipam": {"type": "host-local", "ranges": [[{"subnet": "$POD_SUBNET"}]], "dataDir": "$WORK/cni/ipam"}},
+   "ipam": {"type": "host-local", "ranges": [[{"subnet": "$POD_SUBNET"}]], "dataDir": "$WORK/cni/ipam",
+            "routes": [{"dst": "0.0.0.0/0"}]}},
   {"type": "loopback"}]}
 EOT
     start_component containerd containerd --config "$WORK/containerd/config.toml"
@@ -233,6 +251,7 @@ cluster_up() {
     make_pki
     up_etcd
     up_apiserver
+    route_kubernetes_service
     up_controller_manager
     up_scheduler
     up_containerd

@@ -12,7 +12,7 @@ render_deployment() { # manifests|chart -> file
     case $rendering in
         manifests)
             local f
-            for f in csidriver serviceaccount daemonset; do
+            for f in csidriver serviceaccount daemonset controller-rbac controller; do
                 echo "---"
                 sed -e "s#registry.example.com/blocknode/blocknode:0.1.0#$PLUGIN_IMAGE#g" \
                     -e "s#/var/lib/kubelet#$WORK/kubelet#g" -e "s#/var/lib/blocknode#$STATE_DIR#g" \
@@ -28,9 +28,11 @@ render_deployment() { # manifests|chart -> file
     echo "$out"
 }
 
+NODE_PLUGIN_PODS=app.kubernetes.io/name=blocknode,app.kubernetes.io/component=node-plugin
+
 # The plugin's pod that is not being deleted (a deleted one may linger while it terminates).
 plugin_pod() {
-    kc -n kube-system get pods -l app.kubernetes.io/name=blocknode \
+    kc -n kube-system get pods -l "$NODE_PLUGIN_PODS" \
         -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.deletionTimestamp}{"\n"}{end}' 2>/dev/null |
         awk 'NF == 1 { print $1; exit }'
 }
@@ -44,12 +46,25 @@ driver_registered() {
 wait_plugin_ready() { # [seconds]
     wait_until "the blocknode DaemonSet to be rolled out" "${1:-180}" \
         kc -n kube-system rollout status ds/blocknode-node --timeout=2s ||
-        kube_fail "blocknode DaemonSet not ready: $(kc -n kube-system describe pods -l app.kubernetes.io/name=blocknode | tail -15)"
+        kube_fail "blocknode DaemonSet not ready: $(kc -n kube-system describe pods -l "$NODE_PLUGIN_PODS" | tail -15)"
     wait_until "CSINode $NODE_NAME to list $DRIVER" 60 driver_registered ||
         kube_fail "the driver did not register with kubelet (CSINode: $(kc get csinode "$NODE_NAME" -o yaml 2>&1 | tail -8))"
+    # The controller side: blocknode --mode controller and the external-attacher, which must reach the API
+    # server (its in-cluster config) and hold its leader Lease before it marks any attachment.
+    wait_until "the blocknode controller Deployment to be rolled out" 120 \
+        kc -n kube-system rollout status deploy/blocknode-controller --timeout=2s ||
+        kube_fail "blocknode controller not ready: $(kc -n kube-system describe pods -l app.kubernetes.io/component=controller | tail -15)"
+    wait_until "the external-attacher to lead" 60 attacher_leads ||
+        kube_fail "the external-attacher holds no Lease: $(kc -n kube-system logs deploy/blocknode-controller -c csi-attacher --tail=15 2>&1)"
     # What kubelet's liveness probe GETs (livenessprobe on the host network, calling the plugin's Probe).
     wait_until "livenessprobe's /healthz to answer 200" 60 curl -fsS -o /dev/null http://127.0.0.1:9808/healthz ||
         kube_fail "livenessprobe's /healthz does not answer 200: $(curl -sS http://127.0.0.1:9808/healthz 2>&1)"
+}
+
+# The attacher's leader-election Lease (named after the driver) has a holder.
+attacher_leads() {
+    [[ -n $(kc -n kube-system get lease "external-attacher-leader-${DRIVER//./-}" \
+        -o jsonpath='{.spec.holderIdentity}' 2>/dev/null) ]]
 }
 
 deploy_blocknode() { # manifests|chart
@@ -71,20 +86,35 @@ deploy_blocknode() { # manifests|chart
 # Fails if anything of a volume is left on the node: a mount of a CSI path or a staging record.
 teardown_volumes_and_plugin() {
     component_running apiserver || return 0
+    # Pods bound to a node without a kubelet (a failed multi-attach scenario's) would never finish terminating.
+    local pod
+    for pod in $(kc -n "$TEST_NS" get pods -o jsonpath='{range .items[*]}{.metadata.name} {.spec.nodeName}{"\n"}{end}' 2>/dev/null |
+            awk -v node="$NODE_NAME" '$2 != "" && $2 != node { print $1 }'); do
+        kc -n "$TEST_NS" delete pod "$pod" --grace-period=0 --force >/dev/null 2>&1 || true
+    done
     kc -n "$TEST_NS" delete pods --all --wait=true --timeout=120s >/dev/null 2>&1 || true
     wait_until "CSI mounts to be gone" 90 ! csi_mounts_left ||
         echo "kube: left mounted: $(csi_mount_targets)" >&2
     local leaked_mounts leaked_records
     leaked_mounts=$(csi_mount_targets)
     leaked_records=$(ls "$STATE_DIR/volumes" 2>/dev/null | grep -c '\.pb$' || true)
+    # Detached by the attach/detach controller through the attacher, once kubelet reports the volumes unmounted.
+    wait_until "VolumeAttachments to be gone" 90 no_volume_attachments ||
+        echo "kube: left attached: $(kc get volumeattachments -o name 2>&1)" >&2
+    local leaked_attachments
+    leaked_attachments=$(kc get volumeattachments -o name 2>/dev/null)
     kc -n "$TEST_NS" delete pvc --all --wait=true --timeout=60s >/dev/null 2>&1 || true
     kc delete pv --all --wait=true --timeout=60s >/dev/null 2>&1 || true
+    kc -n kube-system delete deploy blocknode-controller --wait=true --timeout=90s >/dev/null 2>&1 || true
     kc -n kube-system delete ds blocknode-node --wait=true --timeout=90s >/dev/null 2>&1 || true
     wait_until "the blocknode pod to go" 90 ! plugin_pod_exists || true
     kc delete csidriver "$DRIVER" >/dev/null 2>&1 || true
     [[ -z $leaked_mounts ]] || kube_fail "after every pod was deleted, still mounted: $leaked_mounts"
+    [[ -z $leaked_attachments ]] || kube_fail "after every pod was deleted, still attached: $leaked_attachments"
     ((leaked_records == 0)) || kube_fail "after every pod was deleted, $leaked_records staging records are left in $STATE_DIR"
 }
+
+no_volume_attachments() { [[ -z $(kc get volumeattachments -o name 2>/dev/null) ]]; }
 
 plugin_restarts() {
     kc -n kube-system get pod "$(plugin_pod)" \
@@ -100,7 +130,7 @@ kill_plugin_container() {
     ctr -a "$CSOCK" -n k8s.io tasks kill -s SIGKILL "${id#containerd://}" >/dev/null
 }
 
-plugin_pod_exists() { [[ -n $(kc -n kube-system get pods -l app.kubernetes.io/name=blocknode -o name 2>/dev/null) ]]; }
+plugin_pod_exists() { [[ -n $(kc -n kube-system get pods -l "$NODE_PLUGIN_PODS" -o name 2>/dev/null) ]]; }
 
 # Mounts kubelet made for CSI volumes: publications under pods/, staging and block paths under plugins/kubernetes.io/csi.
 csi_mount_targets() {
@@ -108,8 +138,8 @@ csi_mount_targets() {
 }
 csi_mounts_left() { [[ -n $(csi_mount_targets) ]]; }
 
-# Resident memory of every component now, in MiB (the plugin, registrar and livenessprobe found by their
-# command lines inside their containers).
+# Resident memory of every component now, in MiB (the plugin, its sidecars and the controller side found by
+# their command lines inside their containers).
 report_rss() {
     local line="" name pid
     for name in etcd apiserver controller-manager scheduler containerd kubelet; do
@@ -117,7 +147,9 @@ report_rss() {
         line+="$name $(rss_mib "$pid"), "
     done
     local pattern
-    for pattern in "blocknode:-jar /app/blocknode.jar" "registrar:csi-node-driver-registrar" "livenessprobe:livenessprobe"; do
+    for pattern in "blocknode:-jar /app/blocknode.jar --endpoint" "registrar:csi-node-driver-registrar" \
+                   "livenessprobe:livenessprobe" "blocknode-controller:-jar /app/blocknode.jar --mode=controller" \
+                   "attacher:csi-attacher --csi-address"; do
         pid=$(pgrep -f -- "${pattern#*:}" | head -1) || continue
         line+="${pattern%%:*} $(rss_mib "$pid"), "
     done
@@ -128,6 +160,9 @@ rss_mib() { awk '/^VmRSS:/ { printf "%.0f", $2 / 1024 }' "/proc/$1/status" 2>/de
 dump_diagnostics() {
     echo "---- pods" >&2; kc get pods -A -o wide >&2 2>&1 || true
     echo "---- events" >&2; kc get events -A --sort-by=.lastTimestamp 2>&1 | tail -30 >&2 || true
-    echo "---- blocknode" >&2; kc -n kube-system logs -l app.kubernetes.io/name=blocknode -c blocknode --tail=40 >&2 2>&1 || true
+    echo "---- blocknode" >&2; kc -n kube-system logs -l "$NODE_PLUGIN_PODS" -c blocknode --tail=40 >&2 2>&1 || true
+    echo "---- blocknode controller side" >&2
+    kc -n kube-system logs deploy/blocknode-controller --all-containers --tail=30 >&2 2>&1 || true
+    echo "---- volumeattachments" >&2; kc get volumeattachments -o wide >&2 2>&1 || true
     echo "---- kubelet" >&2; tail -40 "$WORK/logs/kubelet.log" >&2 || true
 }

@@ -170,3 +170,19 @@ expect_eq() { # what expected actual
 # kubelet's log: a mark (its line count) and whether TEXT was logged after it.
 kubelet_log_mark() { wc -l <"$WORK/logs/kubelet.log"; }
 kubelet_logged_since() { tail -n "+$(($1 + 1))" "$WORK/logs/kubelet.log" | grep -qF "$2"; }
+
+# --- attachments (the controller side) ------------------------------------------------------------------
+
+# The VolumeAttachments of PV NAME, one "node attached" line each (attached: true or false).
+attachments_of() { # pv
+    kc get volumeattachments -o jsonpath='{range .items[*]}{.spec.source.persistentVolumeName} {.spec.nodeName} {.status.attached}{"\n"}{end}' |
+        awk -v pv="$1" '$1 == pv { print $2, ($3 == "true" ? "true" : "false") }'
+}
+attached_to() { [[ $(attachments_of "$1") == "$2 true" ]]; } # pv node: attached to that node only
+detached() { [[ -z $(attachments_of "$1") ]]; } # pv
+
+# Waits until the attach/detach controller and the external-attacher have detached PV NAME from every node.
+wait_detached() { # pv [seconds]
+    wait_until "PV $1 to be detached" "${2:-90}" detached "$1" ||
+        kube_fail "PV $1 is still attached: $(attachments_of "$1" | tr '\n' ';')"
+}

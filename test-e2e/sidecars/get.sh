@@ -2,7 +2,7 @@
 # Gets one upstream CSI sidecar binary for the tests and prints its path on stdout (one line); what it did
 # goes to stderr. The versions and checksums are in versions.txt beside this script.
 #
-# usage: test-e2e/sidecars/get.sh NAME        (csi-node-driver-registrar or livenessprobe)
+# usage: test-e2e/sidecars/get.sh NAME        (csi-node-driver-registrar, livenessprobe or csi-attacher)
 #
 # Where ../shared/tools exists (beside the repository: SHARED_TOOLS overrides it), NAME.xz there is
 # unpacked into .tools/bin/NAME-VERSION and its sha256 must equal the one in versions.txt, or this fails
@@ -25,6 +25,7 @@ read -r version sha256 commit < <(awk -v n="$name" '$1 == n { print $2, $3, $4 }
 case $name in
     csi-node-driver-registrar) module=github.com/kubernetes-csi/node-driver-registrar ;;
     livenessprobe)             module=github.com/kubernetes-csi/livenessprobe ;;
+    csi-attacher)              module=github.com/kubernetes-csi/external-attacher ;;
     *)                         fail "no upstream module known for it" ;;
 esac
 mkdir -p "$tools"

@@ -1,5 +1,7 @@
-# ext4, xfs and raw block volumes: the pod writes, the data is on the device, and deleting the pod leaves
-# nothing on the node (NodeUnpublishVolume + NodeUnstageVolume, no mount, no staging record).
+# ext4, xfs and raw block volumes: each attached to the node through the controller side (a VolumeAttachment
+# marked attached by the external-attacher before kubelet stages), the pod writes, the data is on the device,
+# and deleting the pod leaves nothing on the node (NodeUnpublishVolume + NodeUnstageVolume, no mount, no
+# staging record) and nothing attached.
 scenario_filesystems_and_block() {
     local kind dev mode token
     declare -A devices tokens
@@ -32,11 +34,14 @@ scenario_filesystems_and_block() {
         expect_eq "staging records of basic-$kind" 1 "$(staging_records "basic-$kind")"
         expect_eq "phase of PV basic-$kind" Bound "$(kc get pv "basic-$kind" -o jsonpath='{.status.phase}')"
     done
-    expect_eq "VolumeAttachments (attachRequired: false)" "" "$(kc get volumeattachments -o name)"
+    for kind in ext4 xfs block; do
+        expect_eq "VolumeAttachments of basic-$kind" "$NODE_NAME true" "$(attachments_of "basic-$kind")"
+    done
 
     for kind in ext4 xfs block; do kc -n "$TEST_NS" delete pod "basic-$kind" --wait=false >/dev/null; done
     for kind in ext4 xfs block; do
         wait_released "basic-$kind" "${devices[$kind]}"
+        wait_detached "basic-$kind"
         if [[ $kind == block ]]; then
             expect_eq "the block device's first block" "${tokens[$kind]}" "$(device_block "${devices[$kind]}")"
         else

@@ -6,6 +6,21 @@ app.kubernetes.io/component: node-plugin
 
 {{- define "blocknode.labels" -}}
 {{ include "blocknode.selectorLabels" . }}
+{{ include "blocknode.releaseLabels" . }}
+{{- end }}
+
+{{/* The controller side's pods (controller.yaml). */}}
+{{- define "blocknode.controllerSelectorLabels" -}}
+app.kubernetes.io/name: blocknode
+app.kubernetes.io/component: controller
+{{- end }}
+
+{{- define "blocknode.controllerLabels" -}}
+{{ include "blocknode.controllerSelectorLabels" . }}
+{{ include "blocknode.releaseLabels" . }}
+{{- end }}
+
+{{- define "blocknode.releaseLabels" -}}
 app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
