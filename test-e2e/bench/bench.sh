@@ -7,7 +7,7 @@
 # environment (all optional; the defaults are the figures of README.md):
 #   BENCH_CYCLES=400 BENCH_ROUNDS=8 BENCH_CLUTTER=3000 BENCH_BURST=100 BENCH_STATS_VOLUMES=1000
 #   BENCH_SWEEPS=5 BENCH_START_TRIALS=5 BENCH_IDLE_SETTLE_MS=2000
-#   BENCH_FIGURES=abcdef       a subset, e.g. "d" (b stages its own volume without a; e's burst RSS needs c)
+#   BENCH_FIGURES=abcdefg      a subset, e.g. "d" (b stages its own volume without a; e's burst RSS needs c)
 #   BENCH_P1_EXTRA_FLAGS=...   extra JVM flags for the plugin of a-d only, e.g. a JFR recording for a profile
 #                              (the table then says so: those runs are not the image's flags)
 #   BENCH_PROFILE=1            JFR recordings (settings=profile) of the plugin over the measured windows of a
@@ -149,6 +149,14 @@ fi
 
 # ---------------------------------------------------------------------------------------------------- run
 
+# Figure g's baseline: csi-driver-host-path's hostpathplugin, the sha256-checked upstream build (or one from the
+# Go module proxy where ../shared/tools is absent). Without it, g is reported as not run.
+reference=
+if [[ ${BENCH_FIGURES:-abcdefg} == *g* ]]; then
+    reference=$("$repo/test-e2e/sidecars/get.sh" hostpathplugin 2>"$out/reference.log") ||
+        { echo "bench: no reference driver for figure g (see $out/reference.log)" >&2; reference=; }
+fi
+
 # In the background, so that a signal reaches the trap at once (bash defers traps while a foreground
 # command runs); the trap stops it.
 "$java" --enable-native-access=ALL-UNNAMED -cp "$jar:$out/classes" dev.blocknode.bench.Bench \
@@ -157,7 +165,7 @@ fi
     --cycles "${BENCH_CYCLES:-400}" --rounds "${BENCH_ROUNDS:-8}" --clutter "${BENCH_CLUTTER:-3000}" \
     --burst "${BENCH_BURST:-100}" --stats-volumes "${BENCH_STATS_VOLUMES:-1000}" --sweeps "${BENCH_SWEEPS:-5}" \
     --start-trials "${BENCH_START_TRIALS:-5}" --idle-settle-ms "${BENCH_IDLE_SETTLE_MS:-2000}" \
-    --figures "${BENCH_FIGURES:-abcdef}" --p1-extra-flags "${BENCH_P1_EXTRA_FLAGS:-}" \
+    --figures "${BENCH_FIGURES:-abcdefg}" --p1-extra-flags "${BENCH_P1_EXTRA_FLAGS:-}" --reference "$reference" \
     --profile-dir "$( [[ -n ${BENCH_PROFILE:-} ]] && echo "$out/profile" )" &
 bench_pid=$!
 wait "$bench_pid"

@@ -2,7 +2,8 @@
 # Gets one upstream CSI sidecar binary for the tests and prints its path on stdout (one line); what it did
 # goes to stderr. The versions and checksums are in versions.txt beside this script.
 #
-# usage: test-e2e/sidecars/get.sh NAME        (csi-node-driver-registrar, livenessprobe or csi-attacher)
+# usage: test-e2e/sidecars/get.sh NAME        (csi-node-driver-registrar, livenessprobe, csi-attacher
+#                                                 or hostpathplugin, the reference driver of make bench)
 #
 # Where ../shared/tools exists (beside the repository: SHARED_TOOLS overrides it), NAME.xz there is
 # unpacked into .tools/bin/NAME-VERSION and its sha256 must equal the one in versions.txt, or this fails
@@ -26,6 +27,7 @@ case $name in
     csi-node-driver-registrar) module=github.com/kubernetes-csi/node-driver-registrar ;;
     livenessprobe)             module=github.com/kubernetes-csi/livenessprobe ;;
     csi-attacher)              module=github.com/kubernetes-csi/external-attacher ;;
+    hostpathplugin)            module=github.com/kubernetes-csi/csi-driver-host-path ;;
     *)                         fail "no upstream module known for it" ;;
 esac
 mkdir -p "$tools"

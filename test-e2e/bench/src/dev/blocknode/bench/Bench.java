@@ -13,7 +13,7 @@ import static dev.blocknode.bench.BenchRun.MIB;
 import static dev.blocknode.bench.BenchRun.log;
 
 /**
- * blocknode's benchmark (figures a-f of test-e2e/bench/README.md). Every figure is a ratio to a baseline
+ * blocknode's benchmark (figures a-g of test-e2e/bench/README.md). Every figure is a ratio to a baseline
  * measured in the same run, interleaved with it where the two can alternate, so that a noisy shared
  * machine moves both; absolute values are printed for the record. Run by bench.sh, which builds the
  * pieces, owns the work directory and cleans up after any exit.
@@ -46,7 +46,7 @@ public final class Bench {
             run.report.note("Plugin under test for a-d: " + imageName + ", --log-format=json to a file, "
                     + "--metrics-address on loopback, state and kubelet dirs on the root disk (" + fsOf(o.work()) + ").");
 
-            if (!o.figures().equals("abcdef")) {
+            if (!o.figures().equals(BenchOptions.ALL_FIGURES)) {
                 run.report.note("A PARTIAL RUN: figures " + o.figures() + " only (BENCH_FIGURES)");
             }
             Path tmpfs = o.work().resolve("tmpfs");
@@ -79,6 +79,17 @@ public final class Bench {
                 FigureC.Burst imageBurst = o.has('c') ? new FigureC(run).measure(main, "image flags") : null;
                 if (o.has('d')) {
                     new FigureD(run).measure(main);
+                }
+                if (o.has('g')) {
+                    if (o.reference() == null) {
+                        run.report.note("FIGURE G NOT RUN: no reference driver binary (test-e2e/sidecars/get.sh"
+                                + " hostpathplugin found none; see test-e2e/target/bench/reference.log)");
+                    } else {
+                        try (ReferenceDriver reference = ReferenceDriver.start(o.reference(),
+                                o.work().resolve("hostpath"), o.pidFile())) {
+                            new FigureG(run).measure(main, reference);
+                        }
+                    }
                 }
                 main.close();
                 if (o.has('e')) {

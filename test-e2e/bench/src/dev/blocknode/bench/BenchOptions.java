@@ -8,7 +8,10 @@ import java.util.Map;
 /** The bench's settings, from bench.sh's --flag value pairs. */
 record BenchOptions(Path jar, Path work, Path helper, Path jvmArgs, Path aotCache, Path results, Path pidFile,
                Path classes, int cycles, int rounds, int clutter, int burst, int statsVolumes, int sweeps,
-               int startTrials, long idleSettleMillis, String figures, List<String> p1ExtraFlags, Path profileDir) {
+               int startTrials, long idleSettleMillis, String figures, List<String> p1ExtraFlags, Path profileDir,
+               Path reference) {
+
+    static final String ALL_FIGURES = "abcdefg";
 
     static BenchOptions parse(String[] args) {
         Map<String, String> m = new LinkedHashMap<>();
@@ -30,10 +33,11 @@ record BenchOptions(Path jar, Path work, Path helper, Path jvmArgs, Path aotCach
                 Integer.parseInt(m.getOrDefault("sweeps", "5")),
                 Integer.parseInt(m.getOrDefault("start-trials", "5")),
                 Long.parseLong(m.getOrDefault("idle-settle-ms", "2000")),
-                m.getOrDefault("figures", "abcdef"),
+                m.getOrDefault("figures", ALL_FIGURES),
                 m.getOrDefault("p1-extra-flags", "").isBlank() ? List.of()
                         : List.of(m.get("p1-extra-flags").strip().split("\\s+")),
-                m.getOrDefault("profile-dir", "").isBlank() ? null : Path.of(m.get("profile-dir")));
+                m.getOrDefault("profile-dir", "").isBlank() ? null : Path.of(m.get("profile-dir")),
+                m.getOrDefault("reference", "").isBlank() ? null : Path.of(m.get("reference")));
     }
 
     boolean has(char figure) {

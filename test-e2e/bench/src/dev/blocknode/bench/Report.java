@@ -66,8 +66,9 @@ final class Report {
 
     String render() {
         StringBuilder out = new StringBuilder("# blocknode benchmark (make bench)\n\n").append(machine).append('\n');
-        out.append("Every ratio is measured / baseline, both from this run. \"met\" compares the goal's own"
-                + " quantity (a ratio for a-c, an absolute limit for d and e) and says how close it is.\n\n");
+        out.append("Every ratio is measured / baseline, both from this run, except g's: reference driver / blocknode,"
+                + " so above 1 blocknode is faster. \"met\" compares the goal's own quantity (a ratio for a-c and g,"
+                + " an absolute limit for d and e) and says how close it is (for g: the limit / the ratio).\n\n");
         out.append("| fig | what | measured | baseline (same run) | ratio | goal | met |\n");
         out.append("|---|---|---|---|---|---|---|\n");
         for (Row r : rows) {
