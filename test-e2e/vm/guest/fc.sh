@@ -1,0 +1,212 @@
+#!/bin/bash
+# fc: the plugin's own fc transport against the kernel's Fibre Channel stack (FCoE VN2VN + LIO tcm_fc, see
+# fc-lib.sh), over two paths.
+#
+# The array exports LUN 0 (ext4) and LUN 1 (block) of 128 MB and LUN 2 (never staged) of 64 MB through both
+# of its ports. Each NodeStageVolume carries targetWWNs (both array ports), lun and wwids (the LUN's WWID);
+# the plugin finds the Online remote ports of those WWPNs on the node's FC hosts, scans exactly H:C:T:L on
+# each (scsi_mod.scan=manual: nothing else is scanned), checks the WWID on every path and builds the
+# dm-multipath map. Parts, in order:
+#   fs:       LUN 0 ext4: stage (one map over two paths, one per HBA port), publish, 8 MiB + fsync + sha256,
+#             unpublish, unstage (map flushed, both disks deleted), restage (scanned again), checksum with
+#             caches dropped.
+#   block:    LUN 1 as a raw block volume: 4 MiB O_DIRECT through the published device, read back through it
+#             and from the LUN's backing file on the array side.
+#   path:     with a writer on LUN 0: array port 2's link down (its remote port Blocked: writes go on through
+#             port 1, NodeGetVolumeStats abnormal, health DEGRADED/PathsFailed, blocknode_volume_paths 1
+#             failed), then up again (the path comes back: healthy, 2 serving); no write failed.
+#   teardown: unstaging both leaves no disk, map or mount.
+#   wrong:    LUN 0 asked for with LUN 2's WWID: FAILED_PRECONDITION naming the WWID found, no disk or map
+#             left, no staging record; NodeUnstageVolume then succeeds.
+#   crash:    the plugin halted at stage.attached (both paths scanned in, the map built, only the ATTACHING
+#             record knows): restarted, it releases them before its socket opens; kubelet's retry stages.
+#   lost record: LUN 0 staged, its record file deleted (plugin restarted); NodeUnstageVolume traces the
+#             staging mount to the map, its paths and their FC hosts, and releases all of it.
+# At the end: no SCSI disk, no dm device, no mount, no staging record; then the fabric is taken down.
+HERE=$(dirname "$(readlink -f "$0")")
+source "$HERE/fc-lib.sh"
+
+FS=fc-fs
+BLK=fc-blk
+FS_STAGING=$(staging_of $FS)
+FS_TARGET=$(target_of $FS)
+BLK_STAGING=$(block_staging_of $BLK)
+BLK_TARGET=$(block_target_of $BLK)
+SUM=""
+CUT_AT=0
+LINK_DOWN=no
+
+# ----------------------------------------------------------------------------------------------- fs
+
+# The staging mount is LUN's map over two paths, one behind each of the node's FC hosts.
+check_map() { # staging-or-device lun
+  local dm hosts
+  if [[ -b $1 ]]; then dm=$(basename "$(readlink -f "/dev/block/$(stat -c '%Hr:%Lr' "$1")")")
+  else dm=$(bn_dm_of_mount "$1") || return; fi
+  bn_expect_map "$dm" "$(fc_wwid "$2")" 2 || return
+  hosts=$(for s in $(ls "/sys/block/$dm/slaves"); do readlink -f "/sys/block/$s/device" | grep -o 'host[0-9]*' | head -n 1; done | sort -u | wc -l)
+  [[ $hosts == 2 ]] || { echo "the paths of $dm are behind $hosts FC host(s), expected 2" >&2; return 1; }
+}
+released() { ! findmnt -rn --mountpoint "$1" >/dev/null && fc_leftovers && vm_leftovers >/dev/null; }
+write_sum() { SUM=$(bn_write_file "$FS_TARGET/data" 8) && [[ -n $SUM ]]; }
+read_raw() { bn_read_raw "$BLK_TARGET" "$(fc_lun_file 1)"; }
+
+# --------------------------------------------------------------------------------------------- path
+
+io_goes_on() { bn_io_goes_on "$CUT_AT" "the path was seen lost"; }
+port_2_online() { [[ $(fc_target_port_state 1) == Online ]]; }
+port_2_lost() { ! port_2_online; }
+map_has_failed_path() { dmsetup status "$(fc_wwid 0)" | grep -q ' F '; }
+map_all_active() { ! map_has_failed_path; }
+link_down() {
+  CUT_AT=$(vm_now_ms)
+  ip link set "${FC_ARRAY_PORTS[1]}" down && LINK_DOWN=yes || return
+  vm_wait "the remote port of array port 2 to leave Online" 30 port_2_lost || return
+  echo "  array port 2's remote port $(fc_target_port_state 1) $(( $(vm_now_ms) - CUT_AT )) ms after the link went down"
+}
+path_failed() {
+  vm_wait "a failed path in LUN 0's map" 60 map_has_failed_path || return
+  echo "  $(dmsetup status "$(fc_wwid 0)")"
+}
+link_up() {
+  ip link set "${FC_ARRAY_PORTS[1]}" up && LINK_DOWN=no || return
+  local t0; t0=$(vm_now_ms)
+  vm_wait "the remote port of array port 2 Online" 90 port_2_online &&
+    vm_wait "both paths active in LUN 0's map" 90 map_all_active || return
+  echo "  both paths active $(( $(vm_now_ms) - t0 )) ms after the link came up"
+}
+STATS=""
+stats() {
+  csi stats $FS "$FS_TARGET" "$FS_STAGING" || return
+  STATS=$CSI_REPLY
+  echo "  NodeGetVolumeStats: ${STATS#ok }"
+}
+stats_degraded() { stats && [[ $STATS == *abnormal=true* ]] || { echo "expected abnormal" >&2; return 1; }; }
+stats_healthy() { stats && [[ $STATS == *abnormal=false* ]]; }
+bn_on_fail() {
+  bn_writer_kill
+  [[ $LINK_DOWN == yes ]] && ip link set "${FC_ARRAY_PORTS[1]}" up && LINK_DOWN=no
+  true
+}
+
+# ---------------------------------------------------------------------------------------- refusals
+
+WRONG=fc-wrong
+WRONG_STAGING=$(staging_of $WRONG)
+nothing_left_of() {
+  ! findmnt -rn --mountpoint "$(staging_of "$1")" >/dev/null || { echo "$1 is mounted" >&2; return 1; }
+  [[ -z $(ls -A "$STATE/volumes" 2>/dev/null) ]] || { echo "a staging record is left: $(ls "$STATE/volumes")" >&2; return 1; }
+  udevadm settle --timeout=30
+  fc_leftovers && vm_leftovers
+}
+wrong_refused() {
+  csi_fails FAILED_PRECONDITION stagex $WRONG "$WRONG_STAGING" ext4 \
+    "transport=fc targetWWNs=${FC_WWPN[${FC_ARRAY_PORTS[0]}]},${FC_WWPN[${FC_ARRAY_PORTS[1]}]} lun=0 wwids=$(fc_wwid 2)" || return
+  [[ $CSI_REPLY == *"$(fc_wwid 0)"* ]] || { echo "the refusal does not name the WWID found" >&2; return 1; }
+}
+
+# ----------------------------------------------------------------------------- crash and lost record
+
+CRASH=fc-crash
+CRASH_STAGING=$(staging_of $CRASH)
+CRASH_EXIT=86
+# The plugin dies (the crash point halts it, as kill -9 would) right after the transport attached, before
+# the record names the device: both paths scanned in and the map built, and only the ATTACHING record knows.
+crash_after_attach() {
+  bn_plugin_stop || return
+  BN_PLUGIN_ENV=(BLOCKNODE_CRASH_AT=stage.attached)
+  bn_plugin_start && bn_plugin_ready || return
+  if csi stagex $CRASH "$CRASH_STAGING" ext4 $(fc_ctx 0); then
+    echo "the stage went past its crash point" >&2; return 1
+  fi
+  vm_wait "the plugin to exit at stage.attached" 60 sh -c "! kill -0 $PLUGIN_PID 2>/dev/null" || return
+  local rc=0
+  wait "$PLUGIN_PID" || rc=$?
+  PLUGIN_PID=""; bn_client_stop; BN_PLUGIN_ENV=()
+  [[ $rc == "$CRASH_EXIT" ]] || { echo "the plugin exited $rc, expected $CRASH_EXIT" >&2; return 1; }
+  grep -qF "crash point stage.attached reached" "$VM_RESULTS/plugin.log" ||
+    { echo "the plugin did not announce the crash point" >&2; return 1; }
+  local disks; disks=$(fc_disks | wc -l)
+  echo "  died after the attach: $disks FC disk(s) on the node"
+  ((disks == 2)) || { echo "expected the 2 paths of LUN 0" >&2; return 1; }
+}
+# Restarted, the plugin undoes the interrupted attach before it opens its socket: map flushed, both disks
+# deleted.
+recovered_at_start() {
+  bn_plugin_start && bn_plugin_ready || return
+  udevadm settle --timeout=30
+  fc_leftovers && vm_leftovers
+}
+
+LOST=fc-lost
+LOST_STAGING=$(staging_of $LOST)
+record_of() { echo "$STATE/volumes/$(printf '%s' "$1" | sha256sum | cut -d' ' -f1).pb"; }
+lose_record() {
+  [[ -f $(record_of $LOST) ]] || { echo "no record file $(record_of $LOST)" >&2; return 1; }
+  bn_plugin_stop && rm -f "$(record_of $LOST)" && bn_plugin_start && bn_plugin_ready
+}
+
+# -------------------------------------------------------------------------------------------- run
+
+bn_begin() { fc_begin; }   # (the framework's name, should anything call it)
+fc_begin
+step san-create         fc_san_create 128 128 64
+step plugin-ready       bn_plugin_ready
+
+step stage-fs           csi stagex $FS "$FS_STAGING" ext4 $(fc_ctx 0)
+step staged-fs-map      check_map "$FS_STAGING" 0
+step publish-fs         csi publishx $FS "$FS_STAGING" "$FS_TARGET" ext4
+step write-fsync        write_sum
+step unpublish-fs       csi unpublish $FS "$FS_TARGET"
+step unstage-fs         csi unstage $FS "$FS_STAGING"
+step released-fs        released "$FS_STAGING"
+step restage-fs         csi stagex $FS "$FS_STAGING" ext4 $(fc_ctx 0)
+step restaged-map       check_map "$FS_STAGING" 0
+step republish-fs       csi publishx $FS "$FS_STAGING" "$FS_TARGET" ext4
+step verify-sha256      bn_verify_file "$FS_TARGET/data" "$SUM"
+
+step stage-block        csi stagex $BLK "$BLK_STAGING" block $(fc_ctx 1)
+step publish-block      csi publishx $BLK "$BLK_STAGING" "$BLK_TARGET" block
+step block-map          check_map "$BLK_TARGET" 1
+step write-raw-direct   bn_write_raw "$BLK_TARGET"
+step read-raw-back      read_raw
+
+step start-writer       bn_writer_start "$FS_TARGET/w"
+step link-down-port-2   link_down
+step path-failed        path_failed
+step io-goes-on         io_goes_on
+step stats-degraded     stats_degraded
+step health-degraded    bn_health_says $FS "$FS_TARGET" "DEGRADED/PathsFailed"
+step gauge-one-failed   eval 'bn_paths_gauge $FS failed 1 && bn_paths_gauge $FS serving 1'
+step link-up-port-2     link_up
+step io-after           io_goes_on
+step stop-writer        bn_writer_stop
+step stats-healthy      stats_healthy
+step health-healthy     bn_health_says $FS "$FS_TARGET" healthy
+step gauge-all-serving  eval 'bn_paths_gauge $FS failed 0 && bn_paths_gauge $FS serving 2'
+step verify-after-cut   bn_verify_file "$FS_TARGET/data" "$SUM"
+
+step unpublish-fs-2     csi unpublish $FS "$FS_TARGET"
+step unstage-fs-2       csi unstage $FS "$FS_STAGING"
+step unpublish-block    csi unpublish $BLK "$BLK_TARGET"
+step unstage-block      csi unstage $BLK "$BLK_STAGING"
+step all-released       eval 'udevadm settle --timeout=30; fc_leftovers && vm_leftovers'
+
+step wrong-lun-refused  wrong_refused
+step wrong-lun-undone   nothing_left_of $WRONG
+step unstage-after-refusal csi unstage $WRONG "$WRONG_STAGING"
+
+step crash-after-attach crash_after_attach
+step recovered-at-start recovered_at_start
+step retried-stage      csi stagex $CRASH "$CRASH_STAGING" ext4 $(fc_ctx 0)
+step crash-vol-map      check_map "$CRASH_STAGING" 0
+step unstage-crash-vol  csi unstage $CRASH "$CRASH_STAGING"
+step crash-vol-released released "$CRASH_STAGING"
+
+step stage-lost         csi stagex $LOST "$LOST_STAGING" ext4 $(fc_ctx 0)
+step lose-record        lose_record
+step unstage-no-record  csi unstage $LOST "$LOST_STAGING"
+step lost-vol-released  released "$LOST_STAGING"
+step unstage-again      csi unstage $LOST "$LOST_STAGING"
+rm -f "$BN_RAW" "$BN_PROGRESS" "$BN_WRITER_ERRORS" "$BN_WRITER_STOP"
+fc_end
