@@ -22,6 +22,7 @@ PACKAGES=(
   tgt                # tgtd: the iSCSI target that stands in for the storage array
   xfsprogs e2fsprogs # filesystems the plugin creates
   iproute2           # `ip link set lo up` in the guest (the portals are loopback addresses)
+  sg3-utils          # sg_persist: the fencing scenario reads the LUN's reservation from outside the plugin
 )
 # Daemons these packages ship; none may be left running on the host.
 DAEMONS=(iscsid tgtd multipathd systemd-udevd udevd)

@@ -36,6 +36,24 @@ enum bn_statvfs_index {
     BN_STATVFS_LENGTH
 };
 
+/* Index layout of the array returned by scsiCommand(), and its data directions; checked against the Java
+ * constants SCSI_* at load time by constants.c. */
+enum bn_scsi_index {
+    BN_SCSI_STATUS,
+    BN_SCSI_HOST_STATUS,
+    BN_SCSI_DRIVER_STATUS,
+    BN_SCSI_RESIDUAL,
+    BN_SCSI_SENSE_LENGTH,
+    BN_SCSI_DURATION,
+    BN_SCSI_LENGTH
+};
+
+enum bn_scsi_direction {
+    BN_SCSI_NO_DATA,
+    BN_SCSI_TO_DEVICE,
+    BN_SCSI_FROM_DEVICE
+};
+
 /* ---- errors.c ------------------------------------------------------------------------------ */
 
 /* Caches the exception classes and constructors as global refs. 0, or -1 with an exception pending. */
@@ -100,6 +118,10 @@ jlong JNICALL bn_block_device_size(JNIEnv *env, jclass clazz, jstring device_pat
 jint JNICALL bn_block_sector_size(JNIEnv *env, jclass clazz, jstring device_path);
 void JNICALL bn_flush_block_buffers(JNIEnv *env, jclass clazz, jstring device_path);
 jboolean JNICALL bn_is_block_device_claimed(JNIEnv *env, jclass clazz, jstring device_path);
+
+/* sgio.c */
+jintArray JNICALL bn_scsi_command(JNIEnv *env, jclass clazz, jstring device_path, jbyteArray cdb, jint direction,
+                                  jbyteArray data, jbyteArray sense, jint timeout_millis);
 
 /* fsync.c */
 void JNICALL bn_fsync(JNIEnv *env, jclass clazz, jstring path);

@@ -20,6 +20,7 @@ enum bn_exception {
     BN_EXC_NO_SUCH_DEVICE,
     BN_EXC_READ_ONLY_FS,
     BN_EXC_UNSAFE_PATH,
+    BN_EXC_UNSUPPORTED_IOCTL,
     BN_EXC_COUNT
 };
 
@@ -32,6 +33,7 @@ static const char *const exception_class_names[BN_EXC_COUNT] = {
     [BN_EXC_NO_SUCH_DEVICE] = BN_PACKAGE "NoSuchDeviceException",
     [BN_EXC_READ_ONLY_FS] = BN_PACKAGE "ReadOnlyFilesystemException",
     [BN_EXC_UNSAFE_PATH] = BN_PACKAGE "UnsafePathException",
+    [BN_EXC_UNSUPPORTED_IOCTL] = BN_PACKAGE "UnsupportedIoctlException",
 };
 
 /* The errno -> class table. Any errno not listed throws NativeIOException itself. */
@@ -50,6 +52,7 @@ static const struct {
     { EROFS, BN_EXC_READ_ONLY_FS },
     { ELOOP, BN_EXC_UNSAFE_PATH },
     { EXDEV, BN_EXC_UNSAFE_PATH },
+    { ENOTTY, BN_EXC_UNSUPPORTED_IOCTL },
 };
 
 static jclass exception_classes[BN_EXC_COUNT];

@@ -24,6 +24,7 @@ static const JNINativeMethod linux_native_methods[] = {
     { "flushBlockBuffers", "(" BN_STRING ")V", (void *) bn_flush_block_buffers },
     { "isBlockDeviceClaimed", "(" BN_STRING ")Z", (void *) bn_is_block_device_claimed },
     { "fsync", "(" BN_STRING ")V", (void *) bn_fsync },
+    { "scsiCommand", "(" BN_STRING "[BI[B[BI)[I", (void *) bn_scsi_command },
     { "openUeventSocket", "(I)I", (void *) bn_uevent_open },
     { "receiveUevent", "(II)[B", (void *) bn_uevent_receive },
     { "close", "(I)V", (void *) bn_close_fd },

@@ -231,6 +231,42 @@ public final class LinuxNative {
      */
     public static native void fsync(String path) throws NativeIOException;
 
+    // ---- SCSI commands (SG_IO) --------------------------------------------------------------------
+
+    /** {@link #scsiCommand} data directions: none, data out (to the device), data in (from it). */
+    public static final int SCSI_NO_DATA = 0;
+    public static final int SCSI_TO_DEVICE = 1;
+    public static final int SCSI_FROM_DEVICE = 2;
+
+    // Indexes into the array returned by scsiCommand:
+    /** The SCSI status byte (sg_io_hdr status): 0x00 GOOD, 0x02 CHECK CONDITION, 0x18 RESERVATION CONFLICT. */
+    public static final int SCSI_STATUS = 0;
+    /** The transport's verdict (host_status, DID_*): 0 when the command reached the device. */
+    public static final int SCSI_HOST_STATUS = 1;
+    /** The midlayer's (driver_status, DRIVER_*): 0x08 DRIVER_SENSE when sense came back. */
+    public static final int SCSI_DRIVER_STATUS = 2;
+    /** Bytes of the data buffer not transferred. */
+    public static final int SCSI_RESIDUAL = 3;
+    /** How many bytes of sense data were written into the sense buffer. */
+    public static final int SCSI_SENSE_LENGTH = 4;
+    /** Milliseconds the command took, as the midlayer measured it. */
+    public static final int SCSI_DURATION = 5;
+    public static final int SCSI_LENGTH = 6;
+
+    /**
+     * One SCSI command through ioctl(SG_IO) on the block device {@code devicePath}, opened read-only
+     * (non-blocking, close-on-exec) and closed again: the CDB (6 to 16 bytes), the data buffer for
+     * {@code direction} (null or empty with {@link #SCSI_NO_DATA}; filled in place for {@link #SCSI_FROM_DEVICE}),
+     * a sense buffer (up to 255 bytes) filled with what the device returned, and a timeout after which the
+     * midlayer aborts the command. Returns {@code int[SCSI_LENGTH]} (see the SCSI_* indexes): a command the
+     * device refused is a status, not an exception. Throws only when the ioctl itself fails: ENOTTY
+     * ({@link UnsupportedIoctlException}) for a device that is not SCSI, EINVAL for bad arguments. Why: SCSI-3
+     * persistent reservations (fencing) go to each path's I_T nexus, which only SG_IO on that path device
+     * reaches; the data-out commands need CAP_SYS_RAWIO, as the device is not opened for writing.
+     */
+    public static native int[] scsiCommand(String devicePath, byte[] cdb, int direction, byte[] data, byte[] sense,
+                                           int timeoutMillis) throws NativeIOException;
+
     // ---- kernel uevents ---------------------------------------------------------------------------
 
     /**

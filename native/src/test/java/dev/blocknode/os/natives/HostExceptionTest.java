@@ -37,6 +37,22 @@ class HostExceptionTest {
     }
 
     @Test
+    void sgIoOnALoopDeviceFailsAsAnIoctlTheDriverRefusesNotAsAScsiStatus() throws Exception {
+        // This kernel's loop driver answers an ioctl it does not know with EINVAL (a regular file gives ENOTTY:
+        // LinuxNativeTest): either way a typed exception, never a status that could pass for a SCSI answer.
+        LoopDevice loop = host.loop("not-scsi.img", SIZE, false);
+        byte[] readReservation = {0x5e, 0x01, 0, 0, 0, 0, 0, 0, 24, 0};
+
+        InvalidSyscallArgumentException e = assertThrows(InvalidSyscallArgumentException.class,
+                () -> LinuxNative.scsiCommand(loop.device, readReservation, LinuxNative.SCSI_FROM_DEVICE,
+                        new byte[24], new byte[32], 10_000));
+
+        assertEquals("ioctl(SG_IO)", e.syscall());
+        assertEquals(loop.device, e.path());
+        assertEquals("EINVAL", e.errnoName());
+    }
+
+    @Test
     void umount2OfADirectoryThatIsNoMountPointIsEinval() throws Exception {
         String dir = host.dir("plain").toString();
 

@@ -23,6 +23,26 @@ class LinuxNativeTest {
     Path tmp;
 
     @Test
+    void scsiCommandOnAFileThatIsNoDeviceIsEnotty() throws Exception {
+        Path file = Files.writeString(tmp.resolve("plain"), "x");
+        byte[] testUnitReady = new byte[6];
+
+        UnsupportedIoctlException e = assertThrows(UnsupportedIoctlException.class, () -> LinuxNative.scsiCommand(
+                file.toString(), testUnitReady, LinuxNative.SCSI_NO_DATA, null, new byte[32], 1_000));
+        assertEquals("ENOTTY", e.errnoName());
+    }
+
+    @Test
+    void scsiCommandRefusesACdbShorterThanSixBytesBeforeOpeningAnything() {
+        InvalidSyscallArgumentException e = assertThrows(InvalidSyscallArgumentException.class,
+                () -> LinuxNative.scsiCommand("/nonexistent", new byte[3], LinuxNative.SCSI_NO_DATA, null,
+                        new byte[32], 1_000));
+        assertEquals("SG_IO", e.syscall());
+        assertThrows(InvalidSyscallArgumentException.class, () -> LinuxNative.scsiCommand("/nonexistent",
+                new byte[6], LinuxNative.SCSI_FROM_DEVICE, null, new byte[32], 1_000), "data in needs a buffer");
+    }
+
+    @Test
     void statOfTheRootDirectory() throws NativeIOException {
         long[] stat = LinuxNative.stat("/");
         assertEquals(LinuxNative.STAT_LENGTH, stat.length);
@@ -174,11 +194,11 @@ class LinuxNativeTest {
     }
 
     @Test
-    void blockIoctlsOnARegularFileFailWithTheBaseException() throws Exception {
+    void blockIoctlsOnARegularFileFailWithUnsupportedIoctl() throws Exception {
         String file = Files.writeString(tmp.resolve("not-a-device"), "x").toString();
 
         NativeIOException size = assertThrows(NativeIOException.class, () -> LinuxNative.blockDeviceSize(file));
-        assertSame(NativeIOException.class, size.getClass(), "ENOTTY has no subclass");
+        assertSame(UnsupportedIoctlException.class, size.getClass(), "ENOTTY");
         assertEquals("ioctl(BLKGETSIZE64)", size.syscall());
         assertEquals(file, size.path());
         assertEquals("ENOTTY", size.errnoName());

@@ -1,0 +1,35 @@
+package dev.blocknode.scsi.reservation;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * PERSISTENT RESERVE IN / READ KEYS's answer: the PRgeneration (bytes 0-3), the ADDITIONAL LENGTH (4-7), then
+ * one 8-byte RESERVATION KEY per registered I_T nexus (a key registered through several nexuses appears once
+ * for each). A list longer than the buffer is cut: only whole keys that arrived are read.
+ */
+public record RegisteredKeys(long generation, List<Long> keys) {
+
+    public static final int ALLOCATION = 8 + 8 * 256;
+
+    public RegisteredKeys {
+        keys = List.copyOf(keys);
+    }
+
+    public static RegisteredKeys parse(byte[] data) {
+        if (data.length < 8) {
+            throw new IllegalArgumentException("READ KEYS returned " + data.length + " bytes, fewer than its 8-byte"
+                    + " header");
+        }
+        ByteBuffer bytes = ByteBuffer.wrap(data);
+        long generation = Integer.toUnsignedLong(bytes.getInt(0));
+        long listed = Integer.toUnsignedLong(bytes.getInt(4));
+        long available = Math.min(listed, data.length - 8L) / 8;
+        List<Long> keys = new ArrayList<>();
+        for (int i = 0; i < available; i++) {
+            keys.add(bytes.getLong(8 + 8 * i));
+        }
+        return new RegisteredKeys(generation, keys);
+    }
+}

@@ -1,0 +1,36 @@
+package dev.blocknode.scsi.reservation;
+
+import java.nio.ByteBuffer;
+import java.util.Optional;
+
+/**
+ * PERSISTENT RESERVE IN / READ RESERVATION's answer: the PRgeneration (bytes 0-3), and, when the ADDITIONAL
+ * LENGTH (bytes 4-7) is 10h, the holder's RESERVATION KEY (8-15) and its SCOPE and TYPE (byte 21). An
+ * all-registrants reservation reports key 0 (every registrant holds it).
+ */
+public record Reservation(long generation, Optional<Held> held) {
+
+    /** A reservation in force: the holder's key and the type. */
+    public record Held(long key, PrType type) {
+    }
+
+    public static final int ALLOCATION = 24;
+
+    public static Reservation parse(byte[] data) {
+        if (data.length < 8) {
+            throw new IllegalArgumentException("READ RESERVATION returned " + data.length + " bytes, fewer than its"
+                    + " 8-byte header");
+        }
+        ByteBuffer bytes = ByteBuffer.wrap(data);
+        long generation = Integer.toUnsignedLong(bytes.getInt(0));
+        long additional = Integer.toUnsignedLong(bytes.getInt(4));
+        if (additional == 0) {
+            return new Reservation(generation, Optional.empty());
+        }
+        if (additional < 0x10 || data.length < 22) {
+            throw new IllegalArgumentException("READ RESERVATION returned a descriptor of " + additional + " bytes in "
+                    + data.length + " (16 expected)");
+        }
+        return new Reservation(generation, Optional.of(new Held(bytes.getLong(8), PrType.ofCode(data[21] & 0x0f))));
+    }
+}
