@@ -19,6 +19,7 @@ import dev.blocknode.transport.fc.FcTransport;
 import dev.blocknode.transport.iscsi.IscsiTransport;
 import dev.blocknode.transport.iscsi.NodeRecordFiles;
 import dev.blocknode.transport.local.LocalTransport;
+import dev.blocknode.transport.san.FenceSettings;
 import dev.blocknode.transport.nvme.NvmeTcpTransport;
 import dev.blocknode.volume.KubeletPaths;
 import dev.blocknode.volume.NodeVolumes;
@@ -77,8 +78,8 @@ public final class Plugin implements AutoCloseable {
         KubeletPaths paths = new KubeletPaths(config.kubeletRoot());
         RecordStore store = new RecordStore(config.stateDir(), BootId.read(host.paths()));
         DeviceWaiter waiter = deviceWaiting.waiter();
-        Transports transports = new Transports(List.of(new LocalTransport(host), new FcTransport(host, waiter),
-                new IscsiTransport(host, NodeRecordFiles.defaultDatabase(), waiter),
+        Transports transports = new Transports(List.of(new LocalTransport(host), new FcTransport(host, waiter, FenceSettings.DEFAULTS),
+                new IscsiTransport(host, NodeRecordFiles.defaultDatabase(), waiter, FenceSettings.DEFAULTS),
                 new NvmeTcpTransport(host, waiter, new RecordedStagedVolumes(store))));
         NodeVolumes volumes = new NodeVolumes(host, paths, store, transports,
                 FilesystemType.byName(config.defaultFsType()).orElseThrow());

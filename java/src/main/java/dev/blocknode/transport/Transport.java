@@ -75,4 +75,12 @@ public interface Transport {
     default Optional<PathReport> pathHealth(Attachment attachment) throws IOException {
         return Optional.empty();
     }
+
+    /**
+     * Fencing at the storage for this transport's LUNs (SCSI-3 persistent reservations); empty where there is none:
+     * a device already on the node, and NVMe/TCP (not built: the guest kernel's target has no reservations).
+     */
+    default Optional<Fencing> fencing() {
+        return Optional.empty();
+    }
 }

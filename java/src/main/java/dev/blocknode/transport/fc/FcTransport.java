@@ -10,9 +10,11 @@ import dev.blocknode.scsi.ScsiAddress;
 import dev.blocknode.scsi.SysfsWriter;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.Fencing;
 import dev.blocknode.transport.PathReport;
 import dev.blocknode.transport.Transport;
 import dev.blocknode.transport.san.AttachedLun;
+import dev.blocknode.transport.san.FenceSettings;
 import dev.blocknode.transport.san.LunAttacher;
 import dev.blocknode.transport.san.SanStack;
 
@@ -43,15 +45,20 @@ public final class FcTransport implements Transport {
     private final FcPorts ports;
     private final SanStack san;
 
-    public FcTransport(Host host, DeviceWaiter waiter) {
+    public FcTransport(Host host, DeviceWaiter waiter, FenceSettings fence) {
         this(host, SysfsWriter.DIRECT, waiter, MultipathDaemon.askingWith(host.commands()),
-                LunAttacher.Timeouts.DEFAULTS);
+                LunAttacher.Timeouts.DEFAULTS, fence);
     }
 
     public FcTransport(Host host, SysfsWriter writer, DeviceWaiter waiter, MultipathDaemon daemon,
                        LunAttacher.Timeouts timeouts) {
+        this(host, writer, waiter, daemon, timeouts, FenceSettings.DEFAULTS);
+    }
+
+    public FcTransport(Host host, SysfsWriter writer, DeviceWaiter waiter, MultipathDaemon daemon,
+                       LunAttacher.Timeouts timeouts, FenceSettings fence) {
         this.ports = new FcPorts(host.paths());
-        this.san = new SanStack(host, writer, waiter, daemon, timeouts);
+        this.san = new SanStack(host, writer, waiter, daemon, timeouts, fence);
     }
 
     @Override
@@ -119,6 +126,11 @@ public final class FcTransport implements Transport {
     @Override
     public void refreshSize(Attachment attachment) throws VolumeException {
         san.refreshSize(attachment);
+    }
+
+    @Override
+    public Optional<Fencing> fencing() {
+        return Optional.of(san.fencing());
     }
 
     @Override

@@ -13,10 +13,12 @@ import dev.blocknode.scsi.Wwid;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.ContextList;
+import dev.blocknode.transport.Fencing;
 import dev.blocknode.transport.KeyedLocks;
 import dev.blocknode.transport.PathReport;
 import dev.blocknode.transport.Transport;
 import dev.blocknode.transport.san.AttachedLun;
+import dev.blocknode.transport.san.FenceSettings;
 import dev.blocknode.transport.san.LunAttacher;
 import dev.blocknode.transport.san.SanStack;
 
@@ -61,17 +63,23 @@ public final class IscsiTransport implements Transport {
     private final MultipathDaemon daemon;
     private final KeyedLocks<IscsiPath> sessionLocks = new KeyedLocks<>();
 
-    public IscsiTransport(Host host, Path iscsiDatabase, DeviceWaiter waiter) {
+    public IscsiTransport(Host host, Path iscsiDatabase, DeviceWaiter waiter, FenceSettings fence) {
         this(host, new IscsiAdm(host.commands()), new NodeRecordFiles(iscsiDatabase), SysfsWriter.DIRECT,
-                waiter, MultipathDaemon.askingWith(host.commands()), LunAttacher.Timeouts.DEFAULTS);
+                waiter, MultipathDaemon.askingWith(host.commands()), LunAttacher.Timeouts.DEFAULTS, fence);
     }
 
     public IscsiTransport(Host host, IscsiAdm iscsiadm, NodeRecordFiles records, SysfsWriter writer,
                           DeviceWaiter waiter, MultipathDaemon daemon, LunAttacher.Timeouts timeouts) {
+        this(host, iscsiadm, records, writer, waiter, daemon, timeouts, FenceSettings.DEFAULTS);
+    }
+
+    public IscsiTransport(Host host, IscsiAdm iscsiadm, NodeRecordFiles records, SysfsWriter writer,
+                          DeviceWaiter waiter, MultipathDaemon daemon, LunAttacher.Timeouts timeouts,
+                          FenceSettings fence) {
         this.iscsiadm = iscsiadm;
         this.records = records;
         this.sessions = new IscsiSessions(host.paths());
-        this.san = new SanStack(host, writer, waiter, daemon, timeouts);
+        this.san = new SanStack(host, writer, waiter, daemon, timeouts, fence);
         this.waiter = waiter;
         this.daemon = daemon;
     }
@@ -213,6 +221,11 @@ public final class IscsiTransport implements Transport {
     @Override
     public void refreshSize(Attachment attachment) throws VolumeException {
         san.refreshSize(attachment);
+    }
+
+    @Override
+    public Optional<Fencing> fencing() {
+        return Optional.of(san.fencing());
     }
 
     @Override

@@ -3,25 +3,35 @@ package dev.blocknode.transport.san;
 import dev.blocknode.metrics.Phases;
 import dev.blocknode.multipath.MultipathDaemon;
 import dev.blocknode.os.host.Host;
+import dev.blocknode.multipath.MultipathMap;
 import dev.blocknode.os.wait.DeviceWaiter;
 import dev.blocknode.outcome.VolumeException;
+import dev.blocknode.scsi.ScsiDisk;
+import dev.blocknode.scsi.reservation.PersistentReservations;
 import dev.blocknode.scsi.ScsiDevices;
 import dev.blocknode.scsi.ScsiHosts;
 import dev.blocknode.scsi.SysfsWriter;
 import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.Fencing;
 import dev.blocknode.transport.PathReport;
 
 import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * The SCSI stack under every SAN transport, built in one place: the SCSI hosts to scan, their disks, the
  * {@link LunAttacher} (wait, verify, multipath, release) and the {@link ScanUndo} of a scan that ended in no
  * attachment, all over the same sysfs writer and device waiter. A transport composes one and adds only how
  * a LUN becomes reachable (FC: remote ports; iSCSI: sessions) and what its attachment records beside the LUN;
- * what a SAN attachment is to path health, growth and release is the same for all of them, so it is here.
+ * what a SAN attachment is to path health, growth, release and fencing is the same for all of them, so it is
+ * here.
  */
 public final class SanStack {
 
@@ -29,13 +39,16 @@ public final class SanStack {
     private final ScsiDevices devices;
     private final LunAttacher attacher;
     private final ScanUndo scanUndo;
+    private final LunFencing fencing;
 
     public SanStack(Host host, SysfsWriter writer, DeviceWaiter waiter, MultipathDaemon daemon,
-                    LunAttacher.Timeouts timeouts) {
+                    LunAttacher.Timeouts timeouts, FenceSettings fence) {
         this.hosts = new ScsiHosts(host.paths(), writer);
         this.devices = new ScsiDevices(host.paths(), writer, host.blockDevices());
         this.attacher = LunAttacher.on(host, devices, waiter, daemon, timeouts);
         this.scanUndo = new ScanUndo(devices, attacher.multipath(), host.blockDevices(), host.paths(), waiter);
+        this.fencing = new LunFencing(new PersistentReservations(host.scsi(), fence.commandTimeout()),
+                this::pathDevices, new TakeoverRule(fence.takeoverAfter(), fence.nanoTime()));
     }
 
     public ScsiHosts hosts() {
@@ -52,6 +65,37 @@ public final class SanStack {
 
     public ScanUndo scanUndo() {
         return scanUndo;
+    }
+
+    public Fencing fencing() {
+        return fencing;
+    }
+
+    /**
+     * The LUN's path devices present now, one per I_T nexus: those recorded at attach and whatever the map holds
+     * now (a path that came back after a loss may have a new name), each only while it is there.
+     */
+    List<Path> pathDevices(Attachment attachment) throws IOException {
+        AttachedLun lun;
+        try {
+            lun = recorded(attachment);
+        } catch (VolumeException e) {
+            throw new IOException(e.getMessage(), e);
+        }
+        Set<String> names = new LinkedHashSet<>(lun.pathNames());
+        if (lun.mapName().isPresent()) {
+            Optional<MultipathMap> map = attacher.multipath().maps().byName(lun.mapName().get());
+            map.ifPresent(m -> names.addAll(m.slaves()));
+        }
+        List<Path> present = new ArrayList<>();
+        for (String name : names) {
+            // A name the kernel gave to another LUN since (a path lost and another disk probed) is not ours to use.
+            Optional<ScsiDisk> disk = devices.diskNamed(name);
+            if (disk.isPresent() && devices.identity(disk.get()).map(i -> i.matches(lun.wwid())).orElse(false)) {
+                present.add(disk.get().devicePath());
+            }
+        }
+        return present;
     }
 
     /**

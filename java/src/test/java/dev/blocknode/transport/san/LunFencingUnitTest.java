@@ -1,0 +1,309 @@
+package dev.blocknode.transport.san;
+
+import dev.blocknode.os.DeviceNumber;
+import dev.blocknode.outcome.VolumeException;
+import dev.blocknode.scsi.reservation.PersistentReservations;
+import dev.blocknode.testing.FakeScsiTarget;
+import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.FenceKey;
+import dev.blocknode.transport.Fencing;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The fencing protocol of two nodes on one LUN, against an in-memory SPC-4 target: each node its own plugin
+ * (its own takeover memory), each path device its own I_T nexus.
+ */
+class LunFencingUnitTest {
+
+    private static final Duration TAKEOVER = Duration.ofSeconds(60);
+    private static final Attachment LUN = new Attachment("iscsi", Path.of("/dev/dm-0"), new DeviceNumber(253, 0),
+            "3600", Map.of());
+
+    private final FakeScsiTarget target = new FakeScsiTarget();
+    private final AtomicLong nanos = new AtomicLong();
+    private final Node a = new Node("node-a", "a1", "a2");
+    private final Node b = new Node("node-b", "b1");
+
+    /** A node: its key, its paths to the LUN (each a nexus of the target), its own protocol instance. */
+    private final class Node {
+        final FenceKey key;
+        final List<Path> paths = new ArrayList<>();
+        final LunFencing fencing;
+
+        Node(String nodeId, String... nexuses) {
+            key = FenceKey.forNode(nodeId);
+            for (String nexus : nexuses) {
+                Path device = Path.of("/dev/sd-" + nexus);
+                target.path(device, nexus);
+                paths.add(device);
+            }
+            fencing = new LunFencing(new PersistentReservations(target, Duration.ofSeconds(10)),
+                    attachment -> List.copyOf(paths), new TakeoverRule(TAKEOVER, nanos::get));
+        }
+
+        Fencing.Held acquire() throws VolumeException {
+            return assertInstanceOf(Fencing.Held.class, fencing.acquire("vol-1", LUN, key));
+        }
+
+        VolumeException refused() {
+            VolumeException e = assertThrows(VolumeException.class, () -> fencing.acquire("vol-1", LUN, key));
+            assertEquals(VolumeException.Outcome.FAILED_PRECONDITION, e.outcome(), e.getMessage());
+            return e;
+        }
+
+        boolean registered() {
+            return target.registrations().values().stream().anyMatch(key::isOurs);
+        }
+    }
+
+    private void advance(Duration by) {
+        nanos.addAndGet(by.toNanos());
+    }
+
+    @Test
+    void aStageRegistersEveryPathAndReservesType5() throws Exception {
+        Fencing.Held held = a.acquire();
+
+        assertEquals(2, held.paths());
+        assertEquals(Map.of("a1", held.key().value(), "a2", held.key().value()), target.registrations());
+        assertEquals(Optional.of(held.key().value()), target.holderKey());
+        assertEquals(5, target.holderType());
+        assertTrue(target.writeAllowed("a2"), "a registrant writes under type 5");
+        assertFalse(target.writeAllowed("b1"));
+        assertEquals(a.key.tag(), held.key().tag());
+        assertEquals(1, held.key().generation());
+    }
+
+    @Test
+    void anotherNodesStageIsRefusedNamingTheHoldersKeyAndRegistersNothing() throws Exception {
+        Fencing.Held held = a.acquire();
+
+        VolumeException refused = b.refused();
+
+        assertTrue(refused.getMessage().contains("reservation key " + held.key()), refused.getMessage());
+        assertTrue(refused.getMessage().contains("unchanged for 60 s"), refused.getMessage());
+        assertFalse(b.registered());
+        assertEquals(List.of(), target.log().stream().filter(s -> s.nexus().equals("b1") && s.opcode() == 0x5f)
+                .toList(), "B sent no PERSISTENT RESERVE OUT");
+    }
+
+    @Test
+    void afterTheHolderReleasesTheOtherNodeStages() throws Exception {
+        a.acquire();
+        a.fencing.release("vol-1", LUN, a.key);
+        assertEquals(Map.of(), target.registrations());
+        assertEquals(Optional.empty(), target.holder());
+
+        Fencing.Held held = b.acquire();
+        assertEquals(Optional.of(held.key().value()), target.holderKey());
+    }
+
+    @Test
+    void twoStagersRaceAndTheLoserTakesItsRegistrationBack() throws Exception {
+        // B registers, then A reserves before B's RESERVE arrives.
+        target.beforeOut("b1", 0x01, seen -> {
+            try {
+                a.acquire();
+            } catch (VolumeException e) {
+                throw new AssertionError(e);
+            }
+        });
+
+        VolumeException refused = b.refused();
+
+        assertTrue(refused.getMessage().contains("another node reserved it while this one was registering"),
+                refused.getMessage());
+        assertFalse(b.registered());
+        assertTrue(a.registered());
+        assertEquals("a1", target.holder().orElseThrow());
+    }
+
+    @Test
+    void aRegistrationThatHoldsNothingIsRemovedByTheNextStager() throws Exception {
+        // A node died between its REGISTER and its RESERVE: under type 5 it could still write.
+        new PersistentReservations(target, Duration.ofSeconds(1)).registerIgnoringExisting(b.paths.get(0),
+                b.key.withGeneration(7).value());
+
+        a.acquire();
+
+        assertFalse(b.registered());
+        assertFalse(target.writeAllowed("b1"));
+    }
+
+    @Test
+    void renewalMovesEveryPathToTheNextGeneration() throws Exception {
+        FenceKey first = a.acquire().key();
+
+        Fencing.Renewal renewal = a.fencing.renew("vol-1", LUN, first);
+
+        FenceKey next = assertInstanceOf(Fencing.Renewed.class, renewal).key();
+        assertEquals(first.generation() + 1, next.generation());
+        assertEquals(Map.of("a1", next.value(), "a2", next.value()), target.registrations());
+        assertEquals(Optional.of(next.value()), target.holderKey(), "the holder's re-registration keeps it the holder");
+    }
+
+    @Test
+    void aDeadPathIsLeftForTheNextRoundAndCaughtUpThen() throws Exception {
+        FenceKey first = a.acquire().key();
+        target.dead("a2", true);
+        FenceKey second = assertInstanceOf(Fencing.Renewed.class, a.fencing.renew("vol-1", LUN, first)).key();
+        target.dead("a2", false);
+
+        FenceKey third = assertInstanceOf(Fencing.Renewed.class, a.fencing.renew("vol-1", LUN, second)).key();
+
+        assertEquals(Map.of("a1", third.value(), "a2", third.value()), target.registrations());
+    }
+
+    @Test
+    void allPathsDeadIsUnreachableNotFenced() throws Exception {
+        FenceKey first = a.acquire().key();
+        target.dead("a1", true);
+        target.dead("a2", true);
+
+        assertInstanceOf(Fencing.Unreachable.class, a.fencing.renew("vol-1", LUN, first));
+    }
+
+    @Test
+    void theTakeoverWaitsForTheHoldersKeysToStandStillAndRestartsWhenTheyMove() throws Exception {
+        FenceKey current = a.acquire().key();
+        assertTrue(b.refused().getMessage().contains("first seen now"));
+        advance(Duration.ofSeconds(30));
+        assertTrue(b.refused().getMessage().contains("unchanged for 30 s of the 60 s"));
+
+        current = assertInstanceOf(Fencing.Renewed.class, a.fencing.renew("vol-1", LUN, current)).key();
+        advance(Duration.ofSeconds(40));
+        assertTrue(b.refused().getMessage().contains("changed since the last attempt, so the holder is alive"));
+        advance(Duration.ofSeconds(59));
+        b.refused();
+        assertTrue(a.registered());
+
+        advance(Duration.ofSeconds(1));
+        Fencing.Held took = b.acquire();
+
+        assertEquals(Optional.of(current.toString()), took.tookOverFrom());
+        assertEquals(Optional.of(took.key().value()), target.holderKey());
+        assertFalse(a.registered(), "every nexus of A is off the LUN");
+        assertFalse(target.writeAllowed("a1"));
+        assertFalse(target.writeAllowed("a2"));
+        assertEquals(List.of("a1", "a2"), target.aborted().stream().sorted().toList(), "PREEMPT AND ABORT");
+    }
+
+    @Test
+    void aPreemptedNodeCannotRenewItselfBackAndDropsWhatIsLeft() throws Exception {
+        FenceKey current = a.acquire().key();
+        b.refused();
+        advance(TAKEOVER);
+        FenceKey bKey = b.acquire().key();
+
+        Fencing.Renewal renewal = a.fencing.renew("vol-1", LUN, current);
+
+        Fencing.FencedOut fenced = assertInstanceOf(Fencing.FencedOut.class, renewal);
+        assertEquals(Optional.of(bKey.value()), fenced.holder());
+        assertFalse(a.registered());
+        assertEquals(Optional.of(bKey.value()), target.holderKey(), "the new holder is untouched");
+        assertFalse(target.writeAllowed("a1"));
+    }
+
+    @Test
+    void aTargetWithoutPreemptAndAbortIsPreemptedPlainly() throws Exception {
+        target.withoutPreemptAndAbort();
+        a.acquire();
+        b.refused();
+        advance(TAKEOVER);
+
+        b.acquire();
+
+        assertFalse(a.registered());
+        assertEquals(List.of(), target.aborted());
+    }
+
+    @Test
+    void aReleaseWhoseHolderPathIsDeadClearsTheReservationThroughAnother() throws Exception {
+        a.acquire();
+        assertEquals("a1", target.holder().orElseThrow());
+        target.dead("a1", true);
+
+        a.fencing.release("vol-1", LUN, a.key);
+
+        assertEquals(Optional.empty(), target.holder());
+        assertFalse(a.registered(), "the dead nexus's registration was preempted through a2");
+        b.acquire();
+    }
+
+    @Test
+    void aReleaseThatReachesNothingLeavesTheKeyForTheTakeoverRule() throws Exception {
+        a.acquire();
+        target.dead("a1", true);
+        target.dead("a2", true);
+
+        a.fencing.release("vol-1", LUN, a.key); // logs, never throws
+
+        assertTrue(a.registered());
+    }
+
+    @Test
+    void aRestageThroughANewNexusTakesBackOurOwnOldReservation() throws Exception {
+        a.acquire(); // through a1 and a2
+        target.dead("a1", true);
+        target.dead("a2", true);
+        // the node logs in again through a new session: a new nexus, same tag
+        Path fresh = Path.of("/dev/sd-a3");
+        target.path(fresh, "a3");
+        a.paths.clear();
+        a.paths.add(fresh);
+
+        Fencing.Held held = a.acquire();
+
+        assertEquals("a3", target.holder().orElseThrow());
+        assertEquals(Map.of("a3", held.key().value()), target.registrations(), "the old nexuses' keys are gone");
+        assertEquals(2, held.key().generation(), "past the generation left on the target");
+    }
+
+    @Test
+    void aRenewalRegistersAPathThatCameBackWithoutItsRegistration() throws Exception {
+        FenceKey first = a.acquire().key();
+        new PersistentReservations(target, Duration.ofSeconds(1)).registerIgnoringExisting(a.paths.get(1), 0);
+
+        FenceKey next = assertInstanceOf(Fencing.Renewed.class, a.fencing.renew("vol-1", LUN, first)).key();
+
+        assertEquals(Map.of("a1", next.value(), "a2", next.value()), target.registrations());
+    }
+
+    @Test
+    void aLunWithoutPersistentReservationsOrType5IsUnsupportedAndUntouched() throws Exception {
+        target.withoutType5();
+        Fencing.Unsupported noType5 = assertInstanceOf(Fencing.Unsupported.class,
+                a.fencing.acquire("vol-1", LUN, a.key));
+        assertTrue(noType5.why().contains("type 5"), noType5.why());
+
+        target.withoutPersistentReservations();
+        assertInstanceOf(Fencing.Unsupported.class, a.fencing.acquire("vol-1", LUN, a.key));
+        assertEquals(Map.of(), target.registrations());
+    }
+
+    @Test
+    void nodeKeysAreStableDistinctAndNeverZero() {
+        FenceKey key = FenceKey.forNode("node-a");
+        assertEquals(key, FenceKey.forNode("node-a"));
+        assertFalse(key.tag() == FenceKey.forNode("node-b").tag());
+        assertEquals(12, key.tagHex().length());
+        assertEquals(key.withGeneration(3), FenceKey.of(key.withGeneration(3).value()));
+        assertTrue(key.isOurs(key.withGeneration(9).value()));
+        assertEquals(0, key.withGeneration(0xffff).next().generation(), "the generation wraps");
+        assertThrows(IllegalArgumentException.class, () -> new FenceKey(0, 1));
+    }
+}
