@@ -6,12 +6,14 @@ import dev.blocknode.csi.NodeService;
 import dev.blocknode.csi.server.LoggingInterceptor;
 import dev.blocknode.csi.server.MetricsInterceptor;
 import dev.blocknode.csi.server.UnixSocketServer;
+import dev.blocknode.metrics.FenceEvents;
 import dev.blocknode.metrics.MetricsEndpoint;
 import dev.blocknode.metrics.RetiredPublications;
 import dev.blocknode.os.host.Host;
 import dev.blocknode.os.uevent.NetlinkUeventSource;
 import dev.blocknode.os.wait.DeviceWaiter;
 import dev.blocknode.os.wait.DeviceWaiting;
+import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.BootId;
 import dev.blocknode.state.RecordStore;
 import dev.blocknode.transport.Transports;
@@ -26,6 +28,7 @@ import dev.blocknode.volume.NodeVolumes;
 import dev.blocknode.volume.RecordedStagedVolumes;
 import dev.blocknode.volume.StartupCheck;
 import dev.blocknode.volume.StartupRecovery;
+import dev.blocknode.volume.VolumeFences;
 import dev.blocknode.volume.VolumePathGauges;
 import dev.blocknode.volume.filesystem.FilesystemType;
 import io.micrometer.core.instrument.Gauge;
@@ -38,6 +41,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
+import java.util.logging.Logger;
 import java.util.stream.Stream;
 
 /** The running plugin: its parts wired together and its socket open. Used by Main and by the tests. */
@@ -45,6 +49,7 @@ public final class Plugin implements AutoCloseable {
 
     /** How often Probe's answer is refreshed (livenessprobe asks every few seconds; kubelet acts on 3 failures). */
     static final Duration HEALTH_CHECK_INTERVAL = Duration.ofSeconds(3);
+    private static final Logger LOG = Logger.getLogger(Plugin.class.getName());
 
     private final UnixSocketServer server;
     private final Optional<MetricsEndpoint> metrics;
@@ -78,11 +83,16 @@ public final class Plugin implements AutoCloseable {
         KubeletPaths paths = new KubeletPaths(config.kubeletRoot());
         RecordStore store = new RecordStore(config.stateDir(), BootId.read(host.paths()));
         DeviceWaiter waiter = deviceWaiting.waiter();
-        Transports transports = new Transports(List.of(new LocalTransport(host), new FcTransport(host, waiter, FenceSettings.DEFAULTS),
-                new IscsiTransport(host, NodeRecordFiles.defaultDatabase(), waiter, FenceSettings.DEFAULTS),
+        FenceSettings fence = FenceSettings.of(config.fencing().takeoverAfter());
+        Transports transports = new Transports(List.of(new LocalTransport(host), new FcTransport(host, waiter, fence),
+                new IscsiTransport(host, NodeRecordFiles.defaultDatabase(), waiter, fence),
                 new NvmeTcpTransport(host, waiter, new RecordedStagedVolumes(store))));
+        VolumeFences.Settings fencing = VolumeFences.Settings.of(config.nodeId(), config.fencing().renewInterval());
         NodeVolumes volumes = new NodeVolumes(host, paths, store, transports,
-                FilesystemType.byName(config.defaultFsType()).orElseThrow());
+                FilesystemType.byName(config.defaultFsType()).orElseThrow(), fencing);
+        LOG.info(() -> "fencing at the storage: this node's reservation key tag is " + fencing.node().tagHex()
+                + "; renewed every " + config.fencing().renewInterval().toMillis() + " ms, taken over after "
+                + config.fencing().takeoverAfter().toMillis() + " ms unchanged");
         StartupCheck.Report startup = new StartupCheck(host, store).run();
         PrometheusMeterRegistry registry = MetricsEndpoint.newRegistry();
         Metrics.addRegistry(registry); // phase timings (Phases) are recorded through the global registry
@@ -90,6 +100,12 @@ public final class Plugin implements AutoCloseable {
         StartupRecovery startupRecovery = new StartupRecovery(volumes);
         StartupRecovery.Outcome recovery = startupRecovery.run(startup.interrupted());
         startupRecovery.retireStalePublications(startup.published());
+        FenceEvents.registerAll(); // scraped at 0 from the start
+        try {
+            volumes.startFencing();
+        } catch (VolumeException e) {
+            throw new IOException("cannot resume fencing: " + e.getMessage(), e);
+        }
         Gauge.builder("blocknode_startup_recovered_records", recovery::finished)
                 .description("attaches undone and teardowns finished at start, left by interrupted calls")
                 .register(registry);
@@ -119,6 +135,7 @@ public final class Plugin implements AutoCloseable {
                             .flatMap(Set::stream).collect(Collectors.toUnmodifiableSet()));
             return new Plugin(server, metrics, volumes, registry, deviceWaiting, health);
         } catch (IOException | RuntimeException e) {
+            volumes.stopFencing();
             health.close();
             metrics.ifPresent(MetricsEndpoint::close);
             Metrics.removeRegistry(registry);
@@ -144,6 +161,7 @@ public final class Plugin implements AutoCloseable {
 
     public void shutdown(Duration grace) {
         server.shutdown(grace);
+        volumes.stopFencing();
         metrics.ifPresent(MetricsEndpoint::close);
         Metrics.removeRegistry(registry);
         deviceWaiting.close();

@@ -54,6 +54,10 @@ public final class FlagParser {
                                       to poll when the uevent socket cannot be opened)
               --device-poll-interval DUR  the poll's interval, e.g. 1s or 0.5s (default 1s with events,
                                       0.25s with poll)
+              --fencing-renew-interval DUR  how often each fenced volume's reservation key is renewed
+                                      at the storage, the proof this node is alive (default 10s)
+              --fencing-takeover-after DUR  how long another node's reservation key must stand still before
+                                      a stage here may preempt it; at least 3 x the renew interval (default 60s)
               --demo                  also create, stage and publish a loop-backed demo volume (for make run)
               --help                  this text
             """.formatted(PluginConfig.DEFAULT_DRIVER_NAME);
@@ -80,7 +84,10 @@ public final class FlagParser {
                 DeviceWaitMode.parse("device-wait", take(flags, "device-wait", "events")),
                 Optional.ofNullable(flags.remove("device-poll-interval")).map(v -> positive("device-poll-interval", v)),
                 Boolean.parseBoolean(take(flags, "demo", "false")),
-                PluginMode.parse("mode", take(flags, "mode", "node")));
+                PluginMode.parse("mode", take(flags, "mode", "node")),
+                new PluginConfig.Fencing(
+                        positive("fencing-renew-interval", take(flags, "fencing-renew-interval", "10s")),
+                        positive("fencing-takeover-after", take(flags, "fencing-takeover-after", "60s"))));
         if (!flags.isEmpty()) {
             throw new IllegalArgumentException("unknown flag --" + flags.keySet().iterator().next()
                     + " (see --help)");

@@ -27,9 +27,31 @@ public record PluginConfig(
         DeviceWaitMode deviceWait,
         Optional<Duration> devicePollInterval,
         boolean demo,
-        PluginMode mode) {
+        PluginMode mode,
+        Fencing fencing) {
 
     public static final String DEFAULT_DRIVER_NAME = "block.csi.blocknode.dev";
+
+    /**
+     * Fencing at the storage: how often each fenced volume's reservation key is renewed (the proof of life), and
+     * how long another node's key must stand still before a stage here may preempt it (at least 3 renewals).
+     */
+    public record Fencing(Duration renewInterval, Duration takeoverAfter) {
+
+        public static final Fencing DEFAULTS = new Fencing(Duration.ofSeconds(10), Duration.ofSeconds(60));
+
+        public Fencing {
+            if (renewInterval.isZero() || renewInterval.isNegative()) {
+                throw new IllegalArgumentException("--fencing-renew-interval must be more than zero, got "
+                        + renewInterval.toMillis() + " ms");
+            }
+            if (takeoverAfter.compareTo(renewInterval.multipliedBy(3)) < 0) {
+                throw new IllegalArgumentException("--fencing-takeover-after (" + takeoverAfter.toMillis()
+                        + " ms) must be at least 3 x --fencing-renew-interval (" + renewInterval.toMillis()
+                        + " ms): a live holder must be seen renewing before another node may take its volumes");
+            }
+        }
+    }
 
     public String socketModeOctal() {
         return PosixFilePermissions.toString(socketMode);

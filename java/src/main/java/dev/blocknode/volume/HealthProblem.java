@@ -31,7 +31,9 @@ public record HealthProblem(Kind kind, String message) {
         /** A pod's publication of the volume is not mounted where it was published. */
         PUBLICATION_MISSING("PublicationMissing", Severity.INACCESSIBLE),
         /** The volume is not staged: its last NodeStageVolume here failed. */
-        STAGE_FAILED("StageFailed", Severity.INACCESSIBLE);
+        STAGE_FAILED("StageFailed", Severity.INACCESSIBLE),
+        /** Another node preempted this one's reservation of the LUN: this node's writes fail at the storage. */
+        FENCED("Fenced", Severity.INACCESSIBLE);
 
         private final String reason;
         private final Severity severity;

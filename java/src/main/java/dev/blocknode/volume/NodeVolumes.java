@@ -21,19 +21,42 @@ public final class NodeVolumes {
     private final RecentStageFailures stageFailures = new RecentStageFailures(Clock.systemUTC());
     private final OperationGuard guard;
     private final StalePublications stalePublications;
+    private final VolumeFences fences;
+    private final StagingRecords records;
 
     public NodeVolumes(Host host, KubeletPaths paths, RecordStore store, Transports transports,
-                       FilesystemType defaultFilesystem) {
-        StagingRecords records = new StagingRecords(store);
+                       FilesystemType defaultFilesystem, VolumeFences.Settings fencing) {
+        this.records = new StagingRecords(store);
         VolumeLocator locator = new VolumeLocator(host, paths, records);
         this.guard = new OperationGuard();
+        this.fences = new VolumeFences(fencing, transports, guard);
         this.publisher = new VolumePublisher(host, paths, records, guard);
         this.stalePublications = new StalePublications(host, paths, records, publisher, guard);
-        this.stager = new VolumeStager(host, paths, records, transports, guard, defaultFilesystem, stalePublications);
+        this.stager = new VolumeStager(host, paths, records, transports, guard, defaultFilesystem, stalePublications,
+                fences);
         this.expander = new VolumeExpander(host, locator, guard, transports);
         this.stats = new VolumeStatsReader(host, locator, transports);
-        this.health = new VolumeHealthReader(paths, records, stats, stageFailures);
+        this.health = new VolumeHealthReader(paths, records, stats, stageFailures, fences);
         this.storageHealth = new StorageHealthReader(store, transports);
+    }
+
+    /**
+     * Fencing at the storage from now on: the staged volumes whose records say they are fenced are renewed on a
+     * thread of its own every renew interval, the first round at once. Called at start, after recovery.
+     */
+    public void startFencing() throws VolumeException {
+        fences.resume(records.all());
+        fences.start();
+    }
+
+    /** The fencing part, for the tests that drive renewals by hand. */
+    VolumeFences fences() {
+        return fences;
+    }
+
+    /** Stops the renewals (the reservations stay: a restarted plugin renews them). */
+    public void stopFencing() {
+        fences.close();
     }
 
     public void stage(Requests.Stage request) throws VolumeException {

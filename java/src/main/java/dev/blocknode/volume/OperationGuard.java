@@ -46,6 +46,11 @@ public final class OperationGuard {
         return new Permit(volumeId, mine);
     }
 
+    /** Whether a call holds the volume now (a background task leaves such a volume alone rather than take it). */
+    public boolean isBusy(String volumeId) {
+        return running.containsKey(volumeId);
+    }
+
     public int inFlight() {
         return running.size();
     }

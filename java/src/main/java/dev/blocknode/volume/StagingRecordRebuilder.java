@@ -12,6 +12,7 @@ import dev.blocknode.state.v1.MountAccessRecord;
 import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.FenceKey;
 import dev.blocknode.transport.Transport;
 import dev.blocknode.transport.Transports;
 
@@ -40,12 +41,15 @@ final class StagingRecordRebuilder {
     private final KubeletPaths paths;
     private final StagingRecords records;
     private final Transports transports;
+    private final FenceKey node;
 
-    StagingRecordRebuilder(Host host, KubeletPaths paths, StagingRecords records, Transports transports) {
+    StagingRecordRebuilder(Host host, KubeletPaths paths, StagingRecords records, Transports transports,
+                           FenceKey node) {
         this.host = host;
         this.paths = paths;
         this.records = records;
         this.transports = transports;
+        this.node = node;
     }
 
     /**
@@ -101,6 +105,8 @@ final class StagingRecordRebuilder {
                     + " of volume " + volumeId + " is recognized by no transport, and none takes such devices", null));
             attachment = new Attachment(fallback.name(), nodeFor(volumeId, number), number, "", java.util.Map.of());
         }
+        // Whether it was fenced is not known: a transport that fences releases whatever this node's tag holds there.
+        boolean fences = transports.named(attachment.transport()).flatMap(Transport::fencing).isPresent();
         StagingRecord record = StagingRecord.newBuilder()
                 .setVolumeId(volumeId)
                 .setPhase(StagePhase.UNSTAGING)
@@ -113,6 +119,7 @@ final class StagingRecordRebuilder {
                         .setIdentity(attachment.identity()))
                 .setMount(MountAccessRecord.newBuilder().setFsType(mount.map(MountEntry::fsType).orElse("")))
                 .putAllAttachment(attachment.details())
+                .setFenceKey(fences ? node.value() : 0)
                 .build();
         records.save(record);
         Attachment derived = attachment;

@@ -82,6 +82,15 @@ final class StagingRecords {
         }
     }
 
+    /** Every record (at start). */
+    java.util.List<StagingRecord> all() throws VolumeException {
+        try {
+            return store.all();
+        } catch (IOException e) {
+            throw VolumeException.internal("cannot read the staging records", e);
+        }
+    }
+
     /** The record of whichever volume is staged at {@code staging}, if any (reads every record: rare path). */
     Optional<StagingRecord> stagedAt(Path staging) throws VolumeException {
         try {

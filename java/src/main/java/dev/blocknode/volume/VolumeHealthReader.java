@@ -22,13 +22,15 @@ final class VolumeHealthReader {
     private final StagingRecords records;
     private final VolumeStatsReader stats;
     private final RecentStageFailures failures;
+    private final VolumeFences fences;
 
     VolumeHealthReader(KubeletPaths paths, StagingRecords records, VolumeStatsReader stats,
-                       RecentStageFailures failures) {
+                       RecentStageFailures failures, VolumeFences fences) {
         this.paths = paths;
         this.records = records;
         this.stats = stats;
         this.failures = failures;
+        this.fences = fences;
     }
 
     List<HealthProblem> read(Requests.Health request) throws VolumeException {
@@ -46,7 +48,9 @@ final class VolumeHealthReader {
             // A stage under way, or one interrupted that kubelet will retry: nothing known to be wrong yet.
             return List.of();
         }
-        List<HealthProblem> problems = new ArrayList<>(staged(volumeId, record.get().getStagingPath()));
+        List<HealthProblem> problems = new ArrayList<>();
+        fences.problem(volumeId).ifPresent(problems::add);
+        problems.addAll(staged(volumeId, record.get().getStagingPath()));
         if (!request.publishPath().isEmpty()) {
             Path publication = paths.confine("volume_publish_path", request.publishPath());
             if (record.get().containsPublications(publication.toString())

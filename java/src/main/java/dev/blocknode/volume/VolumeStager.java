@@ -48,17 +48,20 @@ public final class VolumeStager {
     private final FilesystemPreparer filesystems;
     private final StagingRecordRebuilder rebuilder;
     private final StalePublications stalePublications;
+    private final VolumeFences fences;
 
     VolumeStager(Host host, KubeletPaths paths, StagingRecords records, Transports transports,
-                 OperationGuard guard, FilesystemType defaultFilesystem, StalePublications stalePublications) {
+                 OperationGuard guard, FilesystemType defaultFilesystem, StalePublications stalePublications,
+                 VolumeFences fences) {
         this.host = host;
         this.paths = paths;
         this.records = records;
         this.transports = transports;
         this.guard = guard;
         this.filesystems = new FilesystemPreparer(host.commands(), records, defaultFilesystem);
-        this.rebuilder = new StagingRecordRebuilder(host, paths, records, transports);
+        this.rebuilder = new StagingRecordRebuilder(host, paths, records, transports, fences.nodeKey());
         this.stalePublications = stalePublications;
+        this.fences = fences;
     }
 
     public void stage(Requests.Stage request) throws VolumeException {
@@ -67,6 +70,7 @@ public final class VolumeStager {
                 request.publishContext(), request.secrets());
         Transport transport = transports.select(attachRequest);
         transport.validate(attachRequest);
+        fences.check(request.volumeId(), transport, request.capability().accessMode(), attachRequest);
         Optional<FilesystemType> requestedFs = StageRetryRules.requestedFilesystem(request.capability());
 
         try (OperationGuard.Permit ignored = guard.enter(request.volumeId(), "NodeStageVolume")) {
@@ -111,7 +115,9 @@ public final class VolumeStager {
 
     /**
      * The stage itself, one phase after the other, each recorded before the next changes the host:
-     * ATTACHING (the intent), STAGING (the attached device), the filesystem and its mount, STAGED.
+     * ATTACHING (the intent), STAGING (the attached device), the reservation at the storage where the volume is
+     * fenced (recorded before it is taken, so an ATTACHING record never has one), the filesystem and its mount,
+     * STAGED.
      * When no earlier attempt had recorded a device ({@code noDeviceRecorded}: none, or one cut short inside
      * its attach), this one records its intent first, and a refusal undoes it (see {@link #undoRefusedStage}).
      */
@@ -125,6 +131,8 @@ public final class VolumeStager {
             recordIntent(existing, transport, attachRequest, record);
         }
         Attachment attachment = attach(transport, attachRequest, record);
+        fences.acquire(request.volumeId(), transport, request.capability().accessMode(), attachRequest, attachment,
+                record, records);
         if (request.capability().accessType() instanceof AccessType.Mount mount) {
             recordDeviceAndMount(request, staging, attachment, mount, requestedFs, existing, record);
         } else {
@@ -252,7 +260,8 @@ public final class VolumeStager {
 
     /**
      * UNSTAGING recorded, then the reverse of the stage: unmount, prove nothing else on the node holds the
-     * device, flush, detach; the record goes last, so a retry after a crash anywhere here finishes the job.
+     * device, flush, release the reservation at the storage (while the paths are still there), detach; the record
+     * goes last, so a retry after a crash anywhere here finishes the job.
      */
     private void release(StagingRecord staged, Path staging) throws VolumeException {
         StagingRecord record = staged.toBuilder().setPhase(StagePhase.UNSTAGING).clearPublications().build();
@@ -265,6 +274,7 @@ public final class VolumeStager {
         CrashPoints.reach(CrashPoint.UNSTAGE_UNMOUNTED);
         requireNotMountedElsewhere(record.getVolumeId(), number);
         flush(record);
+        fences.release(record);
         StagingRecords.transportOf(transports, record).detach(StagingRecords.attachment(record));
         CrashPoints.reach(CrashPoint.UNSTAGE_DETACHED);
         records.delete(record.getVolumeId());
@@ -309,6 +319,7 @@ public final class VolumeStager {
     }
 
     private void undoAttachAndForget(StagingRecord left) throws VolumeException {
+        fences.release(left); // what a refusal after the reservation was taken (a device in use ...) leaves there
         try {
             abandonAttach(left);
         } catch (VolumeException undoFailed) {

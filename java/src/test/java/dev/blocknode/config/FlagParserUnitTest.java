@@ -84,6 +84,22 @@ class FlagParserUnitTest {
     }
 
     @Test
+    void fencingIntervalsDefaultTo10And60SecondsAndTheTakeoverMustCoverThreeRenewals() {
+        assertEquals(new PluginConfig.Fencing(Duration.ofSeconds(10), Duration.ofSeconds(60)), parse().fencing());
+        PluginConfig.Fencing quick = parse("--fencing-renew-interval=2s", "--fencing-takeover-after=6s").fencing();
+        assertEquals(Duration.ofSeconds(2), quick.renewInterval());
+        assertEquals(Duration.ofSeconds(6), quick.takeoverAfter());
+
+        IllegalArgumentException tooShort = assertThrows(IllegalArgumentException.class,
+                () -> parse("--fencing-renew-interval=10s", "--fencing-takeover-after=29s"));
+        assertTrue(tooShort.getMessage().startsWith("--fencing-takeover-after (29000 ms) must be at least 3 x"
+                + " --fencing-renew-interval (10000 ms)"), tooShort.getMessage());
+        IllegalArgumentException zero = assertThrows(IllegalArgumentException.class,
+                () -> parse("--fencing-renew-interval=0s"));
+        assertTrue(zero.getMessage().startsWith("--fencing-renew-interval must be more than zero"), zero.getMessage());
+    }
+
+    @Test
     void badDeviceWaitValuesAreRefusedNamingTheFlag() {
         IllegalArgumentException mode = assertThrows(IllegalArgumentException.class,
                 () -> parse("--device-wait=udev"));

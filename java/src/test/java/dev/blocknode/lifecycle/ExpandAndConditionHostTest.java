@@ -158,7 +158,8 @@ class ExpandAndConditionHostTest {
             HostPaths noDevices = new HostPaths(emptySys, real.paths().dev(), real.paths().proc());
             Host vanished = new Host(noDevices, real.commands(), real.mounter(), new BlockDevices(noDevices));
             NodeVolumes volumes = new NodeVolumes(vanished, new KubeletPaths(plugin.kubeletRoot()),
-                    new RecordStore(plugin.stateDir()), new Transports(List.of()), FilesystemType.EXT4);
+                    new RecordStore(plugin.stateDir()), new Transports(List.of()), FilesystemType.EXT4,
+                    dev.blocknode.volume.VolumeFences.Settings.of("test-node", java.time.Duration.ofSeconds(10)));
             VolumeStats stats = volumes.stats(new Requests.Stats("gone", staging.toString(), ""));
             assertTrue(stats.abnormal());
             assertTrue(stats.condition().contains("no longer present"), stats.condition());

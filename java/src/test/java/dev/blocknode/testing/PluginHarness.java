@@ -55,7 +55,7 @@ public final class PluginHarness implements AutoCloseable {
         PluginConfig config = new PluginConfig(dir.resolve("csi.sock"), NODE_ID, DRIVER, kubeletRoot,
                 dir.resolve("state"), metricsAddress, LogFormat.TEXT,
                 PosixFilePermissions.fromString("rw-rw----"), Optional.empty(), Duration.ofSeconds(5), 0, "ext4",
-                DeviceWaitMode.EVENTS, Optional.empty(), false, PluginMode.NODE);
+                DeviceWaitMode.EVENTS, Optional.empty(), false, PluginMode.NODE, PluginConfig.Fencing.DEFAULTS);
         this.plugin = Plugin.start(config, host);
         this.client = new CsiClient(config.socket());
     }

@@ -4,6 +4,7 @@ import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.Fencing;
 import dev.blocknode.transport.PathReport;
 import dev.blocknode.transport.Transport;
 
@@ -33,6 +34,7 @@ public final class ScriptedTransport implements Transport {
     private final List<String> calls = new ArrayList<>();
     private final Map<String, PathReport> pathReports = new HashMap<>();
     private Runnable duringAttach = () -> { };
+    private Fencing fencing;
 
     /** Attach of a volume whose context names {@code key} answers {@code attachment}. */
     public synchronized ScriptedTransport device(String key, Attachment attachment) {
@@ -47,6 +49,16 @@ public final class ScriptedTransport implements Transport {
 
     public synchronized void failNextAttach(VolumeException failure) {
         attachFailures.add(failure);
+    }
+
+    /** Its LUNs are fenced by {@code fencing} (the real protocol over a fake target, say) from now on. */
+    public synchronized void fencing(Fencing fencing) {
+        this.fencing = fencing;
+    }
+
+    @Override
+    public synchronized Optional<Fencing> fencing() {
+        return Optional.ofNullable(fencing);
     }
 
     public synchronized void duringAttach(Runnable hook) {

@@ -35,6 +35,7 @@ final class LifecycleFixture {
 
     static final String VOLUME = "vol-1";
     static final String OTHER_VOLUME = "vol-2";
+    static final VolumeFences.Settings FENCING = VolumeFences.Settings.of("node-a", java.time.Duration.ofSeconds(10));
 
     final FakeMachine machine = new FakeMachine();
     final FakeSysfs sysfs;
@@ -57,7 +58,7 @@ final class LifecycleFixture {
         root = Files.createDirectories(temp.resolve("kubelet")).toRealPath();
         store = new RecordStore(temp.resolve("state"));
         volumes = new NodeVolumes(host, new KubeletPaths(root, ConfinedDirectory.Resolution.OPENAT2, host.files()),
-                store, new Transports(List.of(transport)), FilesystemType.EXT4);
+                store, new Transports(List.of(transport)), FilesystemType.EXT4, FENCING);
     }
 
     private Attachment attachable(String name, DeviceNumber number) throws IOException {

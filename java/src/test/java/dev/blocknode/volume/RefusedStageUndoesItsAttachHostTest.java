@@ -114,7 +114,8 @@ class RefusedStageUndoesItsAttachHostTest {
         store = new RecordStore(dir.resolve("state"), "0123456789abcdef0123456789abcdef");
         Path root = dir.resolve("kubelet");
         volumes = new NodeVolumes(Host.real(), new KubeletPaths(root), store,
-                new Transports(List.of(transport)), FilesystemType.EXT4);
+                new Transports(List.of(transport)), FilesystemType.EXT4,
+                VolumeFences.Settings.of("test-node", java.time.Duration.ofSeconds(10)));
         staging = Files.createDirectories(root.resolve("plugins/kubernetes.io/csi/san/vol/globalmount"));
     }
 

@@ -99,7 +99,8 @@ class StagingRecordRebuilderUnitTest {
         OperationGuard guard = new OperationGuard();
         StalePublications stale = new StalePublications(host, paths, records,
                 new VolumePublisher(host, paths, records, guard), guard);
-        stager = new VolumeStager(host, paths, records, transports, guard, FilesystemType.EXT4, stale);
+        stager = new VolumeStager(host, paths, records, transports, guard, FilesystemType.EXT4, stale,
+                new VolumeFences(VolumeFences.Settings.of("test-node", Duration.ofSeconds(10)), transports, guard));
         staging = Files.createDirectories(kubelet.resolve("plugins/kubernetes.io/csi/driver/vol-1/globalmount"));
     }
 
