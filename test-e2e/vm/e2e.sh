@@ -28,7 +28,7 @@ source "$VM_DIR/guest/jvm.sh"
 # fc (the plugin's fc transport over FCoE VN2VN with LIO tcm_fc as the array) sets scsi_mod's scan mode to
 # manual for its boot: a boot of its own.
 DEFAULT_RUNS=(smoke iscsi:iscsi-fs+iscsi-shared-session+iscsi-wrong-lun+iscsi-chap+iscsi-lost-record+iscsi-path-loss
-              iscsi-crash sanity nvme-tcp sanity-nvme fc)
+              iscsi-crash sanity nvme-tcp sanity-nvme fc fencing)
 runs=("$@")
 ((${#runs[@]})) || runs=("${DEFAULT_RUNS[@]}")
 [[ $(id -u) -eq 0 ]] || { echo "e2e.sh: must run as root (qemu shares the host's / with the guest)" >&2; exit 2; }

@@ -33,6 +33,10 @@ fc_wwid() { local naa; naa="6001405$(fc_serial "$1")"; printf '3%s%0*d' "$naa" $
 fc_lun_file() { echo "$FC_LUNS/lun$1.img"; }
 
 fc_modules() {
+  # LIO writes a LUN's persistent reservation state (APTPL) under its db_root on every PR OUT, even with
+  # APTPL off, and fails the command (LOGICAL UNIT COMMUNICATION FAILURE) when it cannot: /etc/target must
+  # exist before target_core_mod loads, or it takes /var/target, which does not exist either.
+  mkdir -p /etc/target/pr || return
   modprobe configfs || return
   mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config || return
   modprobe -a veth fcoe tcm_fc target_core_file sd_mod scsi_dh_alua dm_multipath dm_round_robin ext4 || return

@@ -117,8 +117,16 @@ public final class VolumeFences implements AutoCloseable {
             return;
         }
         records.save(record.setFenceKey(settings.node().value()).build());
-        Fencing.Acquired acquired = withLock(volumeId, () -> fencing.get().acquire(volumeId, attachment,
-                settings.node()));
+        Fencing.Acquired acquired;
+        try {
+            acquired = withLock(volumeId, () -> fencing.get().acquire(volumeId, attachment, settings.node()));
+        } catch (VolumeException refused) {
+            if (refused.outcome() == VolumeException.Outcome.FAILED_PRECONDITION) {
+                // Held by another node: this node registered nothing (or took it back), so there is nothing to release.
+                records.save(record.setFenceKey(0).build());
+            }
+            throw refused;
+        }
         if (acquired instanceof Fencing.Held held) {
             record.setFenceKey(held.key().value());
             volumes.put(volumeId, new Fenced(fencing.get(), attachment, held.key()));

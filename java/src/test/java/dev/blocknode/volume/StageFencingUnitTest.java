@@ -123,6 +123,14 @@ class StageFencingUnitTest {
         assertEquals(List.of("attach " + VOLUME, "abandon " + VOLUME), node.transport.calls(), "the attach undone");
         assertFalse(registered(a));
         assertTrue(node.machine.mountPoints().isEmpty());
+        assertEquals(0, target.log().stream().filter(seen -> seen.nexus().startsWith("a") && seen.opcode() == 0x5f)
+                .count(), "A sent no PERSISTENT RESERVE OUT, not even to release");
+
+        nanos.addAndGet(Duration.ofSeconds(30).toNanos());
+        VolumeException retried = assertThrows(VolumeException.class,
+                () -> node.volumes.stage(request(null, filesystem())));
+        assertTrue(retried.getMessage().contains("unchanged for 30 s"), "the retry finds the observation the refusal"
+                + " started (its undo kept it): " + retried.getMessage());
     }
 
     @Test

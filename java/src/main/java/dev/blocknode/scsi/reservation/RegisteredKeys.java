@@ -18,18 +18,13 @@ public record RegisteredKeys(long generation, List<Long> keys) {
     }
 
     public static RegisteredKeys parse(byte[] data) {
-        if (data.length < 8) {
-            throw new IllegalArgumentException("READ KEYS returned " + data.length + " bytes, fewer than its 8-byte"
-                    + " header");
-        }
+        PrInHeader header = PrInHeader.parse(data, "READ KEYS");
         ByteBuffer bytes = ByteBuffer.wrap(data);
-        long generation = Integer.toUnsignedLong(bytes.getInt(0));
-        long listed = Integer.toUnsignedLong(bytes.getInt(4));
-        long available = Math.min(listed, data.length - 8L) / 8;
+        long available = Math.min(header.additionalLength(), data.length - 8L) / 8;
         List<Long> keys = new ArrayList<>();
         for (int i = 0; i < available; i++) {
             keys.add(bytes.getLong(8 + 8 * i));
         }
-        return new RegisteredKeys(generation, keys);
+        return new RegisteredKeys(header.generation(), keys);
     }
 }

@@ -17,20 +17,16 @@ public record Reservation(long generation, Optional<Held> held) {
     public static final int ALLOCATION = 24;
 
     public static Reservation parse(byte[] data) {
-        if (data.length < 8) {
-            throw new IllegalArgumentException("READ RESERVATION returned " + data.length + " bytes, fewer than its"
-                    + " 8-byte header");
-        }
-        ByteBuffer bytes = ByteBuffer.wrap(data);
-        long generation = Integer.toUnsignedLong(bytes.getInt(0));
-        long additional = Integer.toUnsignedLong(bytes.getInt(4));
+        PrInHeader header = PrInHeader.parse(data, "READ RESERVATION");
+        long additional = header.additionalLength();
         if (additional == 0) {
-            return new Reservation(generation, Optional.empty());
+            return new Reservation(header.generation(), Optional.empty());
         }
         if (additional < 0x10 || data.length < 22) {
             throw new IllegalArgumentException("READ RESERVATION returned a descriptor of " + additional + " bytes in "
                     + data.length + " (16 expected)");
         }
-        return new Reservation(generation, Optional.of(new Held(bytes.getLong(8), PrType.ofCode(data[21] & 0x0f))));
+        return new Reservation(header.generation(), Optional.of(new Held(ByteBuffer.wrap(data).getLong(8),
+                PrType.ofCode(data[21] & 0x0f))));
     }
 }

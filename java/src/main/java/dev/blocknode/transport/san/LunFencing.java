@@ -326,7 +326,7 @@ public final class LunFencing implements Fencing {
 
     @Override
     public void release(String volumeId, Attachment attachment, FenceKey node) {
-        takeover.forget(volumeId);
+        // The takeover observation stays: a refused stage's undo releases too, and its retry must find it.
         List<Path> paths;
         try {
             paths = pathDevices.of(attachment);

@@ -3,9 +3,9 @@ package dev.blocknode.transport.san;
 import dev.blocknode.transport.FenceKey;
 
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongSupplier;
 
 /**
@@ -15,7 +15,8 @@ import java.util.function.LongSupplier;
  * the LUN (so its writes cannot land either) or its plugin is dead. The first refused stage remembers, in memory,
  * what it saw (the holder's tag and every key of that tag) and when, on a monotonic clock; a retry that finds
  * exactly that still there after {@code takeoverAfter} may preempt, and one that finds anything else starts the
- * observation again: the holder is alive.
+ * observation again: the holder is alive. Observations are forgotten when this node takes the volume, and the
+ * oldest go first past {@value #CAPACITY} (a caller cycling through volume ids cannot grow them).
  */
 public final class TakeoverRule {
 
@@ -49,7 +50,14 @@ public final class TakeoverRule {
 
     private final Duration takeoverAfter;
     private final LongSupplier nanoTime;
-    private final Map<String, Observation> observations = new ConcurrentHashMap<>();
+    static final int CAPACITY = 1024;
+
+    private final Map<String, Observation> observations = new LinkedHashMap<>(16, 0.75f, false) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Observation> eldest) {
+            return size() > CAPACITY;
+        }
+    };
 
     public TakeoverRule(Duration takeoverAfter, LongSupplier nanoTime) {
         this.takeoverAfter = takeoverAfter;
@@ -60,7 +68,7 @@ public final class TakeoverRule {
         return takeoverAfter;
     }
 
-    Verdict observe(String volumeId, Sighting sighting) {
+    synchronized Verdict observe(String volumeId, Sighting sighting) {
         long now = nanoTime.getAsLong();
         Observation previous = observations.get(volumeId);
         if (previous == null) {
@@ -82,7 +90,7 @@ public final class TakeoverRule {
     }
 
     /** Forgets what was seen of a volume: it was staged, taken over or unstaged here. */
-    void forget(String volumeId) {
+    synchronized void forget(String volumeId) {
         observations.remove(volumeId);
     }
 

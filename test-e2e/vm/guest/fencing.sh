@@ -1,0 +1,381 @@
+#!/bin/bash
+# fencing: two nodes on one LUN, fenced at the storage with SCSI-3 persistent reservations.
+#
+# Node A and node B are two plugin instances in this guest, each with its own --node-id, state dir,
+# kubelet root, socket and metrics port, and its own open-iscsi interface (iface.initiatorname): two
+# initiators, so two I_T nexuses on the LUN. The array is LIO's iSCSI target (configfs), not tgt: tgt
+# (1.0.x) implements type 5 reservations but not PREEMPT AND ABORT (its service action table has it
+# commented out), and it drops a nexus's registration with the session; LIO implements both as SPC-4 says.
+# One portal, one path per node, and no multipathd: it would merge both nodes' paths of the one WWID into
+# one map, which two real nodes never share.
+#
+#   A stages (ext4) and writes; B's stage is FAILED_PRECONDITION naming A's key and leaves nothing (no
+#   session, disk or registration of B); A unstages (no registration left); B stages and unstages.
+#   A stages a raw block volume with a writer (sequence-numbered O_DIRECT writes); A alive and renewing:
+#   B stays refused past the takeover time (the key changed). A's plugin is killed -9 (renewals stop, the
+#   publication and the writer stay); B's retries are refused until A's key has stood still for the takeover
+#   time, then B preempts (PREEMPT AND ABORT); A's writes fail at the target, and the LUN's backing file is
+#   unchanged while A keeps trying; every sequence number on the LUN is one A saw succeed. A's plugin,
+#   restarted, reports the volume Fenced and unstages it without touching B's reservation; B unstages;
+#   nothing is left, on the node or at the target.
+HERE=$(dirname "$(readlink -f "$0")")
+BN_SCENARIO=fencing
+source "$HERE/iscsi-lib.sh"
+
+RENEW=2s
+TAKEOVER=8            # s: --fencing-takeover-after, at least 3 renewals
+IQN=iqn.2024-01.dev.blocknode:fence
+PORTAL=127.0.0.1:3260
+LIO=/sys/kernel/config/target
+STORE=$LIO/core/fileio_0/fence
+TPG=$LIO/iscsi/$IQN/tpgt_1
+LUN_FILE=$VM_LUN_DIR/fence.img
+VOL=fence-vol
+BLOCK_VOL=fence-blk
+declare -A NODE_DIR NODE_PID CLIENT_IN CLIENT_OUT CLIENT_PID INITIATOR METRICS TAG
+for n in a b; do
+  NODE_DIR[$n]=/tmp/bn-fencing-$n
+  INITIATOR[$n]=iqn.2024-01.dev.blocknode:node-$n
+done
+METRICS[a]=127.0.0.1:9811
+METRICS[b]=127.0.0.1:9812
+
+# --------------------------------------------------------------------------------- the array: LIO
+
+lio_create() {
+  # LIO writes the reservation state (APTPL) under its db_root on every PR OUT, even with APTPL off, and fails
+  # the command (LOGICAL UNIT COMMUNICATION FAILURE) when it cannot: /etc/target must exist before
+  # target_core_mod loads (else it takes /var/target, which does not exist either). Overlay only.
+  mkdir -p /etc/target/pr || return
+  modprobe -a configfs target_core_mod target_core_file iscsi_target_mod || return
+  mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config || return
+  mkdir -p "$VM_LUN_DIR"
+  mountpoint -q "$VM_LUN_DIR" || mount -t tmpfs -o size=1g,mode=700 bn-luns "$VM_LUN_DIR" || return
+  truncate -s 128M "$LUN_FILE" && mkdir -p "$STORE" || return
+  echo "fd_dev_name=$LUN_FILE,fd_dev_size=$((128 * 1024 * 1024))" > "$STORE/control" || return
+  echo bnfence0001 > "$STORE/wwn/vpd_unit_serial" && echo 1 > "$STORE/enable" || return
+  mkdir -p "$TPG/np/$PORTAL" "$TPG/lun/lun_0" || return
+  ln -s "$STORE" "$TPG/lun/lun_0/store" || return
+  echo 0 > "$TPG/attrib/authentication" && echo 0 > "$TPG/attrib/generate_node_acls" || return
+  local n
+  for n in a b; do
+    mkdir -p "$TPG/acls/${INITIATOR[$n]}/lun_0" && ln -s "$TPG/lun/lun_0" "$TPG/acls/${INITIATOR[$n]}/lun_0/map" ||
+      return
+  done
+  echo 1 > "$TPG/enable" && vm_wait "LIO listening on $PORTAL" 30 vm_tcp_listening "${PORTAL##*:}"
+}
+
+lio_delete() {
+  local n
+  [[ -d $TPG ]] || return 0
+  echo 0 > "$TPG/enable" 2>/dev/null
+  for n in a b; do
+    rm -f "$TPG/acls/${INITIATOR[$n]}/lun_0/map"; rmdir "$TPG/acls/${INITIATOR[$n]}/lun_0" "$TPG/acls/${INITIATOR[$n]}"
+  done
+  rm -f "$TPG/lun/lun_0/store"; rmdir "$TPG/lun/lun_0" "$TPG/np/$PORTAL" "$TPG" "$LIO/iscsi/$IQN"
+  rmdir "$STORE" "$LIO/core/fileio_0"
+  umount "$VM_LUN_DIR"
+}
+
+# What the target says of the LUN's persistent reservation (LIO's pr/ attributes).
+pr_state() { echo "holder: $(cat "$STORE/pr/res_holder")"; echo "registered: $(cat "$STORE/pr/res_pr_registered_i_pts")"; }
+pr_show() { pr_state | sed 's/^/  target: /'; }
+# pr_expect HOLDER REGISTERED...: the holder's initiator (or "none"), and exactly these initiators registered.
+pr_expect() {
+  local holder=$1 state registered want n; shift
+  state=$(pr_state); pr_show
+  if [[ $holder == none ]]; then
+    grep -qi "no.*reservation\|no SPC-3 Reservation" <<<"$(cat "$STORE/pr/res_holder")" ||
+      { echo "expected no reservation holder" >&2; return 1; }
+  else
+    grep -F "holder:" <<<"$state" | grep -qF "${INITIATOR[$holder]}" || { echo "expected holder node-$holder" >&2; return 1; }
+  fi
+  registered=$(cat "$STORE/pr/res_pr_registered_i_pts")
+  for n in a b; do
+    want=no
+    [[ " $* " == *" $n "* ]] && want=yes
+    if grep -qF "${INITIATOR[$n]}" <<<"$registered"; then
+      [[ $want == yes ]] || { echo "node-$n is still registered" >&2; return 1; }
+    else
+      [[ $want == no ]] || { echo "node-$n is not registered" >&2; return 1; }
+    fi
+  done
+}
+
+# ------------------------------------------------------------------------------- the two nodes
+
+iface_create() {
+  iscsiadm -m iface -I "fence-$1" -o new >/dev/null &&
+    iscsiadm -m iface -I "fence-$1" -o update -n iface.initiatorname -v "${INITIATOR[$1]}" >/dev/null
+}
+
+node_ctx() { echo "targetPortal=$PORTAL iqn=$IQN lun=0 iface=fence-$1"; }
+node_staging() { echo "${NODE_DIR[$1]}/kubelet/plugins/kubernetes.io/csi/$DRIVER/$2/globalmount"; }
+node_block_staging() { echo "${NODE_DIR[$1]}/kubelet/plugins/kubernetes.io/csi/volumeDevices/staging/$2"; }
+node_target() { echo "${NODE_DIR[$1]}/kubelet/pods/pod-$1/volumes/kubernetes.io~csi/$2/mount"; }
+node_block_target() { echo "${NODE_DIR[$1]}/kubelet/plugins/kubernetes.io/csi/volumeDevices/publish/$2/pod-$1"; }
+
+# The other node's client FIFOs, closed in a process started now: a client sees the end of its input only when
+# every copy of the FIFO's write end is closed.
+close_client_fds() {
+  local fd
+  for fd in "${CLIENT_IN[@]}" "${CLIENT_OUT[@]}"; do eval "exec $fd>&-"; done
+}
+
+# node_start N: node N's plugin (appending to plugin-N.log) and its client, each on its own FIFO pair.
+node_start() {
+  local n=$1 dir=${NODE_DIR[$1]} fd
+  mkdir -p "$dir"
+  ( close_client_fds
+    exec "$JAVA" "${PLUGIN_JAVA_OPTS[@]}" -jar "$PLUGIN_JAR" --endpoint "unix://$dir/csi.sock" --node-id "node-$n" \
+      --kubelet-root "$dir/kubelet" --state-dir "$dir/state" --log-format text --metrics-address "${METRICS[$n]}" \
+      --fencing-renew-interval "$RENEW" --fencing-takeover-after "${TAKEOVER}s" ) >> "$VM_RESULTS/plugin-$n.log" 2>&1 &
+  NODE_PID[$n]=$!
+  rm -f "$dir/in" "$dir/out"; mkfifo "$dir/in" "$dir/out"
+  ( close_client_fds
+    exec "$JAVA" "${CLIENT_JAVA_OPTS[@]}" -cp "$PLUGIN_JAR:$CLIENT_JAR" GuestClient "$dir/csi.sock" serve ) \
+    < "$dir/in" > "$dir/out" 2>> "$VM_RESULTS/client-$n.log" &
+  CLIENT_PID[$n]=$!
+  exec {fd}>"$dir/in"; CLIENT_IN[$n]=$fd
+  exec {fd}<"$dir/out"; CLIENT_OUT[$n]=$fd
+}
+
+node_ready() {
+  local n=$1
+  vm_wait_alive "${NODE_PID[$n]}" "node-$n's socket" 120 test -S "${NODE_DIR[$n]}/csi.sock" &&
+    vm_wait_alive "${NODE_PID[$n]}" "node-$n to answer Probe" 120 ncsi "$n" probe &&
+    TAG[$n]=$(sed -n 's/.*reservation key tag is \([0-9a-f]\{12\}\).*/\1/p' "$VM_RESULTS/plugin-$n.log" | tail -n 1) &&
+    [[ -n ${TAG[$n]} ]] && echo "  node-$n's key tag: ${TAG[$n]}"
+}
+
+node_client_stop() {
+  local n=$1 fd
+  [[ -n ${CLIENT_PID[$n]:-} ]] || return 0
+  fd=${CLIENT_IN[$n]}; exec {fd}>&-
+  fd=${CLIENT_OUT[$n]}; exec {fd}<&-
+  unset "CLIENT_IN[$n]" "CLIENT_OUT[$n]"
+  # A background job started meanwhile (the writer) may hold a copy of the FIFO: no EOF to wait for.
+  kill "${CLIENT_PID[$n]}" 2>/dev/null
+  wait "${CLIENT_PID[$n]}" 2>/dev/null
+  CLIENT_PID[$n]=""
+}
+
+node_stop() {
+  local n=$1 rc=0
+  node_client_stop "$n"
+  [[ -n ${NODE_PID[$n]:-} ]] || return 0
+  kill -TERM "${NODE_PID[$n]}" 2>/dev/null
+  wait "${NODE_PID[$n]}" || rc=$?
+  NODE_PID[$n]=""
+  [[ $rc == 0 || $rc == 143 ]] || { echo "node-$n's plugin exited $rc" >&2; return 1; }
+}
+
+# node_kill N: kill -9, as a crashed plugin: no shutdown, the mounts and devices stay.
+node_kill() {
+  local n=$1
+  node_client_stop "$n"
+  kill -KILL "${NODE_PID[$n]}" && wait "${NODE_PID[$n]}" 2>/dev/null
+  NODE_PID[$n]=""
+  true
+}
+
+# ncsi N COMMAND ARGS...: one call through node N's client; CSI_REPLY as csi() sets it.
+ncsi() {
+  local n=$1 reply; shift
+  CSI_REPLY=""
+  echo "$*" >&"${CLIENT_IN[$n]}" || return
+  IFS= read -r -t 240 reply <&"${CLIENT_OUT[$n]}" || { echo "no reply from node-$n's client to: $1" >&2; return 1; }
+  CSI_REPLY=$reply
+  [[ $reply == ok* ]] || { echo "node-$n $1: $reply" >&2; return 1; }
+}
+
+# ncsi_fails CODE N COMMAND...: the call must fail with CODE.
+ncsi_fails() {
+  local code=$1 n=$2; shift 2
+  if ncsi "$n" "$@" 2>/dev/null; then echo "node-$n $1 succeeded, expected $code" >&2; return 1; fi
+  [[ $(awk '{print $3}' <<<"$CSI_REPLY") == "$code:" ]] || { echo "node-$n $1: expected $code, got: $CSI_REPLY" >&2; return 1; }
+  echo "  node-$n $1 refused: ${CSI_REPLY#error }" | cut -c1-400
+}
+
+# The SCSI disk node N's session brought in (its iface's session), or nothing.
+node_disk() {
+  local s host
+  for s in /sys/class/iscsi_session/session*; do
+    [[ -e $s && $(cat "$s/ifacename" 2>/dev/null) == "fence-$1" ]] || continue
+    host=$(vm_session_host "${s##*/}") || continue
+    ls "/sys/class/scsi_host/host$host/device/session${s##*session}/target$host:0:0/$host:0:0:0/block" 2>/dev/null
+  done
+}
+node_sessions() {
+  local s count=0
+  for s in /sys/class/iscsi_session/session*; do
+    [[ -e $s && $(cat "$s/ifacename" 2>/dev/null) == "fence-$1" ]] && count=$((count + 1))
+  done
+  echo "$count"
+}
+# node_has_nothing N: no session, disk or node record of node N's interface.
+node_has_nothing() {
+  [[ $(node_sessions "$1") == 0 ]] || { echo "node-$1 still has a session" >&2; return 1; }
+  [[ -z $(find /etc/iscsi/nodes -name "fence-$1" 2>/dev/null) ]] || { echo "node-$1's node record is left" >&2; return 1; }
+}
+
+# The initiator's own view of the reservation, through node N's disk (sg3-utils).
+sg_view() {
+  local disk
+  disk=$(node_disk "$1") || return
+  [[ -n $disk ]] || { echo "node-$1 has no disk" >&2; return 1; }
+  sg_persist -n -i -k -d "/dev/$disk" | sed 's/^/  sg_persist -k: /'
+  sg_persist -n -i -r -d "/dev/$disk" | sed 's/^/  sg_persist -r: /'
+}
+
+# ---------------------------------------------------------------------------- the writer on node A
+
+WRITES=/tmp/bn-fence-writes      # "SEQ ok|fail MS [error]" per write
+WRITER_STOP=/tmp/bn-fence-writer-stop
+WRITER=""
+# Each write: one 4 KiB block "SEQ nnnnnnnn" at slot seq % 256, O_DIRECT, straight to the LUN.
+fence_writer() {
+  local device=$1 seq=1 block err
+  : > "$WRITES"
+  block=$(mktemp)
+  until [[ -e $WRITER_STOP ]]; do
+    printf 'SEQ %08d\n' "$seq" > "$block" && truncate -s 4096 "$block"
+    if err=$(dd if="$block" of="$device" bs=4096 seek=$((seq % 256)) oflag=direct conv=notrunc status=none 2>&1); then
+      echo "$seq ok $(vm_now_ms)" >> "$WRITES"
+    else
+      echo "$seq fail $(vm_now_ms) ${err##*: }" >> "$WRITES"
+      sleep 0.2
+    fi
+    seq=$((seq + 1))
+  done
+  rm -f "$block"
+}
+writer_start() {
+  rm -f "$WRITER_STOP"
+  fence_writer "$1" & WRITER=$!
+  vm_wait "the writer's first writes" 30 sh -c "[ \$(grep -c ' ok ' $WRITES) -ge 5 ]"
+}
+writer_stop() { touch "$WRITER_STOP"; [[ -n $WRITER ]] && wait "$WRITER"; WRITER=""; true; }
+fails_after() { awk -v t="$1" '$2 == "fail" && $3 > t' "$WRITES" | wc -l; }
+oks_after() { awk -v t="$1" '$2 == "ok" && $3 > t' "$WRITES" | wc -l; }
+
+# Every "SEQ n" on the LUN (the array's file) is a write the writer saw succeed, and the newest of them is
+# the writer's last good one: what A wrote before the preemption is there, nothing it tried after.
+lun_holds_only_good_writes() {
+  local on_lun bad last_ok newest
+  on_lun=$(strings -n 12 "$LUN_FILE" | sed -n 's/^SEQ \([0-9]\{8\}\)$/\1/p' | sed 's/^0*//' | sort -n)
+  bad=$(for s in $on_lun; do grep -q "^$s ok " "$WRITES" || echo "$s"; done)
+  [[ -z $bad ]] || { echo "on the LUN but never acknowledged to the writer: $(echo $bad | head -c 200)" >&2; return 1; }
+  last_ok=$(awk '$2 == "ok" {s = $1} END {print s}' "$WRITES")
+  newest=$(tail -n 1 <<<"$on_lun")
+  echo "  $(wc -w <<<"$on_lun") sequence numbers on the LUN, newest $newest; the writer's last good write $last_ok;" \
+    "$(grep -c ' fail ' "$WRITES") failed writes ($(awk '$2 == "fail" {$1 = $2 = $3 = ""; print}' "$WRITES" | sort | uniq -c | head -n 2 | tr -s ' '))"
+  [[ $newest == "$last_ok" ]] || { echo "the newest on the LUN ($newest) is not the last good write ($last_ok)" >&2; return 1; }
+}
+
+lun_sum() { sha256sum < "$LUN_FILE" | cut -d' ' -f1; }
+
+# ------------------------------------------------------------------------------------- the steps
+
+bn_on_fail() {
+  writer_stop
+  for n in a b; do
+    echo "----- node-$n plugin log (tail)"; tail -n 25 "$VM_RESULTS/plugin-$n.log" 2>/dev/null
+    node_stop "$n" 2>/dev/null
+  done
+  pr_show 2>/dev/null
+  vm_initiator_teardown >/dev/null 2>&1
+  lio_delete >/dev/null 2>&1
+  iscsiadm -k 0 >/dev/null 2>&1
+  udevadm control --exit 2>/dev/null
+}
+
+BN_STARTED=$(vm_now_ms)
+mkdir -p "$VM_RESULTS"
+: > "$VM_RESULTS/plugin-a.log"; : > "$VM_RESULTS/plugin-b.log"
+vm_log "$BN_SCENARIO: kernel $(uname -r), $(nproc) vCPUs"
+rm -rf "${NODE_DIR[a]}" "${NODE_DIR[b]}"
+step plugins-launch       eval 'node_start a && node_start b'
+step modules              modprobe -a iscsi_tcp sd_mod ext4
+step udevd                vm_udevd_start
+step iscsid               vm_iscsid_start
+step lio-target           lio_create
+step ifaces               eval 'iface_create a && iface_create b'
+step plugins-ready        eval 'node_ready a && node_ready b'
+step tags-differ          test "${TAG[a]}" != "${TAG[b]}"
+
+A_STAGING=$(node_staging a $VOL); A_TARGET=$(node_target a $VOL)
+B_STAGING=$(node_staging b $VOL)
+step a-stage              ncsi a stagex $VOL "$A_STAGING" ext4 $(node_ctx a)
+step a-reserved           pr_expect a a
+step a-initiator-view     sg_view a
+step a-publish            ncsi a publishx $VOL "$A_STAGING" "$A_TARGET" ext4
+step a-write              eval 'SUM=$(bn_write_file "$A_TARGET/data" 4) && [[ -n $SUM ]]'
+step b-refused            ncsi_fails FAILED_PRECONDITION b stagex $VOL "$B_STAGING" ext4 $(node_ctx b)
+step b-names-a-key        eval '[[ $CSI_REPLY == *"reservation key ${TAG[a]}"* ]]'
+step b-left-nothing       eval 'node_has_nothing b && pr_expect a a'
+step a-unpublish          ncsi a unpublish $VOL "$A_TARGET"
+step a-unstage            ncsi a unstage $VOL "$A_STAGING"
+step a-released           eval 'pr_expect none && node_has_nothing a'
+step b-stage              ncsi b stagex $VOL "$B_STAGING" ext4 $(node_ctx b)
+step b-reserved           pr_expect b b
+step b-sees-a-data        eval 'B_TARGET=$(node_target b $VOL) && ncsi b publishx $VOL "$B_STAGING" "$B_TARGET" ext4 &&
+                                bn_verify_file "$B_TARGET/data" "$SUM" && ncsi b unpublish $VOL "$B_TARGET"'
+step b-unstage            ncsi b unstage $VOL "$B_STAGING"
+step b-released           eval 'pr_expect none && node_has_nothing b'
+
+# The takeover, on a raw block volume: nothing but A's writer writes to the LUN.
+A_BSTAGING=$(node_block_staging a $BLOCK_VOL); A_BTARGET=$(node_block_target a $BLOCK_VOL)
+B_BSTAGING=$(node_block_staging b $BLOCK_VOL)
+step a-stage-block        ncsi a stagex $BLOCK_VOL "$A_BSTAGING" block $(node_ctx a)
+step a-publish-block      ncsi a publishx $BLOCK_VOL "$A_BSTAGING" "$A_BTARGET" block
+step a-writer             writer_start "$A_BTARGET"
+step b-refused-first-seen ncsi_fails FAILED_PRECONDITION b stagex $BLOCK_VOL "$B_BSTAGING" block $(node_ctx b)
+step b-first-seen-said    eval '[[ $CSI_REPLY == *"first seen now"* ]]'
+step past-takeover-time   sleep $((TAKEOVER + 3))
+step b-refused-a-alive    ncsi_fails FAILED_PRECONDITION b stagex $BLOCK_VOL "$B_BSTAGING" block $(node_ctx b)
+step b-alive-said         eval '[[ $CSI_REPLY == *"the holder is alive"* ]]'
+step a-killed             eval 'node_kill a && KILLED=$(vm_now_ms) && echo "  node-a killed -9 at $KILLED"'
+step writer-goes-on       vm_wait "writes after the kill" 30 sh -c "[ \$(awk -v t=$KILLED '\$2 == \"ok\" && \$3 > t' $WRITES | wc -l) -ge 5 ]"
+
+# kubelet's retries, every 2 s: refused until A's keys have stood still for the takeover time.
+b_takes_over() {
+  local deadline=$((SECONDS + 120)) tries=0
+  until ncsi b stagex $BLOCK_VOL "$B_BSTAGING" block $(node_ctx b) 2>/dev/null; do
+    tries=$((tries + 1))
+    [[ $CSI_REPLY == *FAILED_PRECONDITION* ]] || { echo "unexpected: $CSI_REPLY" >&2; return 1; }
+    ((SECONDS < deadline)) || { echo "no takeover in 120 s: $CSI_REPLY" >&2; return 1; }
+    sleep 2
+  done
+  TOOK=$(vm_now_ms)
+  echo "  B took over $((TOOK - KILLED)) ms after the kill, after $tries refused retries"
+  ((TOOK - KILLED >= TAKEOVER * 1000)) || { echo "taken over before the takeover time" >&2; return 1; }
+}
+step b-takes-over         b_takes_over
+step takeover-logged      grep -F "took over volume $BLOCK_VOL from node key ${TAG[a]}" "$VM_RESULTS/plugin-b.log"
+step b-holds-a-cut-off    pr_expect b b
+step lun-sum-at-takeover  eval 'SUM_T1=$(lun_sum) && echo "  backing file sha256 $SUM_T1"'
+step a-writes-fail        vm_wait "A's writes failing" 60 sh -c "[ \$(awk -v t=$TOOK '\$2 == \"fail\" && \$3 > t' $WRITES | wc -l) -ge 5 ]"
+step no-a-write-succeeds  eval '[[ $(oks_after $((TOOK + 500))) == 0 ]]'
+step a-keeps-trying       eval 'MARK=$(vm_now_ms) && vm_wait "more failed writes" 60 sh -c "[ \$(awk -v t=$MARK '"'"'\$2 == \"fail\" && \$3 > t'"'"' $WRITES | wc -l) -ge 5 ]"'
+step lun-unchanged        eval '[[ $(lun_sum) == "$SUM_T1" ]]'
+step writer-stopped       writer_stop
+step lun-only-good-writes lun_holds_only_good_writes
+
+step a-restarted          eval 'node_start a && node_ready a'
+a_fenced() { ncsi a health $BLOCK_VOL "$A_BTARGET" && echo "  node-a: ${CSI_REPLY#ok }" | cut -c1-400 &&
+             [[ $CSI_REPLY == *"INACCESSIBLE/Fenced"* ]]; }
+step a-health-fenced      vm_wait "NodeGetVolumeHealth of node-a to say Fenced" 60 a_fenced
+step a-fenced-logged      grep -F "volume $BLOCK_VOL is FENCED" "$VM_RESULTS/plugin-a.log"
+step a-unpublish-block    ncsi a unpublish $BLOCK_VOL "$A_BTARGET"
+step a-unstage-block      ncsi a unstage $BLOCK_VOL "$A_BSTAGING"
+step b-untouched          eval 'pr_expect b b && node_has_nothing a'
+step b-unstage-block      ncsi b unstage $BLOCK_VOL "$B_BSTAGING"
+step nothing-reserved     pr_expect none
+
+step plugins-stop         eval 'node_stop a && node_stop b'
+step node-clean           eval 'udevadm settle --timeout=30; vm_leftovers'
+step no-staging-records   eval '[[ -z $(ls -A ${NODE_DIR[a]}/state/volumes ${NODE_DIR[b]}/state/volumes 2>/dev/null | grep -v :) ]]'
+step target-down          lio_delete
+step daemons-down         eval 'iscsiadm -k 0 >/dev/null 2>&1; udevadm control --exit; vm_wait "iscsid and udevd to exit" 60 sh -c "! pidof iscsid systemd-udevd >/dev/null"'
+echo "$BN_SCENARIO: all $BN_STEPS_OK steps passed in $(( $(vm_now_ms) - BN_STARTED )) ms"
