@@ -91,8 +91,10 @@ public final class NodeVolumes {
         return expander.expand(request);
     }
 
+    /** Usage and condition; a volume fenced out at the storage says so first (kubelets up to 1.36 read this). */
     public VolumeStats stats(Requests.Stats request) throws VolumeException {
-        return stats.read(request);
+        VolumeStats read = stats.read(request);
+        return fences.problem(request.volumeId()).map(read::withProblemFirst).orElse(read);
     }
 
     /** What is wrong with one volume on this node; empty when nothing is known to be (NodeGetVolumeHealth). */

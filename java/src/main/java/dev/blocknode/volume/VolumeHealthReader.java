@@ -48,9 +48,8 @@ final class VolumeHealthReader {
             // A stage under way, or one interrupted that kubelet will retry: nothing known to be wrong yet.
             return List.of();
         }
-        List<HealthProblem> problems = new ArrayList<>();
-        fences.problem(volumeId).ifPresent(problems::add);
-        problems.addAll(staged(volumeId, record.get().getStagingPath()));
+        List<HealthProblem> problems = new ArrayList<>(staged(volumeId, record.get().getStagingPath()));
+        fences.problem(volumeId).ifPresent(fenced -> problems.add(0, fenced));
         if (!request.publishPath().isEmpty()) {
             Path publication = paths.confine("volume_publish_path", request.publishPath());
             if (record.get().containsPublications(publication.toString())

@@ -15,6 +15,14 @@ public record VolumeStats(long totalBytes, OptionalLong availableBytes, Optional
         problems = List.copyOf(problems);
     }
 
+    /** These stats with {@code first} ahead of their other problems. */
+    VolumeStats withProblemFirst(HealthProblem first) {
+        List<HealthProblem> all = new java.util.ArrayList<>(problems.size() + 1);
+        all.add(first);
+        all.addAll(problems);
+        return new VolumeStats(totalBytes, availableBytes, usedBytes, totalInodes, availableInodes, usedInodes, all);
+    }
+
     public boolean abnormal() {
         return !problems.isEmpty();
     }

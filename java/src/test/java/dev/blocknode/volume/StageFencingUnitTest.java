@@ -211,6 +211,9 @@ class StageFencingUnitTest {
                 node.staging(VOLUME).toString()));
         assertEquals(HealthProblem.Kind.FENCED, health.get(0).kind(), health.toString());
         assertTrue(health.get(0).message().contains(bKey.toString()), health.get(0).message());
+        VolumeStats stats = node.volumes.stats(new Requests.Stats(VOLUME, node.staging(VOLUME).toString(), ""));
+        assertTrue(stats.abnormal() && stats.condition().contains("fenced out"), "kubelets up to 1.36 read this: "
+                + stats.condition());
         long outsBefore = reservationOuts();
         fences.renewAll();
         assertEquals(outsBefore, reservationOuts(), "a fenced volume is not renewed again");
