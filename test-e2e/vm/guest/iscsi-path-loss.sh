@@ -85,7 +85,11 @@ trap bn_on_fail EXIT
 bn_begin
 step target-create   vm_target_create $TID "$IQN" 64
 step plugin-ready    bn_plugin_ready
-step stage           csi stagex $VOLUME "$STAGING" ext4 $(bn_iscsi_ctx "$IQN" 1 "$WWID")
+# fencing=off: tgt ties a reservation registration to the session, not to the initiator port as SPC-4 does, so
+# the session iscsid re-establishes after the cut comes back unregistered, and under the type 5 reservation its
+# writes fail (RESERVATION CONFLICT; ext4 aborts its journal) until the next renewal registers the path again.
+# LIO and real arrays keep the registration: the fc scenario cuts a path of a fenced volume and sees no failed write.
+step stage           csi stagex $VOLUME "$STAGING" ext4 $(bn_iscsi_ctx "$IQN" 1 "$WWID") fencing=off
 step publish         csi publishx $VOLUME "$STAGING" "$TARGET" ext4
 step two-paths       all_paths_active
 session_tmos
