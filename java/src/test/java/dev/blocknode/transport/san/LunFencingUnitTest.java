@@ -219,6 +219,23 @@ class LunFencingUnitTest {
     }
 
     @Test
+    void aHolderThatRenewsWhileBeingTakenOverKeepsTheVolume() throws Exception {
+        FenceKey current = a.acquire().key();
+        b.refused();
+        advance(TAKEOVER);
+        // A's renewal lands between B's last look and B's PREEMPT AND ABORT: the victim key is gone.
+        target.beforeOut("b1", 0x05, seen -> a.fencing.renew("vol-1", LUN, current));
+
+        VolumeException refused = b.refused();
+
+        assertTrue(refused.getMessage().contains("changed while this node was taking the volume over"),
+                refused.getMessage());
+        assertFalse(b.registered(), "B took its registration back");
+        assertEquals(Map.of("a1", current.next().value(), "a2", current.next().value()), target.registrations());
+        assertEquals("a1", target.holder().orElseThrow());
+    }
+
+    @Test
     void aTargetWithoutPreemptAndAbortIsPreemptedPlainly() throws Exception {
         target.withoutPreemptAndAbort();
         a.acquire();
