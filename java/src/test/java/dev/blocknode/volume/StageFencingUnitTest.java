@@ -273,6 +273,27 @@ class StageFencingUnitTest {
     }
 
     @Test
+    void aStageThatFailsAfterTheReservationKeepsItForTheRetryAndItsUnstageReleasesIt() throws Exception {
+        node.expectProbe(node.device).returns(2, "", "");
+        node.expectFormat(node.device).fails(1, "mkfs.ext4: interrupted");
+        assertThrows(VolumeException.class, () -> node.volumes.stage(request(null, filesystem())));
+        StagingRecord left = node.record(VOLUME).orElseThrow();
+        assertTrue(a.isOurs(left.getFenceKey()), "the record (STAGING) says what to release");
+        assertEquals(Optional.of(left.getFenceKey()), target.holderKey(), "held meanwhile: kubelet retries");
+
+        node.commands.expect(dev.blocknode.volume.filesystem.FilesystemType.EXT4
+                .formatOverInterruptedFormat(node.device.device()).argv().toArray(String[]::new));
+        node.volumes.stage(request(null, filesystem()));
+        FenceKey retried = FenceKey.of(node.record(VOLUME).orElseThrow().getFenceKey());
+        assertEquals(FenceKey.of(left.getFenceKey()).generation() + 1, retried.generation(),
+                "the retry takes its own reservation again, a generation on");
+        assertEquals(Map.of("a1", retried.value(), "a2", retried.value()), target.registrations());
+
+        unstage();
+        assertEquals(Map.of(), target.registrations());
+    }
+
+    @Test
     void aRefusalAfterTheReservationReleasesIt() throws Exception {
         node.block.claimed(node.device.device(), true); // found in use once attached and reserved
 
