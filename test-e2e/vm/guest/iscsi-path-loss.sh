@@ -80,16 +80,23 @@ bn_on_fail() {
   [[ $ROUTE_SET == yes ]] && ip route del blackhole 127.0.0.2/32 table local && ROUTE_SET=no
   true
 }
+# The plugin's word that it left the volume unfenced, and why.
+staged_unfenced() {
+  grep -q "volume $VOLUME is staged without fencing: its target (INQUIRY IET VIRTUAL-DISK, Linux tgt)" \
+    "$VM_RESULTS/plugin.log"
+}
+
 trap bn_on_fail EXIT
 
 bn_begin
 step target-create   vm_target_create $TID "$IQN" 64
 step plugin-ready    bn_plugin_ready
-# fencing=off: tgt ties a reservation registration to the session, not to the initiator port as SPC-4 does, so
-# the session iscsid re-establishes after the cut comes back unregistered, and under the type 5 reservation its
-# writes fail (RESERVATION CONFLICT; ext4 aborts its journal) until the next renewal registers the path again.
-# LIO and real arrays keep the registration: the fc scenario cuts a path of a fenced volume and sees no failed write.
-step stage           csi stagex $VOLUME "$STAGING" ext4 $(bn_iscsi_ctx "$IQN" 1 "$WWID") fencing=off
+# fencing stays at its default, auto, which leaves tgt's LUNs unfenced: tgt ties a reservation registration to
+# the session, so the session iscsid re-establishes after the cut would come back unregistered and fail its
+# writes under the reservation. stage-unfenced checks that the plugin saw that (the fc scenario cuts a path of a
+# fenced volume on LIO, which keeps the registration as SPC-4 asks, and sees no failed write).
+step stage           csi stagex $VOLUME "$STAGING" ext4 $(bn_iscsi_ctx "$IQN" 1 "$WWID")
+step stage-unfenced  staged_unfenced
 step publish         csi publishx $VOLUME "$STAGING" "$TARGET" ext4
 step two-paths       all_paths_active
 session_tmos

@@ -47,10 +47,19 @@ public final class FakeScsiTarget implements ScsiPassThrough {
     private boolean type5Supported = true;
     private boolean preemptAndAbortSupported = true;
     private final List<String> aborted = new ArrayList<>();
+    private String vendor = "LIO-ORG";
+    private String product = "FAKE";
 
     /** {@code device} reaches the LUN through the I_T nexus {@code nexus} (say "nodeA-path1"). */
     public synchronized FakeScsiTarget path(Path device, String nexus) {
         nexusOf.put(device, nexus);
+        return this;
+    }
+
+    /** What the standard INQUIRY names (LIO-ORG FAKE until set). */
+    public synchronized FakeScsiTarget product(String vendor, String product) {
+        this.vendor = vendor;
+        this.product = product;
         return this;
     }
 
@@ -137,10 +146,24 @@ public final class FakeScsiTarget implements ScsiPassThrough {
             return switch (seen.opcode()) {
                 case 0x5e -> in(seen, command.data().length);
                 case 0x5f -> out(seen);
+                case 0x12 -> good(inquiry(command.data().length));
                 case 0x2a -> writeAllowed(seen.nexus()) ? good(new byte[0]) : conflict();
                 default -> illegal(0x20); // INVALID COMMAND OPERATION CODE
             };
         }
+    }
+
+    /** Standard INQUIRY data: a disk (type 0), SPC-4, vendor and product space-padded at bytes 8 and 16. */
+    private byte[] inquiry(int allocation) {
+        byte[] data = new byte[36];
+        java.util.Arrays.fill(data, 8, 36, (byte) ' ');
+        data[2] = 0x06;
+        data[4] = 31;
+        byte[] v = vendor.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        byte[] p = product.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        System.arraycopy(v, 0, data, 8, Math.min(8, v.length));
+        System.arraycopy(p, 0, data, 16, Math.min(16, p.length));
+        return java.util.Arrays.copyOf(data, Math.min(allocation, data.length));
     }
 
     private Reply in(Seen seen, int allocation) {

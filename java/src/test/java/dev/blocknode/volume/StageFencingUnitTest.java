@@ -146,6 +146,22 @@ class StageFencingUnitTest {
     }
 
     @Test
+    void aTgtLunStagesUnfencedWithAutoAndIsRefusedWithRequired() throws Exception {
+        target.product("IET", "VIRTUAL-DISK");
+
+        VolumeException refused = assertThrows(VolumeException.class,
+                () -> node.volumes.stage(request("required", filesystem())));
+        assertEquals(VolumeException.Outcome.FAILED_PRECONDITION, refused.outcome());
+        assertTrue(refused.getMessage().contains("Linux tgt"), refused.getMessage());
+        assertTrue(node.record(VOLUME).isEmpty());
+
+        stage("auto");
+        assertEquals(0, node.record(VOLUME).orElseThrow().getFenceKey());
+        assertEquals(0, reservationOuts());
+        unstage();
+    }
+
+    @Test
     void requiredRefusesALunWithoutType5AndUndoesTheAttach() throws Exception {
         target.withoutType5();
 

@@ -40,6 +40,13 @@ public final class PersistentReservations {
         return Capabilities.parse(in(device, PrCommands.In.REPORT_CAPABILITIES, Capabilities.ALLOCATION));
     }
 
+    /** The target's vendor and product (standard INQUIRY), for the targets whose reservations misbehave. */
+    public TargetProduct inquiry(Path device) throws IOException {
+        ScsiPassThrough.Command command = new ScsiPassThrough.Command(TargetProduct.cdb(),
+                ScsiPassThrough.Direction.FROM_DEVICE, new byte[TargetProduct.ALLOCATION], timeout);
+        return TargetProduct.parse(send(device, command, "INQUIRY").data());
+    }
+
     /**
      * REGISTER: a registered nexus replaces {@code current} by {@code next} (0: unregisters); a nexus whose key
      * is not {@code current} gets a conflict, and so does an unregistered one unless {@code current} is 0.

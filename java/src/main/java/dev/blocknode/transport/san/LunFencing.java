@@ -58,11 +58,14 @@ public final class LunFencing implements Fencing {
             throw VolumeException.internal("volume " + volumeId + ": cannot read the LUN's reservation through any of "
                     + paths, e);
         }
-        Optional<String> noType5 = lacksType5(first.path());
-        if (noType5.isPresent()) {
-            return new Unsupported(noType5.get());
-        }
         Optional<Reservation.Held> held = first.reservation().held();
+        Optional<String> cannotFence = knownQuirk(first.path()).or(() -> lacksType5(first.path()));
+        if (cannotFence.isPresent()) {
+            if (held.isPresent() && !node.isOurs(held.get().key())) {
+                throw heldElsewhere(volumeId, held.get().key(), "this node cannot take it over: " + cannotFence.get());
+            }
+            return new Unsupported(cannotFence.get());
+        }
         Optional<TakeoverRule.TakeOver> takingOver = Optional.empty();
         if (held.isPresent() && !node.isOurs(held.get().key())) {
             takingOver = Optional.of(mayTakeOver(volumeId, held.get(), first.keys()));
@@ -388,6 +391,15 @@ public final class LunFencing implements Fencing {
             }
         }
         return answered;
+    }
+
+    /** A target whose way of keeping reservations makes fencing harmful (see {@link ReservationQuirks}). */
+    private Optional<String> knownQuirk(Path path) {
+        try {
+            return ReservationQuirks.whyNotFenced(pr.inquiry(path));
+        } catch (IOException | IllegalArgumentException unknown) {
+            return Optional.empty(); // every target answers INQUIRY; one that does not is no known quirk
+        }
     }
 
     /** REPORT CAPABILITIES' word on type 5; a target that does not implement the command is taken at RESERVE. */

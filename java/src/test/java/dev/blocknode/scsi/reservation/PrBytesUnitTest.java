@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -108,5 +109,16 @@ class PrBytesUnitTest {
         assertEquals(5, PrType.WRITE_EXCLUSIVE_REGISTRANTS_ONLY.code());
         assertEquals(PrType.EXCLUSIVE_ACCESS_ALL_REGISTRANTS, PrType.ofCode(8));
         assertThrows(IllegalArgumentException.class, () -> PrType.ofCode(2));
+    }
+
+    @Test
+    void inquiryAsksForTheStandard36BytesAndReadsVendorAndProductWithoutTheirPadding() {
+        assertArrayEquals(new byte[]{0x12, 0, 0, 0, 36, 0}, TargetProduct.cdb());
+        byte[] data = new byte[36];
+        java.util.Arrays.fill(data, (byte) ' ');
+        System.arraycopy("IET".getBytes(java.nio.charset.StandardCharsets.US_ASCII), 0, data, 8, 3);
+        System.arraycopy("VIRTUAL-DISK".getBytes(java.nio.charset.StandardCharsets.US_ASCII), 0, data, 16, 12);
+        assertEquals(new TargetProduct("IET", "VIRTUAL-DISK"), TargetProduct.parse(data));
+        assertThrows(IllegalArgumentException.class, () -> TargetProduct.parse(new byte[20]));
     }
 }

@@ -313,6 +313,33 @@ class LunFencingUnitTest {
     }
 
     @Test
+    void aTgtLunIsNotFencedSinceAPathThatLogsInAgainLosesItsRegistration() throws Exception {
+        target.product("IET", "VIRTUAL-DISK");
+
+        Fencing.Unsupported tgt = assertInstanceOf(Fencing.Unsupported.class, a.fencing.acquire("vol-1", LUN, a.key));
+
+        assertTrue(tgt.why().contains("Linux tgt") && tgt.why().contains("logs in again"), tgt.why());
+        assertEquals(Map.of(), target.registrations(), "nothing registered");
+        assertEquals(Optional.empty(), target.holder());
+        assertEquals(List.of(), target.log().stream().filter(seen -> seen.opcode() == 0x5f).toList());
+    }
+
+    @Test
+    void aLunThisNodeCannotFenceIsStillRefusedWhileAnotherNodeHoldsIt() throws Exception {
+        Fencing.Held held = a.acquire(); // reserved while the target still answered as LIO (or by another tool)
+        target.product("IET", "VIRTUAL-DISK");
+
+        VolumeException refused = b.refused();
+
+        assertTrue(refused.getMessage().contains("reservation key " + held.key()), refused.getMessage());
+        assertTrue(refused.getMessage().contains("cannot take it over"), refused.getMessage());
+        assertFalse(b.registered());
+        target.withoutType5();
+        assertTrue(b.refused().getMessage().contains("type 5"));
+        assertEquals(Optional.of(held.key().value()), target.holderKey(), "the holder keeps the LUN");
+    }
+
+    @Test
     void nodeKeysAreStableDistinctAndNeverZero() {
         FenceKey key = FenceKey.forNode("node-a");
         assertEquals(key, FenceKey.forNode("node-a"));
