@@ -15,11 +15,13 @@ java @"$jvm_args" -XX:AOTCacheOutput="$cache" -jar "$jar" --endpoint="unix://$wo
 pid=$!
 port=
 for _ in $(seq 150); do
-    port=$(sed -n 's|.*metrics at http://127\.0\.0\.1:\([0-9][0-9]*\)/metrics.*|\1|p' "$work/plugin.log" | head -n 1)
+    # (tee may not have made the file yet: sed then finds nothing, which is no failure)
+    port=$(sed -n 's|.*metrics at http://127\.0\.0\.1:\([0-9][0-9]*\)/metrics.*|\1|p' "$work/plugin.log" 2>/dev/null || true)
+    port=${port%%$'\n'*}
     [[ -S $work/csi.sock && -n $port ]] && break
     sleep 0.2
 done
-[[ -n $port ]] || { echo "aot-training: the plugin did not start (no metrics port in its log)" >&2; exit 1; }
+[[ -n $port ]] || { echo "aot-training: the plugin did not start (no metrics port in its log)" >&2; kill "$pid"; exit 1; }
 client() { java -jar "$jar" client --endpoint "unix://$work/csi.sock" "$@" >/dev/null; }
 for rpc in Probe GetPluginInfo GetPluginCapabilities NodeGetInfo NodeGetCapabilities; do client "$rpc"; done
 # An error answer (NOT_FOUND: nothing is staged) trains the error path too.
