@@ -113,7 +113,9 @@ final class Footprint {
             if (m.find()) {
                 long committed = Long.parseLong(m.group(3));
                 if (committed >= 256) {
-                    out.append(m.group(1)).append(' ').append(committed).append(" KiB");
+                    // NMT's "Other" is memory from Unsafe.allocateMemory: Netty's pooled direct buffers here.
+                    String name = m.group(1).equals("Other") ? "Other (direct buffers)" : m.group(1);
+                    out.append(name).append(' ').append(committed).append(" KiB");
                     int at = lines.indexOf(line);
                     List<String> detail = lines.subList(at + 1, Math.min(lines.size(), at + 4));
                     for (String d : detail) {

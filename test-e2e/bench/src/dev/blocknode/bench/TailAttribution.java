@@ -64,8 +64,8 @@ final class TailAttribution {
         long first = sorted.stream().mapToLong(Cycle::start).min().orElse(0);
         long last = sorted.stream().mapToLong(c -> c.start() + c.nanos()).max().orElse(0);
         pauses.stream().filter(p -> p[1] >= first && p[0] <= last).forEach(p -> pauseLengths.add(p[1] - p[0]));
-        return String.format(Locale.ROOT, "the slowest 1%% (%d cycles): %s; the middle 10%%: %s. GC pauses of the"
-                        + " plugin while the measured cycles ran: %d (%s)", slow, tail, middle, pauseLengths.size(),
+        return String.format(Locale.ROOT, "the slowest 1%% (%d of %d cycles): %s; the middle 10%%: %s. GC pauses of"
+                        + " the plugin while the measured cycles ran: %d (%s)", slow, n, tail, middle, pauseLengths.size(),
                 pauseLengths.size() == 0 ? "none" : "median " + Samples.fmt(pauseLengths.median()) + ", max "
                         + Samples.fmt(pauseLengths.max()));
     }
