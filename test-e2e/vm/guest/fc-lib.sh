@@ -302,11 +302,17 @@ fc_begin() {
   BN_OWN_SAN=yes
 }
 
+# Stops what fc_begin started besides the plugin: multipathd, udevd.
+fc_daemons_stop() {
+  multipathd shutdown >/dev/null
+  udevadm control --exit && vm_wait "udevd to exit" 60 sh -c "! pidof systemd-udevd"
+}
+
 fc_end() {
   bn_phase_report
   step plugin-stop  bn_plugin_stop
   step node-clean   fc_node_clean
   step san-delete   fc_san_delete
-  step daemons-stop eval 'multipathd shutdown >/dev/null; udevadm control --exit && vm_wait "udevd to exit" 60 sh -c "! pidof systemd-udevd"'
+  step daemons-stop fc_daemons_stop
   echo "$BN_SCENARIO: all $BN_STEPS_OK steps passed in $(( $(vm_now_ms) - BN_STARTED )) ms"
 }
