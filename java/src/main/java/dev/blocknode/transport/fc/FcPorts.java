@@ -18,8 +18,9 @@ import java.util.regex.Pattern;
  * The node's Fibre Channel view from sysfs: its HBA ports (/sys/class/fc_host/hostH) and the remote ports
  * each one sees (/sys/class/fc_remote_ports/rport-H:C-N). A remote port that is a SCSI target has a
  * {@code scsi_target_id} (T of H:C:T:L; -1 for a port that is not a target, such as another initiator).
- * Until a LUN behind it is scanned, a remote port has no SCSI target in sysfs (no targetH:C:T directory, no
- * fc_transport entry): the kernel makes one with its first LUN and removes it with its last.
+ * Nothing here needs the port's SCSI target in sysfs: with the kernel's own scan off (scsi_mod.scan=manual) a
+ * remote port has no targetH:C:T directory and no fc_transport entry until a LUN behind it is scanned, and the
+ * kernel removes the target with its last LUN (both measured in the VM tier).
  */
 public final class FcPorts {
 

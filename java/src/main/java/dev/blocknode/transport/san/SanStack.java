@@ -37,9 +37,9 @@ public final class SanStack {
         this.hosts = new ScsiHosts(host.paths(), writer);
         this.devices = new ScsiDevices(host.paths(), writer, host.blockDevices());
         this.attacher = LunAttacher.on(host, devices, waiter, daemon, timeouts);
-        this.targetedScan = new TargetedScan(hosts, devices, attacher.multipath(), host.blockDevices(), host.paths(),
-                waiter);
         this.scanUndo = new ScanUndo(devices, attacher.multipath(), host.blockDevices(), host.paths(), waiter);
+        this.targetedScan = new TargetedScan(hosts, devices, scanUndo, attacher.multipath(), host.blockDevices(),
+                host.paths(), waiter);
     }
 
     public ScsiHosts hosts() {

@@ -14,6 +14,7 @@ import dev.blocknode.scsi.ScsiHosts;
 
 import java.io.IOException;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.logging.Logger;
 
@@ -41,15 +42,17 @@ public final class TargetedScan {
 
     private final ScsiHosts hosts;
     private final ScsiDevices devices;
+    private final ScanUndo scanUndo;
     private final Multipath multipath;
     private final BlockDevices blockDevices;
     private final HostPaths hostPaths;
     private final DeviceWaiter waiter;
 
-    public TargetedScan(ScsiHosts hosts, ScsiDevices devices, Multipath multipath, BlockDevices blockDevices,
-                        HostPaths hostPaths, DeviceWaiter waiter) {
+    public TargetedScan(ScsiHosts hosts, ScsiDevices devices, ScanUndo scanUndo, Multipath multipath,
+                        BlockDevices blockDevices, HostPaths hostPaths, DeviceWaiter waiter) {
         this.hosts = hosts;
         this.devices = devices;
+        this.scanUndo = scanUndo;
         this.multipath = multipath;
         this.blockDevices = blockDevices;
         this.hostPaths = hostPaths;
@@ -85,18 +88,10 @@ public final class TargetedScan {
         return removedIfUnheld(volumeId, disk);
     }
 
-    /** Deletes a stale disk unless something holds or opens it; true when it is gone. */
+    /** Deletes a stale disk unless something holds or opens it (as a refused attach's disks); true when it is gone. */
     private boolean removedIfUnheld(String volumeId, ScsiDisk disk) throws IOException {
-        if (!devices.isPresent(disk)) {
-            return true;
-        }
-        if (!devices.holders(disk.name()).isEmpty() || blockDevices.isClaimed(disk.devicePath())) {
-            LOG.warning(() -> "volume " + volumeId + ": the stale " + disk + " stays: something holds it");
-            return false;
-        }
-        devices.remove(disk);
-        LOG.info(() -> "volume " + volumeId + ": deleted the stale " + disk);
-        return true;
+        scanUndo.removeUnheld(volumeId, List.of(disk.address()), "finding it stale");
+        return !devices.isPresent(disk);
     }
 
     /** The disk's identity as the LUN at its address gives it now; empty when it is not running. */
