@@ -107,7 +107,7 @@ fc_backend_args() {
 target_exists() {
   if [[ $BACKEND == nvmet ]]; then
     [[ -e $NVMET/subsystems/$SUBSYS_NQN ]]
-  elif [[ $BACKEND == fc ]]; then
+  elif [[ $BACKEND == fc ]]; then # its TPGs' ports, or its backstores' HBA (LioFcBackend.HBA)
     [[ -e $FC_TARGET/fc/${FC_WWPN[${FC_ARRAY_PORTS[0]}]} || -e $FC_TARGET/fc/${FC_WWPN[${FC_ARRAY_PORTS[1]}]} ||
        -e $FC_TARGET/core/fileio_21 ]]
   else
