@@ -151,10 +151,11 @@ public final class FcTransport implements Transport {
 
     /**
      * H:C:T:LUN behind every usable remote port of the targets: the port is Online, is a SCSI target
-     * (scsi_target_id is not -1) with the FCP Target role, and is seen by an Online HBA port. (The kernel keeps
-     * a port's target id when the port loses the role, and a port whose process login found no target yet,
-     * an array port configured after the node logged in, is an initiator only: it never becomes a target
-     * until it logs in again. Both measured in the VM tier.)
+     * (scsi_target_id is not -1) with the FCP Target role, and is seen by an Online HBA port. The role counts
+     * because the target id does not go with it: the kernel keeps a port's id when the port logs in again
+     * without the role (fc_remote_port_rolechg's documentation) and after dev_loss_tmo (roles "unknown",
+     * measured in the VM tier). A port whose process login found no target, an array port configured after
+     * the node logged in, stays an initiator only until it logs in again (measured there too).
      */
     private List<ScsiAddress> lunAddresses(String volumeId, FcVolumeSpec spec) throws VolumeException {
         List<ScsiAddress> addresses = new ArrayList<>();

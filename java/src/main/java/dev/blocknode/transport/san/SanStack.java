@@ -20,9 +20,9 @@ import java.util.Optional;
  * The SCSI stack under every SAN transport, built in one place: the SCSI hosts to scan, their disks, the
  * {@link TargetedScan} that brings a LUN in at an address, the {@link LunAttacher} (wait, verify, multipath,
  * release) and the {@link ScanUndo} of a scan that ended in no attachment, all over the same sysfs writer and
- * device waiter. A transport composes one and adds only how
- * a LUN becomes reachable (FC: remote ports; iSCSI: sessions) and what its attachment records beside the LUN;
- * what a SAN attachment is to path health, growth and release is the same for all of them, so it is here.
+ * device waiter. A transport composes one and adds only how a LUN becomes reachable (FC: remote ports; iSCSI:
+ * sessions) and what its attachment records beside the LUN; what a SAN attachment is to path health, growth
+ * and release is the same for all of them, so it is here.
  */
 public final class SanStack {
 
