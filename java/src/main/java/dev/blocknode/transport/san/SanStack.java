@@ -18,15 +18,17 @@ import java.util.Optional;
 
 /**
  * The SCSI stack under every SAN transport, built in one place: the SCSI hosts to scan, their disks, the
- * {@link LunAttacher} (wait, verify, multipath, release) and the {@link ScanUndo} of a scan that ended in no
- * attachment, all over the same sysfs writer and device waiter. A transport composes one and adds only how
- * a LUN becomes reachable (FC: remote ports; iSCSI: sessions) and what its attachment records beside the LUN;
- * what a SAN attachment is to path health, growth and release is the same for all of them, so it is here.
+ * {@link TargetedScan} that brings a LUN in at an address, the {@link LunAttacher} (wait, verify, multipath,
+ * release) and the {@link ScanUndo} of a scan that ended in no attachment, all over the same sysfs writer and
+ * device waiter. A transport composes one and adds only how a LUN becomes reachable (FC: remote ports; iSCSI:
+ * sessions) and what its attachment records beside the LUN; what a SAN attachment is to path health, growth
+ * and release is the same for all of them, so it is here.
  */
 public final class SanStack {
 
     private final ScsiHosts hosts;
     private final ScsiDevices devices;
+    private final TargetedScan targetedScan;
     private final LunAttacher attacher;
     private final ScanUndo scanUndo;
 
@@ -36,6 +38,8 @@ public final class SanStack {
         this.devices = new ScsiDevices(host.paths(), writer, host.blockDevices());
         this.attacher = LunAttacher.on(host, devices, waiter, daemon, timeouts);
         this.scanUndo = new ScanUndo(devices, attacher.multipath(), host.blockDevices(), host.paths(), waiter);
+        this.targetedScan = new TargetedScan(hosts, devices, scanUndo, attacher.multipath(), host.blockDevices(),
+                host.paths(), waiter);
     }
 
     public ScsiHosts hosts() {
@@ -44,6 +48,10 @@ public final class SanStack {
 
     public ScsiDevices devices() {
         return devices;
+    }
+
+    public TargetedScan targetedScan() {
+        return targetedScan;
     }
 
     public LunAttacher attacher() {
