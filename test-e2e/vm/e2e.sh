@@ -5,8 +5,8 @@
 #   test-e2e/vm/e2e.sh [RUN...]     a RUN is one boot: SCENARIO (test-e2e/vm/guest/SCENARIO.sh alone) or
 #                                   NAME:SCENARIO+SCENARIO... (guest/suite.sh runs them in turn in one boot,
 #                                   the SAN started once; results in results/NAME/SCENARIO/)
-#   default: smoke, every iscsi-* scenario in one boot, iscsi-crash, sanity, nvme-tcp, sanity-nvme, fc
-#   (DEFAULT_RUNS)
+#   default: smoke, every iscsi-* scenario in one boot, iscsi-crash, sanity, nvme-tcp, sanity-nvme, fc,
+#   sanity-fc (DEFAULT_RUNS)
 #
 # Needs root (qemu reads the whole host / to share it) and the packages of setup.sh; the plugin's jar
 # must be built (make e2e-vm does both). Host-side preparation, all cached under $VM_WORK:
@@ -26,9 +26,9 @@ source "$VM_DIR/guest/jvm.sh"
 # nvme-tcp (the plugin's nvme-tcp transport against the kernel's nvmet) and sanity-nvme (csi-sanity over it)
 # need no iSCSI daemon: boots of their own.
 # fc (the plugin's fc transport over FCoE VN2VN with LIO tcm_fc as the array) sets scsi_mod's scan mode to
-# manual for its boot: a boot of its own.
+# manual for its boot: a boot of its own; so does sanity-fc, csi-sanity over it.
 DEFAULT_RUNS=(smoke iscsi:iscsi-fs+iscsi-shared-session+iscsi-wrong-lun+iscsi-chap+iscsi-lost-record+iscsi-path-loss
-              iscsi-crash sanity nvme-tcp sanity-nvme fc fencing)
+              iscsi-crash sanity nvme-tcp sanity-nvme fc sanity-fc fencing)
 runs=("$@")
 ((${#runs[@]})) || runs=("${DEFAULT_RUNS[@]}")
 [[ $(id -u) -eq 0 ]] || { echo "e2e.sh: must run as root (qemu shares the host's / with the guest)" >&2; exit 2; }

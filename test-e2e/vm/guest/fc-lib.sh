@@ -76,27 +76,58 @@ fc_fabric_create() {
   for iface in "${FC_NODE_PORTS[@]}" "${FC_ARRAY_PORTS[@]}"; do fc_ctlr_create "$iface" || return; done
 }
 
-# fc_array_create SIZE_MB...: LUN 0, 1... of those sizes, exported on both array ports to the node port of
-# the same pair. Made before the controllers are enabled, so the first login already finds the target role.
+# The tmpfs that holds the LUNs' backing files (the sanity backend's too).
+fc_luns_mount() {
+  mkdir -p "$FC_LUNS" && { mountpoint -q "$FC_LUNS" || mount -t tmpfs -o size=1g,mode=700 bn-fc "$FC_LUNS"; }
+}
+
+# fc_backstore_create ID SIZE_MB: a fileio backstore over a file of that size, with unit serial fc_serial ID
+# (so WWID fc_wwid ID).
+fc_backstore_create() {
+  local id=$1 size=$2 store=$FC_TARGET/core/fileio_$1/lun$1
+  truncate -s "${size}M" "$(fc_lun_file "$id")" && mkdir -p "$store" || return
+  echo "fd_dev_name=$(fc_lun_file "$id"),fd_dev_size=$((size * 1024 * 1024))" > "$store/control" || return
+  fc_serial "$id" > "$store/wwn/vpd_unit_serial" && echo 1 > "$store/enable"
+}
+fc_backstore_delete() { rmdir "$FC_TARGET/core/fileio_$1/lun$1" "$FC_TARGET/core/fileio_$1" && rm -f "$(fc_lun_file "$1")"; }
+
+# fc_tpg I / fc_acl I: array port I's TPG, and in it the ACL of the node port on the same pair.
+fc_tpg() { echo "$FC_TARGET/fc/${FC_WWPN[${FC_ARRAY_PORTS[$1]}]}/tpgt_1"; }
+fc_acl() { echo "$(fc_tpg "$1")/acls/${FC_WWPN[${FC_NODE_PORTS[$1]}]}"; }
+
+# fc_lun_map ID LUN: backstore ID exported as LUN on both array ports, mapped in each one's ACL.
+fc_lun_map() {
+  local id=$1 lun=$2 i tpg acl
+  for i in 0 1; do
+    tpg=$(fc_tpg $i); acl=$(fc_acl $i)
+    mkdir -p "$tpg/lun/lun_$lun" && ln -s "$FC_TARGET/core/fileio_$id/lun$id" "$tpg/lun/lun_$lun/store" || return
+    mkdir -p "$acl/lun_$lun" && ln -s "$tpg/lun/lun_$lun" "$acl/lun_$lun/map" || return
+  done
+}
+# fc_lun_unmap LUN: what the array does when the LUN is deleted: no port exports it any more.
+fc_lun_unmap() {
+  local lun=$1 i tpg acl
+  for i in 0 1; do
+    tpg=$(fc_tpg $i); acl=$(fc_acl $i)
+    rm -f "$acl/lun_$lun/map" && rmdir "$acl/lun_$lun" && rm -f "$tpg/lun/lun_$lun/store" && rmdir "$tpg/lun/lun_$lun" || return
+  done
+}
+# fc_lun_replace LUN ID SIZE_MB: the array deletes LUN (its backstore too) and maps a new one, backstore ID
+# (another serial, so another WWID), at the same number.
+fc_lun_replace() { fc_lun_unmap "$1" && fc_backstore_delete "$1" && fc_backstore_create "$2" "$3" && fc_lun_map "$2" "$1"; }
+
+# fc_array_create SIZE_MB...: LUN 0, 1... of those sizes (backstores 0, 1...), exported on both array ports to
+# the node port of the same pair. Made before the controllers are enabled: a node port that logs in before its
+# TPG and ACL exist sees the array port as an initiator only, and keeps seeing it so (measured: no FCP Target
+# role within 30 s of the TPG's creation; nothing makes the ports log in again).
 fc_array_create() {
-  local lun=0 size store i port tpg
-  mkdir -p "$FC_LUNS" && { mountpoint -q "$FC_LUNS" || mount -t tmpfs -o size=1g,mode=700 bn-fc "$FC_LUNS"; } || return
+  local lun=0 size
+  fc_luns_mount || return
   for size in "$@"; do
-    store=$FC_TARGET/core/fileio_$lun/lun$lun
-    truncate -s "${size}M" "$(fc_lun_file $lun)" && mkdir -p "$store" || return
-    echo "fd_dev_name=$(fc_lun_file $lun),fd_dev_size=$((size * 1024 * 1024))" > "$store/control" || return
-    fc_serial $lun > "$store/wwn/vpd_unit_serial" && echo 1 > "$store/enable" || return
+    fc_backstore_create $lun "$size" && fc_lun_map $lun $lun || return
     lun=$((lun + 1))
   done
   FC_LUN_COUNT=$lun
-  for i in 0 1; do
-    tpg=$FC_TARGET/fc/${FC_WWPN[${FC_ARRAY_PORTS[$i]}]}/tpgt_1
-    port=${FC_WWPN[${FC_NODE_PORTS[$i]}]}
-    for ((lun = 0; lun < FC_LUN_COUNT; lun++)); do
-      mkdir -p "$tpg/lun/lun_$lun" && ln -s "$FC_TARGET/core/fileio_$lun/lun$lun" "$tpg/lun/lun_$lun/store" || return
-      mkdir -p "$tpg/acls/$port/lun_$lun" && ln -s "$tpg/lun/lun_$lun" "$tpg/acls/$port/lun_$lun/map" || return
-    done
-  done
 }
 
 fc_hosts_online() {
@@ -114,6 +145,13 @@ fc_target_port_state() {
   done
   echo absent
 }
+# fc_port_timeouts I: dev_loss_tmo and fast_io_fail_tmo of the node's remote port for array port I.
+fc_port_timeouts() {
+  local r want=${FC_WWPN[${FC_ARRAY_PORTS[$1]}]//:/}
+  for r in /sys/class/fc_remote_ports/rport-"${FC_HOST[${FC_NODE_PORTS[$1]}]}":*; do
+    [[ -e $r && $(sed 's/^0x//' "$r/port_name") == "$want" ]] && echo "dev_loss_tmo $(cat "$r/dev_loss_tmo") fast_io_fail_tmo $(cat "$r/fast_io_fail_tmo")"
+  done
+}
 fc_targets_online() { [[ $(fc_target_port_state 0) == Online && $(fc_target_port_state 1) == Online ]]; }
 
 # Enables the four controllers: VN2VN claims port ids, the ends log in to each other.
@@ -128,10 +166,30 @@ fc_enable() {
 
 fc_san_create() { fc_fabric_create && fc_array_create "$@" && fc_enable; }
 
-# fc_ctx LUN [KEY=VALUE...]: the volume context of LUN through both array ports, with its WWID as identity.
-fc_ctx() {
-  local lun=$1; shift
-  echo "transport=fc targetWWNs=${FC_WWPN[${FC_ARRAY_PORTS[0]}]},${FC_WWPN[${FC_ARRAY_PORTS[1]}]} lun=$lun wwids=$(fc_wwid "$lun") $*"
+# fc_lun_ctx LUN WWID: the volume context of LUN through both array ports, with WWID as its identity.
+fc_lun_ctx() {
+  echo "transport=fc targetWWNs=${FC_WWPN[${FC_ARRAY_PORTS[0]}]},${FC_WWPN[${FC_ARRAY_PORTS[1]}]} lun=$1 wwids=$2"
+}
+# fc_ctx LUN: LUN's context with its own WWID (fc_array_create's LUN N is backstore N).
+fc_ctx() { fc_lun_ctx "$1" "$(fc_wwid "$1")"; }
+
+# fc_target_id I: the SCSI target id of the node's remote port for array port I.
+fc_target_id() {
+  local r want=${FC_WWPN[${FC_ARRAY_PORTS[$1]}]//:/}
+  for r in /sys/class/fc_remote_ports/rport-"${FC_HOST[${FC_NODE_PORTS[$1]}]}":*; do
+    [[ -e $r && $(sed 's/^0x//' "$r/port_name") == "$want" ]] && grep -q "FCP Target" "$r/roles" && { cat "$r/scsi_target_id"; return; }
+  done
+  return 1
+}
+# fc_scan_by_hand LUN: what an HBA's own scan does (the kernel's default scan mode scans every LUN of a new
+# target): LUN's disk behind both node ports, made without the plugin.
+fc_scan_by_hand() {
+  local i h t
+  for i in 0 1; do
+    h=${FC_HOST[${FC_NODE_PORTS[$i]}]}; t=$(fc_target_id $i) || return
+    echo "0 $t $1" > "/sys/class/scsi_host/host$h/scan" || return
+    vm_wait "a disk at $h:0:$t:$1" 30 sh -c "ls /sys/bus/scsi/devices/$h:0:$t:$1/block/ 2>/dev/null | grep -q ." || return
+  done
 }
 
 # SCSI disks behind the node's FC hosts: prints "H:C:T:L sdX" lines.
@@ -144,11 +202,37 @@ fc_disks() {
   done
 }
 
-# Nothing of FC left on the node's side: no disk behind its hosts (the fabric itself stays up).
+# The SCSI targets behind the node's remote ports, each with the devices in it: "H:C:T: H:C:T:L..." lines. A
+# remote port has none until a LUN is scanned; the kernel removes a target with its last device.
+fc_scsi_targets() {
+  local iface t
+  for iface in "${FC_NODE_PORTS[@]}"; do
+    for t in /sys/class/scsi_host/host"${FC_HOST[$iface]}"/device/rport-*/target*; do
+      [[ -e $t ]] && echo "${t##*/target}: $(cd "$t" && ls -d [0-9]*:*:*:* 2>/dev/null | tr '\n' ' ')"
+    done
+  done
+}
+
+# Nothing of FC left on the node's side: no disk, no SCSI device and no SCSI target behind its remote ports
+# (the fabric itself stays up).
 fc_leftovers() {
   local left
-  left=$(fc_disks)
-  [[ -z $left ]] || { echo "left over FC disks: $(echo $left)"; return 1; }
+  left=$(fc_scsi_targets)
+  [[ -z $left ]] || { echo "left behind the node's FC remote ports: $(echo $left) (disks: $(fc_disks | tr '\n' ' '))"; return 1; }
+}
+
+# fc_only_luns LUN...: the node's remote ports hold the SCSI targets of these LUNs' scans, one per port, and no
+# other LUN: the plugin's scans were targeted.
+fc_only_luns() {
+  local iface t want have
+  for iface in "${FC_NODE_PORTS[@]}"; do
+    t=(/sys/class/scsi_host/host"${FC_HOST[$iface]}"/device/rport-*/target*)
+    [[ ${#t[@]} == 1 && -e ${t[0]} ]] || { echo "host${FC_HOST[$iface]}: ${#t[@]} SCSI targets: ${t[*]}" >&2; return 1; }
+    want=$(printf '%s\n' "$@" | sort -n | tr '\n' ' ')
+    have=$(cd "${t[0]}" && ls -d [0-9]*:*:*:* | sed 's/.*://' | sort -n | tr '\n' ' ')
+    [[ $have == "$want" ]] || { echo "host${FC_HOST[$iface]}: LUNs $have, expected $want" >&2; return 1; }
+  done
+  echo "  $(fc_scsi_targets | tr '\n' ';')"
 }
 
 # Takes the fabric down: controllers (ctlr_destroy returns before the host is gone: waits), the array's
@@ -222,11 +306,17 @@ fc_begin() {
   BN_OWN_SAN=yes
 }
 
+# Stops what fc_begin started besides the plugin: multipathd, udevd.
+fc_daemons_stop() {
+  multipathd shutdown >/dev/null
+  udevadm control --exit && vm_wait "udevd to exit" 60 sh -c "! pidof systemd-udevd"
+}
+
 fc_end() {
   bn_phase_report
   step plugin-stop  bn_plugin_stop
   step node-clean   fc_node_clean
   step san-delete   fc_san_delete
-  step daemons-stop eval 'multipathd shutdown >/dev/null; udevadm control --exit && vm_wait "udevd to exit" 60 sh -c "! pidof systemd-udevd"'
+  step daemons-stop fc_daemons_stop
   echo "$BN_SCENARIO: all $BN_STEPS_OK steps passed in $(( $(vm_now_ms) - BN_STARTED )) ms"
 }

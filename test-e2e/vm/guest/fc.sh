@@ -18,11 +18,16 @@
 #   teardown: unstaging both leaves no disk, map or mount.
 #   wrong:    LUN 0 asked for with LUN 2's WWID: FAILED_PRECONDITION naming the WWID found, no disk or map
 #             left, no staging record; NodeUnstageVolume then succeeds.
+#   reused:   disks of LUN 2 left on the node (scanned by hand, as an HBA's own scan leaves them; multipathd
+#             maps them), then the array deletes LUN 2 and maps another LUN at number 2. The stale disks still
+#             name the deleted LUN, so a stage of it is refused naming the LUN there now, and nothing is left
+#             (stale disks and their map included); a stage of the new LUN gets fresh disks of it.
 #   crash:    the plugin halted at stage.attached (both paths scanned in, the map built, only the ATTACHING
 #             record knows): restarted, it releases them before its socket opens; kubelet's retry stages.
 #   lost record: LUN 0 staged, its record file deleted (plugin restarted); NodeUnstageVolume traces the
 #             staging mount to the map, its paths and their FC hosts, and releases all of it.
-# At the end: no SCSI disk, no dm device, no mount, no staging record; then the fabric is taken down.
+# After every part: no SCSI target, SCSI device or disk behind the node's remote ports, no dm device, no
+# mount, no staging record; at the end the fabric is taken down.
 HERE=$(dirname "$(readlink -f "$0")")
 source "$HERE/fc-lib.sh"
 
@@ -62,7 +67,8 @@ link_down() {
   CUT_AT=$(vm_now_ms)
   ip link set "${FC_ARRAY_PORTS[1]}" down && LINK_DOWN=yes || return
   vm_wait "the remote port of array port 2 to leave Online" 30 port_2_lost || return
-  echo "  array port 2's remote port $(fc_target_port_state 1) $(( $(vm_now_ms) - CUT_AT )) ms after the link went down"
+  echo "  array port 2's remote port $(fc_target_port_state 1) $(( $(vm_now_ms) - CUT_AT )) ms after the link went down;" \
+    "its timeouts (multipathd's): $(fc_port_timeouts 1)"
 }
 path_failed() {
   vm_wait "a failed path in LUN 0's map" 60 map_has_failed_path || return
@@ -100,9 +106,24 @@ nothing_left_of() {
   fc_leftovers && vm_leftovers
 }
 wrong_refused() {
-  csi_fails FAILED_PRECONDITION stagex $WRONG "$WRONG_STAGING" ext4 \
-    "transport=fc targetWWNs=${FC_WWPN[${FC_ARRAY_PORTS[0]}]},${FC_WWPN[${FC_ARRAY_PORTS[1]}]} lun=0 wwids=$(fc_wwid 2)" || return
+  csi_fails FAILED_PRECONDITION stagex $WRONG "$WRONG_STAGING" ext4 $(fc_lun_ctx 0 "$(fc_wwid 2)") || return
   [[ $CSI_REPLY == *"$(fc_wwid 0)"* ]] || { echo "the refusal does not name the WWID found" >&2; return 1; }
+}
+
+# ------------------------------------------------------------------------------- reused LUN number
+
+REUSED=fc-reused
+REUSED_STAGING=$(staging_of $REUSED)
+DELETED_WWID=$(fc_wwid 2)
+REUSED_ID=12 # the new LUN's backstore: another serial, so another WWID
+stale_disks() {
+  fc_scan_by_hand 2 || return
+  udevadm settle --timeout=30
+  echo "  disks of LUN 2: $(fc_disks | tr '\n' ' ')"
+}
+deleted_lun_refused() {
+  csi_fails FAILED_PRECONDITION stagex $REUSED "$REUSED_STAGING" ext4 $(fc_lun_ctx 2 "$DELETED_WWID") || return
+  [[ $CSI_REPLY == *"$(fc_wwid $REUSED_ID)"* ]] || { echo "the refusal does not name the LUN now at number 2" >&2; return 1; }
 }
 
 # ----------------------------------------------------------------------------- crash and lost record
@@ -155,6 +176,7 @@ step plugin-ready       bn_plugin_ready
 
 step stage-fs           csi stagex $FS "$FS_STAGING" ext4 $(fc_ctx 0)
 step staged-fs-map      check_map "$FS_STAGING" 0
+step targeted-scans     fc_only_luns 0
 step publish-fs         csi publishx $FS "$FS_STAGING" "$FS_TARGET" ext4
 step write-fsync        write_sum
 step unpublish-fs       csi unpublish $FS "$FS_TARGET"
@@ -168,6 +190,7 @@ step verify-sha256      bn_verify_file "$FS_TARGET/data" "$SUM"
 step stage-block        csi stagex $BLK "$BLK_STAGING" block $(fc_ctx 1)
 step publish-block      csi publishx $BLK "$BLK_STAGING" "$BLK_TARGET" block
 step block-map          check_map "$BLK_TARGET" 1
+step targeted-scans-2   fc_only_luns 0 1
 step write-raw-direct   bn_write_raw "$BLK_TARGET"
 step read-raw-back      read_raw
 
@@ -195,6 +218,16 @@ step all-released       eval 'udevadm settle --timeout=30; fc_leftovers && vm_le
 step wrong-lun-refused  wrong_refused
 step wrong-lun-undone   nothing_left_of $WRONG
 step unstage-after-refusal csi unstage $WRONG "$WRONG_STAGING"
+
+step stale-disks-lun-2  stale_disks
+step lun-2-number-reused fc_lun_replace 2 $REUSED_ID 64
+step deleted-lun-refused deleted_lun_refused
+step deleted-lun-undone nothing_left_of $REUSED
+step unstage-deleted-lun csi unstage $REUSED "$REUSED_STAGING"
+step stage-reused-lun   csi stagex $REUSED "$REUSED_STAGING" ext4 $(fc_lun_ctx 2 "$(fc_wwid $REUSED_ID)")
+step reused-lun-map     check_map "$REUSED_STAGING" $REUSED_ID
+step unstage-reused-lun csi unstage $REUSED "$REUSED_STAGING"
+step reused-released    released "$REUSED_STAGING"
 
 step crash-after-attach crash_after_attach
 step recovered-at-start recovered_at_start

@@ -21,6 +21,14 @@
 # plugin's nvme-tcp transport on two portals (or reuses the controllers another volume's stage made), checks
 # the namespace's UUID on both paths and mounts the multipath head; the node must end with no controller.
 #
+# With GUEST_SANITY_BACKEND=fc (the sanity-fc scenario) over Fibre Channel: fc-lib.sh's fabric (FCoE VN2VN over
+# two veth pairs), and the controller's fc backend makes a tcm_fc TPG on each array port with an ACL for each
+# node port, then each CreateVolume is a fileio LUN exported on both (a random unit serial, so a new WWID per
+# volume). The ports are enabled only once the controller listens: a node port that logged in before its TPG
+# and ACL existed never sees the array port as a target. Every NodeStageVolume scans that LUN behind both
+# remote ports, checks its WWID on both paths and mounts the multipath map; every NodeUnstageVolume flushes the
+# map and deletes both disks, leaving no SCSI target behind the remote ports.
+#
 # Results (in $VM_RESULTS): junit-TYPE.xml, sanity-TYPE.log, skipped-TYPE.txt (each skipped spec and
 # why), plugin.log, e2e.log, commands.log (what the plugin ran), metrics.txt.
 HERE=$(dirname "$(readlink -f "$0")")
@@ -28,7 +36,8 @@ BACKEND=${GUEST_SANITY_BACKEND:-tgt}
 case $BACKEND in
   tgt) source "$HERE/iscsi-lib.sh" ;;
   nvmet) source "$HERE/nvme-lib.sh" ;;
-  *) echo "GUEST_SANITY_BACKEND must be tgt or nvmet, not $BACKEND"; exit 2 ;;
+  fc) source "$HERE/fc-lib.sh" ;;
+  *) echo "GUEST_SANITY_BACKEND must be tgt, nvmet or fc, not $BACKEND"; exit 2 ;;
 esac
 
 E2E_JAR=${GUEST_E2E_JAR:-$REPO/test-e2e/target/blocknode-e2e.jar}
@@ -56,6 +65,9 @@ E2E_JAVA_OPTS=("${VM_JAVA_OPTS[@]}")
 if [[ $BACKEND == nvmet ]]; then
   WORK_DIR=$NVME_LUNS/sanity
   BACKEND_ARGS=(--backend nvmet --nvmet-nqn "$SUBSYS_NQN" --nvmet-portals "127.0.0.1:$NVME_PORT,127.0.0.2:$NVME_PORT")
+elif [[ $BACKEND == fc ]]; then
+  WORK_DIR=$FC_LUNS/sanity
+  BACKEND_ARGS=() # the ports' WWPNs are known once the fabric exists: fc_backend_args
 else
   WORK_DIR=$VM_LUN_DIR/sanity
   BACKEND_ARGS=(--backend tgt --tgt-tid "$TID" --tgt-iqn "$IQN" --tgt-portals "$PORTAL1,$PORTAL2")
@@ -86,15 +98,30 @@ all_listening() {
       grep -q "test controller ($BACKEND volumes) on unix://$CONTROLLER_SOCK" "$VM_RESULTS/e2e.log"
 }
 
+# The fc backend's flags: the array ports get a TPG each, the node ports an ACL on each.
+fc_backend_args() {
+  BACKEND_ARGS=(--backend fc --fc-targets "${FC_WWPN[${FC_ARRAY_PORTS[0]}]},${FC_WWPN[${FC_ARRAY_PORTS[1]}]}"
+                --fc-initiators "${FC_WWPN[${FC_NODE_PORTS[0]}]},${FC_WWPN[${FC_NODE_PORTS[1]}]}")
+}
+
 target_exists() {
   if [[ $BACKEND == nvmet ]]; then
     [[ -e $NVMET/subsystems/$SUBSYS_NQN ]]
+  elif [[ $BACKEND == fc ]]; then # its TPGs' ports, or its backstores' HBA (LioFcBackend.HBA)
+    [[ -e $FC_TARGET/fc/${FC_WWPN[${FC_ARRAY_PORTS[0]}]} || -e $FC_TARGET/fc/${FC_WWPN[${FC_ARRAY_PORTS[1]}]} ||
+       -e $FC_TARGET/core/fileio_21 ]]
   else
     tgtadm --lld iscsi --mode target --op show | grep -q "^Target $TID: "
   fi
 }
-# The node is clean: for NVMe, no controller or nvme device either.
-node_clean() { if [[ $BACKEND == nvmet ]]; then nvme_node_clean; else bn_node_clean; fi; }
+# The node is clean: for NVMe, no controller or nvme device either; for FC, no SCSI target behind its ports.
+node_clean() {
+  case $BACKEND in
+    nvmet) nvme_node_clean ;;
+    fc) fc_node_clean ;;
+    *) bn_node_clean ;;
+  esac
+}
 
 # run_sanity TYPE: one csi-sanity run, with the host tier's arguments; its report and log into results.
 run_sanity() {
@@ -158,6 +185,14 @@ if [[ $BACKEND == nvmet ]]; then
   step host-identity nvme_host_identity
   step modules nvme_modules
   pidof systemd-udevd >/dev/null || { BN_OWN_SAN=yes; step udevd vm_udevd_start; }
+elif [[ $BACKEND == fc ]]; then
+  BN_OWN_SAN=yes
+  step modules fc_modules
+  step udevd vm_udevd_start
+  step multipathd vm_multipathd_start
+  step fabric fc_fabric_create
+  step luns-tmpfs fc_luns_mount
+  fc_backend_args
 elif ! { pidof tgtd && pidof iscsid && pidof multipathd && pidof systemd-udevd; } >/dev/null; then
   BN_OWN_SAN=yes
   step san-start vm_san_start
@@ -166,6 +201,8 @@ step install-shims bn_install_shims
 BN_COMMANDS_FROM=$(wc -l < "$BN_COMMAND_LOG")
 step e2e-launch e2e_launch
 step listening all_listening
+# FC: the controller has made its TPGs and ACLs; now the ports log in and find the array's ports as targets.
+[[ $BACKEND == fc ]] && step fabric-enable fc_enable
 
 for type in "${ACCESS_TYPES[@]}"; do
   step "csi-sanity-$type" run_sanity "$type"
@@ -179,6 +216,9 @@ bn_save_commands
 step node-clean node_clean
 if [[ $BN_OWN_SAN == yes && $BACKEND == nvmet ]]; then
   step udevd-stop eval 'udevadm control --exit && vm_wait "udevd to exit" 60 sh -c "! pidof systemd-udevd"'
+elif [[ $BACKEND == fc ]]; then
+  step san-delete fc_san_delete
+  step daemons-stop fc_daemons_stop
 elif [[ $BN_OWN_SAN == yes ]]; then
   step san-stop vm_san_stop
 fi

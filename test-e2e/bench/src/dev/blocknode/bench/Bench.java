@@ -44,7 +44,8 @@ public final class Bench {
             String imageName = o.aotCache() != null ? "image flags (deploy/jvm.args + AOT cache)"
                     : "deploy/jvm.args (no AOT cache: JDK < 25)";
             run.report.note("Plugin under test for a-d: " + imageName + ", --log-format=json to a file, "
-                    + "--metrics-address on loopback, state and kubelet dirs on the root disk (" + fsOf(o.work()) + ").");
+                    + "--metrics-address on loopback, state and kubelet dirs on the root disk (" + fsOf(o.work()) + "); "
+                    + "plus a GC log (-Xlog:gc to a file: a line per collection), for (g)'s tail attribution.");
 
             if (!o.figures().equals(BenchOptions.ALL_FIGURES)) {
                 run.report.note("A PARTIAL RUN: figures " + o.figures() + " only (BENCH_FIGURES)");
@@ -54,6 +55,7 @@ public final class Bench {
             Volumes.runCommand(List.of("mount", "-t", "tmpfs", "-o", "size=64m,mode=700", "bench-state", tmpfs.toString()));
             try {
                 List<String> p1Flags = new ArrayList<>(image);
+                p1Flags.add(PluginProcess.gcLogFlag(o.work().resolve("p1")));
                 p1Flags.addAll(o.p1ExtraFlags());
                 if (!o.p1ExtraFlags().isEmpty()) {
                     run.report.note("EXTRA FLAGS for the plugin of a-d (not the image's): " + o.p1ExtraFlags());

@@ -130,8 +130,8 @@ final class FigureA extends Figure {
         report.diag("cycle on disk minus cycle on tmpfs, medians: " + Samples.fmt(cycles.median() - cyclesTmpfs.median())
                 + " = what the record writes cost per cycle (publications are journaled without fsync)");
         double ratioInfo = (double) cycles.median() / (infos.median() + raw.median());
-        report.diag("the goal's ratio against two calls that do nothing (GetPluginInfo, where Probe also checks the"
-                + " host's tools) + the raw pair, medians: " + Samples.ratio(ratioInfo));
+        report.diag("the goal's ratio against two GetPluginInfo calls (a constant; Probe answers its latest health"
+                + " check, both on the event loop) + the raw pair, medians: " + Samples.ratio(ratioInfo));
         double publishServer = serverMean(before, after, "NodePublishVolume");
         double unpublishServer = serverMean(before, after, "NodeUnpublishVolume");
         double probeServer = serverMean(before, after, "Probe");

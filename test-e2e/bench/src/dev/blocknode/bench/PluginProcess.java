@@ -36,6 +36,8 @@ import java.util.concurrent.TimeUnit;
 final class PluginProcess implements AutoCloseable {
 
     static final String DRIVER = "block.csi.blocknode.dev";
+    /** The GC log a plugin writes into its directory when started with {@link #gcLogFlag}. */
+    static final String GC_LOG = "gc.log";
 
     final String name;
     final Path dir;
@@ -133,6 +135,14 @@ final class PluginProcess implements AutoCloseable {
         }
         throw new IOException("plugin " + name + " did not answer Probe within " + timeout + "; its log: " + log
                 + "\n" + tail());
+    }
+
+    /**
+     * -Xlog:gc into DIR/gc.log, each line stamped with System.nanoTime's clock (which the bench shares), so that
+     * a GC pause can be placed among the calls the bench timed. A line per collection: no cost on a call.
+     */
+    static String gcLogFlag(Path dir) {
+        return "-Xlog:gc:file=" + dir.resolve(GC_LOG) + ":timenanos";
     }
 
     /** One Probe on a new channel (connect, HTTP/2 handshake, the call): what a fresh client pays. */

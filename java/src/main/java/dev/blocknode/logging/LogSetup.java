@@ -1,7 +1,6 @@
 package dev.blocknode.logging;
 
 
-import java.time.Instant;
 import java.util.logging.ConsoleHandler;
 import java.util.logging.Formatter;
 import java.util.logging.Handler;
@@ -36,13 +35,14 @@ public final class LogSetup {
     static final class TextFormatter extends Formatter {
         @Override
         public String format(LogRecord record) {
-            StringBuilder line = new StringBuilder()
-                    .append(Instant.ofEpochMilli(record.getMillis())).append(' ')
-                    .append(record.getLevel().getName()).append(' ')
+            String message = message(this, record);
+            StringBuilder line = new StringBuilder(LINE_OVERHEAD + message.length());
+            LogTime.append(line, record.getMillis());
+            line.append(' ').append(record.getLevel().getName()).append(' ')
                     .append(shortName(record.getLoggerName())).append(": ");
             LogContext.current().ifPresent(op -> line.append('[').append(op.rpc()).append(" #").append(op.requestId())
                     .append(op.volumeId().isEmpty() ? "" : " " + Printable.escape(op.volumeId())).append("] "));
-            line.append(message(this, record)).append('\n');
+            line.append(message).append('\n');
             appendThrown(line, record);
             return line.toString();
         }
@@ -51,24 +51,30 @@ public final class LogSetup {
     static final class JsonFormatter extends Formatter {
         @Override
         public String format(LogRecord record) {
-            StringBuilder line = new StringBuilder("{\"time\":\"").append(Instant.ofEpochMilli(record.getMillis()))
-                    .append("\",\"level\":\"").append(record.getLevel().getName())
-                    .append("\",\"logger\":").append(quote(shortName(record.getLoggerName())))
-                    .append(",\"msg\":").append(quote(message(this, record)));
+            String message = message(this, record);
+            StringBuilder line = new StringBuilder(LINE_OVERHEAD + message.length()).append("{\"time\":\"");
+            LogTime.append(line, record.getMillis());
+            line.append("\",\"level\":\"").append(record.getLevel().getName()).append("\",\"logger\":");
+            appendQuoted(line, shortName(record.getLoggerName()));
+            appendQuoted(line.append(",\"msg\":"), message);
             LogContext.current().ifPresent(op -> {
-                line.append(",\"rpc\":").append(quote(op.rpc())).append(",\"request_id\":").append(op.requestId());
+                appendQuoted(line.append(",\"rpc\":"), op.rpc());
+                line.append(",\"request_id\":").append(op.requestId());
                 if (!op.volumeId().isEmpty()) {
-                    line.append(",\"volume_id\":").append(quote(op.volumeId()));
+                    appendQuoted(line.append(",\"volume_id\":"), op.volumeId());
                 }
             });
             if (record.getThrown() != null) {
                 StringBuilder trace = new StringBuilder();
                 appendThrown(trace, record);
-                line.append(",\"error\":").append(quote(trace.toString()));
+                appendQuoted(line.append(",\"error\":"), trace.toString());
             }
             return line.append("}\n").toString();
         }
     }
+
+    /** Room for a line's fields around its message, so that the line's buffer is sized once. */
+    private static final int LINE_OVERHEAD = 192;
 
     /** The record's message, escaped and bounded (see the class comment). */
     private static String message(Formatter formatter, LogRecord record) {
@@ -76,8 +82,23 @@ public final class LogSetup {
     }
 
     static String quote(String text) {
-        StringBuilder out = new StringBuilder(text.length() + 2).append('"');
-        for (int i = 0; i < text.length(); i++) {
+        StringBuilder out = new StringBuilder(text.length() + 2);
+        appendQuoted(out, text);
+        return out.toString();
+    }
+
+    /**
+     * {@code text} as a JSON string. The usual text has nothing to escape: it is found so by one scan and
+     * appended whole, instead of a character at a time (a third of a log line's cost when it was).
+     */
+    static void appendQuoted(StringBuilder out, String text) {
+        out.append('"');
+        int clean = 0;
+        while (clean < text.length() && !needsEscape(text.charAt(clean))) {
+            clean++;
+        }
+        out.append(text, 0, clean);
+        for (int i = clean; i < text.length(); i++) {
             char c = text.charAt(i);
             switch (c) {
                 case '"' -> out.append("\\\"");
@@ -86,8 +107,7 @@ public final class LogSetup {
                 case '\r' -> out.append("\\r");
                 case '\t' -> out.append("\\t");
                 default -> {
-                    // Also C1 controls and the line separators some JSON readers (JavaScript) take as line ends.
-                    if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == '\u2028' || c == '\u2029') {
+                    if (needsEscape(c)) {
                         out.append(String.format("\\u%04x", (int) c));
                     } else {
                         out.append(c);
@@ -95,7 +115,15 @@ public final class LogSetup {
                 }
             }
         }
-        return out.append('"').toString();
+        out.append('"');
+    }
+
+    /** Quotes, backslashes, controls (C1 too) and the line separators some JSON readers take as line ends. */
+    private static boolean needsEscape(char c) {
+        if (c >= 0x20 && c < 0x7f) {
+            return c == '"' || c == '\\';
+        }
+        return c < 0x20 || c <= 0x9f || c == '\u2028' || c == '\u2029';
     }
 
     private static String shortName(String logger) {

@@ -21,7 +21,11 @@ public final class Printable {
 
     /** Whether {@code text} holds a character {@link #escape} would rewrite. */
     public static boolean hasUnprintable(String text) {
-        for (int i = 0; i < text.length(); ) {
+        int ascii = 0;
+        while (ascii < text.length() && text.charAt(ascii) >= 0x20 && text.charAt(ascii) < 0x7f) {
+            ascii++; // printable ASCII, the usual text, without decoding code points
+        }
+        for (int i = ascii; i < text.length(); ) {
             int c = text.codePointAt(i);
             if (unprintable(c)) {
                 return true;

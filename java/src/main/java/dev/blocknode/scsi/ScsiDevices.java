@@ -126,8 +126,12 @@ public final class ScsiDevices {
         return Sysfs.list(classBlock(name).resolve("holders"));
     }
 
-    /** Asks the kernel to re-read the disk's capacity (after the LUN grew on the array). */
-    public void rescanSize(ScsiDisk disk) throws IOException {
+    /**
+     * Asks the kernel to look at the LUN again (writes "1" to device/rescan, which the kernel handles before the
+     * write returns): it re-reads the capacity (after the LUN grew on the array) and the VPD pages, so the
+     * disk's {@code wwid} and {@code vpd_pg83} say again which LUN is at its address.
+     */
+    public void rescan(ScsiDisk disk) throws IOException {
         writer.write(classBlock(disk.name()).resolve("device/rescan"), "1");
     }
 

@@ -24,6 +24,9 @@ import java.util.Optional;
  */
 public final class KubeletPaths {
 
+    /** Linux's PATH_MAX, in bytes. */
+    private static final int PATH_MAX = 4096;
+
     private final Path root;
     private final Path realRoot;
     private final ConfinedDirectory directory;
@@ -59,7 +62,7 @@ public final class KubeletPaths {
         if (raw.indexOf('\0') >= 0) {
             throw VolumeException.invalid(field + " contains a NUL byte");
         }
-        if (raw.getBytes(StandardCharsets.UTF_8).length > 4096) {
+        if (raw.length() > PATH_MAX / 3 && raw.getBytes(StandardCharsets.UTF_8).length > PATH_MAX) {
             throw VolumeException.invalid(field + " is longer than PATH_MAX (4096 bytes)");
         }
         Path path;
@@ -71,11 +74,8 @@ public final class KubeletPaths {
         if (!path.isAbsolute()) {
             throw VolumeException.invalid(field + " must be an absolute path, got \"" + shorten(raw) + "\"");
         }
-        for (Path element : path) {
-            String name = element.toString();
-            if (name.equals("..") || name.equals(".")) {
-                throw VolumeException.invalid(field + " must not contain \".\" or \"..\" elements: " + shorten(raw));
-            }
+        if (hasDotElement(raw)) {
+            throw VolumeException.invalid(field + " must not contain \".\" or \"..\" elements: " + shorten(raw));
         }
         Path normalized = path.normalize();
         if (!(normalized.startsWith(root) || normalized.startsWith(realRoot)) || normalized.equals(root)
@@ -137,9 +137,31 @@ public final class KubeletPaths {
         return VolumeException.internal("cannot open " + field + " " + confined, e);
     }
 
-    /** A confined path relative to the root (as {@link #confine} returned it, under the root or its real path). */
+    /**
+     * A confined path relative to the root (as {@link #confine} returned it, under the root or its real path):
+     * its names past the root's, which is what relativize gives for a normalized path under it, without
+     * relativize's search for "." and ".." elements (a Path object per element, on every call).
+     */
     Path relative(Path confined) {
-        return confined.startsWith(realRoot) ? realRoot.relativize(confined) : root.relativize(confined);
+        Path base = confined.startsWith(realRoot) ? realRoot : root;
+        return confined.subpath(base.getNameCount(), confined.getNameCount());
+    }
+
+    /** Whether a "." or ".." element is among the names of {@code raw} (empty names, as in "a//b", are none). */
+    private static boolean hasDotElement(String raw) {
+        int start = 0;
+        while (start <= raw.length()) {
+            int end = raw.indexOf('/', start);
+            if (end < 0) {
+                end = raw.length();
+            }
+            int length = end - start;
+            if ((length == 1 || length == 2) && raw.charAt(start) == '.' && (length == 1 || raw.charAt(start + 1) == '.')) {
+                return true;
+            }
+            start = end + 1;
+        }
+        return false;
     }
 
     /** The directory holding a confined path, relative to the root: empty for one directly in the root. */

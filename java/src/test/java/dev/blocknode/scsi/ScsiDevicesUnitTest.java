@@ -172,7 +172,7 @@ class ScsiDevicesUnitTest {
 
     @Test
     void rescanWritesOneToTheDevicesRescan() throws IOException {
-        devices.rescanSize(disk("sdb", AT_1003));
+        devices.rescan(disk("sdb", AT_1003));
         assertEquals(List.of("class/block/sdb/device/rescan=1"), sysfs.writeLog());
     }
 

@@ -26,7 +26,7 @@ import java.util.Optional;
  * SCSI / FC / device-mapper hardware this machine does not have:
  * <pre>
  * devices/pci0000:00/0000:00:0H.0/hostH/scsi_host/hostH/scan
- *                                      /fc_host/hostH/{port_name,port_state,node_name}
+ *                                      /fc_host/hostH/{port_name,port_state,node_name,fabric_name}
  *                                      /rport-H:C-N/fc_remote_ports/rport-H:C-N/{port_name,port_state,scsi_target_id,roles}
  *                                      /rport-H:C-N/targetH:C:T/fc_transport/targetH:C:T/{port_name,node_name}
  *                                      /rport-H:C-N/targetH:C:T/H:C:T:L/{state,wwid,vpd_pg83,rescan,delete}
@@ -39,7 +39,15 @@ import java.util.Optional;
  * </pre>
  * It is also the {@link SysfsWriter}: each write really writes the file (a test reads a scan file back),
  * is logged, and gets the kernel's reaction: a scan "C T L" of a LUN presented with {@link #presentLun}
- * creates its disk; "1" to a device's delete removes the disk. The wildcard scan "- - -" fails the test.
+ * creates its disk; "1" to a device's delete removes the disk; "1" to its rescan re-reads its identity from
+ * the LUN presented at its address now. The wildcard scan "- - -" fails the test.
+ *
+ * <p>What the kernel's FC stack showed in the VM tier (FCoE VN2VN with LIO as the array, scsi_mod.scan=manual)
+ * and this mirrors: a remote port has no targetH:C:T directory and no fc_transport entry until a LUN behind
+ * it is scanned; the target appears with its first disk and goes with its last (a scan of an unmapped LUN
+ * leaves nothing); a scan of an address that has a disk changes nothing, and the disk keeps the identity it
+ * was probed with until it is rescanned, even when the array has put another LUN at that number; a port
+ * whose dev_loss_tmo ran out is "Not Present" with roles "unknown" and keeps its target id, its disks gone.
  */
 public final class FakeSysfs implements SysfsWriter {
 
@@ -59,7 +67,8 @@ public final class FakeSysfs implements SysfsWriter {
     private final Path dev;
     private final HostPaths paths;
     private final Map<Integer, Path> hostDirs = new LinkedHashMap<>();
-    private final Map<String, Path> targetParents = new LinkedHashMap<>(); // "H:C:T" -> rport dir
+    private final Map<String, Path> targetParents = new LinkedHashMap<>(); // "H:C:T" -> rport or session dir
+    private final Map<String, String> fcTargets = new LinkedHashMap<>(); // "H:C:T" -> the remote port's WWPN
     private final Map<String, Disk> disks = new LinkedHashMap<>();
     private final Map<String, Path> maps = new LinkedHashMap<>();
     private final Map<ScsiAddress, Presented> presented = new LinkedHashMap<>();
@@ -89,13 +98,17 @@ public final class FakeSysfs implements SysfsWriter {
 
     // ---- hosts and ports -----------------------------------------------------------------------
 
-    /** An FC HBA port: SCSI host H with fc_host attributes. */
+    /**
+     * An FC HBA port: SCSI host H with fc_host attributes. Its fabric_name is 0x0, as with the VM tier's FCoE
+     * VN2VN ports (point-to-point, no switch); a port on a switched fabric shows the switch's WWN there.
+     */
     public FakeSysfs fcHost(int host, String wwpn, String state) throws IOException {
         Path hostDir = scsiHost(host);
         Path fcHost = hostDir.resolve("fc_host/host" + host);
         attribute(fcHost.resolve("port_name"), wwpn);
         attribute(fcHost.resolve("node_name"), "0x20000000c9" + String.format("%06x", host));
         attribute(fcHost.resolve("port_state"), state);
+        attribute(fcHost.resolve("fabric_name"), "0x0");
         link(sys.resolve("class/fc_host/host" + host), fcHost);
         return this;
     }
@@ -115,9 +128,23 @@ public final class FakeSysfs implements SysfsWriter {
         return hostDir;
     }
 
-    /** A remote port seen by host H on channel C; with a target id >= 0 it is a SCSI target. */
+    /**
+     * A remote port seen by host H on channel C; with a target id >= 0 it is a SCSI target. Its roles are the
+     * kernel's for such a port: "FCP Target" for a target, "FCP Initiator" for another initiator, "unknown"
+     * once it is "Not Present".
+     */
     public FakeSysfs remotePort(int host, int channel, int number, String wwpn, String state, int scsiTargetId)
             throws IOException {
+        String roles = state.equals("Not Present") ? "unknown" : scsiTargetId >= 0 ? "FCP Target" : "FCP Initiator";
+        return remotePort(host, channel, number, wwpn, state, scsiTargetId, roles);
+    }
+
+    /**
+     * A remote port with the roles given as sysfs lists them: "FCP Target, FCP Initiator" is an LIO or FCoE
+     * array port (the VM tier's), which logs in as an initiator too.
+     */
+    public FakeSysfs remotePort(int host, int channel, int number, String wwpn, String state, int scsiTargetId,
+                                String roles) throws IOException {
         Path hostDir = scsiHost(host);
         String name = "rport-" + host + ":" + channel + "-" + number;
         Path rportDir = hostDir.resolve(name);
@@ -126,17 +153,43 @@ public final class FakeSysfs implements SysfsWriter {
         attribute(classDir.resolve("node_name"), "0x5006016" + wwpn.substring(wwpn.length() - 9));
         attribute(classDir.resolve("port_state"), state);
         attribute(classDir.resolve("scsi_target_id"), Integer.toString(scsiTargetId));
-        attribute(classDir.resolve("roles"), scsiTargetId >= 0 ? "FCP Target" : "FCP Initiator");
+        attribute(classDir.resolve("roles"), roles);
         link(sys.resolve("class/fc_remote_ports/" + name), classDir);
         if (scsiTargetId >= 0) {
+            // The SCSI target (targetH:C:T, its fc_transport entry) comes with the first disk: see addDisk.
             String target = host + ":" + channel + ":" + scsiTargetId;
-            Path transport = rportDir.resolve("target" + target + "/fc_transport/target" + target);
-            attribute(transport.resolve("port_name"), wwpn);
-            attribute(transport.resolve("node_name"), "0x5006016" + wwpn.substring(wwpn.length() - 9));
-            link(sys.resolve("class/fc_transport/target" + target), transport);
             targetParents.put(target, rportDir);
+            fcTargets.put(target, wwpn);
         }
         return this;
+    }
+
+    /**
+     * What the kernel does when a remote port's dev_loss_tmo runs out: the port is "Not Present" with roles
+     * "unknown" (its target id stays), and its SCSI target and every disk behind it are removed.
+     */
+    public void loseRemotePort(int host, int channel, int number) throws IOException {
+        String name = "rport-" + host + ":" + channel + "-" + number;
+        Path classDir = scsiHost(host).resolve(name).resolve("fc_remote_ports/" + name);
+        attribute(classDir.resolve("port_state"), "Not Present");
+        attribute(classDir.resolve("roles"), "unknown");
+        Path rportDir = scsiHost(host).resolve(name);
+        for (Disk disk : List.copyOf(disks.values())) {
+            if (disk.deviceDir().startsWith(rportDir)) {
+                removeDisk(disk.name());
+            }
+        }
+    }
+
+    /** The SCSI targets the kernel shows now: "H:C:T" of every targetH:C:T directory. */
+    public List<String> scsiTargets() throws IOException {
+        List<String> targets = new ArrayList<>();
+        for (Map.Entry<String, Path> entry : targetParents.entrySet()) {
+            if (Files.isDirectory(entry.getValue().resolve("target" + entry.getKey()))) {
+                targets.add(entry.getKey());
+            }
+        }
+        return targets;
     }
 
     /**
@@ -174,7 +227,11 @@ public final class FakeSysfs implements SysfsWriter {
 
     // ---- disks -----------------------------------------------------------------------------------
 
-    /** A LUN that answers a targeted scan of {@code address}: its disk appears when the scan is written. */
+    /**
+     * A LUN that answers a targeted scan of {@code address}: its disk appears when the scan is written. With a
+     * disk already there, this is the array putting another LUN at that number: the disk keeps the identity
+     * it was probed with until its rescan is written.
+     */
     public FakeSysfs presentLun(ScsiAddress address, String name, DeviceNumber number, String wwid, byte[] vpd83) {
         presented.put(address, new Presented(name, number, wwid, vpd83, "running"));
         return this;
@@ -186,6 +243,13 @@ public final class FakeSysfs implements SysfsWriter {
         scsiHost(address.host());
         String target = address.host() + ":" + address.channel() + ":" + address.target();
         Path parent = targetParents.getOrDefault(target, hostDirs.get(address.host())).resolve("target" + target);
+        if (fcTargets.containsKey(target) && !Files.isDirectory(parent)) {
+            Path transport = parent.resolve("fc_transport/target" + target);
+            String wwpn = fcTargets.get(target);
+            attribute(transport.resolve("port_name"), wwpn);
+            attribute(transport.resolve("node_name"), "0x5006016" + wwpn.substring(wwpn.length() - 9));
+            link(sys.resolve("class/fc_transport/target" + target), transport);
+        }
         Path deviceDir = parent.resolve(address.toString());
         attribute(deviceDir.resolve("state"), state);
         if (wwid != null) {
@@ -230,6 +294,13 @@ public final class FakeSysfs implements SysfsWriter {
         Files.deleteIfExists(sys.resolve("dev/block/" + disk.number()));
         Files.deleteIfExists(dev.resolve(name));
         deleteTree(disk.deviceDir());
+        Path target = disk.deviceDir().getParent();
+        boolean lastOfItsTarget = disks.values().stream().noneMatch(d -> d.deviceDir().getParent().equals(target));
+        if (lastOfItsTarget) {
+            // The kernel reaps a SCSI target with its last device (measured: nothing of it lingers).
+            Files.deleteIfExists(sys.resolve("class/fc_transport/" + target.getFileName()));
+            deleteTree(target);
+        }
     }
 
     public void setState(String name, String state) throws IOException {
@@ -361,10 +432,38 @@ public final class FakeSysfs implements SysfsWriter {
             }
             scanned(Integer.parseInt(real.getParent().getFileName().toString().substring("host".length())), value);
         } else if (file.equals("delete") && value.strip().equals("1")) {
-            Optional<Disk> disk = disks.values().stream().filter(d -> d.deviceDir().equals(real.getParent())).findFirst();
+            Optional<Disk> disk = diskIn(real.getParent());
             if (disk.isPresent()) {
                 removeDisk(disk.get().name());
             }
+        } else if (file.equals("rescan") && value.strip().equals("1")) {
+            Optional<Disk> disk = diskIn(real.getParent());
+            if (disk.isPresent()) {
+                reprobeIdentity(disk.get());
+            }
+        }
+    }
+
+    private Optional<Disk> diskIn(Path deviceDir) {
+        return disks.values().stream().filter(d -> d.deviceDir().equals(deviceDir)).findFirst();
+    }
+
+    /**
+     * A rescan re-reads the VPD pages: the disk now names the LUN presented at its address. Where nothing is
+     * presented (the LUN is gone), the inquiry fails and the kernel keeps what it had.
+     */
+    private void reprobeIdentity(Disk disk) throws IOException {
+        Presented lun = presented.get(disk.address());
+        if (lun == null) {
+            return;
+        }
+        Files.deleteIfExists(disk.deviceDir().resolve("wwid"));
+        Files.deleteIfExists(disk.deviceDir().resolve("vpd_pg83"));
+        if (lun.wwid() != null) {
+            attribute(disk.deviceDir().resolve("wwid"), lun.wwid());
+        }
+        if (lun.vpd83() != null) {
+            Files.write(disk.deviceDir().resolve("vpd_pg83"), lun.vpd83());
         }
     }
 

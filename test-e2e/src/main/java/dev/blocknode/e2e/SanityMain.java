@@ -2,6 +2,7 @@ package dev.blocknode.e2e;
 
 import dev.blocknode.csi.server.LoggingInterceptor;
 import dev.blocknode.csi.server.UnixSocketServer;
+import dev.blocknode.e2e.controller.LioFcBackend;
 import dev.blocknode.e2e.controller.LoopBackend;
 import dev.blocknode.e2e.controller.NvmetBackend;
 import dev.blocknode.e2e.controller.TestControllerService;
@@ -13,6 +14,7 @@ import dev.blocknode.csi.v1.PluginCapability;
 import dev.blocknode.logging.LogFormat;
 import dev.blocknode.logging.LogSetup;
 import dev.blocknode.os.exec.ProcessCommandRunner;
+import dev.blocknode.transport.fc.Wwpn;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -31,17 +33,18 @@ import java.util.logging.Logger;
 /**
  * The csi-sanity test tier in one process: the test controller (Identity + Controller on
  * --controller-endpoint, volumes under --work-dir) and the sanity front (on --front-endpoint, forwarding
- * to the node plugin on --plugin-endpoint). Volumes are loop devices (--backend loop, the host tier) or
- * LUNs of a tgt iSCSI target (--backend tgt, the VM tier). Serves until SIGTERM/SIGINT, then withdraws
+ * to the node plugin on --plugin-endpoint). Volumes are loop devices (--backend loop, the host tier), LUNs
+ * of a tgt iSCSI target (--backend tgt), namespaces of an nvmet subsystem (--backend nvmet) or LUNs of LIO's
+ * tcm_fc target (--backend fc), the last three in the VM tier. Serves until SIGTERM/SIGINT, then withdraws
  * every volume it exposed (loop devices detached; LUNs and then the target deleted) and deletes every
  * file it created.
  */
 public final class SanityMain {
 
     /**
-     * The test controller provides the CONTROLLER_SERVICE and is always ready. A loop device grows under a
-     * mounted filesystem (ONLINE); a tgt LUN grows only while no command is in flight on it (it is deleted
-     * and added again: see {@link TgtBackend}) and an nvmet namespace is disabled and enabled again
+     * The test controller provides the CONTROLLER_SERVICE and is always ready. A loop device and an LIO fileio
+     * LUN grow under a mounted filesystem (ONLINE); a tgt LUN grows only while no command is in flight on it (it
+     * is deleted and added again: see {@link TgtBackend}) and an nvmet namespace is disabled and enabled again
      * ({@link NvmetBackend}), so those backends claim OFFLINE expansion.
      */
     static List<PluginCapability> controllerPlugin(VolumeBackend backend) {
@@ -68,7 +71,7 @@ public final class SanityMain {
               --node-id ID               the plugin's --node-id: the only node publishes may name (required)
               --work-dir DIR             where volume files are created (required)
               --driver-name NAME         the controller's GetPluginInfo name (default block.csi.blocknode.dev)
-              --backend loop|tgt|nvmet   how volumes reach the node (default loop):
+              --backend loop|tgt|nvmet|fc  how volumes reach the node (default loop):
                                            loop: a loop device per volume (the plugin's local transport)
                                            tgt:  a LUN per volume of an iSCSI target that this process
                                                  creates on the local tgtd (the plugin's iscsi transport)
@@ -82,6 +85,12 @@ public final class SanityMain {
               --nvmet-nqn NQN            nvmet: the subsystem's name (default nqn.2024-01.dev.blocknode:sanity)
               --nvmet-portals LIST       nvmet: comma-separated IPv4 address:port to listen on, one port each
                                          (ports 21, 22...; default 127.0.0.1:4420)
+                                           fc:   a LUN per volume of LIO's Fibre Channel target (tcm_fc,
+                                                 configfs) on every target port (the plugin's fc transport)
+              --fc-targets LIST          fc: comma-separated WWPNs of the array's FC ports (tcm_fc ports),
+                                         each given a TPG exporting every LUN (required with fc)
+              --fc-initiators LIST       fc: comma-separated WWPNs of the node's FC ports, each given an ACL
+                                         on every TPG (required with fc)
               --help                     this text
             """;
 
@@ -180,7 +189,8 @@ public final class SanityMain {
     /** {@code --name value} or {@code --name=value}; every flag known, every required one present. */
     static Map<String, String> parse(String[] args) {
         Set<String> known = Set.of("controller-endpoint", "front-endpoint", "plugin-endpoint", "node-id", "work-dir",
-                "driver-name", "backend", "tgt-tid", "tgt-iqn", "tgt-portals", "nvmet-nqn", "nvmet-portals");
+                "driver-name", "backend", "tgt-tid", "tgt-iqn", "tgt-portals", "nvmet-nqn", "nvmet-portals",
+                "fc-targets", "fc-initiators");
         Map<String, String> flags = new HashMap<>();
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
@@ -215,12 +225,26 @@ public final class SanityMain {
             socketPath(flags.get(name));
         }
         String backend = flags.getOrDefault("backend", "loop");
-        if (!List.of("loop", "tgt", "nvmet").contains(backend)) {
-            throw new IllegalArgumentException("--backend must be loop, tgt or nvmet, not \"" + backend + "\"");
+        if (!List.of("loop", "tgt", "nvmet", "fc").contains(backend)) {
+            throw new IllegalArgumentException("--backend must be loop, tgt, nvmet or fc, not \"" + backend + "\"");
         }
-        for (String other : List.of("tgt", "nvmet")) {
+        for (String other : List.of("tgt", "nvmet", "fc")) {
             if (!backend.equals(other) && flags.keySet().stream().anyMatch(f -> f.startsWith(other + "-"))) {
                 throw new IllegalArgumentException("--" + other + "-* flags need --backend " + other);
+            }
+        }
+        if (backend.equals("fc")) {
+            for (String name : List.of("fc-targets", "fc-initiators")) {
+                if (!flags.containsKey(name)) {
+                    throw new IllegalArgumentException("--" + name + " is required with --backend fc");
+                }
+                for (String wwpn : list(flags.get(name))) {
+                    try {
+                        Wwpn.normalize(wwpn);
+                    } catch (IllegalArgumentException e) {
+                        throw new IllegalArgumentException("--" + name + ": " + e.getMessage());
+                    }
+                }
             }
         }
         try {
@@ -240,6 +264,10 @@ public final class SanityMain {
             return NvmetBackend.start(commands, Path.of("/sys/kernel/config/nvmet"),
                     flags.getOrDefault("nvmet-nqn", "nqn.2024-01.dev.blocknode:sanity"),
                     list(flags.getOrDefault("nvmet-portals", "127.0.0.1:4420")), 21);
+        }
+        if (backend.equals("fc")) {
+            return LioFcBackend.start(Path.of("/sys/kernel/config/target"), list(flags.get("fc-targets")),
+                    list(flags.get("fc-initiators")));
         }
         if (!backend.equals("tgt")) {
             return new LoopBackend(commands);

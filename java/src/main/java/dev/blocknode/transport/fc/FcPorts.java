@@ -7,6 +7,7 @@ import dev.blocknode.scsi.Sysfs;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.logging.Logger;
@@ -17,6 +18,9 @@ import java.util.regex.Pattern;
  * The node's Fibre Channel view from sysfs: its HBA ports (/sys/class/fc_host/hostH) and the remote ports
  * each one sees (/sys/class/fc_remote_ports/rport-H:C-N). A remote port that is a SCSI target has a
  * {@code scsi_target_id} (T of H:C:T:L; -1 for a port that is not a target, such as another initiator).
+ * Nothing here needs the port's SCSI target in sysfs: with the kernel's own scan off (scsi_mod.scan=manual) a
+ * remote port has no targetH:C:T directory and no fc_transport entry until a LUN behind it is scanned, and the
+ * kernel removes the target with its last LUN (both measured in the VM tier).
  */
 public final class FcPorts {
 
@@ -24,6 +28,7 @@ public final class FcPorts {
     private static final Pattern HOST = Pattern.compile("host(\\d+)");
     private static final Pattern RPORT = Pattern.compile("rport-(\\d+):(\\d+)-(\\d+)");
     static final String ONLINE = "Online";
+    static final String FCP_TARGET = "FCP Target";
 
     /** An HBA port of this node. */
     public record FcHost(int host, String portName, String state) {
@@ -33,8 +38,17 @@ public final class FcPorts {
         }
     }
 
-    /** A port seen from one HBA: host and channel come from its name; the target id from scsi_target_id. */
-    public record RemotePort(String name, int host, int channel, String portName, String state, int scsiTargetId) {
+    /**
+     * A port seen from one HBA: host and channel come from its name; the target id from scsi_target_id; the
+     * roles as the kernel lists them ("FCP Target", "FCP Initiator", both for an FCoE or LIO array port;
+     * "unknown" once the port is gone for longer than its dev_loss_tmo).
+     */
+    public record RemotePort(String name, int host, int channel, String portName, String state, int scsiTargetId,
+                             List<String> roles) {
+
+        public RemotePort {
+            roles = List.copyOf(roles);
+        }
 
         public boolean online() {
             return ONLINE.equals(state);
@@ -42,6 +56,10 @@ public final class FcPorts {
 
         public boolean isScsiTarget() {
             return scsiTargetId >= 0;
+        }
+
+        public boolean isFcpTarget() {
+            return roles.contains(FCP_TARGET);
         }
 
         public ScsiAddress lunAddress(long lun) {
@@ -84,7 +102,8 @@ public final class FcPorts {
             Optional<String> portName = Sysfs.read(port.resolve("port_name"));
             Optional<String> state = Sysfs.read(port.resolve("port_state"));
             Optional<String> targetId = Sysfs.read(port.resolve("scsi_target_id"));
-            if (portName.isEmpty() || state.isEmpty() || targetId.isEmpty()) {
+            Optional<String> roles = Sysfs.read(port.resolve("roles"));
+            if (portName.isEmpty() || state.isEmpty() || targetId.isEmpty() || roles.isEmpty()) {
                 continue; // went away while we looked
             }
             int target;
@@ -95,9 +114,14 @@ public final class FcPorts {
                 continue;
             }
             ports.add(new RemotePort(entry, Integer.parseInt(m.group(1)), Integer.parseInt(m.group(2)),
-                    normalizedOrRaw(portName.get()), state.get(), target));
+                    normalizedOrRaw(portName.get()), state.get(), target, roleList(roles.get())));
         }
         return ports;
+    }
+
+    /** "FCP Target, FCP Initiator" as its roles, each stripped. */
+    private static List<String> roleList(String roles) {
+        return Arrays.stream(roles.split(",")).map(String::strip).filter(r -> !r.isEmpty()).toList();
     }
 
     private static String normalizedOrRaw(String portName) {

@@ -163,7 +163,11 @@ public final class FcTransport implements Transport {
 
     /**
      * H:C:T:LUN behind every usable remote port of the targets: the port is Online, is a SCSI target
-     * (scsi_target_id is not -1), and is seen by an Online HBA port.
+     * (scsi_target_id is not -1) with the FCP Target role, and is seen by an Online HBA port. The role counts
+     * because the target id does not go with it: the kernel keeps a port's id when the port logs in again
+     * without the role (fc_remote_port_rolechg's documentation) and after dev_loss_tmo (roles "unknown",
+     * measured in the VM tier). A port whose process login found no target, an array port configured after
+     * the node logged in, stays an initiator only until it logs in again (measured there too).
      */
     private List<ScsiAddress> lunAddresses(String volumeId, FcVolumeSpec spec) throws VolumeException {
         List<ScsiAddress> addresses = new ArrayList<>();
@@ -184,6 +188,7 @@ public final class FcTransport implements Transport {
                 String why = !onlineHosts.contains(port.host()) ? "its HBA host" + port.host() + " is not Online"
                         : !port.online() ? "it is " + port.state()
                         : !port.isScsiTarget() ? "it is not a SCSI target (scsi_target_id -1)"
+                        : !port.isFcpTarget() ? "it does not have the FCP Target role (roles: " + port.roles() + ")"
                         : null;
                 if (why != null) {
                     skipped.add(port.name() + " (0x" + port.portName() + ") skipped: " + why);
@@ -208,12 +213,15 @@ public final class FcTransport implements Transport {
         return addresses;
     }
 
-    /** A targeted scan of each address that has no disk yet; a host that vanished just loses its path. */
+    /**
+     * A targeted scan of each address that has no disk yet, or whose disk turned out to be stale (see
+     * {@link dev.blocknode.transport.san.TargetedScan}); a host that vanished just loses its path.
+     */
     private void scan(String volumeId, List<ScsiAddress> addresses) throws VolumeException {
         for (ScsiAddress address : addresses) {
             try {
-                if (san.devices().diskAt(address).isEmpty()) {
-                    Phases.run("scan", () -> san.hosts().scan(address));
+                if (san.targetedScan().bringIn(volumeId, address)) {
+                    LOG.info(() -> "volume " + volumeId + ": scanned " + address);
                 }
             } catch (IOException e) {
                 LOG.warning(() -> "volume " + volumeId + ": scan of " + address + " failed: " + e.getMessage());

@@ -119,9 +119,8 @@ public final class IscsiTransport implements Transport {
                 int[] channelAndTarget = session.channelAndTarget();
                 ScsiAddress address = new ScsiAddress(session.host(), channelAndTarget[0], channelAndTarget[1],
                         spec.lun());
-                if (san.devices().diskAt(address).isEmpty()) {
+                if (san.targetedScan().bringIn(request.volumeId(), address)) {
                     scanned.add(address);
-                    Phases.run("scan", () -> san.hosts().scan(address)); // this LUN only: never a whole-host scan
                     LOG.info(() -> "volume " + request.volumeId() + ": scanned " + address + " on " + path);
                 }
                 addresses.add(address);

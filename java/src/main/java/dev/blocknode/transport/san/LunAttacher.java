@@ -194,7 +194,7 @@ public final class LunAttacher {
             for (AttachedLun.LunPath path : lun.paths()) {
                 Optional<ScsiDisk> disk = devices.diskNamed(path.name());
                 if (disk.isPresent()) {
-                    devices.rescanSize(disk.get());
+                    devices.rescan(disk.get());
                 }
             }
             if (lun.mapName().isPresent()) {

@@ -27,16 +27,17 @@ import java.util.Set;
 
 /**
  * The SCSI stack under every SAN transport, built in one place: the SCSI hosts to scan, their disks, the
- * {@link LunAttacher} (wait, verify, multipath, release) and the {@link ScanUndo} of a scan that ended in no
- * attachment, all over the same sysfs writer and device waiter. A transport composes one and adds only how
- * a LUN becomes reachable (FC: remote ports; iSCSI: sessions) and what its attachment records beside the LUN;
- * what a SAN attachment is to path health, growth, release and fencing is the same for all of them, so it is
- * here.
+ * {@link TargetedScan} that brings a LUN in at an address, the {@link LunAttacher} (wait, verify, multipath,
+ * release), the {@link ScanUndo} of a scan that ended in no attachment and the {@link LunFencing} of an attached
+ * LUN, all over the same sysfs writer and device waiter. A transport composes one and adds only how a LUN
+ * becomes reachable (FC: remote ports; iSCSI: sessions) and what its attachment records beside the LUN; what a
+ * SAN attachment is to path health, growth, release and fencing is the same for all of them, so it is here.
  */
 public final class SanStack {
 
     private final ScsiHosts hosts;
     private final ScsiDevices devices;
+    private final TargetedScan targetedScan;
     private final LunAttacher attacher;
     private final ScanUndo scanUndo;
     private final LunFencing fencing;
@@ -47,6 +48,8 @@ public final class SanStack {
         this.devices = new ScsiDevices(host.paths(), writer, host.blockDevices());
         this.attacher = LunAttacher.on(host, devices, waiter, daemon, timeouts);
         this.scanUndo = new ScanUndo(devices, attacher.multipath(), host.blockDevices(), host.paths(), waiter);
+        this.targetedScan = new TargetedScan(hosts, devices, scanUndo, attacher.multipath(), host.blockDevices(),
+                host.paths(), waiter);
         this.fencing = new LunFencing(new PersistentReservations(host.scsi(), fence.commandTimeout()),
                 this::pathDevices, new TakeoverRule(fence.takeoverAfter(), fence.nanoTime()));
     }
@@ -57,6 +60,10 @@ public final class SanStack {
 
     public ScsiDevices devices() {
         return devices;
+    }
+
+    public TargetedScan targetedScan() {
+        return targetedScan;
     }
 
     public LunAttacher attacher() {

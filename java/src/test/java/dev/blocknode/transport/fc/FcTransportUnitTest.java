@@ -333,7 +333,7 @@ class FcTransportUnitTest {
     }
 
     @Test
-    void attachingAgainFindsWhatIsThereWithoutScanningOrCommands() throws Exception {
+    void attachingAgainFindsWhatIsThereAskingEachDiskWhichLunItIsWithoutScanningOrCommands() throws Exception {
         twoHbasSeeingTheTarget();
         lunOn(PATH_1, "sdb", 16);
         lunOn(PATH_2, "sdc", 32);
@@ -343,8 +343,184 @@ class FcTransportUnitTest {
         int calls = commands.calls().size();
         Attachment again = transport.attach(targets());
         assertEquals(first, again);
-        assertEquals(writes, sysfs.writes().size());
+        assertEquals(List.of("class/block/sdb/device/rescan=1", "class/block/sdc/device/rescan=1"), writesSince(writes));
         assertEquals(calls, commands.calls().size());
+    }
+
+    // ---- what the kernel's FC stack showed (VM tier: FCoE VN2VN, LIO as the array) ----------------------
+
+    @Test
+    void anArrayPortThatIsBothTargetAndInitiatorIsUsedAndAnInitiatorOnlyPortIsNot() throws Exception {
+        sysfs.fcHost(1, "0x10000000c9a1b2c1", "Online");
+        sysfs.fcHost(2, "0x10000000c9a1b2c2", "Online");
+        // LIO's tcm_fc port logs in as an initiator too (FCoE lports are both); another host's HBA is only one
+        sysfs.remotePort(1, 0, 0, TARGET, "Online", 0, "FCP Target, FCP Initiator");
+        sysfs.remotePort(2, 0, 0, "0x200002fc00000003", "Online", -1, "FCP Initiator");
+        lunOn(PATH_1, "sdb", 16);
+
+        Attachment attachment = transport.attach(targets("targetWWNs", TARGET + ",0x200002fc00000003"));
+
+        assertEquals(List.of("class/scsi_host/host1/scan=0 0 3"), sysfs.writeLog());
+        assertEquals(Map.of("wwid", WWID, "paths", "1:0:0:3=sdb"), attachment.details());
+    }
+
+    @Test
+    void anOnlinePortThatKeptItsTargetIdButLostTheTargetRoleIsSkipped() throws Exception {
+        sysfs.fcHost(1, "0x10000000c9a1b2c1", "Online");
+        sysfs.fcHost(2, "0x10000000c9a1b2c2", "Online");
+        sysfs.remotePort(1, 0, 0, TARGET, "Online", 0, "FCP Target");
+        // the kernel never takes a target id back: a port that logged in again as an initiator only keeps it
+        sysfs.remotePort(2, 0, 1, TARGET, "Online", 1, "FCP Initiator");
+        lunOn(PATH_1, "sdb", 16);
+        lunOn(PATH_2, "sdc", 32);
+
+        assertEquals(Map.of("wwid", WWID, "paths", "1:0:0:3=sdb"), transport.attach(targets()).details());
+        assertEquals(List.of("class/scsi_host/host1/scan=0 0 3"), sysfs.writeLog());
+
+        sysfs.remotePort(1, 0, 0, TARGET, "Online", 0, "FCP Initiator");
+        sysfs.removeDisk("sdb");
+        VolumeException e = refused(() -> transport.attach(targets()));
+        assertEquals(VolumeException.Outcome.NOT_FOUND, e.outcome());
+        assertTrue(e.getMessage().contains("rport-2:0-1 (0x500601603ba0415a) skipped: it does not have the FCP Target"
+                + " role (roles: [FCP Initiator])"), e.getMessage());
+    }
+
+    @Test
+    void aTargetAppearsInSysfsWithItsFirstScannedLunAndNothingOfItLingersAfterTheDetach() throws Exception {
+        twoHbasSeeingTheTarget();
+        assertEquals(List.of(), sysfs.scsiTargets(), "no SCSI target behind a remote port before a scan");
+        Attachment attachment = attachedThroughTwoPaths();
+        assertEquals(List.of("1:0:0", "2:0:1"), sysfs.scsiTargets());
+        commands.expect("dmsetup", "message", "mpatha", "0", "fail_if_no_path");
+        commands.expect("multipath", "-f", "mpatha").andDo(c -> sysfs.removeMap("dm-0"));
+
+        transport.detach(attachment);
+
+        assertEquals(List.of(), sysfs.scsiTargets());
+        assertFalse(java.nio.file.Files.exists(sysfs.sys().resolve("class/fc_transport/target1:0:0")));
+    }
+
+    @Test
+    void aPathWhosePortWasGonePastDevLossTmoIsScannedInAgainOnceThePortIsBack() throws Exception {
+        Attachment attachment = attachedThroughTwoPaths();
+        sysfs.loseRemotePort(2, 0, 1); // the kernel removed its target and the disk
+        assertFalse(sysfs.hasDisk("sdc"));
+        sysfs.remotePort(2, 0, 1, TARGET, "Online", 1); // it logged in again; with manual scanning, no LUN came back
+        lunOn(PATH_2, "sdd", 48);
+        int writes = sysfs.writes().size();
+        commands.expect("multipath", "-a", WWID);
+        commands.expect("multipath", WWID).andDo(c -> {
+            sysfs.removeMap("dm-0");
+            sysfs.addMap(0, "mpatha", WWID, List.of("sdb", "sdd"));
+        });
+
+        Attachment again = transport.attach(targets());
+
+        assertEquals(List.of("class/block/sdb/device/rescan=1", "class/scsi_host/host2/scan=0 1 3"), writesSince(writes));
+        assertEquals("1:0:0:3=sdb,2:0:1:3=sdd", again.details().get("paths"));
+        assertEquals(attachment.device(), again.device());
+    }
+
+    // ---- a LUN number the array reused (the VM tier's fc scenario, "reused" part) -------------------------
+
+    private static final String REUSED_NAA = "60014050fc0e2e000090000000000000";
+
+    /** Disks of the LUN were left on the node; the array then deleted the LUN and mapped another at number 3. */
+    private void staleDisksOfADeletedLun() throws IOException {
+        twoHbasSeeingTheTarget();
+        sysfs.addDisk(PATH_1, "sdb", new DeviceNumber(8, 16), "naa." + NAA);
+        sysfs.addDisk(PATH_2, "sdc", new DeviceNumber(8, 32), "naa." + NAA);
+        sysfs.presentLun(PATH_1, "sdd", new DeviceNumber(8, 48), "naa." + REUSED_NAA, null);
+        sysfs.presentLun(PATH_2, "sde", new DeviceNumber(8, 64), "naa." + REUSED_NAA, null);
+    }
+
+    @Test
+    void aStaleDiskOfADeletedLunIsNeverTakenForThatLunThoughItStillNamesIt() throws Exception {
+        staleDisksOfADeletedLun();
+
+        VolumeException e = refused(() -> transport.attach(targets("wwid", WWID)));
+
+        assertEquals(VolumeException.Outcome.FAILED_PRECONDITION, e.outcome());
+        assertTrue(e.getMessage().contains("is LUN 3" + REUSED_NAA + ", not the expected [" + WWID + "]"), e.getMessage());
+        assertEquals(List.of("class/block/sdb/device/rescan=1", "class/block/sdb/device/delete=1",
+                "class/scsi_host/host1/scan=0 0 3", "class/block/sdc/device/rescan=1", "class/block/sdc/device/delete=1",
+                "class/scsi_host/host2/scan=0 1 3"), sysfs.writeLog());
+        assertEquals(List.of("sdd", "sde"), sysfs.diskNames(), "the stale disks went; the LUN there now was scanned in");
+    }
+
+    @Test
+    void theLunNowAtAReusedNumberGetsDisksOfItsOwn() throws Exception {
+        staleDisksOfADeletedLun();
+        String reused = "3" + REUSED_NAA;
+        commands.expect("multipath", "-a", reused);
+        commands.expect("multipath", reused).andDo(c -> sysfs.addMap(0, "mpatha", reused, List.of("sdd", "sde")));
+
+        Attachment attachment = transport.attach(targets("wwid", reused));
+
+        assertEquals(reused, attachment.identity());
+        assertEquals("1:0:0:3=sdd,2:0:1:3=sde", attachment.details().get("paths"));
+        assertEquals(List.of(sysfs.paths().dev().resolve("sdb"), sysfs.paths().dev().resolve("sdc")), block.flushed());
+    }
+
+    @Test
+    void theDeletedLunsMapOverStaleDisksIsFlushedAndTheAddressesScannedAfresh() throws Exception {
+        staleDisksOfADeletedLun();
+        sysfs.addMap(0, "mpatha", WWID, List.of("sdb", "sdc")); // multipathd mapped the stale disks
+        String reused = "3" + REUSED_NAA;
+        commands.expect("dmsetup", "message", "mpatha", "0", "fail_if_no_path");
+        commands.expect("multipath", "-f", "mpatha").andDo(c -> sysfs.removeMap("dm-0"));
+        commands.expect("multipath", "-a", reused);
+        commands.expect("multipath", reused).andDo(c -> sysfs.addMap(1, "mpathb", reused, List.of("sdd", "sde")));
+
+        Attachment attachment = transport.attach(targets("wwid", reused));
+
+        assertEquals("1:0:0:3=sdd,2:0:1:3=sde", attachment.details().get("paths"));
+        assertEquals(List.of("class/block/sdb/device/rescan=1", "class/block/sdc/device/rescan=1",
+                "class/block/sdc/device/delete=1", "class/block/sdb/device/delete=1", "class/scsi_host/host1/scan=0 0 3",
+                "class/scsi_host/host2/scan=0 1 3"), sysfs.writeLog(),
+                "the map is flushed once each of its paths was asked and is the new LUN; then its paths go");
+        assertEquals(List.of("sdd", "sde"), sysfs.diskNames());
+    }
+
+    @Test
+    void aStaleDiskUnderAnOpenMapStaysAndTheAttachIsRefused() throws Exception {
+        staleDisksOfADeletedLun();
+        sysfs.addMap(0, "mpatha", WWID, List.of("sdb", "sdc")); // the deleted LUN's map, still mounted on the node
+        block.claimed(sysfs.paths().dev().resolve("dm-0"), true);
+        String reused = "3" + REUSED_NAA;
+
+        VolumeException e = refused(() -> transport.attach(targets("wwid", reused)));
+
+        assertEquals(VolumeException.Outcome.FAILED_PRECONDITION, e.outcome());
+        assertTrue(e.getMessage().contains("holds the paths of LUN " + reused), e.getMessage());
+        assertTrue(sysfs.hasDisk("sdb") && sysfs.hasDisk("sdc") && sysfs.hasMap("dm-0"));
+        assertTrue(sysfs.writeLog().stream().allMatch(w -> w.endsWith("/rescan=1")), sysfs.writeLog().toString());
+    }
+
+    @Test
+    void aMapOfTheDeletedLunWithAPathStillLeadingToItStays() throws Exception {
+        staleDisksOfADeletedLun();
+        sysfs.presentLun(PATH_2, "sdc", new DeviceNumber(8, 32), "naa." + NAA, null); // path 2 still reaches it
+        sysfs.addMap(0, "mpatha", WWID, List.of("sdb", "sdc"));
+        String reused = "3" + REUSED_NAA;
+
+        VolumeException e = refused(() -> transport.attach(targets("wwid", reused)));
+
+        assertEquals(VolumeException.Outcome.FAILED_PRECONDITION, e.outcome());
+        assertTrue(sysfs.hasMap("dm-0") && sysfs.hasDisk("sdb") && sysfs.hasDisk("sdc"));
+    }
+
+    @Test
+    void aDiskThatIsNotRunningIsNotAskedAgain() throws Exception {
+        staleDisksOfADeletedLun();
+        sysfs.setState("sdb", "blocked");
+        sysfs.setState("sdc", "transport-offline");
+
+        VolumeException e = refused(() -> transport.attach(targets("wwid", WWID)));
+
+        assertEquals(VolumeException.Outcome.INTERNAL, e.outcome());
+        assertTrue(e.getMessage().contains("no path of LUN " + WWID + " is running"), e.getMessage());
+        assertEquals(List.of(), sysfs.writeLog(), "a rescan of a blocked device could hang: none is written");
     }
 
     // ---- attach through WWIDs ----------------------------------------------------------------------

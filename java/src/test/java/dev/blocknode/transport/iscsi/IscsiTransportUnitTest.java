@@ -244,6 +244,42 @@ class IscsiTransportUnitTest {
         assertFalse(sysfs.hasDisk("sdb") || sysfs.hasDisk("sdc"), "the refused LUN's disks are deleted");
     }
 
+    /**
+     * LUN 3 was deleted on the array and another LUN mapped at number 3 while the sessions stayed up (LUN 4 uses
+     * them): the disks left of the old LUN 3 still name it. A stage of the old LUN is refused, the stale disks
+     * are gone and so is what its scan brought in; the sessions stay for LUN 4.
+     */
+    @Test
+    void aStaleDiskOfADeletedLunOnASharedSessionIsReplacedAndNeverTakenForIt() throws Exception {
+        String otherWwid = "3" + NAA.replace('d', 'e');
+        sysfs.presentLun(new ScsiAddress(3, 0, 0, 4), "sdd", new DeviceNumber(8, 48), "naa." + otherWwid.substring(1), null);
+        sysfs.presentLun(new ScsiAddress(4, 0, 0, 4), "sde", new DeviceNumber(8, 64), "naa." + otherWwid.substring(1), null);
+        for (int i = 0; i < 2; i++) {
+            expectRecordCreated(PORTALS[i]);
+            expectLogin(PORTALS[i], i + 1, i + 3);
+        }
+        commands.expect("multipath", "-a", otherWwid).succeeds("");
+        commands.expect("multipath", otherWwid).andDo(c -> sysfs.addMap(1, "mpathb", otherWwid, List.of("sdd", "sde")));
+        transport.attach(request(Secrets.NONE, "lun", "4"));
+        sysfs.addDisk(new ScsiAddress(3, 0, 0, 3), "sdb", new DeviceNumber(8, 16), "naa." + NAA);
+        sysfs.addDisk(new ScsiAddress(4, 0, 0, 3), "sdc", new DeviceNumber(8, 32), "naa." + NAA);
+        String reusedNaa = "60014050fc0e2e000090000000000000";
+        sysfs.presentLun(new ScsiAddress(3, 0, 0, 3), "sdf", new DeviceNumber(8, 80), "naa." + reusedNaa, null);
+        sysfs.presentLun(new ScsiAddress(4, 0, 0, 3), "sdg", new DeviceNumber(8, 96), "naa." + reusedNaa, null);
+        int writes = sysfs.writes().size();
+
+        VolumeException e = assertThrows(VolumeException.class, () -> transport.attach(request(Secrets.NONE, "wwid", WWID)));
+
+        assertEquals(VolumeException.Outcome.FAILED_PRECONDITION, e.outcome(), e.getMessage());
+        assertTrue(e.getMessage().contains("is LUN 3" + reusedNaa), e.getMessage());
+        List<String> log = sysfs.writeLog();
+        assertEquals(List.of("class/block/sdb/device/rescan=1", "class/block/sdb/device/delete=1",
+                "class/scsi_host/host3/scan=0 0 3", "class/block/sdc/device/rescan=1", "class/block/sdc/device/delete=1",
+                "class/scsi_host/host4/scan=0 0 3", "class/block/sdf/device/delete=1", "class/block/sdg/device/delete=1"),
+                log.subList(writes, log.size()));
+        assertEquals(List.of("sdd", "sde"), sysfs.diskNames(), "only LUN 4's disks are left; both sessions stay");
+    }
+
     /** The plugin died after the attach (the record still said ATTACHING): unstage asks to abandon it. */
     @Test
     void abandoningAnAttachCutShortRemovesTheLunAndLogsOut() throws Exception {

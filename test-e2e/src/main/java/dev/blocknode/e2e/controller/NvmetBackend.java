@@ -4,9 +4,7 @@ import dev.blocknode.os.exec.Command;
 import dev.blocknode.os.exec.CommandRunner;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -37,17 +35,8 @@ public final class NvmetBackend implements VolumeBackend {
 
     static final int MAX_NSID = 1024;
 
-    /**
-     * Removes a configfs directory: rmdir(2), which configfs allows with its attributes inside (they go with
-     * it). The unit test's plain directory needs its files removed first.
-     */
-    @FunctionalInterface
-    interface Rmdir {
-        void remove(Path dir) throws IOException;
-    }
-
     private final CommandRunner commands;
-    private final Rmdir rmdir;
+    private final Configfs.Rmdir rmdir;
     private final Path nvmet;
     private final String nqn;
     private final List<String> portals;
@@ -55,7 +44,7 @@ public final class NvmetBackend implements VolumeBackend {
     private final Map<Integer, String> loops = new HashMap<>();
     private int last;
 
-    private NvmetBackend(CommandRunner commands, Rmdir rmdir, Path nvmet, String nqn, List<String> portals,
+    private NvmetBackend(CommandRunner commands, Configfs.Rmdir rmdir, Path nvmet, String nqn, List<String> portals,
                          List<Integer> ports) {
         this.commands = commands;
         this.rmdir = rmdir;
@@ -73,10 +62,10 @@ public final class NvmetBackend implements VolumeBackend {
      */
     public static NvmetBackend start(CommandRunner commands, Path nvmet, String nqn, List<String> portals,
                                      int firstPort) throws IOException {
-        return start(commands, Files::delete, nvmet, nqn, portals, firstPort);
+        return start(commands, Configfs.Rmdir.KERNEL, nvmet, nqn, portals, firstPort);
     }
 
-    static NvmetBackend start(CommandRunner commands, Rmdir rmdir, Path nvmet, String nqn, List<String> portals,
+    static NvmetBackend start(CommandRunner commands, Configfs.Rmdir rmdir, Path nvmet, String nqn, List<String> portals,
                               int firstPort) throws IOException {
         if (portals.isEmpty()) {
             throw new IllegalArgumentException("at least one portal is needed");
@@ -204,12 +193,7 @@ public final class NvmetBackend implements VolumeBackend {
         return Integer.parseInt(placement.volumeContext().get("namespaceID"));
     }
 
-    /** One write of the value, as configfs attributes take it. */
     private static void write(Path attribute, String value) throws IOException {
-        try {
-            Files.writeString(attribute, value, StandardCharsets.US_ASCII);
-        } catch (NoSuchFileException e) {
-            throw new IOException("no configfs attribute " + attribute + " (is nvmet loaded?)", e);
-        }
+        Configfs.write(attribute, value, "nvmet");
     }
 }
