@@ -1,0 +1,83 @@
+package dev.blocknode.transport.san;
+
+import dev.blocknode.outcome.VolumeException;
+import dev.blocknode.scsi.reservation.PersistentReservations;
+import dev.blocknode.scsi.reservation.RegisteredKeys;
+import dev.blocknode.scsi.reservation.Reservation;
+import dev.blocknode.scsi.reservation.ScsiCommandException;
+import dev.blocknode.transport.Attachment;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.logging.Logger;
+
+/**
+ * A LUN's path devices as the fencing protocol uses them, each one I_T nexus: listing them, reading the LUN's
+ * reservation through the first that answers, unregistering them. What acquisition, renewal and release share.
+ */
+final class LunPaths {
+
+    private static final Logger LOG = Logger.getLogger(LunFencing.class.getName()); // the protocol's one source
+
+    /** The LUN's reservation and registrations, and the path that answered. */
+    record Answer(Path path, Reservation reservation, RegisteredKeys keys) {
+    }
+
+    private final PersistentReservations pr;
+    private final LunFencing.PathDevices devices;
+
+    LunPaths(PersistentReservations pr, LunFencing.PathDevices devices) {
+        this.pr = pr;
+        this.devices = devices;
+    }
+
+    /** The path devices present now. */
+    List<Path> of(Attachment attachment) throws IOException {
+        return devices.of(attachment);
+    }
+
+    /** The path devices a stage reserves through: INTERNAL when they cannot be listed or there is none. */
+    List<Path> toReserve(String volumeId, Attachment attachment) throws VolumeException {
+        try {
+            List<Path> paths = devices.of(attachment);
+            if (paths.isEmpty()) {
+                throw VolumeException.internal("volume " + volumeId + ": the LUN has no path device to reserve it"
+                        + " through", null);
+            }
+            return paths;
+        } catch (IOException e) {
+            throw VolumeException.internal("volume " + volumeId + ": cannot list the LUN's path devices", e);
+        }
+    }
+
+    /** The reservation and registrations, through the first path that answers. */
+    Answer read(List<Path> paths) throws IOException {
+        IOException last = null;
+        for (Path path : paths) {
+            try {
+                return new Answer(path, pr.readReservation(path), pr.readKeys(path));
+            } catch (ScsiCommandException.NotSupported e) {
+                throw e;
+            } catch (IOException e) {
+                last = e;
+            }
+        }
+        throw last != null ? last : new IOException("the LUN has no path");
+    }
+
+    /** Unregisters every path that answers (REGISTER AND IGNORE EXISTING KEY with 0); returns those. */
+    List<Path> unregister(String volumeId, List<Path> paths) {
+        List<Path> answered = new ArrayList<>();
+        for (Path path : paths) {
+            try {
+                pr.registerIgnoringExisting(path, 0);
+                answered.add(path);
+            } catch (IOException e) {
+                LOG.warning(() -> "volume " + volumeId + ": cannot unregister path " + path + ": " + e.getMessage());
+            }
+        }
+        return answered;
+    }
+}
