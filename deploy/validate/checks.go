@@ -4,6 +4,7 @@ import (
 	"net"
 	"path"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -343,6 +344,7 @@ func checkPlugin(o *Object, ds *appsv1.DaemonSet, s *objectSet) {
 		o.fail("the plugin must tolerate every taint (operator Exists, no key) to run on every node")
 	}
 	checkGrace(o, f, spec)
+	checkFencingFlags(o, f)
 	if lf := f.get("log-format", "json"); lf != "json" {
 		o.fail("--log-format must be json in a deployment, got %q", lf)
 	}
@@ -377,6 +379,25 @@ func checkGrace(o *Object, f flags, spec *corev1.PodSpec) {
 	}
 	if spec.TerminationGracePeriodSeconds == nil || time.Duration(*spec.TerminationGracePeriodSeconds)*time.Second <= grace {
 		o.fail("terminationGracePeriodSeconds must be longer than --shutdown-grace (%s)", grace)
+	}
+}
+
+// checkFencingFlags: the plugin refuses to start when another node's key may be taken over before it has had
+// three renewal rounds to change (--fencing-takeover-after < 3 x --fencing-renew-interval).
+func checkFencingFlags(o *Object, f flags) {
+	renew, err := time.ParseDuration(f.get("fencing-renew-interval", "10s"))
+	if err != nil || renew <= 0 {
+		o.fail("--fencing-renew-interval=%q is not a positive duration", f["fencing-renew-interval"])
+		return
+	}
+	takeover, err := time.ParseDuration(f.get("fencing-takeover-after", "60s"))
+	if err != nil || takeover <= 0 {
+		o.fail("--fencing-takeover-after=%q is not a positive duration", f["fencing-takeover-after"])
+		return
+	}
+	if takeover < 3*renew {
+		o.fail("--fencing-takeover-after (%s) must be at least 3 x --fencing-renew-interval (%s): the plugin refuses to start otherwise",
+			takeover, renew)
 	}
 }
 
@@ -536,11 +557,20 @@ func checkCSIDriver(o *Object, d *storagev1.CSIDriver, s *objectSet) {
 
 // transportKeys are the volume_context keys each transport reads (README; shared/DESIGN.md section 4).
 var transportKeys = map[string]map[string]bool{
-	"iscsi": {"transport": true, "targetPortal": true, "portals": true, "iqn": true, "lun": true, "wwid": true, "iface": true},
-	"fc":    {"transport": true, "targetWWNs": true, "lun": true, "wwids": true},
+	"iscsi": {"transport": true, "targetPortal": true, "portals": true, "iqn": true, "lun": true, "wwid": true, "iface": true,
+		"replacementTimeout": true, "fencing": true},
+	"fc":    {"transport": true, "targetWWNs": true, "lun": true, "wwids": true, "wwid": true, "fencing": true},
 	"local": {"transport": true, "devicePath": true, "wwid": true},
 	"nvme-tcp": {"transport": true, "subsysNQN": true, "nvmePortals": true, "namespaceNGUID": true,
-		"namespaceEUI64": true, "namespaceUUID": true, "namespaceID": true, "hostNQN": true, "hostID": true},
+		"namespaceEUI64": true, "namespaceUUID": true, "namespaceID": true, "hostNQN": true, "hostID": true, "fencing": true},
+}
+
+// fencingModes are volume_context "fencing"'s values per transport (README "Fencing at the storage"): the SAN
+// transports fence with SCSI-3 persistent reservations; NVMe/TCP is not fenced, so "required" is refused there.
+var fencingModes = map[string]map[string]bool{
+	"iscsi":    {"auto": true, "required": true, "off": true},
+	"fc":       {"auto": true, "required": true, "off": true},
+	"nvme-tcp": {"auto": true, "off": true},
 }
 
 var chapKeys = map[string]bool{
@@ -644,6 +674,10 @@ func checkAttributes(o *Object, attrs map[string]string) {
 		if !known[k] {
 			o.fail("volumeAttributes.%s is not a key of the %s transport", k, transport)
 		}
+	}
+	if mode, ok := attrs["fencing"]; ok && !fencingModes[transport][mode] {
+		o.fail("volumeAttributes.fencing %q is not one the %s transport takes (%s)", mode, transport,
+			strings.Join(sortedKeys(fencingModes[transport]), ", "))
 	}
 	lunOK := func() {
 		if n, err := strconv.Atoi(attrs["lun"]); err != nil || n < 0 {
@@ -818,4 +852,13 @@ func checkPodClaims(o *Object, pod *corev1.Pod, s *objectSet) {
 			}
 		}
 	}
+}
+
+func sortedKeys(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

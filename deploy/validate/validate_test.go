@@ -224,6 +224,13 @@ func TestRulesCatchBrokenDeployments(t *testing.T) {
 			"nvmePortals: array.example.com:4420,", `portal "array.example.com:4420" is not an IP address[:port]`},
 		{"NVMe namespace without identity", "examples/nvme-tcp-filesystem.yaml",
 			"      namespaceNGUID: 6b8f0c1d-2e3f-4051-6273-849506a7b8c9\n", "", "needs namespaceNGUID, namespaceEUI64 or namespaceUUID"},
+		{"fencing value misspelled", "examples/iscsi-filesystem.yaml", "fencing: required", "fencing: always",
+			`volumeAttributes.fencing "always" is not one the iscsi transport takes (auto, off, required)`},
+		{"NVMe fencing required", "examples/nvme-tcp-filesystem.yaml", "      transport: nvme-tcp\n",
+			"      transport: nvme-tcp\n      fencing: required\n", `volumeAttributes.fencing "required" is not one the nvme-tcp transport takes (auto, off)`},
+		{"takeover before three renewals", "daemonset.yaml", "            - --shutdown-grace=30s\n",
+			"            - --shutdown-grace=30s\n            - --fencing-renew-interval=30s\n",
+			"--fencing-takeover-after (1m0s) must be at least 3 x --fencing-renew-interval (30s)"},
 		{"NQN smuggling a fabrics option", "examples/nvme-tcp-filesystem.yaml", "subsysNQN: nqn.2005-10.org.example:array1.logs",
 			"subsysNQN: nqn.2005-10.org.example:logs,hostnqn=x", "is not an NVMe qualified name"},
 	}
@@ -306,6 +313,35 @@ func TestChartFollowsValues(t *testing.T) {
 				t.Errorf("plugin args: %s", plugin)
 			}
 		}
+	}
+}
+
+// The fencing values reach the plugin's flags only when they differ from its defaults (so the default render
+// stays the plain manifests), and a takeover time under three renewals is refused.
+func TestChartFencingValues(t *testing.T) {
+	objects := renderValid(t, map[string]any{"fencing": map[string]any{"renewInterval": "5s", "takeoverAfter": "20s"}})
+	for _, o := range objects {
+		if ds, ok := o.Value.(*appsv1.DaemonSet); ok {
+			plugin := strings.Join(ds.Spec.Template.Spec.Containers[0].Args, " ")
+			if !strings.Contains(plugin, "--fencing-renew-interval=5s") || !strings.Contains(plugin, "--fencing-takeover-after=20s") {
+				t.Errorf("plugin args: %s", plugin)
+			}
+		}
+	}
+	objects, err := RenderChart(chartDir, map[string]any{"fencing": map[string]any{"renewInterval": "30s", "takeoverAfter": "60s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	Check(objects)
+	var errs []string
+	for _, o := range objects {
+		errs = append(errs, o.Errors...)
+	}
+	if !strings.Contains(strings.Join(errs, "\n"), "must be at least 3 x --fencing-renew-interval") {
+		t.Errorf("want the takeover rule refused, got %v", errs)
+	}
+	if _, err := RenderChart(chartDir, map[string]any{"fencing": map[string]any{"renewInterval": "500ms", "takeoverAfter": "60s"}}); err == nil {
+		t.Errorf("500ms: the plugin takes no milliseconds, the schema must refuse it")
 	}
 }
 
