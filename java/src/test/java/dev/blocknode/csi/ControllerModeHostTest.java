@@ -17,6 +17,8 @@ import dev.blocknode.csi.v1.NodeGetInfoRequest;
 import dev.blocknode.csi.v1.PluginCapability;
 import dev.blocknode.csi.v1.ProbeRequest;
 import dev.blocknode.csi.v1.VolumeCapability;
+import dev.blocknode.logging.LogCapture;
+import dev.blocknode.testing.HostileInput;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import org.junit.jupiter.api.AfterEach;
@@ -27,7 +29,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Consumer;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -120,6 +124,44 @@ class ControllerModeHostTest {
         StatusRuntimeException unpublish = assertThrows(StatusRuntimeException.class, () -> client.controller()
                 .controllerUnpublishVolume(ControllerUnpublishVolumeRequest.newBuilder().setNodeId("node-a").build()));
         assertEquals(Status.Code.INVALID_ARGUMENT, unpublish.getStatus().getCode());
+    }
+
+    /**
+     * What the external-attacher relays comes from PVs and VolumeAttachments anyone with those rights writes:
+     * hostile fields in any of them get INVALID_ARGUMENT (or OK when they are merely unusual), a short escaped
+     * message, no forged or SEVERE log line, and the server stays up.
+     */
+    @Test
+    void hostileRequestsGetInvalidArgumentAndAnEscapedMessage() {
+        HostileInput hostile = new HostileInput(20261125);
+        Path root = dir.resolve("kubelet");
+        Map<Status.Code, Integer> codes = new EnumMap<>(Status.Code.class);
+        try (LogCapture log = LogCapture.installed()) {
+            for (int i = 0; i < 300; i++) {
+                Status.Code code = Status.Code.OK;
+                try {
+                    if (hostile.nextBoolean()) {
+                        client.controller().controllerPublishVolume(ControllerPublishVolumeRequest.newBuilder()
+                                .setVolumeId(hostile.volumeId()).setNodeId(hostile.nodeId())
+                                .setVolumeCapability(hostile.capability()).setReadonly(hostile.nextBoolean())
+                                .putAllVolumeContext(hostile.context(root.resolve("dev")))
+                                .putAllSecrets(hostile.secrets()).build());
+                    } else {
+                        client.controller().controllerUnpublishVolume(ControllerUnpublishVolumeRequest.newBuilder()
+                                .setVolumeId(hostile.volumeId()).setNodeId(hostile.nodeId())
+                                .putAllSecrets(hostile.secrets()).build());
+                    }
+                } catch (StatusRuntimeException e) {
+                    code = e.getStatus().getCode();
+                    assertEquals(Status.Code.INVALID_ARGUMENT, code, "request " + i + ": " + e.getStatus());
+                    HostileInput.assertShortAndEscaped(e.getStatus().getDescription());
+                }
+                codes.merge(code, 1, Integer::sum);
+            }
+            HostileInput.assertNoForgedOrSevereLine(log.written());
+        }
+        assertTrue(codes.getOrDefault(Status.Code.INVALID_ARGUMENT, 0) > 150, codes.toString());
+        assertTrue(client.identity().probe(ProbeRequest.getDefaultInstance()).getReady().getValue(), "still up");
     }
 
     @Test
