@@ -40,6 +40,9 @@ final class FigureC extends Figure {
         report.detail("c", "burst, per volume stage+publish latency: " + b.perVolume().summary());
         report.detail("c", "burst teardown (unpublish+unstage, " + o.burst() + " threads), wall: "
                 + Samples.fmt(b.teardownWall()) + "; failed calls: " + b.failures());
+        report.detail("c", "plugin memory (" + flags + "): VmRSS before the burst " + Samples.mib(b.rssBeforeKib())
+                + ", VmHWM during it " + Samples.mib(b.hwmKib()) + ", VmRSS after it " + Samples.mib(b.rssAfterKib())
+                + " (figure e's goal)");
         return b;
     }
 

@@ -1,6 +1,7 @@
 package dev.blocknode.os.exec;
 
 import java.io.ByteArrayOutputStream;
+import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -18,6 +19,8 @@ import java.util.concurrent.TimeoutException;
  * and its descendants are killed.
  */
 public final class ProcessCommandRunner implements CommandRunner {
+
+    private static final int READ_CHUNK_BYTES = 4 * 1024;
 
     @Override
     public CommandResult run(Command command) throws CommandException {
@@ -64,6 +67,10 @@ public final class ProcessCommandRunner implements CommandRunner {
     }
 
     private static void feed(OutputStream in, byte[] input) {
+        if (input.length == 0) {
+            closeQuietly(in); // nothing to write: closing a pipe does not block, so no thread for it
+            return;
+        }
         Thread.startVirtualThread(() -> {
             try (in) {
                 in.write(input);
@@ -73,11 +80,19 @@ public final class ProcessCommandRunner implements CommandRunner {
         });
     }
 
+    /**
+     * Reads in small chunks, not with {@code transferTo}: its 16 KiB buffer is live on the heap for the whole
+     * run of the command, twice per command, and the JDK mallocs a buffer for every read above 8 KiB; in a
+     * burst of stages (a hundred mkfs at once) that was megabytes of peak RSS (test-e2e/bench, figure e).
+     */
     private static CompletableFuture<byte[]> drain(InputStream stream) {
         return CompletableFuture.supplyAsync(() -> {
             try (stream) {
                 ByteArrayOutputStream buffer = new ByteArrayOutputStream();
-                stream.transferTo(buffer);
+                byte[] chunk = new byte[READ_CHUNK_BYTES];
+                for (int n = stream.read(chunk); n >= 0; n = stream.read(chunk)) {
+                    buffer.write(chunk, 0, n);
+                }
                 return buffer.toByteArray();
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
@@ -94,11 +109,11 @@ public final class ProcessCommandRunner implements CommandRunner {
         }
     }
 
-    private static void closeQuietly(InputStream stream) {
+    private static void closeQuietly(Closeable stream) {
         try {
             stream.close();
         } catch (IOException ignored) {
-            // best effort: unblocks the drain thread
+            // best effort: unblocks a drain thread, or ends the program's input
         }
     }
 }
