@@ -112,6 +112,7 @@ void JNICALL bn_unlink_at(JNIEnv *env, jclass clazz, jint dir_fd, jstring name, 
 
 /* statvfs.c */
 jlongArray JNICALL bn_statvfs(JNIEnv *env, jclass clazz, jstring path);
+jlongArray JNICALL bn_fstatvfs(JNIEnv *env, jclass clazz, jint fd);
 
 /* blockdev.c */
 jlong JNICALL bn_block_device_size(JNIEnv *env, jclass clazz, jstring device_path);

@@ -19,6 +19,7 @@ static const JNINativeMethod linux_native_methods[] = {
     { "createFileAt", "(I" BN_STRING ")Z", (void *) bn_create_file_at },
     { "unlinkAt", "(I" BN_STRING "Z)V", (void *) bn_unlink_at },
     { "statvfs", "(" BN_STRING ")[J", (void *) bn_statvfs },
+    { "fstatvfs", "(I)[J", (void *) bn_fstatvfs },
     { "blockDeviceSize", "(" BN_STRING ")J", (void *) bn_block_device_size },
     { "blockSectorSize", "(" BN_STRING ")I", (void *) bn_block_sector_size },
     { "flushBlockBuffers", "(" BN_STRING ")V", (void *) bn_flush_block_buffers },

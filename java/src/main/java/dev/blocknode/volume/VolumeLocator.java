@@ -1,6 +1,7 @@
 package dev.blocknode.volume;
 
 import dev.blocknode.os.FileStat;
+import dev.blocknode.os.FilesystemUsage;
 import dev.blocknode.os.host.Host;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.PublicationRecord;
@@ -24,15 +25,15 @@ final class VolumeLocator {
     /**
      * The volume at one of its paths; {@code publication} is empty for the staging path and for a device node of
      * the volume's own device (see {@link #deviceNode}). {@code opened} is the path opened beneath the kubelet
-     * root (absent for a block volume's staging directory): read it through
-     * {@link #kernelPath()}, which names the opened file, never the request's path again. Close it.
+     * root (absent for a block volume's staging directory): read it by descriptor ({@link #usage()}), never
+     * through the request's path again. Close it.
      */
     record Located(StagingRecord record, Path path, Optional<PublicationRecord> publication,
                    Optional<OpenedPath> opened) implements AutoCloseable {
 
-        /** A path the kernel resolves to exactly what was located (the descriptor's /proc/self/fd link). */
-        Path kernelPath() {
-            return opened.map(OpenedPath::viaDescriptor).orElse(path);
+        /** What statvfs says of the filesystem at the located path, asked through the opened descriptor. */
+        FilesystemUsage usage() throws IOException {
+            return opened.orElseThrow(() -> new IllegalStateException("no filesystem is opened at " + path)).usage();
         }
 
         @Override

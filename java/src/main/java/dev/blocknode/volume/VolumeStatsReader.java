@@ -1,8 +1,8 @@
 package dev.blocknode.volume;
 
 import dev.blocknode.os.DeviceNumber;
+import dev.blocknode.os.FilesystemUsage;
 import dev.blocknode.os.host.Host;
-import dev.blocknode.os.mount.FilesystemUsage;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.transport.Transports;
@@ -61,7 +61,7 @@ public final class VolumeStatsReader {
                 return new VolumeStats(size, OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty(),
                         OptionalLong.empty(), OptionalLong.empty(), problems);
             }
-            FilesystemUsage usage = host.mounter().usage(located.kernelPath());
+            FilesystemUsage usage = located.usage();
             List<HealthProblem> problems = new ArrayList<>(2);
             if (!devicePresent) {
                 // Nothing else is worth saying about a volume whose device is gone: its paths went with it.

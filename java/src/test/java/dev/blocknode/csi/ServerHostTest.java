@@ -14,6 +14,8 @@ import dev.blocknode.csi.v1.PluginCapability;
 import dev.blocknode.csi.v1.ProbeRequest;
 import dev.blocknode.csi.v1.ProbeResponse;
 import dev.blocknode.testing.PluginHarness;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -144,6 +146,42 @@ class ServerHostTest {
             assertNotNull(probeRequestId.get(), "the method saw its call's Context");
         } finally {
             releaseProbe.countDown();
+            server.shutdown(Duration.ofSeconds(2));
+        }
+    }
+
+    /**
+     * A handler that throws an Error rather than an exception (a LinkageError from a mismatched class, an
+     * AssertionError) still answers its caller, on a call thread and on the event loop alike: uncaught, the
+     * call would never be closed and its caller would wait out its deadline.
+     */
+    @Test
+    void aHandlerThatThrowsAnErrorStillAnswers(@TempDir Path dir) throws Exception {
+        Path socket = dir.resolve("csi.sock");
+        IdentityGrpc.IdentityImplBase service = new IdentityGrpc.IdentityImplBase() {
+            @Override
+            public void probe(ProbeRequest request, StreamObserver<ProbeResponse> observer) {
+                throw new NoSuchMethodError("thrown by the test's Probe");
+            }
+
+            @Override
+            public void getPluginInfo(GetPluginInfoRequest request, StreamObserver<GetPluginInfoResponse> observer) {
+                throw new AssertionError("thrown by the test's GetPluginInfo");
+            }
+        };
+        UnixSocketServer server = UnixSocketServer.start(socket, PosixFilePermissions.fromString("rw-------"),
+                Optional.empty(), List.of(service), List.of(new LoggingInterceptor()),
+                Set.of(IdentityGrpc.getGetPluginInfoMethod().getFullMethodName()));
+        try (CsiClient client = new CsiClient(socket)) {
+            for (int i = 0; i < 3; i++) { // and again: the call threads are still there to serve
+                StatusRuntimeException probe = assertThrows(StatusRuntimeException.class, () -> client.identity()
+                        .withDeadlineAfter(10, TimeUnit.SECONDS).probe(ProbeRequest.getDefaultInstance()));
+                assertEquals(Status.Code.UNKNOWN, probe.getStatus().getCode(), probe.toString());
+                StatusRuntimeException info = assertThrows(StatusRuntimeException.class, () -> client.identity()
+                        .withDeadlineAfter(10, TimeUnit.SECONDS).getPluginInfo(GetPluginInfoRequest.getDefaultInstance()));
+                assertEquals(Status.Code.UNKNOWN, info.getStatus().getCode(), info.toString());
+            }
+        } finally {
             server.shutdown(Duration.ofSeconds(2));
         }
     }

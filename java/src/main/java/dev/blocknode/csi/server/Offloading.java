@@ -143,10 +143,15 @@ final class Offloading implements ServerInterceptor {
                 while ((next = queue.poll()) != null) {
                     try {
                         next.run();
-                    } catch (RuntimeException e) {
+                    } catch (RuntimeException | Error e) {
+                        // An Error too (a LinkageError, a StackOverflowError, an AssertionError): uncaught, it
+                        // would end this thread with the call never closed, its caller waiting to its deadline.
                         LOG.log(Level.SEVERE, "call " + call.getMethodDescriptor().getFullMethodName()
                                 + " failed outside its handler", e);
                         closeQuietly(Status.UNKNOWN.withDescription("internal error").withCause(e));
+                        if (e instanceof VirtualMachineError fatal && !(fatal instanceof StackOverflowError)) {
+                            throw fatal; // out of memory, an internal error of the JVM: not this call's alone
+                        }
                     }
                 }
                 draining.set(false);

@@ -1,6 +1,7 @@
 package dev.blocknode.os.fd;
 
 import dev.blocknode.os.FileStat;
+import dev.blocknode.os.FilesystemUsage;
 import dev.blocknode.os.natives.LinuxNative;
 import dev.blocknode.os.natives.NativeIOException;
 
@@ -16,7 +17,7 @@ import static dev.blocknode.os.fd.OpenedPath.requireElement;
  */
 final class DescriptorPath implements OpenedPath {
 
-    /** How a syscall that takes only a path (mount, umount2, statvfs) is given a descriptor instead. */
+    /** How a syscall that takes only a path (mount, umount2) is given a descriptor instead. */
     private static final Path OWN_DESCRIPTORS = Path.of("/proc/self/fd");
 
     private final int fd;
@@ -46,6 +47,11 @@ final class DescriptorPath implements OpenedPath {
     @Override
     public FileStat stat() throws IOException {
         return FileStat.of(LinuxNative.statAt(fd, ""));
+    }
+
+    @Override
+    public FilesystemUsage usage() throws IOException {
+        return FilesystemUsage.of(LinuxNative.fstatvfs(fd));
     }
 
     @Override

@@ -1,6 +1,7 @@
 package dev.blocknode.os.fd;
 
 import dev.blocknode.os.FileStat;
+import dev.blocknode.os.FilesystemUsage;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -31,6 +32,9 @@ public interface OpenedPath extends AutoCloseable {
     Path childViaDescriptor(String name);
 
     FileStat stat() throws IOException;
+
+    /** What statvfs says of the filesystem holding the opened file, asked by descriptor. */
+    FilesystemUsage usage() throws IOException;
 
     /** The entry {@code name} of this directory, not followed; empty when there is none. */
     Optional<FileStat> statChild(String name) throws IOException;

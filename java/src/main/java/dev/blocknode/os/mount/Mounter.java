@@ -45,11 +45,6 @@ public interface Mounter {
 
     FileStat stat(Path path) throws IOException;
 
-    /** What statvfs says of the filesystem holding {@code path} (a fake answers for its own mounts). */
-    default FilesystemUsage usage(Path path) throws IOException {
-        return FilesystemUsage.of(path);
-    }
-
     /** The whole mount table: costly on a busy node, for the few questions that need all of it. */
     List<MountEntry> table() throws IOException;
 }

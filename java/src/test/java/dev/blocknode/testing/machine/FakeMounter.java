@@ -2,7 +2,6 @@ package dev.blocknode.testing.machine;
 
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.FileStat;
-import dev.blocknode.os.mount.FilesystemUsage;
 import dev.blocknode.os.mount.MountEntry;
 import dev.blocknode.os.mount.MountOptions;
 import dev.blocknode.os.mount.Mounter;
@@ -18,9 +17,6 @@ import java.util.Optional;
  * bind has its flags from the start, as the real one does: logged "bind A -> B (ro,0x3)", "bind A -> B" without.
  */
 final class FakeMounter implements Mounter {
-
-    /** What statvfs answers for any mounted filesystem: 1 GiB, half of it free. */
-    static final long TOTAL_BYTES = 1L << 30;
 
     private final FakeMachine machine;
 
@@ -104,16 +100,6 @@ final class FakeMounter implements Mounter {
                 return machine.stat(at, new FakeNode(FakeNode.Kind.BLOCK_DEVICE, FakeMachine.DEVTMPFS, device.get()));
             }
             return machine.stat(at, existing(at, "statx"));
-        }
-    }
-
-    @Override
-    public FilesystemUsage usage(Path path) throws IOException {
-        synchronized (machine) {
-            Path at = machine.treePath(path);
-            existing(at, "statvfs");
-            boolean readOnly = machine.top(at).map(machine::readOnly).orElse(false);
-            return new FilesystemUsage(TOTAL_BYTES, TOTAL_BYTES / 2, TOTAL_BYTES / 2, 65536, 65000, readOnly);
         }
     }
 

@@ -1,6 +1,7 @@
 package dev.blocknode.testing.machine;
 
 import dev.blocknode.os.FileStat;
+import dev.blocknode.os.FilesystemUsage;
 import dev.blocknode.os.fd.OpenedPath;
 
 import java.io.IOException;
@@ -14,6 +15,9 @@ import static dev.blocknode.os.fd.OpenedPath.requireElement;
  * later is not what it names), and looks names up one element at a time in that node, following nothing.
  */
 final class FakeOpenedPath implements OpenedPath {
+
+    /** What statvfs answers for any mounted filesystem: 1 GiB, half of it free. */
+    static final long TOTAL_BYTES = 1L << 30;
 
     private final FakeMachine machine;
     private final int descriptor;
@@ -57,6 +61,18 @@ final class FakeOpenedPath implements OpenedPath {
     @Override
     public FileStat stat() {
         return machine.stat(path, node);
+    }
+
+    @Override
+    public FilesystemUsage usage() {
+        synchronized (machine) {
+            if (closed) {
+                throw new IllegalStateException("descriptor of " + path + " used after close");
+            }
+            boolean readOnly = machine.top(path).map(machine::readOnly).orElse(false);
+            long total = TOTAL_BYTES;
+            return new FilesystemUsage(total, total / 2, total / 2, 65536, 65000, readOnly);
+        }
     }
 
     @Override

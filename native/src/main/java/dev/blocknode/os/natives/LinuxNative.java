@@ -88,7 +88,7 @@ public final class LinuxNative {
     public static final long S_IFREG = 0100000L;
     public static final long S_IFLNK = 0120000L;
 
-    // ---- indexes into the array returned by statvfs(String) ------------------------------------
+    // ---- indexes into the array returned by statvfs(String) and fstatvfs(int) --------------------
 
     public static final int STATVFS_BSIZE = 0;
     public static final int STATVFS_FRSIZE = 1;
@@ -153,6 +153,13 @@ public final class LinuxNative {
      * reports bytes and inodes, and the JDK's FileStore has no inode counts.
      */
     public static native long[] statvfs(String path) throws NativeIOException;
+
+    /**
+     * fstatvfs(3) of a descriptor (an O_PATH one will do), laid out as {@link #statvfs}. Why: a path opened
+     * beneath the kubelet root is read by its descriptor, where statvfs of /proc/self/fd/N would first walk
+     * procfs back to it (2.6 us against 0.4 us here, a sizeable share of a NodeGetVolumeStats).
+     */
+    public static native long[] fstatvfs(int fd) throws NativeIOException;
 
     // ---- paths used by descriptor ----------------------------------------------------------------
 

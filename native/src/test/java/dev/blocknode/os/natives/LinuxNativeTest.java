@@ -185,6 +185,25 @@ class LinuxNativeTest {
     }
 
     @Test
+    void fstatvfsOfAnOpenedDirectoryAndOfADescriptorThatIsNotOpen() throws Exception {
+        int fd = LinuxNative.openDirectory(tmp.toString());
+        try {
+            long[] byDescriptor = LinuxNative.fstatvfs(fd);
+            long[] byName = LinuxNative.statvfs(tmp.toString());
+            assertEquals(LinuxNative.STATVFS_LENGTH, byDescriptor.length);
+            assertEquals(byName[LinuxNative.STATVFS_BLOCKS], byDescriptor[LinuxNative.STATVFS_BLOCKS]);
+            assertEquals(byName[LinuxNative.STATVFS_FILES], byDescriptor[LinuxNative.STATVFS_FILES]);
+            assertEquals(byName[LinuxNative.STATVFS_FLAG], byDescriptor[LinuxNative.STATVFS_FLAG]);
+        } finally {
+            LinuxNative.close(fd);
+        }
+        NativeIOException closed = assertThrows(NativeIOException.class, () -> LinuxNative.fstatvfs(fd));
+        assertEquals("fstatvfs", closed.syscall());
+        assertEquals("EBADF", closed.errnoName());
+        assertEquals("descriptor " + fd, closed.path());
+    }
+
+    @Test
     void aPathThroughAFileIsNoSuchPathExceptionToo() throws Exception {
         Path file = Files.writeString(tmp.resolve("file"), "x");
         String below = file + "/below";

@@ -118,4 +118,26 @@ class MountTest {
         assertThrows(FileSystemException.class, () -> Files.writeString(readOnly.resolve("x"), "x"));
         Files.writeString(tmpfs.resolve("x"), "x");
     }
+
+    @Test
+    void fstatvfsAnswersForTheOpenedMountEvenWhenItsPathIsMountedOver() throws Exception {
+        Path tmpfs = host.dir("sized");
+        host.mount("tmpfs", tmpfs, "tmpfs", 0, "size=8m");
+        host.mount(null, tmpfs, null, MS_REMOUNT | MS_RDONLY, "size=8m");
+        int root = LinuxNative.openDirectory(tmpfs.getParent().toString());
+        int opened = LinuxNative.openBeneath(root, tmpfs.getFileName().toString(), 0);
+        LinuxNative.close(root);
+        try {
+            host.mount("tmpfs", tmpfs, "tmpfs", 0, "size=4m"); // the name now shows another filesystem
+            long[] vfs = LinuxNative.fstatvfs(opened);
+            assertEquals(LinuxNative.STATVFS_LENGTH, vfs.length);
+            assertEquals(8 * MIB, vfs[LinuxNative.STATVFS_BLOCKS] * vfs[LinuxNative.STATVFS_FRSIZE]);
+            assertEquals(LinuxNative.ST_RDONLY, vfs[LinuxNative.STATVFS_FLAG] & LinuxNative.ST_RDONLY);
+            long[] byName = LinuxNative.statvfs(tmpfs.toString());
+            assertEquals(4 * MIB, byName[LinuxNative.STATVFS_BLOCKS] * byName[LinuxNative.STATVFS_FRSIZE]);
+            assertEquals(0, byName[LinuxNative.STATVFS_FLAG] & LinuxNative.ST_RDONLY);
+        } finally {
+            LinuxNative.close(opened);
+        }
+    }
 }

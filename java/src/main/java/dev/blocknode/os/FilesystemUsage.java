@@ -1,19 +1,16 @@
-package dev.blocknode.os.mount;
+package dev.blocknode.os;
 
 import dev.blocknode.os.natives.LinuxNative;
-import dev.blocknode.os.natives.NativeIOException;
-
-import java.nio.file.Path;
 
 /**
- * What statvfs(3) says of the filesystem holding a path: sizes in bytes, inode counts, and whether it is
- * mounted read-only now (the kernel turns a filesystem read-only after I/O or filesystem errors).
+ * What statvfs(3) says of a filesystem: sizes in bytes, inode counts, and whether it is mounted read-only now
+ * (the kernel turns a filesystem read-only after I/O or filesystem errors).
  */
 public record FilesystemUsage(long totalBytes, long freeBytes, long availableBytes, long files, long freeFiles,
                               boolean readOnly) {
 
-    public static FilesystemUsage of(Path path) throws NativeIOException {
-        long[] vfs = LinuxNative.statvfs(path.toString());
+    /** From the array {@link LinuxNative#statvfs} and {@link LinuxNative#fstatvfs} return. */
+    public static FilesystemUsage of(long[] vfs) {
         long fragment = vfs[LinuxNative.STATVFS_FRSIZE];
         return new FilesystemUsage(vfs[LinuxNative.STATVFS_BLOCKS] * fragment,
                 vfs[LinuxNative.STATVFS_BFREE] * fragment, vfs[LinuxNative.STATVFS_BAVAIL] * fragment,
