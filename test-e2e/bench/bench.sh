@@ -130,15 +130,20 @@ gcc -O2 -Wall -Wextra -Werror -o "$out/bnbench" "$here/bnbench.c"
 aot=
 if ((jdk_feature >= 25)); then
     aot=$out/blocknode.aot
-    if [[ ! -s $aot || $aot -ot $jar || $aot -ot $jvm_args || $aot -ot $training ]]; then
+    # Which jar the cache was made from (path, size, mtime, checksum): JDK 25 maps a cache made from another
+    # jar without a word, and the classes it holds then meet the other jar's (a NoSuchMethodError at the
+    # first call that crosses them), so a cache is reused only with the very jar it was made from.
+    jar_id=$(stat -c '%n %s %Y' "$jar")" $(sha256sum <"$jar" | cut -d' ' -f1)"
+    if [[ ! -s $aot || $aot -ot $jvm_args || $aot -ot $training || "$(cat "$aot.jar" 2>/dev/null)" != "$jar_id" ]]; then
         echo "bench: making the AOT cache (training run of deploy/aot-training.sh)" >&2
-        rm -f "$aot"
+        rm -f "$aot" "$aot.jar"
         mkdir -p "$work/aot-tmp"
         TMPDIR=$work/aot-tmp PATH=$java_home/bin:$PATH setsid bash "$training" "$jar" "$aot" "$jvm_args" \
             >"$out/aot-training.log" 2>&1 &
         training_pid=$!
         wait "$training_pid" || die "the AOT training run failed; see $out/aot-training.log"
         training_pid=
+        printf '%s\n' "$jar_id" >"$aot.jar"
     fi
     # The image runs without -XX:AOTMode=on (an unusable cache is only a warning); here it must be used.
     "$java" @"$jvm_args" -XX:AOTCache="$aot" -XX:AOTMode=on -jar "$jar" --help >/dev/null 2>"$out/aot-check.log" \

@@ -23,7 +23,7 @@ final class FigureC extends Figure {
     }
 
     record Burst(String flags, long one, long wall, long rssBeforeKib, long hwmKib, long rssAfterKib,
-                 Samples perVolume, long teardownWall, int failures) {
+                 Samples perVolume, long teardownWall, long teardownHwmKib, int failures) {
     }
 
     Burst measure(PluginProcess p, String flags) throws Exception {
@@ -39,7 +39,8 @@ final class FigureC extends Figure {
                 + " (5 before the burst after 1 warm-up, 5 after it): " + Samples.fmt(b.one()));
         report.detail("c", "burst, per volume stage+publish latency: " + b.perVolume().summary());
         report.detail("c", "burst teardown (unpublish+unstage, " + o.burst() + " threads), wall: "
-                + Samples.fmt(b.teardownWall()) + "; failed calls: " + b.failures());
+                + Samples.fmt(b.teardownWall()) + ", the plugin's VmHWM during it (reset before it) "
+                + Samples.mib(b.teardownHwmKib()) + "; failed calls: " + b.failures());
         report.detail("c", "plugin memory (" + flags + "): VmRSS before the burst " + Samples.mib(b.rssBeforeKib())
                 + ", VmHWM during it " + Samples.mib(b.hwmKib()) + ", VmRSS after it " + Samples.mib(b.rssAfterKib())
                 + " (figure e's goal)");
@@ -48,7 +49,7 @@ final class FigureC extends Figure {
 
     /**
      * One volume's stage+publish (median of 10: 1 warm-up and 5 before the burst, 5 after it), and the burst;
-     * VmHWM is reset right before the burst.
+     * VmHWM is reset right before the burst, and again before its teardown.
      */
     Burst burst(PluginProcess p, String flags) throws Exception {
         NodeGrpc.NodeBlockingStub node = p.client().node();
@@ -91,15 +92,17 @@ final class FigureC extends Figure {
         pool.shutdown();
         long hwm = p.statusKib("VmHWM");
         long rssAfter = p.statusKib("VmRSS");
+        p.resetPeakRss();
         long td = System.nanoTime();
         int failed = Volumes.teardown(node, vs, o.burst());
         long teardown = System.nanoTime() - td;
+        long teardownHwm = p.statusKib("VmHWM");
         volumes.destroy(vs);
         if (failure != null) {
             throw new IOException("a volume of the burst failed: " + failure.getMessage(), failure);
         }
         singles(p, "one-after", 5, one);
-        return new Burst(flags, one.median(), wall, rssBefore, hwm, rssAfter, perVolume, teardown, failed);
+        return new Burst(flags, one.median(), wall, rssBefore, hwm, rssAfter, perVolume, teardown, teardownHwm, failed);
     }
 
     /** Stage + publish of one blank volume at a time, {@code n} times; the first of "one-before" is warm-up. */

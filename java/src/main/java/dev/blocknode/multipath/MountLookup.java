@@ -18,8 +18,7 @@ public interface MountLookup {
     List<Path> mountPointsOf(DeviceNumber device) throws IOException;
 
     static MountLookup of(Mounter mounter) {
-        return device -> mounter.table().stream()
-                .filter(entry -> entry.device().equals(device))
+        return device -> mounter.mountsWhere(entry -> entry.device().equals(device)).stream()
                 .map(MountEntry::mountPoint)
                 .toList();
     }

@@ -86,9 +86,8 @@ final class StagingRecordRebuilder {
                 return Optional.empty();
             }
             number = stat.device();
-            mount = host.mounter().table().stream()
-                    .filter(e -> e.mountPoint().equals(staging) && e.device().equals(stat.device()))
-                    .reduce((a, b) -> b);
+            mount = host.mounter().mountsWhere(e -> e.mountPoint().equals(staging) && e.device().equals(stat.device()))
+                    .stream().reduce((a, b) -> b);
         } catch (IOException e) {
             throw VolumeException.internal("cannot inspect staging path " + staging + " of volume " + volumeId, e);
         }

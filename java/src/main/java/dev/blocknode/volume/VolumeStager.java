@@ -377,10 +377,8 @@ public final class VolumeStager {
                 return;
             }
             List<String> users = new java.util.ArrayList<>();
-            for (MountEntry entry : host.mounter().table()) {
-                if (entry.device().equals(attachment.number())) {
-                    users.add("mounted at " + entry.mountPoint());
-                }
+            for (MountEntry entry : host.mounter().mountsWhere(e -> e.device().equals(attachment.number()))) {
+                users.add("mounted at " + entry.mountPoint());
             }
             for (String holder : host.blockDevices().holders(attachment.number())) {
                 users.add("held by " + holder);
@@ -456,10 +454,8 @@ public final class VolumeStager {
     private void requireNotMountedElsewhere(String volumeId, DeviceNumber number) throws VolumeException {
         try {
             Optional<String> name = host.blockDevices().kernelName(number);
-            List<MountEntry> users = host.mounter().table().stream()
-                    .filter(e -> e.device().equals(number)
-                            || (name.isPresent() && e.fsType().equals("devtmpfs") && e.root().equals("/" + name.get())))
-                    .toList();
+            List<MountEntry> users = host.mounter().mountsWhere(e -> e.device().equals(number)
+                    || (name.isPresent() && e.fsType().equals("devtmpfs") && e.root().equals("/" + name.get())));
             if (!users.isEmpty()) {
                 throw VolumeException.precondition("device " + number + " of volume " + volumeId
                         + " is still mounted at " + users.stream().map(MountEntry::mountPoint).toList()

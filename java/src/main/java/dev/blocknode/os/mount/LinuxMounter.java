@@ -14,6 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
+import java.util.function.Predicate;
 import java.util.logging.Logger;
 
 /**
@@ -217,5 +218,10 @@ public final class LinuxMounter implements Mounter {
     @Override
     public List<MountEntry> table() throws IOException {
         return MountTable.read(host.mountInfo());
+    }
+
+    @Override
+    public List<MountEntry> mountsWhere(Predicate<MountEntry> wanted) throws IOException {
+        return MountTable.read(host.mountInfo(), wanted);
     }
 }

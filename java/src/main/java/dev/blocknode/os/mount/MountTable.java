@@ -2,12 +2,14 @@ package dev.blocknode.os.mount;
 
 import dev.blocknode.os.DeviceNumber;
 
+import java.io.BufferedReader;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Predicate;
 
 /**
  * Parser for /proc/self/mountinfo. Reading the whole table costs milliseconds on a node with thousands of
@@ -21,6 +23,27 @@ public final class MountTable {
 
     public static List<MountEntry> read(Path mountInfo) throws IOException {
         return parse(Files.readString(mountInfo, StandardCharsets.UTF_8));
+    }
+
+    /**
+     * The entries {@code wanted} keeps, read a line at a time: only they outlive their line. Reading the table
+     * whole kept it as one string and every entry alive at once (about 1 MB on a node with 1,000 mounts), per
+     * call: a drain unstaging 100 volumes at once held a 64 MiB heap near its limit.
+     */
+    public static List<MountEntry> read(Path mountInfo, Predicate<MountEntry> wanted) throws IOException {
+        List<MountEntry> kept = new ArrayList<>();
+        try (BufferedReader lines = Files.newBufferedReader(mountInfo, StandardCharsets.UTF_8)) {
+            String line;
+            while ((line = lines.readLine()) != null) {
+                if (!line.isBlank()) {
+                    MountEntry entry = parseLine(line);
+                    if (wanted.test(entry)) {
+                        kept.add(entry);
+                    }
+                }
+            }
+        }
+        return kept;
     }
 
     static List<MountEntry> parse(String text) {

@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.function.Predicate;
 
 /**
  * Everything blocknode does with mounts, in one small interface. The Linux implementation makes the
@@ -44,6 +45,11 @@ public interface Mounter {
     }
 
     FileStat stat(Path path) throws IOException;
+
+    /** The mount table's entries that {@code wanted} keeps, without holding the rest (see MountTable). */
+    default List<MountEntry> mountsWhere(Predicate<MountEntry> wanted) throws IOException {
+        return table().stream().filter(wanted).toList();
+    }
 
     /** The whole mount table: costly on a busy node, for the few questions that need all of it. */
     List<MountEntry> table() throws IOException;

@@ -20,6 +20,27 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class MountTableUnitTest {
 
+    /** Read a line at a time, the filtered read keeps exactly what filtering the whole table would. */
+    @Test
+    void filteredReadKeepsWhatFilteringTheWholeTableKeeps(@TempDir Path dir) throws IOException {
+        String text = "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+                + "\n"
+                + "736 29 253:3 /pvc-1 /var/lib/kubelet/a\\040b rw shared:1 master:2 - xfs /dev/mapper/mpatha rw\n"
+                + "25 22 0:22 / /proc rw,nosuid - proc proc rw\n"
+                + "737 29 253:3 / /var/lib/kubelet/staging rw - xfs /dev/mapper/mpatha rw\n"
+                + "738 29 0:5 /dm-3 /var/lib/kubelet/dev rw - devtmpfs udev rw";
+        Path mountInfo = Files.writeString(dir.resolve("mountinfo"), text, StandardCharsets.UTF_8);
+        DeviceNumber map = new DeviceNumber(253, 3);
+
+        List<MountEntry> kept = MountTable.read(mountInfo, e -> e.device().equals(map));
+
+        assertEquals(MountTable.parse(text).stream().filter(e -> e.device().equals(map)).toList(), kept);
+        assertEquals(List.of(Path.of("/var/lib/kubelet/a b"), Path.of("/var/lib/kubelet/staging")),
+                kept.stream().map(MountEntry::mountPoint).toList());
+        assertEquals(List.of(), MountTable.read(mountInfo, e -> false));
+        assertEquals(MountTable.read(mountInfo), MountTable.read(mountInfo, e -> true));
+    }
+
     @Test
     void lineWithOneOptionalField() {
         MountEntry e = MountTable.parseLine(
