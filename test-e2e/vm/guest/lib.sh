@@ -333,14 +333,17 @@ vm_san_stop() {
   umount "$VM_LUN_DIR"
 }
 
-# When udevd alone is left, idle: one run (of many) saw systemd-udevd stay in epoll_wait 60 s after
-# `udevadm control --exit`, every other daemon gone. It is the test's own helper, not what is tested, so it is
-# told again the way every daemon understands (SIGTERM), and said so; any other survivor still fails the step.
+# When udevd alone is left: one run (of many) saw systemd-udevd stay in epoll_wait 60 s after
+# `udevadm control --exit`, every other daemon gone (udevd waits for its workers before it exits, so a worker
+# still probing a device would hold it: the processes are shown, since that could be a device left behind). It
+# is told again by SIGTERM, and said so; if it still stays, or another daemon does, the step fails.
 vm_udevd_stop_by_signal() {
   pidof tgtd iscsid multipathd >/dev/null && return 1
   local pids
   pids=$(pidof systemd-udevd) || return 0
-  echo "systemd-udevd ($pids) did not act on control --exit within 60 s; sending it SIGTERM"
+  echo "systemd-udevd ($pids) did not act on control --exit within 60 s; its processes:"
+  ps -eo pid,ppid,stat,wchan:32,args | grep -E '[u]dev' | sed 's/^/  /'
+  echo "sending it SIGTERM"
   kill -TERM $pids
   vm_wait "systemd-udevd to exit on SIGTERM" 15 vm_san_stopped
 }
