@@ -130,10 +130,10 @@ gcc -O2 -Wall -Wextra -Werror -o "$out/bnbench" "$here/bnbench.c"
 aot=
 if ((jdk_feature >= 25)); then
     aot=$out/blocknode.aot
-    # Which jar the cache was made from (path, size, mtime, checksum): JDK 25 maps a cache made from another
-    # jar without a word, and the classes it holds then meet the other jar's (a NoSuchMethodError at the
-    # first call that crosses them), so a cache is reused only with the very jar it was made from.
-    jar_id=$(stat -c '%n %s %Y' "$jar")" $(sha256sum <"$jar" | cut -d' ' -f1)"
+    # Which jar the cache was made from (its checksum): JDK 25 maps a cache made from another jar without a
+    # word, and the classes it holds then meet the other jar's (a NoSuchMethodError at the first call that
+    # crosses them), so a cache is reused only with the very jar it was made from.
+    jar_id=$(sha256sum <"$jar" | cut -d' ' -f1)
     if [[ ! -s $aot || $aot -ot $jvm_args || $aot -ot $training || "$(cat "$aot.jar" 2>/dev/null)" != "$jar_id" ]]; then
         echo "bench: making the AOT cache (training run of deploy/aot-training.sh)" >&2
         rm -f "$aot" "$aot.jar"

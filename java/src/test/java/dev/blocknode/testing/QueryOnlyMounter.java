@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Predicate;
 
 /**
  * A Mounter for transports, which may look but never mount: stat answers from {@link #stats} (an unknown
@@ -34,9 +35,9 @@ public final class QueryOnlyMounter implements Mounter {
     }
 
     @Override
-    public synchronized List<MountEntry> table() {
+    public synchronized List<MountEntry> mountsWhere(Predicate<MountEntry> wanted) {
         tableReads++;
-        return List.copyOf(entries);
+        return entries.stream().filter(wanted).toList();
     }
 
     public synchronized int tableReads() {

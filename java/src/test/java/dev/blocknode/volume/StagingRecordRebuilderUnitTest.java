@@ -40,6 +40,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Predicate;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -322,9 +323,9 @@ class StagingRecordRebuilderUnitTest {
         }
 
         @Override
-        public List<MountEntry> table() {
+        public List<MountEntry> mountsWhere(Predicate<MountEntry> wanted) {
             return mounts.entrySet().stream().map(e -> new MountEntry(100, 1, e.getValue(), "/", e.getKey(), "rw",
-                    "ext4", "/dev/x", "rw")).toList();
+                    "ext4", "/dev/x", "rw")).filter(wanted).toList();
         }
     }
 }

@@ -216,11 +216,6 @@ public final class LinuxMounter implements Mounter {
     }
 
     @Override
-    public List<MountEntry> table() throws IOException {
-        return MountTable.read(host.mountInfo());
-    }
-
-    @Override
     public List<MountEntry> mountsWhere(Predicate<MountEntry> wanted) throws IOException {
         return MountTable.read(host.mountInfo(), wanted);
     }

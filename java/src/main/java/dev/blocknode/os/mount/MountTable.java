@@ -2,14 +2,14 @@ package dev.blocknode.os.mount;
 
 import dev.blocknode.os.DeviceNumber;
 
-import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Predicate;
+import java.util.stream.Stream;
 
 /**
  * Parser for /proc/self/mountinfo. Reading the whole table costs milliseconds on a node with thousands of
@@ -22,7 +22,7 @@ public final class MountTable {
     }
 
     public static List<MountEntry> read(Path mountInfo) throws IOException {
-        return parse(Files.readString(mountInfo, StandardCharsets.UTF_8));
+        return read(mountInfo, entry -> true);
     }
 
     /**
@@ -31,29 +31,19 @@ public final class MountTable {
      * call: a drain unstaging 100 volumes at once held a 64 MiB heap near its limit.
      */
     public static List<MountEntry> read(Path mountInfo, Predicate<MountEntry> wanted) throws IOException {
-        List<MountEntry> kept = new ArrayList<>();
-        try (BufferedReader lines = Files.newBufferedReader(mountInfo, StandardCharsets.UTF_8)) {
-            String line;
-            while ((line = lines.readLine()) != null) {
-                if (!line.isBlank()) {
-                    MountEntry entry = parseLine(line);
-                    if (wanted.test(entry)) {
-                        kept.add(entry);
-                    }
-                }
-            }
+        try (Stream<String> lines = Files.lines(mountInfo, StandardCharsets.UTF_8)) {
+            return entries(lines, wanted);
+        } catch (UncheckedIOException e) {
+            throw e.getCause(); // a read failing part-way through the stream
         }
-        return kept;
     }
 
     static List<MountEntry> parse(String text) {
-        List<MountEntry> entries = new ArrayList<>();
-        for (String line : text.split("\n")) {
-            if (!line.isBlank()) {
-                entries.add(parseLine(line));
-            }
-        }
-        return entries;
+        return entries(text.lines(), entry -> true);
+    }
+
+    private static List<MountEntry> entries(Stream<String> lines, Predicate<MountEntry> wanted) {
+        return lines.filter(line -> !line.isBlank()).map(MountTable::parseLine).filter(wanted).toList();
     }
 
     static MountEntry parseLine(String line) {

@@ -46,11 +46,9 @@ public interface Mounter {
 
     FileStat stat(Path path) throws IOException;
 
-    /** The mount table's entries that {@code wanted} keeps, without holding the rest (see MountTable). */
-    default List<MountEntry> mountsWhere(Predicate<MountEntry> wanted) throws IOException {
-        return table().stream().filter(wanted).toList();
-    }
-
-    /** The whole mount table: costly on a busy node, for the few questions that need all of it. */
-    List<MountEntry> table() throws IOException;
+    /**
+     * The mount table's entries that {@code wanted} keeps, without holding the rest (see MountTable): reading
+     * the table costs milliseconds on a busy node, so only for the few questions that need all of it.
+     */
+    List<MountEntry> mountsWhere(Predicate<MountEntry> wanted) throws IOException;
 }

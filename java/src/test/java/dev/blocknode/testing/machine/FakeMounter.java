@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Predicate;
 
 /**
  * The fake machine's {@link Mounter}: mounts change its table and are logged; paths may be the tree's own
@@ -104,9 +105,9 @@ final class FakeMounter implements Mounter {
     }
 
     @Override
-    public List<MountEntry> table() {
+    public List<MountEntry> mountsWhere(Predicate<MountEntry> wanted) {
         return machine.table().stream().map(m -> new MountEntry(m.id, 1, m.device, m.rootInFilesystem, m.at,
-                m.flags, m.fsType, m.source, "rw")).toList();
+                m.flags, m.fsType, m.source, "rw")).filter(wanted).toList();
     }
 
     private Path directoryTarget(Path target) throws IOException {

@@ -47,10 +47,14 @@ final class FakeOpenedPath implements OpenedPath {
 
     @Override
     public Path viaDescriptor() {
+        requireOpen();
+        return FakeMachine.viaDescriptor(descriptor);
+    }
+
+    private void requireOpen() {
         if (closed) {
             throw new IllegalStateException("descriptor of " + path + " used after close");
         }
-        return FakeMachine.viaDescriptor(descriptor);
     }
 
     @Override
@@ -65,10 +69,8 @@ final class FakeOpenedPath implements OpenedPath {
 
     @Override
     public FilesystemUsage usage() {
+        requireOpen();
         synchronized (machine) {
-            if (closed) {
-                throw new IllegalStateException("descriptor of " + path + " used after close");
-            }
             boolean readOnly = machine.top(path).map(machine::readOnly).orElse(false);
             long total = TOTAL_BYTES;
             return new FilesystemUsage(total, total / 2, total / 2, 65536, 65000, readOnly);
