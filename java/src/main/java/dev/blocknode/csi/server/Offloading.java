@@ -29,6 +29,11 @@ import java.util.logging.Logger;
  * kind of method (a proxy's, say) hops at its first callback. After the hop every callback of the call runs
  * in order through one queue, as gRPC's own executor wrapping does, so they never run concurrently.
  *
+ * <p>A unary call's last callback (onComplete, or onCancel once its handler has answered) runs on the event loop
+ * when no call thread is running the call's queue, instead of waking one more time: it is gRPC's own bookkeeping
+ * (the unary listener sets a flag; no handler of ours hooks it, no interceptor of ours overrides it). Waking a
+ * call thread for it was a second thread wake-up per call, right when the caller's answer was being written.
+ *
  * <p>A few methods whose answer is built from memory (the plugin's name and capabilities, the node's id, the
  * latest health check) never hop: on the event loop they answer in microseconds, where a hop would cost a
  * thread wake-up each.
@@ -63,11 +68,11 @@ final class Offloading implements ServerInterceptor {
         }
         if (!unary) {
             // Start it on the executor too: a streaming handler may already block in startCall.
-            OffloadedListener<Q> listener = new OffloadedListener<>(call, executor, null, true);
+            OffloadedListener<Q> listener = new OffloadedListener<>(call, executor, null, false);
             listener.run(() -> listener.delegate = next.startCall(call, headers));
             return listener;
         }
-        return new OffloadedListener<>(call, executor, next.startCall(call, headers), false);
+        return new OffloadedListener<>(call, executor, next.startCall(call, headers), true);
     }
 
     /** The call's listener: inline on the event loop until the hop, then through one ordered queue. */
@@ -80,13 +85,16 @@ final class Offloading implements ServerInterceptor {
         private volatile ServerCall.Listener<Q> delegate;
         /** Only read and written by gRPC's callbacks, which come one at a time from the event loop. */
         private boolean offloaded;
+        /** Not unary: every callback goes through the queue (a streaming handler's may block). */
+        private final boolean streaming;
 
         OffloadedListener(ServerCall<Q, ?> call, Executor executor, ServerCall.Listener<Q> delegate,
-                          boolean offloaded) {
+                          boolean unary) {
             this.call = call;
             this.executor = executor;
             this.delegate = delegate;
-            this.offloaded = offloaded;
+            this.streaming = !unary;
+            this.offloaded = streaming; // a unary call hops at its half-close, any other from its start
         }
 
         @Override
@@ -102,17 +110,34 @@ final class Offloading implements ServerInterceptor {
 
         @Override
         public void onCancel() {
-            route(() -> delegate.onCancel());
+            finish(() -> delegate.onCancel());
         }
 
         @Override
         public void onComplete() {
-            route(() -> delegate.onComplete());
+            finish(() -> delegate.onComplete());
         }
 
         @Override
         public void onReady() {
             route(() -> delegate.onReady());
+        }
+
+        /**
+         * A unary call's last callback: run here, on the event loop, when the call thread is done with the call
+         * (see the class comment); queued behind it when it is not, so callbacks still never overlap. Only the
+         * event loop queues callbacks, so while it holds the flag nothing can be queued behind this one.
+         */
+        private void finish(Runnable callback) {
+            if (offloaded && !streaming && draining.compareAndSet(false, true)) {
+                try {
+                    callback.run();
+                } finally {
+                    draining.set(false);
+                }
+            } else {
+                route(callback);
+            }
         }
 
         private void route(Runnable callback) {
