@@ -121,7 +121,8 @@ void JNICALL bn_flush_block_buffers(JNIEnv *env, jclass clazz, jstring device_pa
 jboolean JNICALL bn_is_block_device_claimed(JNIEnv *env, jclass clazz, jstring device_path);
 
 /* sgio.c */
-jintArray JNICALL bn_scsi_command(JNIEnv *env, jclass clazz, jstring device_path, jbyteArray cdb, jint direction,
+jint JNICALL bn_open_block_device(JNIEnv *env, jclass clazz, jstring device_path);
+jintArray JNICALL bn_scsi_command(JNIEnv *env, jclass clazz, jint fd, jbyteArray cdb, jint direction,
                                   jbyteArray data, jbyteArray sense, jint timeout_millis);
 
 /* fsync.c */

@@ -1,6 +1,7 @@
 /*
  * SG_IO: one SCSI command sent to a block device's LUN through the I_T nexus of that device (for a SCSI
- * disk, its one path). No policy: the CDB, the data and the timeout come from Java, and what the
+ * disk, its one path), on a descriptor Java opened first (bn_open_block_device) and checked the identity of
+ * by its device number. No policy: the CDB, the data and the timeout come from Java, and what the
  * midlayer and the device said goes back as numbers and the sense bytes; Java decodes them.
  */
 #include "blocknode.h"
@@ -10,14 +11,44 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <scsi/sg.h>
 
 #define BN_MAX_CDB 16
 
-jintArray JNICALL bn_scsi_command(JNIEnv *env, jclass clazz, jstring j_device_path, jbyteArray j_cdb,
-                                  jint direction, jbyteArray j_data, jbyteArray j_sense, jint timeout_millis) {
+/* Read-only: a close after a writable open would make udev re-probe the disk (its inotify watch), and the PR
+ * commands need CAP_SYS_RAWIO either way. O_NONBLOCK: never wait in open for the device. O_NOFOLLOW: the
+ * device node itself, never where a link points. The open descriptor keeps the disk's name and number from
+ * being given to another disk until it is closed, which is what makes a check of its identity by number hold. */
+jint JNICALL bn_open_block_device(JNIEnv *env, jclass clazz, jstring j_device_path) {
     (void) clazz;
     const char *device_path = NULL;
+    struct stat st;
+
+    if (bn_utf_get(env, j_device_path, "devicePath", 0, &device_path) != 0) {
+        return -1;
+    }
+    int fd = open(device_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) {
+        bn_throw_errno(env, "open", device_path, errno);
+    } else if (fstat(fd, &st) != 0) {
+        bn_throw_errno(env, "fstat", device_path, errno);
+        close(fd);
+        fd = -1;
+    } else if (!S_ISBLK(st.st_mode)) {
+        bn_throw_errno(env, "open", device_path, ENOTBLK);
+        close(fd);
+        fd = -1;
+    }
+    bn_utf_release(env, j_device_path, device_path);
+    return (jint) fd;
+}
+
+jintArray JNICALL bn_scsi_command(JNIEnv *env, jclass clazz, jint fd, jbyteArray j_cdb,
+                                  jint direction, jbyteArray j_data, jbyteArray j_sense, jint timeout_millis) {
+    (void) clazz;
+    char shown[32];
     jintArray result = NULL;
     jbyte cdb[BN_MAX_CDB];
     jbyte *data = NULL;
@@ -39,9 +70,7 @@ jintArray JNICALL bn_scsi_command(JNIEnv *env, jclass clazz, jstring j_device_pa
         bn_throw_errno(env, "SG_IO", "(arguments)", EINVAL);
         return NULL;
     }
-    if (bn_utf_get(env, j_device_path, "devicePath", 0, &device_path) != 0) {
-        return NULL;
-    }
+    snprintf(shown, sizeof(shown), "descriptor %d", (int) fd);
     (*env)->GetByteArrayRegion(env, j_cdb, 0, cdb_length, cdb);
     if (data_length > 0) {
         data = (*env)->GetByteArrayElements(env, j_data, NULL);
@@ -61,15 +90,8 @@ jintArray JNICALL bn_scsi_command(JNIEnv *env, jclass clazz, jstring j_device_pa
     io.sbp = (unsigned char *) sense;
     io.timeout = (unsigned int) timeout_millis;
 
-    /* Read-only: a close after a writable open would make udev re-probe the disk (its inotify watch), and
-     * the PR commands need CAP_SYS_RAWIO either way. O_NONBLOCK: never wait in open for the device. */
-    int fd = open(device_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) {
-        bn_throw_errno(env, "open", device_path, errno);
-        goto out;
-    }
-    if (ioctl(fd, SG_IO, &io) != 0) {
-        bn_throw_errno(env, "ioctl(SG_IO)", device_path, errno);
+    if (ioctl((int) fd, SG_IO, &io) != 0) {
+        bn_throw_errno(env, "ioctl(SG_IO)", shown, errno);
     } else {
         jint values[BN_SCSI_LENGTH];
         values[BN_SCSI_STATUS] = io.status;
@@ -86,12 +108,10 @@ jintArray JNICALL bn_scsi_command(JNIEnv *env, jclass clazz, jstring j_device_pa
             }
         }
     }
-    close(fd); /* read-only descriptor: nothing to report */
 out:
     if (data != NULL) {
         /* Copy back what the device sent (data in); for data out, nothing changed. */
         (*env)->ReleaseByteArrayElements(env, j_data, data, dxfer == SG_DXFER_FROM_DEV ? 0 : JNI_ABORT);
     }
-    bn_utf_release(env, j_device_path, device_path);
     return result;
 }

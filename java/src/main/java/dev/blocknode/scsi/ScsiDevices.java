@@ -121,6 +121,26 @@ public final class ScsiDevices {
         return Optional.of(new LunIdentity(wwid.get(), all));
     }
 
+    /**
+     * Refuses a path device opened for commands (its descriptor's number {@code opened}) unless the disk of its
+     * name still has that number and {@code path}'s LUN behind it. The open descriptor keeps the disk's name and
+     * number from passing to another disk, so the answer holds for as long as it stays open.
+     */
+    public void requirePathOf(LunPath path, DeviceNumber opened) throws IOException {
+        String name = path.device().getFileName().toString();
+        Optional<ScsiDisk> disk = diskNamed(name);
+        if (disk.isEmpty() || !disk.get().number().equals(opened)) {
+            throw new IOException("path device " + path.device() + " is not the SCSI disk " + opened.major() + ":"
+                    + opened.minor() + " that was opened (gone, or another disk); no command sent through it");
+        }
+        Optional<LunIdentity> identity = identity(disk.get());
+        if (identity.isEmpty() || !identity.get().matches(path.lun())) {
+            throw new IOException("path device " + path.device() + " leads to "
+                    + identity.map(i -> "LUN " + i.wwid()).orElse("a disk without an identity") + " now, not LUN "
+                    + path.lun() + "; no command sent through it");
+        }
+    }
+
     /** The block devices stacked on this one (dm maps, md arrays): /sys/class/block/NAME/holders/*. */
     public List<String> holders(String name) throws IOException {
         return Sysfs.list(classBlock(name).resolve("holders"));

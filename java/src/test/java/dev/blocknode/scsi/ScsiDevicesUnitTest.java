@@ -228,4 +228,30 @@ class ScsiDevicesUnitTest {
         sysfs.addDisk(address, name, new DeviceNumber(8, 16), "naa." + NAA);
         return devices.diskAt(address).orElseThrow();
     }
+
+    // ---- a path device opened for commands ---------------------------------------------------------
+
+    /**
+     * After the open, sysfs is asked about the opened number: the disk of that name must still have it and
+     * still be the LUN; anything else refuses the path before a command goes down it.
+     */
+    @Test
+    void anOpenedPathIsAPathOfTheLunOnlyWhileTheNameHasItsNumberAndTheLunIsBehindIt() throws IOException {
+        DeviceNumber sdb = new DeviceNumber(8, 16);
+        sysfs.addDisk(AT_1003, "sdb", sdb, "naa." + NAA);
+        LunPath path = new LunPath(sysfs.paths().dev().resolve("sdb"), Wwid.naa(NAA));
+
+        devices.requirePathOf(path, sdb);
+
+        IOException otherNumber = assertThrows(IOException.class,
+                () -> devices.requirePathOf(path, new DeviceNumber(8, 32)));
+        assertTrue(otherNumber.getMessage().contains("not the SCSI disk 8:32 that was opened"),
+                otherNumber.getMessage());
+        IOException otherLun = assertThrows(IOException.class, () -> devices.requirePathOf(
+                new LunPath(path.device(), Wwid.naa("6001405ffffeeeeddddccccbbbbaaaa0")), sdb));
+        assertTrue(otherLun.getMessage().contains("leads to LUN"), otherLun.getMessage());
+
+        sysfs.removeDisk("sdb");
+        assertThrows(IOException.class, () -> devices.requirePathOf(path, sdb), "a disk gone since the open");
+    }
 }

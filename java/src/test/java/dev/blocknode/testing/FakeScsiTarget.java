@@ -1,6 +1,8 @@
 package dev.blocknode.testing;
 
+import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.block.ScsiPassThrough;
+import dev.blocknode.scsi.LunPathCheck;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -8,10 +10,12 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Consumer;
 
 /**
@@ -36,6 +40,9 @@ public final class FakeScsiTarget implements ScsiPassThrough {
     }
 
     private final Map<Path, String> nexusOf = new HashMap<>();
+    private final Map<Path, DeviceNumber> numberOf = new HashMap<>();
+    private final Set<Path> leadingElsewhere = new HashSet<>();
+    private int openChannels;
     private final Map<String, Long> registrations = new LinkedHashMap<>();
     private final List<Seen> log = new ArrayList<>();
     private final List<String> dead = new ArrayList<>();
@@ -53,7 +60,32 @@ public final class FakeScsiTarget implements ScsiPassThrough {
     /** {@code device} reaches the LUN through the I_T nexus {@code nexus} (say "nodeA-path1"). */
     public synchronized FakeScsiTarget path(Path device, String nexus) {
         nexusOf.put(device, nexus);
+        numberOf.putIfAbsent(device, new DeviceNumber(8, 16L * numberOf.size()));
         return this;
+    }
+
+    /**
+     * From now on {@code device}'s name belongs to a disk of another LUN (a path lost and another disk probed):
+     * {@link #check()} refuses it once it is opened, as sysfs would tell.
+     */
+    public synchronized void leadsElsewhere(Path device) {
+        leadingElsewhere.add(device);
+    }
+
+    /** What sysfs would say of an opened path device: this LUN's while it is a path of it, else refused. */
+    public LunPathCheck check() {
+        return (path, opened) -> {
+            synchronized (this) {
+                if (!opened.equals(numberOf.get(path.device())) || leadingElsewhere.contains(path.device())) {
+                    throw new IOException("path device " + path.device() + " leads to another LUN now");
+                }
+            }
+        };
+    }
+
+    /** Channels opened and not closed yet. */
+    public synchronized int openChannels() {
+        return openChannels;
     }
 
     /** What the standard INQUIRY names (LIO-ORG FAKE until set). */
@@ -120,7 +152,41 @@ public final class FakeScsiTarget implements ScsiPassThrough {
     }
 
     @Override
-    public Reply send(Path device, Command command) throws IOException {
+    public synchronized Channel open(Path device) throws IOException {
+        if (!nexusOf.containsKey(device)) {
+            throw new NoSuchFileException(device.toString());
+        }
+        openChannels++;
+        DeviceNumber number = numberOf.get(device);
+        return new Channel() {
+            private boolean closed;
+
+            @Override
+            public DeviceNumber number() {
+                return number;
+            }
+
+            @Override
+            public Reply send(Command command) throws IOException {
+                if (closed) {
+                    throw new IOException("channel of " + device + " is closed");
+                }
+                return FakeScsiTarget.this.send(device, command);
+            }
+
+            @Override
+            public void close() {
+                synchronized (FakeScsiTarget.this) {
+                    if (!closed) {
+                        closed = true;
+                        openChannels--;
+                    }
+                }
+            }
+        };
+    }
+
+    private Reply send(Path device, Command command) throws IOException {
         Consumer<Seen> hook;
         Seen seen;
         synchronized (this) {

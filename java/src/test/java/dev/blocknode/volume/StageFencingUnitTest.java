@@ -2,6 +2,8 @@ package dev.blocknode.volume;
 
 import dev.blocknode.outcome.Secrets;
 import dev.blocknode.outcome.VolumeException;
+import dev.blocknode.scsi.LunPath;
+import dev.blocknode.scsi.Wwid;
 import dev.blocknode.scsi.reservation.PersistentReservations;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.testing.FakeScsiTarget;
@@ -55,12 +57,15 @@ class StageFencingUnitTest {
     @BeforeEach
     void wire() throws IOException {
         node = new LifecycleFixture(temp);
-        List<Path> aPaths = List.of(Path.of("/dev/sd-a1"), Path.of("/dev/sd-a2"));
-        target.path(aPaths.get(0), "a1").path(aPaths.get(1), "a2").path(Path.of("/dev/sd-b1"), "b1");
-        node.transport.fencing(new LunFencing(new PersistentReservations(target, Duration.ofSeconds(10)),
-                attachment -> aPaths, new TakeoverRule(TAKEOVER, nanos::get)));
-        nodeB = new LunFencing(new PersistentReservations(target, Duration.ofSeconds(10)),
-                attachment -> List.of(Path.of("/dev/sd-b1")), new TakeoverRule(TAKEOVER, nanos::get));
+        Wwid lun = Wwid.naa("6001405aaaabbbbccccddddeeeeffff0");
+        List<LunPath> aPaths = List.of(new LunPath(Path.of("/dev/sd-a1"), lun),
+                new LunPath(Path.of("/dev/sd-a2"), lun));
+        LunPath bPath = new LunPath(Path.of("/dev/sd-b1"), lun);
+        target.path(aPaths.get(0).device(), "a1").path(aPaths.get(1).device(), "a2").path(bPath.device(), "b1");
+        node.transport.fencing(new LunFencing(new PersistentReservations(target, target.check(),
+                Duration.ofSeconds(10)), attachment -> aPaths, new TakeoverRule(TAKEOVER, nanos::get)));
+        nodeB = new LunFencing(new PersistentReservations(target, target.check(), Duration.ofSeconds(10)),
+                attachment -> List.of(bPath), new TakeoverRule(TAKEOVER, nanos::get));
     }
 
     @AfterEach

@@ -1,17 +1,22 @@
 package dev.blocknode.os.block;
 
-import dev.blocknode.os.natives.LinuxNative;
+import dev.blocknode.os.DeviceNumber;
 
+import java.io.Closeable;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Arrays;
 
 /**
  * SCSI commands sent through one path device (SG_IO): what SCSI-3 persistent reservations need, since a
  * reservation belongs to the I_T nexus the command travels on, and only that path's device reaches it (a
  * multipath map would pick a path of its own). Bytes in, bytes and numbers out: building and reading the
  * commands is the scsi layer's. A fake stands in for it where the machine has no SCSI.
+ *
+ * <p>A device is opened first and its identity checked by the opened device's number, then commands go through
+ * that same descriptor ({@link Channel}): while it is open the kernel gives the disk's name and number to no
+ * other disk, so the check holds for every command. A check by name before an open by name would not: a path
+ * lost and another disk probed in between can carry the same name.
  */
 @FunctionalInterface
 public interface ScsiPassThrough {
@@ -61,29 +66,28 @@ public interface ScsiPassThrough {
         }
     }
 
+    /** A path device opened for commands. */
+    interface Channel extends Closeable {
+
+        /** The opened device's number: what sysfs is asked about it by, after the open. */
+        DeviceNumber number();
+
+        /**
+         * Sends {@code command} to the LUN behind the opened device, through that device's path.
+         *
+         * @throws IOException when the command could not be issued at all (the disk was deleted since the open,
+         *                     it is not a SCSI device)
+         */
+        Reply send(Command command) throws IOException;
+    }
+
     /**
-     * Sends {@code command} to the LUN behind {@code device} through that device's path.
+     * Opens {@code device} for commands.
      *
-     * @throws IOException when the command could not be issued at all (no such device, not a SCSI device)
+     * @throws IOException when it cannot be opened: gone, not a block device, a symlink
      */
-    Reply send(Path device, Command command) throws IOException;
+    Channel open(Path device) throws IOException;
 
     /** The kernel's SG_IO. */
-    ScsiPassThrough SG_IO = (device, command) -> {
-        byte[] data = command.data();
-        int direction = switch (command.direction()) {
-            case NONE -> LinuxNative.SCSI_NO_DATA;
-            case TO_DEVICE -> LinuxNative.SCSI_TO_DEVICE;
-            case FROM_DEVICE -> LinuxNative.SCSI_FROM_DEVICE;
-        };
-        byte[] sense = new byte[96];
-        int millis = (int) Math.min(Integer.MAX_VALUE, Math.max(1, command.timeout().toMillis()));
-        int[] result = LinuxNative.scsiCommand(device.toString(), command.cdb(), direction,
-                data.length == 0 ? null : data, sense, millis);
-        int received = command.direction() == Direction.FROM_DEVICE
-                ? Math.max(0, data.length - Math.max(0, result[LinuxNative.SCSI_RESIDUAL])) : 0;
-        return new Reply(result[LinuxNative.SCSI_STATUS], result[LinuxNative.SCSI_HOST_STATUS],
-                result[LinuxNative.SCSI_DRIVER_STATUS], Arrays.copyOf(data, received),
-                Arrays.copyOf(sense, Math.min(sense.length, result[LinuxNative.SCSI_SENSE_LENGTH])));
-    };
+    ScsiPassThrough SG_IO = SgIoChannel::open;
 }

@@ -1,9 +1,10 @@
 package dev.blocknode.scsi.reservation;
 
 import dev.blocknode.os.block.ScsiPassThrough;
+import dev.blocknode.scsi.LunPath;
+import dev.blocknode.scsi.LunPathCheck;
 
 import java.io.IOException;
-import java.nio.file.Path;
 import java.time.Duration;
 
 /**
@@ -20,28 +21,35 @@ public final class PersistentReservations {
     static final int UNIT_ATTENTION_RETRIES = 4;
 
     private final ScsiPassThrough scsi;
+    private final LunPathCheck check;
     private final Duration timeout;
 
-    /** @param timeout per command: the midlayer aborts it then, so a dead path cannot hold a caller longer */
-    public PersistentReservations(ScsiPassThrough scsi, Duration timeout) {
+    /**
+     * @param check   asked of every path device once it is opened, before any command goes down it: a device
+     *                whose name now belongs to another disk (a path lost and another disk probed since the
+     *                path was listed) must never get a reservation command meant for this LUN
+     * @param timeout per command: the midlayer aborts it then, so a dead path cannot hold a caller longer
+     */
+    public PersistentReservations(ScsiPassThrough scsi, LunPathCheck check, Duration timeout) {
         this.scsi = scsi;
+        this.check = check;
         this.timeout = timeout;
     }
 
-    public Reservation readReservation(Path device) throws IOException {
+    public Reservation readReservation(LunPath device) throws IOException {
         return Reservation.parse(in(device, PrCommands.In.READ_RESERVATION, Reservation.ALLOCATION));
     }
 
-    public RegisteredKeys readKeys(Path device) throws IOException {
+    public RegisteredKeys readKeys(LunPath device) throws IOException {
         return RegisteredKeys.parse(in(device, PrCommands.In.READ_KEYS, RegisteredKeys.ALLOCATION));
     }
 
-    public Capabilities reportCapabilities(Path device) throws IOException {
+    public Capabilities reportCapabilities(LunPath device) throws IOException {
         return Capabilities.parse(in(device, PrCommands.In.REPORT_CAPABILITIES, Capabilities.ALLOCATION));
     }
 
     /** The target's vendor and product (standard INQUIRY), for the targets whose reservations misbehave. */
-    public TargetProduct inquiry(Path device) throws IOException {
+    public TargetProduct inquiry(LunPath device) throws IOException {
         ScsiPassThrough.Command command = new ScsiPassThrough.Command(TargetProduct.cdb(),
                 ScsiPassThrough.Direction.FROM_DEVICE, new byte[TargetProduct.ALLOCATION], timeout);
         return TargetProduct.parse(send(device, command, "INQUIRY").data());
@@ -51,20 +59,20 @@ public final class PersistentReservations {
      * REGISTER: a registered nexus replaces {@code current} by {@code next} (0: unregisters); a nexus whose key
      * is not {@code current} gets a conflict, and so does an unregistered one unless {@code current} is 0.
      */
-    public void register(Path device, long current, long next) throws IOException {
+    public void register(LunPath device, long current, long next) throws IOException {
         out(device, PrCommands.Out.REGISTER, null, current, next);
     }
 
     /** REGISTER AND IGNORE EXISTING KEY: the nexus is registered with {@code key} whatever it had (0: unregisters). */
-    public void registerIgnoringExisting(Path device, long key) throws IOException {
+    public void registerIgnoringExisting(LunPath device, long key) throws IOException {
         out(device, PrCommands.Out.REGISTER_AND_IGNORE_EXISTING_KEY, null, 0, key);
     }
 
-    public void reserve(Path device, long key, PrType type) throws IOException {
+    public void reserve(LunPath device, long key, PrType type) throws IOException {
         out(device, PrCommands.Out.RESERVE, type, key, 0);
     }
 
-    public void release(Path device, long key, PrType type) throws IOException {
+    public void release(LunPath device, long key, PrType type) throws IOException {
         out(device, PrCommands.Out.RELEASE, type, key, 0);
     }
 
@@ -73,26 +81,35 @@ public final class PersistentReservations {
      * registered with {@code victim} but this one loses its registration; if {@code victim} holds the
      * reservation, this nexus takes it with {@code type}.
      */
-    public void preempt(Path device, long key, long victim, PrType type, boolean abort) throws IOException {
+    public void preempt(LunPath device, long key, long victim, PrType type, boolean abort) throws IOException {
         out(device, abort ? PrCommands.Out.PREEMPT_AND_ABORT : PrCommands.Out.PREEMPT, type, key, victim);
     }
 
-    private byte[] in(Path device, PrCommands.In action, int allocation) throws IOException {
+    private byte[] in(LunPath device, PrCommands.In action, int allocation) throws IOException {
         ScsiPassThrough.Command command = new ScsiPassThrough.Command(PrCommands.in(action, allocation),
                 ScsiPassThrough.Direction.FROM_DEVICE, new byte[allocation], timeout);
         return send(device, command, "PERSISTENT RESERVE IN " + action).data();
     }
 
-    private void out(Path device, PrCommands.Out action, PrType type, long key, long serviceActionKey)
+    private void out(LunPath device, PrCommands.Out action, PrType type, long key, long serviceActionKey)
             throws IOException {
         ScsiPassThrough.Command command = new ScsiPassThrough.Command(PrCommands.out(action, type),
                 ScsiPassThrough.Direction.TO_DEVICE, PrCommands.parameters(key, serviceActionKey), timeout);
         send(device, command, "PERSISTENT RESERVE OUT " + action + (type == null ? "" : " type " + type.code()));
     }
 
-    private ScsiPassThrough.Reply send(Path device, ScsiPassThrough.Command command, String what) throws IOException {
+    private ScsiPassThrough.Reply send(LunPath device, ScsiPassThrough.Command command, String what)
+            throws IOException {
+        try (ScsiPassThrough.Channel channel = scsi.open(device.device())) {
+            check.require(device, channel.number());
+            return send(channel, device, command, what);
+        }
+    }
+
+    private static ScsiPassThrough.Reply send(ScsiPassThrough.Channel channel, LunPath device,
+                                              ScsiPassThrough.Command command, String what) throws IOException {
         for (int attempt = 0; ; attempt++) {
-            ScsiPassThrough.Reply reply = scsi.send(device, command);
+            ScsiPassThrough.Reply reply = channel.send(command);
             ReplyDecoder.Verdict verdict = ReplyDecoder.verdict(reply);
             String message = what + " on " + device + ": " + ReplyDecoder.describe(reply);
             switch (verdict) {

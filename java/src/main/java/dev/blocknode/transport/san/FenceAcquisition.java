@@ -2,6 +2,7 @@ package dev.blocknode.transport.san;
 
 import dev.blocknode.metrics.FenceEvents;
 import dev.blocknode.outcome.VolumeException;
+import dev.blocknode.scsi.LunPath;
 import dev.blocknode.scsi.reservation.PersistentReservations;
 import dev.blocknode.scsi.reservation.RegisteredKeys;
 import dev.blocknode.scsi.reservation.Reservation;
@@ -13,7 +14,6 @@ import dev.blocknode.transport.Fencing.Held;
 import dev.blocknode.transport.Fencing.Unsupported;
 
 import java.io.IOException;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -43,7 +43,7 @@ final class FenceAcquisition {
     }
 
     Acquired acquire(String volumeId, Attachment attachment, FenceKey node) throws VolumeException {
-        List<Path> paths = lunPaths.toReserve(volumeId, attachment);
+        List<LunPath> paths = lunPaths.toReserve(volumeId, attachment);
         LunPaths.Answer first;
         try {
             first = lunPaths.read(paths);
@@ -66,7 +66,7 @@ final class FenceAcquisition {
             takingOver = Optional.of(mayTakeOver(volumeId, held.get(), first.keys()));
         }
         FenceKey key = node.withGeneration(nextGeneration(node, first.keys()));
-        List<Path> registered = registerAll(volumeId, paths, key);
+        List<LunPath> registered = registerAll(volumeId, paths, key);
         if (registered.isEmpty()) {
             throw VolumeException.internal("volume " + volumeId + ": no path of the LUN took this node's reservation"
                     + " key " + key + " (" + paths + ")", null);
@@ -110,9 +110,9 @@ final class FenceAcquisition {
     }
 
     /** REGISTER AND IGNORE EXISTING KEY on every path: each path's nexus now has {@code key}. */
-    private List<Path> registerAll(String volumeId, List<Path> paths, FenceKey key) {
-        List<Path> registered = new ArrayList<>();
-        for (Path path : paths) {
+    private List<LunPath> registerAll(String volumeId, List<LunPath> paths, FenceKey key) {
+        List<LunPath> registered = new ArrayList<>();
+        for (LunPath path : paths) {
             try {
                 pr.registerIgnoringExisting(path, key.value());
                 registered.add(path);
@@ -130,9 +130,9 @@ final class FenceAcquisition {
      * or one of our own nexuses we cannot reach any more (an old session, a dead path): that one is ours to take
      * back with a PREEMPT of its key.
      */
-    private void reserve(String volumeId, List<Path> paths, List<Path> registered, FenceKey key)
+    private void reserve(String volumeId, List<LunPath> paths, List<LunPath> registered, FenceKey key)
             throws VolumeException {
-        for (Path path : registered) {
+        for (LunPath path : registered) {
             try {
                 pr.reserve(path, key.value(), TYPE);
                 return;
@@ -177,7 +177,7 @@ final class FenceAcquisition {
      * (its queued commands are aborted too), or PREEMPT where the target lacks that. A conflict means the key
      * changed since it was observed: the holder is alive after all, and the stage is refused.
      */
-    private void preemptNode(String volumeId, List<Path> paths, Path path, FenceKey key, long holder,
+    private void preemptNode(String volumeId, List<LunPath> paths, LunPath path, FenceKey key, long holder,
                              RegisteredKeys seen) throws VolumeException {
         List<Long> victims = new ArrayList<>(seen.keys().stream()
                 .filter(k -> FenceKey.tagOf(k) == FenceKey.tagOf(holder) && k != holder).distinct().toList());
@@ -210,7 +210,7 @@ final class FenceAcquisition {
      * node that raced this stage and lost, one that died between registering and reserving) are preempted, and so
      * are our own of other generations (nexuses we no longer use).
      */
-    private void removeOthers(String volumeId, Path path, FenceKey key) {
+    private void removeOthers(String volumeId, LunPath path, FenceKey key) {
         RegisteredKeys keys;
         try {
             keys = pr.readKeys(path);

@@ -1,12 +1,12 @@
 package dev.blocknode.transport.san;
 
+import dev.blocknode.scsi.LunPath;
 import dev.blocknode.scsi.reservation.PersistentReservations;
 import dev.blocknode.scsi.reservation.Reservation;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.FenceKey;
 
 import java.io.IOException;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.logging.Logger;
 
@@ -30,7 +30,7 @@ final class FenceRelease {
 
     void release(String volumeId, Attachment attachment, FenceKey node) {
         // The takeover observation stays: a refused stage's undo releases too, and its retry must find it.
-        List<Path> paths;
+        List<LunPath> paths;
         try {
             paths = lunPaths.of(attachment);
         } catch (IOException e) {
@@ -38,7 +38,7 @@ final class FenceRelease {
                     + e.getMessage());
             return;
         }
-        List<Path> live = lunPaths.unregister(volumeId, paths);
+        List<LunPath> live = lunPaths.unregister(volumeId, paths);
         if (live.isEmpty()) {
             LOG.warning(() -> "volume " + volumeId + ": no path of " + paths + " answered; this node's reservation key"
                     + " (tag " + node.tagHex() + ") may be left on the LUN, where the takeover rule lets another node"
@@ -52,7 +52,7 @@ final class FenceRelease {
      * Our tag may still hold the reservation or be registered through a nexus that did not answer (a dead path, an
      * old session): through a live path, register a key of ours, preempt those, release, unregister.
      */
-    private void clearUnreachable(String volumeId, Path live, FenceKey node) {
+    private void clearUnreachable(String volumeId, LunPath live, FenceKey node) {
         try {
             Reservation reservation = pr.readReservation(live);
             List<Long> ours = pr.readKeys(live).keys().stream().filter(node::isOurs).distinct().toList();

@@ -1,5 +1,6 @@
 package dev.blocknode.transport.san;
 
+import dev.blocknode.scsi.LunPath;
 import dev.blocknode.scsi.reservation.PersistentReservations;
 import dev.blocknode.scsi.reservation.Reservation;
 import dev.blocknode.scsi.reservation.ScsiCommandException;
@@ -11,7 +12,6 @@ import dev.blocknode.transport.Fencing.Renewed;
 import dev.blocknode.transport.Fencing.Unreachable;
 
 import java.io.IOException;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -34,7 +34,7 @@ final class FenceRenewal {
     }
 
     Renewal renew(String volumeId, Attachment attachment, FenceKey current) {
-        List<Path> paths;
+        List<LunPath> paths;
         try {
             paths = lunPaths.of(attachment);
         } catch (IOException e) {
@@ -42,9 +42,9 @@ final class FenceRenewal {
         }
         FenceKey next = current.next();
         int renewed = 0;
-        List<Path> conflicting = new ArrayList<>();
+        List<LunPath> conflicting = new ArrayList<>();
         List<String> failures = new ArrayList<>();
-        for (Path path : paths) {
+        for (LunPath path : paths) {
             try {
                 pr.register(path, current.value(), next.value());
                 renewed++;
@@ -69,7 +69,7 @@ final class FenceRenewal {
      * latter only when another path renewed in this same round, which proves this node still held the LUN
      * moments ago (a takeover needs the keys to stand still for three rounds).
      */
-    private Renewal settleConflicts(String volumeId, List<Path> paths, List<Path> conflicting, FenceKey next,
+    private Renewal settleConflicts(String volumeId, List<LunPath> paths, List<LunPath> conflicting, FenceKey next,
                                     boolean renewedThisRound) {
         LunPaths.Answer answer;
         try {
@@ -86,7 +86,7 @@ final class FenceRenewal {
                     : "the LUN's reservation is gone and this node's registrations were preempted");
         }
         List<Long> ours = answer.keys().keys().stream().filter(next::isOurs).distinct().toList();
-        for (Path path : conflicting) {
+        for (LunPath path : conflicting) {
             if (!reregister(path, ours, next) && renewedThisRound) {
                 try {
                     pr.registerIgnoringExisting(path, next.value());
@@ -100,7 +100,7 @@ final class FenceRenewal {
     }
 
     /** REGISTER from each of our tag's other keys to {@code next}: true when one was this path's. */
-    private boolean reregister(Path path, List<Long> ours, FenceKey next) {
+    private boolean reregister(LunPath path, List<Long> ours, FenceKey next) {
         for (long old : ours) {
             if (old == next.value()) {
                 continue;

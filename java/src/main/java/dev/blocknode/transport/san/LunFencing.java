@@ -1,6 +1,7 @@
 package dev.blocknode.transport.san;
 
 import dev.blocknode.outcome.VolumeException;
+import dev.blocknode.scsi.LunPath;
 import dev.blocknode.scsi.reservation.PersistentReservations;
 import dev.blocknode.scsi.reservation.PrType;
 import dev.blocknode.transport.Attachment;
@@ -8,7 +9,6 @@ import dev.blocknode.transport.FenceKey;
 import dev.blocknode.transport.Fencing;
 
 import java.io.IOException;
-import java.nio.file.Path;
 import java.util.List;
 
 /**
@@ -28,7 +28,7 @@ public final class LunFencing implements Fencing {
     /** The path devices of an attached LUN present now: each one I_T nexus. */
     @FunctionalInterface
     public interface PathDevices {
-        List<Path> of(Attachment attachment) throws IOException;
+        List<LunPath> of(Attachment attachment) throws IOException;
     }
 
     private final FenceAcquisition acquisition;

@@ -1,6 +1,7 @@
 package dev.blocknode.transport.san;
 
 import dev.blocknode.outcome.VolumeException;
+import dev.blocknode.scsi.LunPath;
 import dev.blocknode.scsi.reservation.PersistentReservations;
 import dev.blocknode.scsi.reservation.RegisteredKeys;
 import dev.blocknode.scsi.reservation.Reservation;
@@ -8,7 +9,6 @@ import dev.blocknode.scsi.reservation.ScsiCommandException;
 import dev.blocknode.transport.Attachment;
 
 import java.io.IOException;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.logging.Logger;
@@ -22,7 +22,7 @@ final class LunPaths {
     private static final Logger LOG = Logger.getLogger(LunFencing.class.getName()); // the protocol's one source
 
     /** The LUN's reservation and registrations, and the path that answered. */
-    record Answer(Path path, Reservation reservation, RegisteredKeys keys) {
+    record Answer(LunPath path, Reservation reservation, RegisteredKeys keys) {
     }
 
     private final PersistentReservations pr;
@@ -34,14 +34,14 @@ final class LunPaths {
     }
 
     /** The path devices present now. */
-    List<Path> of(Attachment attachment) throws IOException {
+    List<LunPath> of(Attachment attachment) throws IOException {
         return devices.of(attachment);
     }
 
     /** The path devices a stage reserves through: INTERNAL when they cannot be listed or there is none. */
-    List<Path> toReserve(String volumeId, Attachment attachment) throws VolumeException {
+    List<LunPath> toReserve(String volumeId, Attachment attachment) throws VolumeException {
         try {
-            List<Path> paths = devices.of(attachment);
+            List<LunPath> paths = devices.of(attachment);
             if (paths.isEmpty()) {
                 throw VolumeException.internal("volume " + volumeId + ": the LUN has no path device to reserve it"
                         + " through", null);
@@ -53,9 +53,9 @@ final class LunPaths {
     }
 
     /** The reservation and registrations, through the first path that answers. */
-    Answer read(List<Path> paths) throws IOException {
+    Answer read(List<LunPath> paths) throws IOException {
         IOException last = null;
-        for (Path path : paths) {
+        for (LunPath path : paths) {
             try {
                 return new Answer(path, pr.readReservation(path), pr.readKeys(path));
             } catch (ScsiCommandException.NotSupported e) {
@@ -68,9 +68,9 @@ final class LunPaths {
     }
 
     /** Unregisters every path that answers (REGISTER AND IGNORE EXISTING KEY with 0); returns those. */
-    List<Path> unregister(String volumeId, List<Path> paths) {
-        List<Path> answered = new ArrayList<>();
-        for (Path path : paths) {
+    List<LunPath> unregister(String volumeId, List<LunPath> paths) {
+        List<LunPath> answered = new ArrayList<>();
+        for (LunPath path : paths) {
             try {
                 pr.registerIgnoringExisting(path, 0);
                 answered.add(path);

@@ -2,15 +2,16 @@ package dev.blocknode.transport.san;
 
 import dev.blocknode.metrics.Phases;
 import dev.blocknode.multipath.MultipathDaemon;
-import dev.blocknode.os.host.Host;
 import dev.blocknode.multipath.MultipathMap;
+import dev.blocknode.os.host.Host;
 import dev.blocknode.os.wait.DeviceWaiter;
 import dev.blocknode.outcome.VolumeException;
-import dev.blocknode.scsi.ScsiDisk;
-import dev.blocknode.scsi.reservation.PersistentReservations;
+import dev.blocknode.scsi.LunPath;
 import dev.blocknode.scsi.ScsiDevices;
+import dev.blocknode.scsi.ScsiDisk;
 import dev.blocknode.scsi.ScsiHosts;
 import dev.blocknode.scsi.SysfsWriter;
+import dev.blocknode.scsi.reservation.PersistentReservations;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.Fencing;
 import dev.blocknode.transport.PathReport;
@@ -18,8 +19,8 @@ import dev.blocknode.transport.PathReport;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -50,8 +51,10 @@ public final class SanStack {
         this.scanUndo = new ScanUndo(devices, attacher.multipath(), host.blockDevices(), host.paths(), waiter);
         this.targetedScan = new TargetedScan(hosts, devices, scanUndo, attacher.multipath(), host.blockDevices(),
                 host.paths(), waiter);
-        this.fencing = new LunFencing(new PersistentReservations(host.scsi(), fence.commandTimeout()),
-                this::pathDevices, new TakeoverRule(fence.takeoverAfter(), fence.nanoTime()));
+        PersistentReservations reservations = new PersistentReservations(host.scsi(), devices::requirePathOf,
+                fence.commandTimeout());
+        this.fencing = new LunFencing(reservations, this::pathDevices,
+                new TakeoverRule(fence.takeoverAfter(), fence.nanoTime()));
     }
 
     public ScsiHosts hosts() {
@@ -82,7 +85,7 @@ public final class SanStack {
      * The LUN's path devices present now, one per I_T nexus: those recorded at attach and whatever the map holds
      * now (a path that came back after a loss may have a new name), each only while it is there.
      */
-    List<Path> pathDevices(Attachment attachment) throws IOException {
+    List<LunPath> pathDevices(Attachment attachment) throws IOException {
         AttachedLun lun;
         try {
             lun = recorded(attachment);
@@ -94,12 +97,12 @@ public final class SanStack {
             Optional<MultipathMap> map = attacher.multipath().maps().byName(lun.mapName().get());
             map.ifPresent(m -> names.addAll(m.slaves()));
         }
-        List<Path> present = new ArrayList<>();
+        List<LunPath> present = new ArrayList<>();
         for (String name : names) {
             // A name the kernel gave to another LUN since (a path lost and another disk probed) is not ours to use.
             Optional<ScsiDisk> disk = devices.diskNamed(name);
             if (disk.isPresent() && devices.identity(disk.get()).map(i -> i.matches(lun.wwid())).orElse(false)) {
-                present.add(disk.get().devicePath());
+                present.add(new LunPath(disk.get().devicePath(), lun.wwid()));
             }
         }
         return present;

@@ -1,8 +1,12 @@
 package dev.blocknode.scsi.reservation;
 
+import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.block.ScsiPassThrough;
+import dev.blocknode.scsi.LunPath;
+import dev.blocknode.scsi.Wwid;
 import org.junit.jupiter.api.Test;
 
+import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -19,16 +23,60 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class PersistentReservationsUnitTest {
 
     private static final HexFormat HEX = HexFormat.of();
-    private static final Path SDB = Path.of("/dev/sdb");
+    private static final LunPath SDB = new LunPath(Path.of("/dev/sdb"), Wwid.naa("600140512345678901234567890abcde"));
+    private static final DeviceNumber SDB_NUMBER = new DeviceNumber(8, 16);
     private static final byte[] NO_SENSE = new byte[0];
 
     private final Deque<ScsiPassThrough.Reply> replies = new ArrayDeque<>();
     private final List<ScsiPassThrough.Command> sent = new ArrayList<>();
-    private final PersistentReservations pr = new PersistentReservations((device, command) -> {
-        assertEquals(SDB, device);
-        sent.add(command);
-        return replies.removeFirst();
+    private final List<String> events = new ArrayList<>();
+    private final ScsiPassThrough scsi = device -> {
+        assertEquals(SDB.device(), device);
+        events.add("open");
+        return new ScsiPassThrough.Channel() {
+            @Override
+            public DeviceNumber number() {
+                return SDB_NUMBER;
+            }
+
+            @Override
+            public ScsiPassThrough.Reply send(ScsiPassThrough.Command command) {
+                events.add("send");
+                sent.add(command);
+                return replies.removeFirst();
+            }
+
+            @Override
+            public void close() {
+                events.add("close");
+            }
+        };
+    };
+    private final PersistentReservations pr = new PersistentReservations(scsi, (path, opened) -> {
+        assertEquals(SDB, path);
+        assertEquals(SDB_NUMBER, opened);
+        events.add("check");
     }, Duration.ofSeconds(10));
+
+    @Test
+    void eachCommandOpensThePathChecksWhatWasOpenedSendsAndCloses() throws Exception {
+        replies.add(good(new byte[0]));
+        pr.register(SDB, 0, 1);
+        assertEquals(List.of("open", "check", "send", "close"), events);
+    }
+
+    @Test
+    void aPathThatLeadsElsewhereOnceOpenedGetsNoCommandAndIsClosed() {
+        PersistentReservations refusing = new PersistentReservations(scsi, (path, opened) -> {
+            throw new IOException("path device " + path + " leads to another LUN now");
+        }, Duration.ofSeconds(10));
+
+        IOException e = assertThrows(IOException.class, () -> refusing.preempt(SDB, 1, 2,
+                PrType.WRITE_EXCLUSIVE_REGISTRANTS_ONLY, true));
+        assertTrue(e.getMessage().contains("another LUN"), e.getMessage());
+        assertEquals(List.of("open", "close"), events);
+        assertTrue(sent.isEmpty());
+    }
 
     @Test
     void registerSendsTheCdbAndBothKeysWithItsTimeout() throws Exception {

@@ -2,6 +2,8 @@ package dev.blocknode.transport.san;
 
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.outcome.VolumeException;
+import dev.blocknode.scsi.LunPath;
+import dev.blocknode.scsi.Wwid;
 import dev.blocknode.scsi.reservation.PersistentReservations;
 import dev.blocknode.testing.FakeScsiTarget;
 import dev.blocknode.transport.Attachment;
@@ -30,6 +32,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class LunFencingUnitTest {
 
     private static final Duration TAKEOVER = Duration.ofSeconds(60);
+    private static final Wwid WWID = Wwid.naa("6001405aaaabbbbccccddddeeeeffff0");
     private static final Attachment LUN = new Attachment("iscsi", Path.of("/dev/dm-0"), new DeviceNumber(253, 0),
             "3600", Map.of());
 
@@ -41,7 +44,7 @@ class LunFencingUnitTest {
     /** A node: its key, its paths to the LUN (each a nexus of the target), its own protocol instance. */
     private final class Node {
         final FenceKey key;
-        final List<Path> paths = new ArrayList<>();
+        final List<LunPath> paths = new ArrayList<>();
         final LunFencing fencing;
 
         Node(String nodeId, String... nexuses) {
@@ -49,9 +52,9 @@ class LunFencingUnitTest {
             for (String nexus : nexuses) {
                 Path device = Path.of("/dev/sd-" + nexus);
                 target.path(device, nexus);
-                paths.add(device);
+                paths.add(new LunPath(device, WWID));
             }
-            fencing = new LunFencing(new PersistentReservations(target, Duration.ofSeconds(10)),
+            fencing = new LunFencing(new PersistentReservations(target, target.check(), Duration.ofSeconds(10)),
                     attachment -> List.copyOf(paths), new TakeoverRule(TAKEOVER, nanos::get));
         }
 
@@ -135,7 +138,7 @@ class LunFencingUnitTest {
     @Test
     void aRegistrationThatHoldsNothingIsRemovedByTheNextStager() throws Exception {
         // A node died between its REGISTER and its RESERVE: under type 5 it could still write.
-        new PersistentReservations(target, Duration.ofSeconds(1)).registerIgnoringExisting(b.paths.get(0),
+        new PersistentReservations(target, target.check(), Duration.ofSeconds(1)).registerIgnoringExisting(b.paths.get(0),
                 b.key.withGeneration(7).value());
 
         a.acquire();
@@ -281,7 +284,7 @@ class LunFencingUnitTest {
         Path fresh = Path.of("/dev/sd-a3");
         target.path(fresh, "a3");
         a.paths.clear();
-        a.paths.add(fresh);
+        a.paths.add(new LunPath(fresh, WWID));
 
         Fencing.Held held = a.acquire();
 
@@ -290,10 +293,28 @@ class LunFencingUnitTest {
         assertEquals(2, held.key().generation(), "past the generation left on the target");
     }
 
+    /**
+     * A path device whose name passed to a disk of another LUN between the listing and the open (a path lost,
+     * another disk probed) gets no command: the stage registers and reserves through the others, and every
+     * device opened for a command is closed again.
+     */
+    @Test
+    void aPathWhoseNameNowLeadsToAnotherLunGetsNoCommand() throws Exception {
+        target.leadsElsewhere(a.paths.get(0).device());
+
+        Fencing.Held held = a.acquire();
+
+        assertEquals(1, held.paths());
+        assertEquals(Map.of("a2", held.key().value()), target.registrations());
+        assertEquals("a2", target.holder().orElseThrow());
+        assertTrue(target.log().stream().noneMatch(seen -> seen.nexus().equals("a1")), "nothing went down a1");
+        assertEquals(0, target.openChannels());
+    }
+
     @Test
     void aRenewalRegistersAPathThatCameBackWithoutItsRegistration() throws Exception {
         FenceKey first = a.acquire().key();
-        new PersistentReservations(target, Duration.ofSeconds(1)).registerIgnoringExisting(a.paths.get(1), 0);
+        new PersistentReservations(target, target.check(), Duration.ofSeconds(1)).registerIgnoringExisting(a.paths.get(1), 0);
 
         FenceKey next = assertInstanceOf(Fencing.Renewed.class, a.fencing.renew("vol-1", LUN, first)).key();
 

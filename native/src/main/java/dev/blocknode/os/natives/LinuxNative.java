@@ -261,17 +261,27 @@ public final class LinuxNative {
     public static final int SCSI_LENGTH = 6;
 
     /**
-     * One SCSI command through ioctl(SG_IO) on the block device {@code devicePath}, opened read-only
-     * (non-blocking, close-on-exec) and closed again: the CDB (6 to 16 bytes), the data buffer for
-     * {@code direction} (null or empty with {@link #SCSI_NO_DATA}; filled in place for {@link #SCSI_FROM_DEVICE}),
-     * a sense buffer (up to 255 bytes) filled with what the device returned, and a timeout after which the
-     * midlayer aborts the command. Returns {@code int[SCSI_LENGTH]} (see the SCSI_* indexes): a command the
-     * device refused is a status, not an exception. Throws only when the ioctl itself fails: ENOTTY
-     * ({@link UnsupportedIoctlException}) for a device that is not SCSI, EINVAL for bad arguments. Why: SCSI-3
-     * persistent reservations (fencing) go to each path's I_T nexus, which only SG_IO on that path device
-     * reaches; the data-out commands need CAP_SYS_RAWIO, as the device is not opened for writing.
+     * open(O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC) of the block device node {@code devicePath}, for
+     * {@link #scsiCommand}: ENOTBLK for anything that is not a block device, ELOOP for a symlink. Give it back
+     * to {@link #close(int)}. While it is open the kernel gives the disk's name and device number to no other
+     * disk, so what sysfs says of that number (read after this open: {@link #statAt} of the descriptor with
+     * "" gives it) is what the commands sent through the descriptor reach. Why: an identity checked by name
+     * before an open by name could be another disk's by the time of the open.
      */
-    public static native int[] scsiCommand(String devicePath, byte[] cdb, int direction, byte[] data, byte[] sense,
+    public static native int openBlockDevice(String devicePath) throws NativeIOException;
+
+    /**
+     * One SCSI command through ioctl(SG_IO) on {@code fd}, a descriptor from {@link #openBlockDevice}: the CDB
+     * (6 to 16 bytes), the data buffer for {@code direction} (null or empty with {@link #SCSI_NO_DATA}; filled
+     * in place for {@link #SCSI_FROM_DEVICE}), a sense buffer (up to 255 bytes) filled with what the device
+     * returned, and a timeout after which the midlayer aborts the command. Returns {@code int[SCSI_LENGTH]}
+     * (see the SCSI_* indexes): a command the device refused is a status, not an exception. Throws only when
+     * the ioctl itself fails: ENOTTY ({@link UnsupportedIoctlException}) for a device that is not SCSI, EINVAL
+     * for bad arguments, ENODEV or ENXIO for a disk deleted since the open. Why: SCSI-3 persistent reservations
+     * (fencing) go to each path's I_T nexus, which only SG_IO on that path device reaches; the data-out
+     * commands need CAP_SYS_RAWIO, as the device is not opened for writing.
+     */
+    public static native int[] scsiCommand(int fd, byte[] cdb, int direction, byte[] data, byte[] sense,
                                            int timeoutMillis) throws NativeIOException;
 
     // ---- kernel uevents ---------------------------------------------------------------------------

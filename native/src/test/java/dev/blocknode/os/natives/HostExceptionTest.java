@@ -1,9 +1,9 @@
 package dev.blocknode.os.natives;
 
-import static dev.blocknode.os.natives.LinuxNative.MS_RDONLY;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
 
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -13,10 +13,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Tag;
-import org.junit.jupiter.api.Test;
+
+import static dev.blocknode.os.natives.LinuxNative.MS_RDONLY;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /** Each typed exception, caused for real: needs root, loop devices, mkfs.ext4 and xfs_io. */
 @Tag("host")
@@ -43,13 +44,24 @@ class HostExceptionTest {
         LoopDevice loop = host.loop("not-scsi.img", SIZE, false);
         byte[] readReservation = {0x5e, 0x01, 0, 0, 0, 0, 0, 0, 24, 0};
 
-        InvalidSyscallArgumentException e = assertThrows(InvalidSyscallArgumentException.class,
-                () -> LinuxNative.scsiCommand(loop.device, readReservation, LinuxNative.SCSI_FROM_DEVICE,
-                        new byte[24], new byte[32], 10_000));
+        int fd = LinuxNative.openBlockDevice(loop.device);
+        try {
+            long[] stat = LinuxNative.statAt(fd, "");
+            long[] byName = LinuxNative.stat(loop.device);
+            assertEquals(byName[LinuxNative.STAT_RDEV_MAJOR], stat[LinuxNative.STAT_RDEV_MAJOR]);
+            assertEquals(byName[LinuxNative.STAT_RDEV_MINOR], stat[LinuxNative.STAT_RDEV_MINOR],
+                    "the descriptor's device number is the one its identity is checked by");
 
-        assertEquals("ioctl(SG_IO)", e.syscall());
-        assertEquals(loop.device, e.path());
-        assertEquals("EINVAL", e.errnoName());
+            InvalidSyscallArgumentException e = assertThrows(InvalidSyscallArgumentException.class,
+                    () -> LinuxNative.scsiCommand(fd, readReservation, LinuxNative.SCSI_FROM_DEVICE,
+                            new byte[24], new byte[32], 10_000));
+
+            assertEquals("ioctl(SG_IO)", e.syscall());
+            assertEquals("descriptor " + fd, e.path());
+            assertEquals("EINVAL", e.errnoName());
+        } finally {
+            LinuxNative.close(fd);
+        }
     }
 
     @Test

@@ -1,20 +1,21 @@
 package dev.blocknode.os.natives;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNull;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertSame;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.lang.reflect.Constructor;
 import java.lang.reflect.InvocationTargetException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** LinuxNative calls that need no root: stat, statvfs, fsync, and their failures. */
 class LinuxNativeTest {
@@ -23,23 +24,35 @@ class LinuxNativeTest {
     Path tmp;
 
     @Test
-    void scsiCommandOnAFileThatIsNoDeviceIsEnotty() throws Exception {
+    void openBlockDeviceRefusesAFileAndALink() throws Exception {
         Path file = Files.writeString(tmp.resolve("plain"), "x");
-        byte[] testUnitReady = new byte[6];
+        Path link = Files.createSymbolicLink(tmp.resolve("link"), file);
 
-        UnsupportedIoctlException e = assertThrows(UnsupportedIoctlException.class, () -> LinuxNative.scsiCommand(
-                file.toString(), testUnitReady, LinuxNative.SCSI_NO_DATA, null, new byte[32], 1_000));
-        assertEquals("ENOTTY", e.errnoName());
+        NativeIOException notBlock = assertThrows(NativeIOException.class,
+                () -> LinuxNative.openBlockDevice(file.toString()));
+        assertEquals("ENOTBLK", notBlock.errnoName());
+        assertEquals(file.toString(), notBlock.path());
+        NativeIOException followed = assertThrows(NativeIOException.class,
+                () -> LinuxNative.openBlockDevice(link.toString()));
+        assertEquals("ELOOP", followed.errnoName(), "the node itself, never where a link points");
+        assertThrows(NoSuchPathException.class, () -> LinuxNative.openBlockDevice(tmp.resolve("none").toString()));
     }
 
     @Test
-    void scsiCommandRefusesACdbShorterThanSixBytesBeforeOpeningAnything() {
+    void scsiCommandRefusesACdbShorterThanSixBytesBeforeTouchingTheDescriptor() {
         InvalidSyscallArgumentException e = assertThrows(InvalidSyscallArgumentException.class,
-                () -> LinuxNative.scsiCommand("/nonexistent", new byte[3], LinuxNative.SCSI_NO_DATA, null,
-                        new byte[32], 1_000));
+                () -> LinuxNative.scsiCommand(-1, new byte[3], LinuxNative.SCSI_NO_DATA, null, new byte[32], 1_000));
         assertEquals("SG_IO", e.syscall());
-        assertThrows(InvalidSyscallArgumentException.class, () -> LinuxNative.scsiCommand("/nonexistent",
+        assertThrows(InvalidSyscallArgumentException.class, () -> LinuxNative.scsiCommand(-1,
                 new byte[6], LinuxNative.SCSI_FROM_DEVICE, null, new byte[32], 1_000), "data in needs a buffer");
+    }
+
+    @Test
+    void scsiCommandOnADescriptorThatIsNotOpenFails() {
+        NativeIOException e = assertThrows(NativeIOException.class,
+                () -> LinuxNative.scsiCommand(-1, new byte[6], LinuxNative.SCSI_NO_DATA, null, new byte[32], 1_000));
+        assertEquals("EBADF", e.errnoName());
+        assertEquals("descriptor -1", e.path());
     }
 
     @Test
