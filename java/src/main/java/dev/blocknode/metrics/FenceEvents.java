@@ -15,13 +15,16 @@ public final class FenceEvents {
     public static final String TAKEOVERS = "blocknode_fencing_takeovers";
     public static final String FOREIGN_REMOVED = "blocknode_fencing_foreign_registrations_removed";
     public static final String FENCED_OUT = "blocknode_fencing_fenced_out";
+    public static final String RESERVED_AGAIN = "blocknode_fencing_reserved_again";
 
     private static final Map<String, String> DESCRIPTIONS = Map.of(
             UNFENCED, "volumes staged without fencing because their LUN does not support persistent reservations"
                     + " of type 5 (fencing=auto)",
             TAKEOVERS, "LUNs taken over from a node whose reservation key stopped changing (the takeover rule)",
             FOREIGN_REMOVED, "other nodes' registrations removed from a LUN this node reserved",
-            FENCED_OUT, "volumes this node found preempted by another node (their writes fail at the target)");
+            FENCED_OUT, "volumes this node found preempted by another node (their writes fail at the target)",
+            RESERVED_AGAIN, "volumes this node registered and reserved again after their target restarted and forgot"
+                    + " its reservations");
 
     private FenceEvents() {
     }
@@ -44,6 +47,11 @@ public final class FenceEvents {
     /** A renewal found this node preempted: the volume is fenced out at the target. */
     public static void fencedOut() {
         counter(FENCED_OUT).increment();
+    }
+
+    /** A renewal found the target restarted without its reservations and reserved the volume again. */
+    public static void reservedAgain() {
+        counter(RESERVED_AGAIN).increment();
     }
 
     public static void registerAll() {

@@ -83,6 +83,17 @@ public final class FakeScsiTarget implements ScsiPassThrough {
         };
     }
 
+    /**
+     * The target restarts without persisting its reservations (APTPL off): every registration and the reservation
+     * are gone, and the PRgeneration is back at zero, as SPC-4 has it at power-on.
+     */
+    public synchronized void restartWithoutReservations() {
+        registrations.clear();
+        holder = null;
+        holderType = 0;
+        generation = 0;
+    }
+
     /** Channels opened and not closed yet. */
     public synchronized int openChannels() {
         return openChannels;

@@ -34,12 +34,15 @@ final class FenceAcquisition {
     private final LunPaths lunPaths;
     private final FenceCapability capability;
     private final TakeoverRule takeover;
+    private final PrGenerations generations;
 
-    FenceAcquisition(PersistentReservations pr, LunPaths lunPaths, TakeoverRule takeover) {
+    FenceAcquisition(PersistentReservations pr, LunPaths lunPaths, TakeoverRule takeover,
+                     PrGenerations generations) {
         this.pr = pr;
         this.lunPaths = lunPaths;
         this.capability = new FenceCapability(pr);
         this.takeover = takeover;
+        this.generations = generations;
     }
 
     Acquired acquire(String volumeId, Attachment attachment, FenceKey node) throws VolumeException {
@@ -66,7 +69,7 @@ final class FenceAcquisition {
             takingOver = Optional.of(mayTakeOver(volumeId, held.get(), first.keys()));
         }
         FenceKey key = node.withGeneration(nextGeneration(node, first.keys()));
-        List<LunPath> registered = registerAll(volumeId, paths, key);
+        List<LunPath> registered = lunPaths.register(volumeId, paths, key);
         if (registered.isEmpty()) {
             throw VolumeException.internal("volume " + volumeId + ": no path of the LUN took this node's reservation"
                     + " key " + key + " (" + paths + ")", null);
@@ -107,21 +110,6 @@ final class FenceAcquisition {
         int highest = keys.keys().stream().filter(node::isOurs).mapToInt(k -> FenceKey.of(k).generation()).max()
                 .orElse(0);
         return (highest + 1) & 0xffff;
-    }
-
-    /** REGISTER AND IGNORE EXISTING KEY on every path: each path's nexus now has {@code key}. */
-    private List<LunPath> registerAll(String volumeId, List<LunPath> paths, FenceKey key) {
-        List<LunPath> registered = new ArrayList<>();
-        for (LunPath path : paths) {
-            try {
-                pr.registerIgnoringExisting(path, key.value());
-                registered.add(path);
-            } catch (IOException e) {
-                LOG.warning(() -> "volume " + volumeId + ": path " + path + " did not register key " + key
-                        + " (it will be tried at the next renewal): " + e.getMessage());
-            }
-        }
-        return registered;
     }
 
     /**
@@ -208,7 +196,8 @@ final class FenceAcquisition {
     /**
      * Under type 5 every registrant may write: registrations of other tags that do not hold the reservation (a
      * node that raced this stage and lost, one that died between registering and reserving) are preempted, and so
-     * are our own of other generations (nexuses we no longer use).
+     * are our own of other generations (nexuses we no longer use). The PRgeneration read here, after this node's
+     * registrations, is the floor a target restart would fall below ({@link PrGenerations}).
      */
     private void removeOthers(String volumeId, LunPath path, FenceKey key) {
         RegisteredKeys keys;
@@ -219,6 +208,7 @@ final class FenceAcquisition {
                     + e.getMessage());
             return;
         }
+        generations.seen(volumeId, keys.generation()); // past our own registrations: a restart sets it below
         for (long other : keys.keys().stream().distinct().toList()) {
             if (other == key.value()) {
                 continue;

@@ -22,14 +22,17 @@ final class FenceRelease {
 
     private final PersistentReservations pr;
     private final LunPaths lunPaths;
+    private final PrGenerations generations;
 
-    FenceRelease(PersistentReservations pr, LunPaths lunPaths) {
+    FenceRelease(PersistentReservations pr, LunPaths lunPaths, PrGenerations generations) {
         this.pr = pr;
         this.lunPaths = lunPaths;
+        this.generations = generations;
     }
 
     void release(String volumeId, Attachment attachment, FenceKey node) {
         // The takeover observation stays: a refused stage's undo releases too, and its retry must find it.
+        generations.forget(volumeId);
         List<LunPath> paths;
         try {
             paths = lunPaths.of(attachment);

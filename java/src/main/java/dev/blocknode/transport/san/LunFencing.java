@@ -37,9 +37,10 @@ public final class LunFencing implements Fencing {
 
     public LunFencing(PersistentReservations pr, PathDevices pathDevices, TakeoverRule takeover) {
         LunPaths lunPaths = new LunPaths(pr, pathDevices);
-        this.acquisition = new FenceAcquisition(pr, lunPaths, takeover);
-        this.renewal = new FenceRenewal(pr, lunPaths);
-        this.release = new FenceRelease(pr, lunPaths);
+        PrGenerations generations = new PrGenerations();
+        this.acquisition = new FenceAcquisition(pr, lunPaths, takeover, generations);
+        this.renewal = new FenceRenewal(pr, lunPaths, generations);
+        this.release = new FenceRelease(pr, lunPaths, generations);
     }
 
     @Override

@@ -7,6 +7,7 @@ import dev.blocknode.scsi.reservation.RegisteredKeys;
 import dev.blocknode.scsi.reservation.Reservation;
 import dev.blocknode.scsi.reservation.ScsiCommandException;
 import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.FenceKey;
 
 import java.io.IOException;
 import java.util.ArrayList;
@@ -65,6 +66,24 @@ final class LunPaths {
             }
         }
         throw last != null ? last : new IOException("the LUN has no path");
+    }
+
+    /**
+     * REGISTER AND IGNORE EXISTING KEY with {@code key} on every path: returns those whose nexus has it now. A
+     * path that does not take it is logged; the next renewal tries it again.
+     */
+    List<LunPath> register(String volumeId, List<LunPath> paths, FenceKey key) {
+        List<LunPath> registered = new ArrayList<>();
+        for (LunPath path : paths) {
+            try {
+                pr.registerIgnoringExisting(path, key.value());
+                registered.add(path);
+            } catch (IOException e) {
+                LOG.warning(() -> "volume " + volumeId + ": path " + path + " did not register key " + key
+                        + " (it will be tried at the next renewal): " + e.getMessage());
+            }
+        }
+        return registered;
     }
 
     /** Unregisters every path that answers (REGISTER AND IGNORE EXISTING KEY with 0); returns those. */

@@ -45,7 +45,7 @@ class LunFencingUnitTest {
     private final class Node {
         final FenceKey key;
         final List<LunPath> paths = new ArrayList<>();
-        final LunFencing fencing;
+        LunFencing fencing;
 
         Node(String nodeId, String... nexuses) {
             key = FenceKey.forNode(nodeId);
@@ -54,6 +54,12 @@ class LunFencingUnitTest {
                 target.path(device, nexus);
                 paths.add(new LunPath(device, WWID));
             }
+            fencing = new LunFencing(new PersistentReservations(target, target.check(), Duration.ofSeconds(10)),
+                    attachment -> List.copyOf(paths), new TakeoverRule(TAKEOVER, nanos::get));
+        }
+
+        /** The plugin restarted: a new protocol instance, nothing in memory. */
+        void restart() {
             fencing = new LunFencing(new PersistentReservations(target, target.check(), Duration.ofSeconds(10)),
                     attachment -> List.copyOf(paths), new TakeoverRule(TAKEOVER, nanos::get));
         }
@@ -219,6 +225,103 @@ class LunFencingUnitTest {
         assertFalse(a.registered());
         assertEquals(Optional.of(bKey.value()), target.holderKey(), "the new holder is untouched");
         assertFalse(target.writeAllowed("a1"));
+    }
+
+    // ---- a target that restarts without its reservations ----------------------------------------------
+
+    /**
+     * Everything gone and the PRgeneration back below what this node read after registering: a target restart,
+     * not a preemption. The renewal registers every path and reserves again instead of reporting FENCED.
+     */
+    @Test
+    void aTargetThatRestartedWithoutItsReservationsIsReservedAgainAtTheNextRenewal() throws Exception {
+        FenceKey current = a.acquire().key();
+        target.restartWithoutReservations();
+
+        Fencing.Renewal renewal = a.fencing.renew("vol-1", LUN, current);
+
+        FenceKey next = assertInstanceOf(Fencing.Renewed.class, renewal).key();
+        assertEquals(Map.of("a1", next.value(), "a2", next.value()), target.registrations());
+        assertEquals(Optional.of(next.value()), target.holderKey());
+        assertEquals(5, target.holderType());
+        assertFalse(target.writeAllowed("b1"), "fenced again: another node's writes fail");
+        FenceKey after = assertInstanceOf(Fencing.Renewed.class, a.fencing.renew("vol-1", LUN, next)).key();
+        assertEquals(Optional.of(after.value()), target.holderKey(), "and renewed as before");
+    }
+
+    /** The same empty LUN after another node took it and left: the generation moved on, so FENCED it stays. */
+    @Test
+    void aReservationGoneAfterAnotherNodeTookTheLunAndLeftIsStillFencedOut() throws Exception {
+        FenceKey current = a.acquire().key();
+        b.refused();
+        advance(TAKEOVER);
+        FenceKey bKey = b.acquire().key();
+        b.fencing.release("vol-1", LUN, bKey);
+        assertEquals(Map.of(), target.registrations());
+
+        Fencing.Renewal renewal = a.fencing.renew("vol-1", LUN, current);
+
+        assertInstanceOf(Fencing.FencedOut.class, renewal);
+        assertEquals(Map.of(), target.registrations(), "this node did not register itself back");
+        assertEquals(Optional.empty(), target.holderKey());
+    }
+
+    @Test
+    void anotherNodeThatReservesFirstAfterTheRestartFencesThisOneOut() throws Exception {
+        FenceKey current = a.acquire().key();
+        target.restartWithoutReservations();
+        FenceKey bKey = b.acquire().key();
+
+        Fencing.FencedOut fenced = assertInstanceOf(Fencing.FencedOut.class, a.fencing.renew("vol-1", LUN, current));
+
+        assertEquals(Optional.of(bKey.value()), fenced.holder());
+        assertFalse(a.registered());
+    }
+
+    /** Between this node's registrations and its RESERVE another node reserves: it takes its registrations back. */
+    @Test
+    void aNodeOvertakenWhileReservingAgainTakesItsRegistrationsBack() throws Exception {
+        FenceKey current = a.acquire().key();
+        target.restartWithoutReservations();
+        target.beforeOut("a1", 0x01, seen -> {
+            try {
+                b.acquire();
+            } catch (VolumeException e) {
+                throw new AssertionError(e);
+            }
+        });
+
+        Fencing.FencedOut fenced = assertInstanceOf(Fencing.FencedOut.class, a.fencing.renew("vol-1", LUN, current));
+
+        assertTrue(fenced.why().contains("another node reserved the LUN first"), fenced.why());
+        assertFalse(a.registered(), "registered without the reservation, this node could write under B's");
+        assertEquals("b1", target.holder().orElseThrow());
+    }
+
+    /** A restarted plugin knows no generation: its first renewal that succeeds reads it, and then a restart is seen. */
+    @Test
+    void aRestartedPluginLearnsTheGenerationAtItsFirstRenewal() throws Exception {
+        FenceKey current = a.acquire().key();
+        a.restart();
+        FenceKey renewed = assertInstanceOf(Fencing.Renewed.class, a.fencing.renew("vol-1", LUN, current)).key();
+        target.restartWithoutReservations();
+
+        FenceKey next = assertInstanceOf(Fencing.Renewed.class, a.fencing.renew("vol-1", LUN, renewed)).key();
+
+        assertEquals(Optional.of(next.value()), target.holderKey());
+    }
+
+    /**
+     * The residual: a target that restarted while the plugin was down too is found empty by a renewal that has no
+     * generation to compare with; takeover-and-release cannot be told apart from it, so the volume is FENCED.
+     */
+    @Test
+    void aTargetRestartBeforeARestartedPluginsFirstRenewalIsFencedOut() throws Exception {
+        FenceKey current = a.acquire().key();
+        a.restart();
+        target.restartWithoutReservations();
+
+        assertInstanceOf(Fencing.FencedOut.class, a.fencing.renew("vol-1", LUN, current));
     }
 
     @Test
