@@ -9,7 +9,8 @@
 # One portal, one path per node, and no multipathd: it would merge both nodes' paths of the one WWID into
 # one map, which two real nodes never share.
 #
-#   A stages (ext4) and writes; B's stage is FAILED_PRECONDITION naming A's key and leaves nothing (no
+#   A stages (ext4) and writes; the array restarts without its reservations (the LUN made again) and A's
+#   renewal reserves again; B's stage is FAILED_PRECONDITION naming A's key and leaves nothing (no
 #   session, disk or registration of B); A unstages (no registration left); B stages and unstages.
 #   A stages a raw block volume with a writer (sequence-numbered O_DIRECT writes); A alive and renewing:
 #   B stays refused past the takeover time (the key changed). A's plugin is killed -9 (renewals stop, the
@@ -75,6 +76,23 @@ lio_delete() {
   rm -f "$TPG/lun/lun_0/store"; rmdir "$TPG/lun/lun_0" "$TPG/np/$PORTAL" "$TPG" "$LIO/iscsi/$IQN"
   rmdir "$STORE" "$LIO/core/fileio_0"
   umount "$VM_LUN_DIR"
+}
+
+# The array restarts without persisting reservations (APTPL off): the LUN's device is deleted and made again,
+# same backing file and serial, so the initiators find the same LUN with no registration, no reservation and
+# PRgeneration 0. The ACLs' and the TPG's LUN go first (LIO refuses to delete a device a LUN still uses).
+lio_restart_lun() {
+  local n
+  for n in a b; do rm -f "$TPG/acls/${INITIATOR[$n]}/lun_0/map" && rmdir "$TPG/acls/${INITIATOR[$n]}/lun_0" || return; done
+  rm -f "$TPG/lun/lun_0/store" && rmdir "$TPG/lun/lun_0" "$STORE" || return
+  mkdir -p "$STORE" || return
+  echo "fd_dev_name=$LUN_FILE,fd_dev_size=$((128 * 1024 * 1024))" > "$STORE/control" || return
+  echo bnfence0001 > "$STORE/wwn/vpd_unit_serial" && echo 1 > "$STORE/enable" || return
+  mkdir -p "$TPG/lun/lun_0" && ln -s "$STORE" "$TPG/lun/lun_0/store" || return
+  for n in a b; do
+    mkdir -p "$TPG/acls/${INITIATOR[$n]}/lun_0" && ln -s "$TPG/lun/lun_0" "$TPG/acls/${INITIATOR[$n]}/lun_0/map" ||
+      return
+  done
 }
 
 # What the target says of the LUN's persistent reservation (LIO's pr/ attributes).
@@ -311,6 +329,14 @@ step a-reserved           pr_expect a a
 step a-initiator-view     sg_view a
 step a-publish            ncsi a publishx $VOL "$A_STAGING" "$A_TARGET" ext4
 step a-write              eval 'SUM=$(bn_write_file "$A_TARGET/data" 4) && [[ -n $SUM ]]'
+# The array restarts and forgets the reservation (its PRgeneration back at 0): A's next renewal registers and
+# reserves again instead of reporting the volume FENCED, so B is still refused below. Synced first: nothing of
+# A's filesystem is in flight while the LUN is away.
+step a-synced             sync -f "$A_TARGET/data"
+step target-restarts      lio_restart_lun
+step a-reserved-again     vm_wait "A's renewal to reserve again" 30 grep -qF "the target forgot every registration and the reservation" "$VM_RESULTS/plugin-a.log"
+step a-holds-again        eval 'pr_expect a a && ! grep -qF "volume $VOL is FENCED" "$VM_RESULTS/plugin-a.log"'
+step a-data-intact        bn_verify_file "$A_TARGET/data" "$SUM"
 step b-refused            ncsi_fails FAILED_PRECONDITION b stagex $VOL "$B_STAGING" ext4 $(node_ctx b)
 step b-names-a-key        eval '[[ $CSI_REPLY == *"reservation key ${TAG[a]}"* ]]'
 step b-left-nothing       eval 'node_has_nothing b && pr_expect a a'
