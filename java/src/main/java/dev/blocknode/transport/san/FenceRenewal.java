@@ -136,7 +136,7 @@ final class FenceRenewal {
         for (LunPath path : registered) {
             try {
                 pr.reserve(path, next.value(), LunFencing.TYPE);
-                generations.forget(volumeId);
+                generations.forget(volumeId); // the floor went back with the target: read it afresh
                 learnGeneration(volumeId, path);
                 FenceEvents.reservedAgain();
                 return new Renewed(next);

@@ -79,6 +79,13 @@ class LunFencingUnitTest {
         }
     }
 
+    /** B is refused, A's keys then stand still for the takeover time, and B's retry takes the LUN. */
+    private FenceKey takenOverByB() throws VolumeException {
+        b.refused();
+        advance(TAKEOVER);
+        return b.acquire().key();
+    }
+
     private void advance(Duration by) {
         nanos.addAndGet(by.toNanos());
     }
@@ -214,9 +221,7 @@ class LunFencingUnitTest {
     @Test
     void aPreemptedNodeCannotRenewItselfBackAndDropsWhatIsLeft() throws Exception {
         FenceKey current = a.acquire().key();
-        b.refused();
-        advance(TAKEOVER);
-        FenceKey bKey = b.acquire().key();
+        FenceKey bKey = takenOverByB();
 
         Fencing.Renewal renewal = a.fencing.renew("vol-1", LUN, current);
 
@@ -253,9 +258,7 @@ class LunFencingUnitTest {
     @Test
     void aReservationGoneAfterAnotherNodeTookTheLunAndLeftIsStillFencedOut() throws Exception {
         FenceKey current = a.acquire().key();
-        b.refused();
-        advance(TAKEOVER);
-        FenceKey bKey = b.acquire().key();
+        FenceKey bKey = takenOverByB();
         b.fencing.release("vol-1", LUN, bKey);
         assertEquals(Map.of(), target.registrations());
 
