@@ -60,6 +60,9 @@ class SocketFileHostTest {
             server.shutdown(Duration.ofSeconds(2));
         }
         assertFalse(Files.exists(socket, LinkOption.NOFOLLOW_LINKS), "the socket file is removed on shutdown");
+        Files.writeString(socket, "someone else's");
+        server.shutdown(Duration.ofSeconds(2));
+        assertTrue(Files.exists(socket, LinkOption.NOFOLLOW_LINKS), "a second shutdown removes nothing by name");
     }
 
     /**

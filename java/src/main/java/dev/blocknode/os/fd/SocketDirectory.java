@@ -35,7 +35,7 @@ public final class SocketDirectory implements AutoCloseable {
     private final Path socket;
     private final String name;
     private final int fd;
-    private FileStat claimed;
+    private FileStat claimed; // guarded by this, like closed: a shutdown may come from another thread
     private boolean closed;
 
     private SocketDirectory(Path socket, String name, int fd) {
@@ -76,7 +76,8 @@ public final class SocketDirectory implements AutoCloseable {
      * never followed (a symlink there is removed, not what it points to), and removed from this directory only
      * if the name still names what was looked at.
      */
-    public void removeStale() throws IOException {
+    public synchronized void removeStale() throws IOException {
+        requireOpen();
         int entry;
         try {
             entry = LinuxNative.openBeneath(fd, name, 0);
@@ -117,7 +118,9 @@ public final class SocketDirectory implements AutoCloseable {
      * @throws IOException naming the socket when the name no longer leads to this process's socket (replaced,
      *                     renamed away): nothing was changed then, and the caller must not go on listening
      */
-    public void claim(Set<PosixFilePermission> mode, Optional<GroupPrincipal> group) throws IOException {
+    public synchronized void claim(Set<PosixFilePermission> mode, Optional<GroupPrincipal> group)
+            throws IOException {
+        requireOpen();
         int entry;
         try {
             entry = LinuxNative.openBeneath(fd, name, 0);
@@ -141,9 +144,12 @@ public final class SocketDirectory implements AutoCloseable {
         }
     }
 
-    /** Removes the socket file from this directory if the name still names the one {@link #claim} claimed. */
-    public void removeIfOurs() throws IOException {
-        if (claimed == null) {
+    /**
+     * Removes the socket file from this directory if the name still names the one {@link #claim} claimed; nothing
+     * once closed (the descriptor's number may name another file by then).
+     */
+    public synchronized void removeIfOurs() throws IOException {
+        if (closed || claimed == null) {
             return;
         }
         long[] now = LinuxNative.statAt(fd, name);
@@ -154,10 +160,16 @@ public final class SocketDirectory implements AutoCloseable {
 
     /** Closes the directory: only once the listener is closed (its address names this descriptor). */
     @Override
-    public void close() {
+    public synchronized void close() {
         if (!closed) {
             closed = true;
             closeQuietly(fd);
+        }
+    }
+
+    private void requireOpen() {
+        if (closed) {
+            throw new IllegalStateException("the directory of " + socket + " is closed");
         }
     }
 
