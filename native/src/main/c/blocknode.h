@@ -128,6 +128,11 @@ jintArray JNICALL bn_scsi_command(JNIEnv *env, jclass clazz, jint fd, jbyteArray
 /* fsync.c */
 void JNICALL bn_fsync(JNIEnv *env, jclass clazz, jstring path);
 
+/* unix_socket.c */
+jint JNICALL bn_connect_unix_socket(JNIEnv *env, jclass clazz, jstring path);
+jintArray JNICALL bn_peer_credentials(JNIEnv *env, jclass clazz, jint fd);
+jbyteArray JNICALL bn_peer_address(JNIEnv *env, jclass clazz, jint fd);
+
 /* uevent.c */
 jint JNICALL bn_uevent_open(JNIEnv *env, jclass clazz, jint receive_buffer_bytes);
 jbyteArray JNICALL bn_uevent_receive(JNIEnv *env, jclass clazz, jint fd, jint timeout_millis);
