@@ -65,7 +65,7 @@ public final class FlagParser {
             new Flag("socket-group", "GROUP", null, "the process's group", "group of the socket file"),
             new Flag("shutdown-grace", "DURATION", "30s", null, "on SIGTERM, how long running calls may finish"
                     + " before they are cancelled"),
-            new Flag("max-volumes-per-node", "N", "0", "`0` (no limit)", "reported in NodeGetInfo; 0 means no"
+            new Flag("max-volumes-per-node", "N", "0", null, "reported in NodeGetInfo; 0 means no"
                     + " limit"),
             new Flag("default-fs-type", "TYPE", "ext4", null, "filesystem for a blank volume whose request names"
                     + " none (`ext4` or `xfs`)"),
@@ -124,7 +124,7 @@ public final class FlagParser {
                 line.append(word).append(' ');
                 width += word.length() + 1;
             }
-            out.append(line.toString().stripTrailing()).append('\n');
+            out.append(line.toString().replaceAll(" +\n", "\n").stripTrailing()).append('\n');
         }
         return out.toString();
     }
