@@ -15,7 +15,7 @@ import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.sli
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
- * The package order of the plugin, as DESIGN.md draws it (section 2), checked on the compiled classes. Each
+ * The package order of the plugin, as docs/design/architecture.md draws it, checked on the compiled classes. Each
  * layer uses only layers below it:
  *
  * <pre>
