@@ -84,6 +84,7 @@ public final class VolumeStager {
                         noDeviceRecorded);
             } catch (VolumeException failure) {
                 if (noDeviceRecorded && isRefusal(failure)) {
+                    undoRefusedFormat(request.volumeId(), failure);
                     undoRefusedStage(request.volumeId(), failure);
                 }
                 throw failure;
@@ -318,6 +319,44 @@ public final class VolumeStager {
         }
     }
 
+    /**
+     * A refusal that came after this attempt formatted the device (a blank one: no earlier attempt had recorded
+     * a device, so only this one can have set formatted_here; in practice the kernel refusing a mount option)
+     * undoes that format too, so that the device is blank again, as the refused call found it, and the retry,
+     * with whatever filesystem or options it asks for, formats it as it would have the first time. Without
+     * this, the filesystem would outlive the record that said it is ours, and a retry asking for the other
+     * filesystem would be refused for ever as "holding data". Sound because nothing but our mkfs wrote it:
+     * the device was blank, the mount failed, and the exclusive open is asked again right before. The record
+     * first says the device holds an interrupted format of ours, so a crash inside the wipe leaves what the
+     * retry formats over (see FilesystemPreparer). A wipe that cannot be done is logged and added to the
+     * refusal, and the device keeps the filesystem.
+     */
+    private void undoRefusedFormat(String volumeId, VolumeException refusal) {
+        try {
+            Optional<StagingRecord> left = records.find(volumeId);
+            if (left.isEmpty() || !left.get().hasMount() || !left.get().getMount().getFormattedHere()
+                    || !left.get().hasDevice()) {
+                return;
+            }
+            StagingRecord record = left.get();
+            Path device = Path.of(record.getDevice().getPath());
+            if (host.blockDevices().isClaimed(device)) {
+                throw VolumeException.precondition("device " + device + " is in use on this node; its new "
+                        + record.getMount().getFsType() + " filesystem is left on it");
+            }
+            records.save(record.toBuilder().setMount(record.getMount().toBuilder().setFormattedHere(false)
+                    .setFormattingStarted(record.getMount().getFsType())).build());
+            filesystems.unformat(volumeId, device);
+            LOG.info(() -> "volume " + volumeId + ": the refused stage (" + refusal.outcome() + ") undid its own"
+                    + " format of device " + device + ", which is blank again");
+        } catch (VolumeException | IOException undoFailed) {
+            refusal.addSuppressed(undoFailed);
+            LOG.warning(() -> "volume " + volumeId + ": cannot undo the format of the refused stage ("
+                    + refusal.outcome() + "); the device keeps the filesystem this plugin made: "
+                    + undoFailed.getMessage());
+        }
+    }
+
     private void undoAttachAndForget(StagingRecord left) throws VolumeException {
         fences.release(left); // what a refusal after the reservation was taken (a device in use ...) leaves there
         try {
@@ -395,7 +434,8 @@ public final class VolumeStager {
                                  AccessType.Mount mount, Optional<FilesystemType> requestedFs,
                                  StagingRecord.Builder record) throws VolumeException {
         Path device = attachment.device();
-        FilesystemType type = filesystems.prepare(request.volumeId(), device, requestedFs, record);
+        FilesystemType type = filesystems.prepare(request.volumeId(), device, requestedFs, mount.options().data(),
+                record);
         MountOptions options = mount.options();
         if (request.capability().accessMode().readOnly()) {
             options = options.withReadOnly();
