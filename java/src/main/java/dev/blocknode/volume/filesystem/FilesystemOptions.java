@@ -147,9 +147,9 @@ public final class FilesystemOptions {
             256L << 10);
 
     private static final Map<String, Value> XFS_VALUES = Map.of(
-            "logbufs", number(2, 8),
-            "logbsize", new Value(v -> XFS_LOG_BUFFER_SIZES.contains(xfsSize(v)),
-                    "16k, 32k, 64k, 128k or 256k (or the same in bytes)"),
+            "logbufs", oneOf("0", "2", "3", "4", "5", "6", "7", "8"), // 0: the default
+            "logbsize", new Value(v -> xfsSize(v) == 0 || XFS_LOG_BUFFER_SIZES.contains(xfsSize(v)),
+                    "16k, 32k, 64k, 128k or 256k (or the same in bytes; 0 for the default)"),
             "allocsize", new Value(v -> {
                 long size = xfsSize(v);
                 return size >= 4096 && size <= (1L << 30) && Long.bitCount(size) == 1;
@@ -194,7 +194,26 @@ public final class FilesystemOptions {
             if (sunit != swidth) {
                 throw new IllegalArgumentException("mount options sunit= and swidth= of xfs go together");
             }
+            if (sunit) {
+                long unit = lastValue(data, "sunit=");
+                long width = lastValue(data, "swidth=");
+                if ((unit == 0) != (width == 0) || (unit != 0 && width % unit != 0)) {
+                    throw new IllegalArgumentException("mount option swidth= of xfs must be a multiple of sunit="
+                            + " (both 0, or neither)");
+                }
+            }
         }
+    }
+
+    /** The value of the last option named so (the kernel takes the last), already checked to be a number. */
+    private static long lastValue(List<String> data, String prefix) {
+        long value = 0;
+        for (String option : data) {
+            if (option.startsWith(prefix)) {
+                value = Long.parseLong(option.substring(prefix.length()));
+            }
+        }
+        return value;
     }
 
     /**

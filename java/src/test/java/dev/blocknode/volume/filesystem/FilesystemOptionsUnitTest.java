@@ -60,7 +60,7 @@ class FilesystemOptionsUnitTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"logbufs=2", "logbufs=8", "logbsize=256k", "logbsize=32768", "allocsize=64k",
+    @ValueSource(strings = {"logbufs=2", "logbufs=8", "logbufs=0", "logbsize=256k", "logbsize=32768", "allocsize=64k",
             "allocsize=1g", "inode32", "inode64", "sunit=128,swidth=512", "noquota", "uquota", "gquota", "pquota",
             "prjquota,grpquota", "discard", "largeio", "wsync", "nouuid", "swalloc", "filestreams", "noalign"})
     void xfsTakesItsDocumentedOptions(String option) {
@@ -98,6 +98,8 @@ class FilesystemOptionsUnitTest {
         refused("xfs", "allocsize=2g");
         refused("xfs", "dax=sometimes");
         assertTrue(refused("xfs", "sunit=128").getMessage().contains("go together"));
+        assertTrue(refused("xfs", "sunit=128,swidth=200").getMessage().contains("multiple"));
+        refused("xfs", "sunit=0,swidth=512");
     }
 
     @Test
