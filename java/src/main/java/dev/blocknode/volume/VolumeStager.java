@@ -301,8 +301,8 @@ public final class VolumeStager {
      * A refusal leaves nothing: the attempt got no further than attaching (refusals all come before the
      * mount, and no earlier attempt had recorded a device), so what it attached is undone and its record
      * deleted, and the corrected retry starts clean, bound by none of the refused arguments. A filesystem it
-     * made stays on the device, where the retry's probe finds it. The caller still gets the refusal; a failed
-     * undo is added to it and logged.
+     * made was taken off the device first ({@link #undoRefusedFormat}); one it could not take off stays, where
+     * the retry's probe finds it. The caller still gets the refusal; a failed undo is added to it and logged.
      */
     private void undoRefusedStage(String volumeId, VolumeException refusal) {
         try {
@@ -446,9 +446,13 @@ public final class VolumeStager {
                     finalOptions));
         } catch (InvalidSyscallArgumentException e) {
             if (!options.data().isEmpty()) {
-                // The kernel rejects a filesystem option it does not know with EINVAL: the caller's to fix.
+                // Every option passed the filesystem's grammar (FilesystemOptions), yet the kernel refuses one with
+                // EINVAL (a combination, a feature this device or kernel lacks): still the caller's to fix. The
+                // options are named, never their values.
+                List<String> names = options.data().stream().map(o -> o.contains("=")
+                        ? o.substring(0, o.indexOf('=') + 1) : o).toList();
                 throw VolumeException.invalid("mounting " + device + " (" + type.kernelName() + ") at " + staging
-                        + " with options " + options.data() + " failed with EINVAL: check volume_capability.mount"
+                        + " with options " + names + " failed with EINVAL: check volume_capability.mount"
                         + ".mount_flags (" + e.getMessage() + ")");
             }
             throw VolumeException.internal("mounting " + device + " (" + type.kernelName() + ") at " + staging
