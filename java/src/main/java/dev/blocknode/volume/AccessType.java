@@ -28,9 +28,9 @@ public sealed interface AccessType {
             MountOptions options = MountOptions.parse(mountFlags);
             Optional<FilesystemType> type = FilesystemType.byName(fsType);
             if (type.isPresent()) {
-                FilesystemOptions.check(type.get(), options.data());
+                FilesystemOptions.check(type.get(), options.data(), options.readOnly());
             } else {
-                FilesystemOptions.checkForEither(options.data());
+                FilesystemOptions.checkForEither(options.data(), options.readOnly());
             }
             return new Mount(fsType, mountFlags, options);
         }

@@ -6,6 +6,7 @@ import dev.blocknode.metrics.Phases;
 import dev.blocknode.os.exec.Command;
 import dev.blocknode.os.exec.CommandException;
 import dev.blocknode.os.exec.CommandRunner;
+import dev.blocknode.os.mount.MountOptions;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.transport.Attachment;
@@ -18,7 +19,6 @@ import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.Optional;
 import java.util.logging.Logger;
 
@@ -63,7 +63,7 @@ final class FilesystemPreparer {
      * holds only what that mkfs wrote, and is formatted again, forcibly.
      */
     FilesystemType prepare(String volumeId, Path device, Optional<FilesystemType> requested,
-                           List<String> options, StagingRecord.Builder record) throws VolumeException {
+                           MountOptions options, StagingRecord.Builder record) throws VolumeException {
         if (!record.getMount().getFormattingStarted().isEmpty() && !record.getMount().getFormattedHere()) {
             return finishInterruptedFormat(volumeId, device, requested, options, record);
         }
@@ -111,7 +111,7 @@ final class FilesystemPreparer {
     }
 
     private FilesystemType finishInterruptedFormat(String volumeId, Path device, Optional<FilesystemType> requested,
-                                                   List<String> options, StagingRecord.Builder record)
+                                                   MountOptions options, StagingRecord.Builder record)
             throws VolumeException {
         String started = record.getMount().getFormattingStarted();
         // The retry's own fs_type wins: nothing of the first attempt's choice was ever used.
@@ -134,9 +134,9 @@ final class FilesystemPreparer {
      * byte. A request naming its fs_type had them checked already (AccessType.Mount.parsed); one naming none
      * learns its filesystem only here (the default for a blank device, else what the probe found).
      */
-    private static void requireOptionsOf(FilesystemType type, List<String> options) throws VolumeException {
+    private static void requireOptionsOf(FilesystemType type, MountOptions options) throws VolumeException {
         try {
-            FilesystemOptions.check(type, options);
+            FilesystemOptions.check(type, options.data(), options.readOnly());
         } catch (IllegalArgumentException e) {
             throw VolumeException.invalid("volume_capability.mount.mount_flags: " + e.getMessage());
         }

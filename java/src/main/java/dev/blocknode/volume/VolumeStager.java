@@ -434,12 +434,11 @@ public final class VolumeStager {
                                  AccessType.Mount mount, Optional<FilesystemType> requestedFs,
                                  StagingRecord.Builder record) throws VolumeException {
         Path device = attachment.device();
-        FilesystemType type = filesystems.prepare(request.volumeId(), device, requestedFs, mount.options().data(),
-                record);
         MountOptions options = mount.options();
         if (request.capability().accessMode().readOnly()) {
             options = options.withReadOnly();
         }
+        FilesystemType type = filesystems.prepare(request.volumeId(), device, requestedFs, options, record);
         try (OpenedPath directory = paths.openDirectoryCreating("staging_target_path", staging)) {
             MountOptions finalOptions = options;
             Phases.run("mount", () -> host.mounter().mount(device, directory.viaDescriptor(), type.kernelName(),

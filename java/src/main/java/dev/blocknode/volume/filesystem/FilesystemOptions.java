@@ -128,8 +128,6 @@ public final class FilesystemOptions {
             Map.entry("usrjquota", "names a quota file, a path the node does not take from a caller"),
             Map.entry("grpjquota", "names a quota file, a path the node does not take from a caller"),
             Map.entry("sb", "mounts from a backup superblock, a recovery step for an administrator"),
-            Map.entry("norecovery", "skips the journal's replay and mounts an inconsistent filesystem"),
-            Map.entry("noload", "skips the journal's replay and mounts an inconsistent filesystem"),
             Map.entry("abort", "is a debugging option that aborts the journal"),
             Map.entry("debug", "is a debugging option"),
             Map.entry("test_dummy_encryption", "is a testing option"));
@@ -161,9 +159,14 @@ public final class FilesystemOptions {
     private static final Map<String, String> XFS_REFUSED = Map.of(
             "logdev", "names a log device outside the volume",
             "rtdev", "names a realtime device outside the volume",
-            "norecovery", "skips the log's replay and mounts an inconsistent filesystem",
             "barrier", "was removed from xfs (Linux 4.19); the kernel refuses it",
             "nobarrier", "was removed from xfs (Linux 4.19); the kernel refuses it");
+
+    /**
+     * Skip the journal's (log's) replay: a filesystem mounted so may be inconsistent, so only read-only, as a
+     * snapshot on read-only media needs them (xfs refuses norecovery without ro itself; ext4 would not).
+     */
+    private static final Set<String> READ_ONLY_ONLY = Set.of("norecovery", "noload");
 
     private FilesystemOptions() {
     }
@@ -178,12 +181,19 @@ public final class FilesystemOptions {
 
     /**
      * Checks every option of {@code data} (as {@code MountOptions} left them: name or name=value) against
-     * {@code type}.
+     * {@code type}; {@code readOnly} when the mount is read-only (the flags hold ro).
      *
      * @throws IllegalArgumentException naming the first option {@code type} would not take, and why
      */
-    public static void check(FilesystemType type, List<String> data) {
+    public static void check(FilesystemType type, List<String> data, boolean readOnly) {
         for (String option : data) {
+            if (READ_ONLY_ONLY.contains(option) && (type == FilesystemType.EXT4 || option.equals("norecovery"))) {
+                if (!readOnly) {
+                    throw new IllegalArgumentException("mount option " + option + " is allowed only with ro: it skips"
+                            + " the journal's replay, and a filesystem mounted so may be inconsistent");
+                }
+                continue;
+            }
             problem(type, option).ifPresent(reason -> {
                 throw new IllegalArgumentException(reason);
             });
@@ -222,11 +232,11 @@ public final class FilesystemOptions {
      *
      * @throws IllegalArgumentException saying why neither filesystem would take them
      */
-    public static void checkForEither(List<String> data) {
+    public static void checkForEither(List<String> data, boolean readOnly) {
         StringBuilder reasons = new StringBuilder();
         for (FilesystemType type : FilesystemType.values()) {
             try {
-                check(type, data);
+                check(type, data, readOnly);
                 return;
             } catch (IllegalArgumentException e) {
                 reasons.append(reasons.isEmpty() ? "" : "; ").append(e.getMessage());

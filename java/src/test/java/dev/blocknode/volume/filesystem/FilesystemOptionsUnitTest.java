@@ -108,9 +108,19 @@ class FilesystemOptionsUnitTest {
         assertTrue(refused("ext4", "journal_path=/dev/sdb").getMessage().contains("outside the volume"));
         assertTrue(refused("ext4", "usrjquota=aquota.user").getMessage().contains("quota file"));
         assertTrue(refused("ext4", "errors=panic").getMessage().contains("panic the node"));
-        assertTrue(refused("ext4", "noload").getMessage().contains("journal"));
+        assertTrue(refused("ext4", "noload").getMessage().contains("only with ro"));
+        assertTrue(refused("xfs", "norecovery").getMessage().contains("only with ro"));
         assertTrue(refused("xfs", "logdev=/dev/sdb").getMessage().contains("outside the volume"));
         assertTrue(refused("xfs", "nobarrier").getMessage().contains("removed"));
+    }
+
+    @Test
+    void skippingTheJournalsReplayIsTakenReadOnly() {
+        accepted("ext4", "ro", "noload");
+        accepted("ext4", "ro,norecovery");
+        accepted("xfs", "ro,norecovery");
+        accepted("", "ro,norecovery");
+        refused("xfs", "ro,noload");
     }
 
     @Test
