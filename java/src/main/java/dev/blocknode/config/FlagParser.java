@@ -45,7 +45,8 @@ public final class FlagParser {
     public static final List<Flag> FLAGS = List.of(
             new Flag("mode", "MODE", "node", null, "`node`: the Identity and Node services (stage, publish, stats,"
                     + " expand, health), the DaemonSet on every node; `controller`: the Identity and Controller services,"
-                    + " ControllerPublishVolume and ControllerUnpublishVolume only, for the external-attacher, so that"
+                    + " ControllerPublishVolume, ControllerUnpublishVolume and ValidateVolumeCapabilities only, for the"
+                    + " external-attacher, so that"
                     + " Kubernetes refuses a second node a ReadWriteOnce volume"),
             new Flag("endpoint", "URL", "unix:///csi/csi.sock", null, "the gRPC endpoint, a Unix socket"
                     + " (`unix:///path/to/csi.sock`)"),
