@@ -91,15 +91,6 @@ final class StagingRecords {
         }
     }
 
-    /** The record of whichever volume is staged at {@code staging}, if any (reads every record: rare path). */
-    Optional<StagingRecord> stagedAt(Path staging) throws VolumeException {
-        try {
-            return store.all().stream().filter(r -> r.getStagingPath().equals(staging.toString())).findFirst();
-        } catch (IOException e) {
-            throw VolumeException.internal("cannot read the staging records", e);
-        }
-    }
-
     static DeviceNumber deviceNumber(StagingRecord record) {
         return deviceNumber(record.getDevice());
     }
