@@ -42,6 +42,7 @@ final class DeviceClaims {
 
     private final StagingRecords records;
     private final KeyedLocks<DeviceNumber> locks = new KeyedLocks<>();
+    private final KeyedLocks<String> pathLocks = new KeyedLocks<>();
 
     DeviceClaims(StagingRecords records) {
         this.records = records;
@@ -50,6 +51,28 @@ final class DeviceClaims {
     /** Holds the device number, node-wide, until closed: from {@link #requireFree} until the record is saved. */
     KeyedLocks.Held lock(DeviceNumber number) {
         return locks.lock(number);
+    }
+
+    /** Holds a staging path, node-wide, until closed: from {@link #requirePathFree} until the intent is saved. */
+    KeyedLocks.Held lockPath(Path staging) {
+        return pathLocks.lock(staging.toString());
+    }
+
+    /**
+     * The stage's first check, under {@link #lockPath}, before its intent is recorded: no other volume's record
+     * (in any phase: an ATTACHING one names the path too) is staged or published at the staging path. Two records
+     * at one staging path would each refuse the other's unstage ({@link #requireOwned}) for ever.
+     *
+     * @throws VolumeException ALREADY_EXISTS naming the other volume, as for another volume's mount found there
+     */
+    void requirePathFree(String volumeId, Path staging) throws VolumeException {
+        Optional<StagingRecord> other = claimantOf(volumeId, staging);
+        if (other.isPresent()) {
+            boolean staged = other.get().getStagingPath().equals(staging.toString());
+            throw VolumeException.alreadyExists("staging path " + staging + " of volume " + volumeId + " is volume "
+                    + other.get().getVolumeId() + "'s " + (staged ? "staging path" : "publication")
+                    + "; refusing to stage another volume there");
+        }
     }
 
     /**

@@ -133,10 +133,16 @@ public final class VolumeStager {
                                          AttachRequest attachRequest, Optional<FilesystemType> requestedFs,
                                          Optional<StagingRecord> existing, boolean noDeviceRecorded)
             throws VolumeException {
-        createDirectory(paths, staging);
         StagingRecord.Builder record = describe(request, staging, transport, requestedFs, existing);
         if (noDeviceRecorded) {
-            recordIntent(existing, transport, attachRequest, record);
+            // One volume per staging path: checked and recorded under the path's node-wide lock.
+            try (KeyedLocks.Held ignored = claims.lockPath(staging)) {
+                claims.requirePathFree(request.volumeId(), staging);
+                createDirectory(paths, staging);
+                recordIntent(existing, transport, attachRequest, record);
+            }
+        } else {
+            createDirectory(paths, staging);
         }
         Attachment attachment = attach(transport, attachRequest, record);
         recordDevice(request.volumeId(), attachment, record);

@@ -164,6 +164,32 @@ class OneVolumePerDeviceHostTest {
         }
     }
 
+    /**
+     * One volume per staging path too: a block volume leaves no mount there for the mount check to find, and two
+     * records at one staging path would refuse each other's unstage for ever.
+     */
+    @Test
+    void aSecondVolumeAtABlockVolumesStagingPathIsRefused() throws Exception {
+        try (PluginHarness plugin = PluginHarness.start()) {
+            var node = plugin.client().node();
+            LoopDevice first = plugin.newLoopDevice("first", SIZE);
+            LoopDevice second = plugin.newLoopDevice("second", SIZE);
+            Path staging = plugin.stagingPath("vY");
+            node.nodeStageVolume(stage("vY", first.device(), staging, block()));
+
+            StatusRuntimeException refused = assertThrows(StatusRuntimeException.class,
+                    () -> node.nodeStageVolume(stage("vX", second.device(), staging, block())));
+            assertEquals(Status.Code.ALREADY_EXISTS, refused.getStatus().getCode(), refused.getMessage());
+            assertTrue(refused.getStatus().getDescription().contains("volume vY"), refused.getMessage());
+            assertEquals(Optional.empty(), new RecordStore(plugin.stateDir()).load("vX"));
+            assertEquals(1, recordFiles(plugin));
+
+            node.nodeUnstageVolume(unstage("vX", staging)); // vX has nothing here: a no-op
+            node.nodeUnstageVolume(unstage("vY", staging));
+            assertEquals(0, recordFiles(plugin));
+        }
+    }
+
     /** A process (the pod) that holds {@code device} open for read and write, as a database would. */
     private static Process holdOpen(Path device) throws IOException {
         Process process = new ProcessBuilder("sh", "-c", "exec 3<>\"$0\"; exec sleep 600", device.toString())

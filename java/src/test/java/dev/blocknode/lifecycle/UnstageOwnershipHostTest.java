@@ -57,8 +57,8 @@ class UnstageOwnershipHostTest {
             try (PluginProcess restarted = PluginProcess.start(scenario.dir(), Map.of())) {
                 String line = restarted.awaitLine(l -> l.contains("startup: could not finish the interrupted "
                         + "teardown of volume " + FORGED), WAIT);
-                assertTrue(line.contains("volume " + CrashScenario.FS), "names the owner: " + line);
                 assertStillStagedAndPublished(scenario, data);
+                assertTrue(line.contains("volume " + CrashScenario.FS), "names the owner: " + line);
 
                 StatusRuntimeException refused = assertThrows(StatusRuntimeException.class, () -> restarted.client()
                         .node().nodeUnstageVolume(unstage(FORGED, scenario.fsStaging())));
