@@ -92,9 +92,11 @@ final class DeviceClaims {
     }
 
     /**
-     * Unstage's check: another volume's record names this record's staging path (its own staging path or a
-     * publication of it) or its device. Such a path or device is never unmounted, flushed or detached on behalf
-     * of this volume.
+     * Unstage's check: another volume's record names this record's staging path as its own staging path, or
+     * names its device. Such a path or device is never unmounted, flushed or detached on behalf of this volume.
+     * (A publication of another volume at this staging path is not a claim here: publish takes a target by what
+     * is mounted there, not by its name, and the unmount below checks the device of what it finds; counting it
+     * would let one volume's publish block another's unstage.)
      *
      * @throws VolumeException FAILED_PRECONDITION naming the other volume; nothing was changed
      */
@@ -105,10 +107,9 @@ final class DeviceClaims {
             if (other.getVolumeId().equals(volumeId) || !holdsDevice(other)) {
                 continue;
             }
-            if (other.getStagingPath().equals(staging) || other.containsPublications(staging)) {
+            if (other.getStagingPath().equals(staging)) {
                 throw VolumeException.precondition("staging path " + staging + " of volume " + volumeId
-                        + " is volume " + other.getVolumeId() + "'s (" + (other.getStagingPath().equals(staging)
-                        ? "its staging path" : "a publication of it") + "); nothing was unstaged");
+                        + " is volume " + other.getVolumeId() + "'s staging path; nothing was unstaged");
             }
             if (record.hasDevice() && sameDevice(other, StagingRecords.deviceNumber(record),
                     record.getDevice().getIdentity())) {
