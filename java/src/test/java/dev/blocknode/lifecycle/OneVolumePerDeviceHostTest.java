@@ -12,6 +12,8 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import java.io.IOException;
 import java.io.RandomAccessFile;
@@ -52,8 +54,11 @@ class OneVolumePerDeviceHostTest {
 
     private static final long SIZE = 16L << 20;
 
-    @Test
-    void aSecondVolumeOnAPublishedBlockVolumesDeviceIsRefusedAndItsDataStays() throws Exception {
+    /** vG through vD's own device path, or through a node made with mknod for the same number; ext4 or block. */
+    @ParameterizedTest(name = "alias={0} block={1}")
+    @CsvSource({"false,false", "false,true", "true,false", "true,true"})
+    void aSecondVolumeOnAPublishedBlockVolumesDeviceIsRefusedAndItsDataStays(boolean throughAlias, boolean asBlock)
+            throws Exception {
         try (PluginHarness plugin = PluginHarness.start()) {
             var node = plugin.client().node();
             LoopDevice loop = plugin.newLoopDevice("twin", SIZE);
@@ -77,24 +82,22 @@ class OneVolumePerDeviceHostTest {
                 new ProcessCommandRunner().runChecked(Command.of("mknod", alias.toString(), "b",
                         Long.toString(number.major()), Long.toString(number.minor())));
                 Path stagingG = plugin.stagingPath("vG");
-                for (Path named : List.of(loop.device(), alias)) {
-                    for (VolumeCapability cap : List.of(mount("ext4"), block())) {
-                        String what = (cap.hasBlock() ? "block" : "ext4") + " through " + named;
-                        StatusRuntimeException refused = assertThrows(StatusRuntimeException.class,
-                                () -> node.nodeStageVolume(stage("vG", named, stagingG, cap)), what);
-                        assertEquals(Status.Code.FAILED_PRECONDITION, refused.getStatus().getCode(), what + ": "
-                                + refused.getMessage());
-                        String message = refused.getStatus().getDescription();
-                        assertTrue(message.contains("volume vD") && message.contains(number.toString()),
-                                what + ": the refusal names the other volume and the device: " + message);
-                        assertArrayEquals(before, sha256(loop.device()), what + ": vD's device, byte for byte");
-                        assertEquals(Optional.empty(), new RecordStore(plugin.stateDir()).load("vG"),
-                                what + ": the refused volume has no record");
-                        assertEquals(1, recordFiles(plugin), what + ": vD's record only");
-                        assertFalse(LinuxNative.isMountPoint(stagingG.toString()), what + ": nothing mounted");
-                        assertTrue(holder.isAlive(), "the pod's process still holds vD's device");
-                    }
-                }
+                Path named = throughAlias ? alias : loop.device();
+                VolumeCapability cap = asBlock ? block() : mount("ext4");
+                String what = (cap.hasBlock() ? "block" : "ext4") + " through " + named;
+                StatusRuntimeException refused = assertThrows(StatusRuntimeException.class,
+                        () -> node.nodeStageVolume(stage("vG", named, stagingG, cap)), what);
+                assertEquals(Status.Code.FAILED_PRECONDITION, refused.getStatus().getCode(), what + ": "
+                        + refused.getMessage());
+                String message = refused.getStatus().getDescription();
+                assertTrue(message.contains("volume vD") && message.contains(number.toString()),
+                        what + ": the refusal names the other volume and the device: " + message);
+                assertArrayEquals(before, sha256(loop.device()), what + ": vD's device, byte for byte");
+                assertEquals(Optional.empty(), new RecordStore(plugin.stateDir()).load("vG"),
+                        what + ": the refused volume has no record");
+                assertEquals(1, recordFiles(plugin), what + ": vD's record only");
+                assertFalse(LinuxNative.isMountPoint(stagingG.toString()), what + ": nothing mounted");
+                assertTrue(holder.isAlive(), "the pod's process still holds vD's device");
                 node.nodeUnstageVolume(unstage("vG", stagingG)); // kubelet's cleanup: vG has nothing to undo
                 assertArrayEquals(before, sha256(loop.device()));
             } finally {
