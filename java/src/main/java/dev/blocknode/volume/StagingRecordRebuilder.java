@@ -84,6 +84,14 @@ final class StagingRecordRebuilder {
             if (!Publications.isMountPoint(host, entry, stat)) {
                 return Optional.empty();
             }
+            if (!stat.isDirectory()) {
+                // A bind of a device node (a block publication, kubelet's own bind of one) or of a file: no
+                // filesystem is staged here, and its statx device is the filesystem the node lives on (devtmpfs),
+                // not a volume's. A block volume leaves nothing at its staging path to rebuild from.
+                LOG.warning(() -> "volume " + volumeId + " is not staged, and " + staging + " holds a mount that is"
+                        + " not a staged filesystem; leaving it alone");
+                return Optional.empty();
+            }
             Optional<StagingRecord> owner = claims.claimantOf(volumeId, staging);
             if (owner.isPresent()) {
                 LOG.warning(() -> "volume " + volumeId + " is not staged, and " + staging + " holds volume "

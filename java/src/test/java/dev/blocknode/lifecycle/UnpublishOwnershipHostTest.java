@@ -95,6 +95,15 @@ class UnpublishOwnershipHostTest {
             LinuxNative.mount(target.toString(), podLink.toString(), null, LinuxNative.MS_BIND, null);
             try {
                 assertRefusedAndStillMounted(plugin, "v-unknown", podLink);
+                // Nor does an unstage of a volume with no record take it for a staging mount to rebuild from.
+                try {
+                    node.nodeUnstageVolume(CsiRequests.unstage("v-unknown", podLink));
+                } catch (StatusRuntimeException refused) {
+                    assertEquals(Status.Code.FAILED_PRECONDITION, refused.getStatus().getCode(), refused.getMessage());
+                }
+                assertTrue(HostAssertions.mountsUnder(podLink).contains(podLink), "kubelet's bind was taken down");
+                assertEquals(java.util.Optional.empty(),
+                        new dev.blocknode.state.RecordStore(plugin.stateDir()).load("v-unknown"), "no record made");
             } finally {
                 if (Files.exists(podLink) && LinuxNative.isMountPoint(podLink.toString())) {
                     LinuxNative.umount2(podLink.toString(), 0);
