@@ -42,19 +42,24 @@ final class StagingRecordRebuilder {
     private final StagingRecords records;
     private final Transports transports;
     private final FenceKey node;
+    private final DeviceClaims claims;
 
     StagingRecordRebuilder(Host host, KubeletPaths paths, StagingRecords records, Transports transports,
-                           FenceKey node) {
+                           FenceKey node, DeviceClaims claims) {
         this.host = host;
         this.paths = paths;
         this.records = records;
         this.transports = transports;
         this.node = node;
+        this.claims = claims;
     }
 
     /**
      * The rebuilt record, saved; empty when nothing of the volume is mounted at {@code staging} (never
-     * staged, or torn down already) or when the mount there is another volume's.
+     * staged, or torn down already) or when the mount there is another volume's: another record names the path
+     * (as its staging path or a publication) or the device mounted there (by number, as {@link DeviceClaims}
+     * compares them). A path is no proof that a mount is this volume's; another volume's record is proof that it
+     * is not.
      */
     Optional<StagingRecord> rebuild(String volumeId, Path staging) throws VolumeException {
         DeviceNumber number;
@@ -79,7 +84,15 @@ final class StagingRecordRebuilder {
             if (!Publications.isMountPoint(host, entry, stat)) {
                 return Optional.empty();
             }
-            Optional<StagingRecord> owner = records.stagedAt(staging);
+            if (!stat.isDirectory()) {
+                // A bind of a device node (a block publication, kubelet's own bind of one) or of a file: no
+                // filesystem is staged here, and its statx device is the filesystem the node lives on (devtmpfs),
+                // not a volume's. A block volume leaves nothing at its staging path to rebuild from.
+                LOG.warning(() -> "volume " + volumeId + " is not staged, and " + staging + " holds a mount that is"
+                        + " not a staged filesystem; leaving it alone");
+                return Optional.empty();
+            }
+            Optional<StagingRecord> owner = claims.claimantOf(volumeId, staging);
             if (owner.isPresent()) {
                 LOG.warning(() -> "volume " + volumeId + " is not staged, and " + staging + " holds volume "
                         + owner.get().getVolumeId() + "; leaving it alone");
@@ -103,6 +116,13 @@ final class StagingRecordRebuilder {
             Transport fallback = transports.fallback().orElseThrow(() -> VolumeException.internal("device " + number
                     + " of volume " + volumeId + " is recognized by no transport, and none takes such devices", null));
             attachment = new Attachment(fallback.name(), nodeFor(volumeId, number), number, "", java.util.Map.of());
+        }
+        Optional<StagingRecord> holder = claims.holderOf(volumeId, number, attachment.identity());
+        if (holder.isPresent()) {
+            LOG.warning(() -> "volume " + volumeId + " is not staged, and " + staging + " holds device " + number
+                    + ", which is volume " + holder.get().getVolumeId() + "'s (staged at "
+                    + holder.get().getStagingPath() + "); leaving it alone");
+            return Optional.empty();
         }
         // Whether it was fenced is not known: a transport that fences releases whatever this node's tag holds there.
         boolean fences = transports.named(attachment.transport()).flatMap(Transport::fencing).isPresent();

@@ -68,14 +68,16 @@ final class StagingRecords {
 
     /**
      * The record of a volume other than {@code volumeId} that uses {@code path}, whose statx is {@code stat}:
-     * staged there, published there, or whose device is what is mounted there (reads every record: rare path).
+     * staged there, published there, or whose device (or the read-only view of any of its publications) is what
+     * is mounted there, wherever it is: kubelet binds a published device node again under a path of its own
+     * (reads every record: rare path).
      */
     Optional<StagingRecord> otherVolumeAt(String volumeId, Path path, FileStat stat) throws VolumeException {
         try {
             return store.all().stream()
                     .filter(r -> !r.getVolumeId().equals(volumeId))
                     .filter(r -> r.getStagingPath().equals(path.toString()) || r.containsPublications(path.toString())
-                            || (r.hasDevice() && Publications.holdsVolume(r, path, stat)))
+                            || (r.hasDevice() && Publications.holdsAnyOf(r, stat)))
                     .findFirst();
         } catch (IOException e) {
             throw VolumeException.internal("cannot read the staging records", e);
@@ -86,15 +88,6 @@ final class StagingRecords {
     java.util.List<StagingRecord> all() throws VolumeException {
         try {
             return store.all();
-        } catch (IOException e) {
-            throw VolumeException.internal("cannot read the staging records", e);
-        }
-    }
-
-    /** The record of whichever volume is staged at {@code staging}, if any (reads every record: rare path). */
-    Optional<StagingRecord> stagedAt(Path staging) throws VolumeException {
-        try {
-            return store.all().stream().filter(r -> r.getStagingPath().equals(staging.toString())).findFirst();
         } catch (IOException e) {
             throw VolumeException.internal("cannot read the staging records", e);
         }

@@ -20,6 +20,7 @@ import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.KeyedLocks;
 import dev.blocknode.transport.Transport;
 import dev.blocknode.transport.Transports;
 import dev.blocknode.volume.filesystem.FilesystemType;
@@ -49,6 +50,7 @@ public final class VolumeStager {
     private final StagingRecordRebuilder rebuilder;
     private final StalePublications stalePublications;
     private final VolumeFences fences;
+    private final DeviceClaims claims;
 
     VolumeStager(Host host, KubeletPaths paths, StagingRecords records, Transports transports,
                  OperationGuard guard, FilesystemType defaultFilesystem, StalePublications stalePublications,
@@ -59,7 +61,8 @@ public final class VolumeStager {
         this.transports = transports;
         this.guard = guard;
         this.filesystems = new FilesystemPreparer(host.commands(), records, defaultFilesystem);
-        this.rebuilder = new StagingRecordRebuilder(host, paths, records, transports, fences.nodeKey());
+        this.claims = new DeviceClaims(records);
+        this.rebuilder = new StagingRecordRebuilder(host, paths, records, transports, fences.nodeKey(), claims);
         this.stalePublications = stalePublications;
         this.fences = fences;
     }
@@ -82,6 +85,11 @@ public final class VolumeStager {
             try {
                 stageFromScratchOrRetry(request, staging, transport, attachRequest, requestedFs, existing,
                         noDeviceRecorded);
+            } catch (DeviceClaims.HeldByAnotherVolume refusal) {
+                if (noDeviceRecorded) {
+                    forgetRefusedStage(request.volumeId(), refusal);
+                }
+                throw refusal;
             } catch (VolumeException failure) {
                 if (noDeviceRecorded && isRefusal(failure)) {
                     undoRefusedFormat(request.volumeId(), failure);
@@ -116,9 +124,9 @@ public final class VolumeStager {
 
     /**
      * The stage itself, one phase after the other, each recorded before the next changes the host:
-     * ATTACHING (the intent), STAGING (the attached device), the reservation at the storage where the volume is
-     * fenced (recorded before it is taken, so an ATTACHING record never has one), the filesystem and its mount,
-     * STAGED.
+     * ATTACHING (the intent), STAGING (the attached device, once no other volume's record names it), the
+     * reservation at the storage where the volume is fenced (recorded before it is taken, so an ATTACHING record
+     * never has one), the filesystem and its mount, STAGED.
      * When no earlier attempt had recorded a device ({@code noDeviceRecorded}: none, or one cut short inside
      * its attach), this one records its intent first, and a refusal undoes it (see {@link #undoRefusedStage}).
      */
@@ -126,12 +134,19 @@ public final class VolumeStager {
                                          AttachRequest attachRequest, Optional<FilesystemType> requestedFs,
                                          Optional<StagingRecord> existing, boolean noDeviceRecorded)
             throws VolumeException {
-        createDirectory(paths, staging);
         StagingRecord.Builder record = describe(request, staging, transport, requestedFs, existing);
         if (noDeviceRecorded) {
-            recordIntent(existing, transport, attachRequest, record);
+            // One volume per staging path: checked and recorded under the path's node-wide lock.
+            try (KeyedLocks.Held ignored = claims.lockPath(staging)) {
+                claims.requirePathFree(request.volumeId(), staging);
+                createDirectory(paths, staging);
+                recordIntent(existing, transport, attachRequest, record);
+            }
+        } else {
+            createDirectory(paths, staging);
         }
         Attachment attachment = attach(transport, attachRequest, record);
+        recordDevice(request.volumeId(), attachment, record);
         fences.acquire(request.volumeId(), transport, request.capability().accessMode(), attachRequest, attachment,
                 record, records);
         if (request.capability().accessType() instanceof AccessType.Mount mount) {
@@ -197,7 +212,26 @@ public final class VolumeStager {
     }
 
     /**
-     * STAGING recorded with the device (and any format an earlier attempt left unfinished on it), then the
+     * STAGING, naming the device, saved once no other volume's record names it (by number: see
+     * {@link DeviceClaims}), under the device's node-wide lock, so that of two stages of different volumes on one
+     * device only the first records it and the second finds its record. This comes before anything touches the
+     * device (the reservation at the storage, the in-use check, a format, a mount). A crash after it leaves a
+     * STAGING record: the retry continues from it, an unstage tears it down.
+     *
+     * @throws DeviceClaims.HeldByAnotherVolume when another volume's record names the device: the attach is that
+     *                                          volume's too, so the caller never undoes it
+     */
+    private void recordDevice(String volumeId, Attachment attachment, StagingRecord.Builder record)
+            throws VolumeException {
+        try (KeyedLocks.Held ignored = claims.lock(attachment.number())) {
+            claims.requireFree(volumeId, attachment);
+            records.save(record.build());
+        }
+        CrashPoints.reach(CrashPoint.STAGE_RECORDED);
+    }
+
+    /**
+     * Filesystem access: the record with any format an earlier attempt left unfinished on the device, then the
      * filesystem prepared and mounted, unless an earlier attempt already mounted it here.
      */
     private void recordDeviceAndMount(Requests.Stage request, Path staging, Attachment attachment,
@@ -211,7 +245,6 @@ public final class VolumeStager {
             requireUnclaimed(request.volumeId(), attachment);
         }
         records.save(record.build());
-        CrashPoints.reach(CrashPoint.STAGE_RECORDED);
         if (!mounted) {
             mountFilesystem(request, staging, attachment, mount, requestedFs, record);
             CrashPoints.reach(CrashPoint.STAGE_MOUNTED);
@@ -240,6 +273,7 @@ public final class VolumeStager {
                 LogContext.outcome(LOG, () -> "unstaged volume " + request.volumeId() + ": undid its interrupted attach");
                 return;
             }
+            claims.requireOwned(record);
             requireUnpublished(record);
             release(record, staging);
             LogContext.outcome(LOG, () -> "unstaged volume " + request.volumeId() + " from " + staging);
@@ -354,6 +388,22 @@ public final class VolumeStager {
             LOG.warning(() -> "volume " + volumeId + ": cannot undo the format of the refused stage ("
                     + refusal.outcome() + "); the device keeps the filesystem this plugin made: "
                     + undoFailed.getMessage());
+        }
+    }
+
+    /**
+     * A stage refused because another volume holds its device leaves nothing either, but touches nothing: the
+     * attach found that volume's device, so nothing is abandoned, released or detached; only this attempt's
+     * record (ATTACHING: it never named the device) is deleted. Should that fail, the record stays for unstage or
+     * the next start, whose undo of an interrupted attach touches nothing another volume holds.
+     */
+    private void forgetRefusedStage(String volumeId, VolumeException refusal) {
+        try {
+            records.delete(volumeId);
+        } catch (VolumeException deleteFailed) {
+            refusal.addSuppressed(deleteFailed);
+            LOG.warning(() -> "volume " + volumeId + ": cannot delete the record of the refused stage: "
+                    + deleteFailed.getMessage());
         }
     }
 

@@ -98,6 +98,46 @@ class CrashMatrixHostTest {
         }
     }
 
+    /**
+     * A block stage that died once its STAGING record named the device (or later): after the restart the record
+     * still claims the device, so another volume's stage on it is refused, and kubelet's retry of the stage and
+     * the rest of the lifecycle converge.
+     */
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = CrashPoint.class, names = {"STAGE_ATTACHED", "STAGE_RECORDED", "STAGE_STAGED"})
+    void aBlockStageThatDiedHoldsItsDeviceAndItsRetryConverges(CrashPoint point) throws Exception {
+        try (CrashScenario scenario = CrashScenario.create()) {
+            Step stageBlock = new Step("NodeStageVolume blk", node -> node.nodeStageVolume(
+                    stage(CrashScenario.BLOCK, scenario.blockDevice(), scenario.blockStaging(), block())));
+            try (PluginProcess doomed = PluginProcess.start(scenario.dir(),
+                    Map.of(CrashPoints.CRASH_AT, point.step()))) {
+                assertEquals(0, runUntilKilled(doomed, List.of(stageBlock), point), "died in the stage");
+                assertEquals(CrashPoints.EXIT_CODE, doomed.awaitExit(Duration.ofSeconds(10)));
+            }
+            try (PluginProcess restarted = PluginProcess.start(scenario.dir(), Map.of())) {
+                NodeGrpc.NodeBlockingStub node = restarted.client().node();
+                java.nio.file.Path otherStaging = scenario.dir().resolve("kubelet/other-staging");
+                java.nio.file.Files.createDirectories(otherStaging);
+                if (point != CrashPoint.STAGE_ATTACHED) { // an ATTACHING record named no device, and is undone at start
+                    StatusRuntimeException refused = org.junit.jupiter.api.Assertions.assertThrows(
+                            StatusRuntimeException.class, () -> node.nodeStageVolume(
+                                    stage("other", scenario.blockDevice(), otherStaging, block())));
+                    assertEquals(Status.Code.FAILED_PRECONDITION, refused.getStatus().getCode(), refused.getMessage());
+                }
+                run(stageBlock, restarted.client());
+                run(new Step("NodePublishVolume blk read-only", n -> n.nodePublishVolume(publish(CrashScenario.BLOCK,
+                        scenario.blockStaging(), scenario.blockTarget(), block(), true))), restarted.client());
+                run(new Step("NodeUnpublishVolume blk", n -> n.nodeUnpublishVolume(
+                        unpublish(CrashScenario.BLOCK, scenario.blockTarget()))), restarted.client());
+                run(new Step("NodeUnstageVolume blk", n -> n.nodeUnstageVolume(
+                        unstage(CrashScenario.BLOCK, scenario.blockStaging()))), restarted.client());
+                run(new Step("NodeUnstageVolume other", n -> n.nodeUnstageVolume(
+                        unstage("other", otherStaging))), restarted.client());
+            }
+            scenario.assertNothingLeft();
+        }
+    }
+
     /** Runs the steps until the plugin dies; returns the index of the call it died in. */
     private static int runUntilKilled(PluginProcess doomed, List<Step> steps, CrashPoint point) throws Exception {
         for (int i = 0; i < steps.size(); i++) {

@@ -1,5 +1,6 @@
 package dev.blocknode.lifecycle;
 
+import dev.blocknode.os.natives.LinuxNative;
 import dev.blocknode.testing.CsiRequests;
 import dev.blocknode.testing.HostAssertions;
 import dev.blocknode.testing.LoopDevice;
@@ -70,6 +71,48 @@ class UnpublishOwnershipHostTest {
             node.nodeStageVolume(CsiRequests.stage("v-pub", pub.device(), staging, CsiRequests.mount("ext4")));
             node.nodeUnpublishVolume(CsiRequests.unpublish("v-pub", target));
             node.nodeUnstageVolume(CsiRequests.unstage("v-pub", staging));
+        }
+    }
+
+    /**
+     * Kubelet binds a raw block publication's device node again at a path of its own (volumeDevices/<pv>/dev/<pod
+     * uid>), which no record names. For a read-only publication that node is the publication's read-only view, not
+     * the volume's device: it is still the volume's, known by its number, and an unpublish of a volume with no
+     * record there is refused.
+     */
+    @Test
+    void kubeletsOwnBindOfAReadOnlyBlockPublicationIsAnotherVolumesMount() throws Exception {
+        try (PluginHarness plugin = PluginHarness.start()) {
+            var node = plugin.client().node();
+            LoopDevice pub = plugin.newLoopDevice("pub", 16L << 20);
+            Path staging = plugin.stagingPath("v-blk");
+            Path target = plugin.targetPath("pod-a", "v-blk");
+            node.nodeStageVolume(CsiRequests.stage("v-blk", pub.device(), staging, CsiRequests.block()));
+            node.nodePublishVolume(CsiRequests.publish("v-blk", staging, target, CsiRequests.block(), true));
+            Path podLink = plugin.kubeletRoot().resolve("plugins/kubernetes.io/csi/volumeDevices/v-blk/dev/pod-a");
+            Files.createDirectories(podLink.getParent());
+            Files.createFile(podLink);
+            LinuxNative.mount(target.toString(), podLink.toString(), null, LinuxNative.MS_BIND, null);
+            try {
+                assertRefusedAndStillMounted(plugin, "v-unknown", podLink);
+                // Nor does an unstage of a volume with no record take it for a staging mount to rebuild from.
+                try {
+                    node.nodeUnstageVolume(CsiRequests.unstage("v-unknown", podLink));
+                } catch (StatusRuntimeException refused) {
+                    assertEquals(Status.Code.FAILED_PRECONDITION, refused.getStatus().getCode(), refused.getMessage());
+                }
+                assertTrue(HostAssertions.mountsUnder(podLink).contains(podLink), "kubelet's bind was taken down");
+                assertEquals(java.util.Optional.empty(),
+                        new dev.blocknode.state.RecordStore(plugin.stateDir()).load("v-unknown"), "no record made");
+            } finally {
+                if (Files.exists(podLink) && LinuxNative.isMountPoint(podLink.toString())) {
+                    LinuxNative.umount2(podLink.toString(), 0);
+                }
+                // Also when an assertion failed: the read-only view is the plugin's to release (the harness
+                // detaches only the loop devices it made).
+                node.nodeUnpublishVolume(CsiRequests.unpublish("v-blk", target));
+                node.nodeUnstageVolume(CsiRequests.unstage("v-blk", staging));
+            }
         }
     }
 
