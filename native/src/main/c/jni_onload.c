@@ -30,6 +30,10 @@ static const JNINativeMethod linux_native_methods[] = {
     { "openUeventSocket", "(I)I", (void *) bn_uevent_open },
     { "receiveUevent", "(II)[B", (void *) bn_uevent_receive },
     { "close", "(I)V", (void *) bn_close_fd },
+    { "reopenDirectory", "(I)I", (void *) bn_reopen_directory },
+    { "xfsGeometry", "(I)[J", (void *) bn_xfs_geometry },
+    { "xfsGrowData", "(IJI)V", (void *) bn_xfs_grow_data },
+    { "ext4Resize", "(IJ)V", (void *) bn_ext4_resize },
 };
 
 /* On failure an exception is left pending: the JDK rethrows it from System.load. */
