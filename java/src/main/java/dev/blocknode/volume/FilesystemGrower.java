@@ -67,7 +67,7 @@ final class FilesystemGrower {
                 requireVolumeRoot(volumeId, staging, device, reopened, reopened.mountRoot() != FileStat.MountRoot.NO);
                 return switch (type) {
                     case XFS -> growXfs(filesystem, deviceBytes);
-                    case EXT4 -> growExt4(filesystem, deviceBytes);
+                    case EXT4 -> growExt4(filesystem, StagingRecords.devicePath(record), deviceBytes);
                 };
             }
         } catch (PermissionDeniedException e) {
@@ -100,12 +100,18 @@ final class FilesystemGrower {
         return true;
     }
 
-    /** What resize2fs does to a mounted ext4: the device's whole blocks (whole pages); the kernel never shrinks. */
-    private static boolean growExt4(OpenedFilesystem filesystem, long deviceBytes) throws IOException {
+    /**
+     * What resize2fs does to a mounted ext4: the device's whole blocks (whole pages), and nothing asked of the kernel
+     * when the superblock already says as many or more (the ioctl needs CAP_SYS_RESOURCE even to do nothing).
+     */
+    private static boolean growExt4(OpenedFilesystem filesystem, Path device, long deviceBytes) throws IOException {
         long blockSize = filesystem.blockSize();
         long blocks = deviceBytes / blockSize;
         if (blockSize < PAGE_SIZE) {
             blocks -= blocks % (PAGE_SIZE / blockSize);
+        }
+        if (blocks <= filesystem.ext4BlockCount(device)) {
+            return false;
         }
         filesystem.ext4Resize(blocks);
         return true;

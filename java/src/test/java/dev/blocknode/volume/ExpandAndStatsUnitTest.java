@@ -112,6 +112,18 @@ class ExpandAndStatsUnitTest {
         assertEquals(2 * GIB / 4096, node.machine.filesystemSize(node.device.number())[1]);
     }
 
+    @Test
+    void anExt4ThatFillsItsDeviceIsNotResized() throws Exception {
+        node.block.sized(node.device.device(), GIB);
+        node.machine.clearActions();
+
+        assertEquals(GIB, expand(VOLUME, target.toString(), 0));
+        node.machine.filesystemSize(node.device.number(), 4096, 2 * GIB / 4096); // bigger than the device
+        assertEquals(GIB, expand(VOLUME, target.toString(), 0));
+
+        assertEquals(List.of(), node.machine.actions(), "the superblock says there is nothing to do");
+    }
+
     /** ext4 in 1 KiB blocks grows by whole pages, as resize2fs grows it. */
     @Test
     void anExt4OfSmallBlocksGrowsToWholePages() throws Exception {

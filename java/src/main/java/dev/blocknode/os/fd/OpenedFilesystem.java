@@ -22,6 +22,14 @@ public interface OpenedFilesystem extends AutoCloseable {
     /** The filesystem's block size (statfs f_bsize): ext4's unit for {@link #ext4Resize}. */
     long blockSize() throws IOException;
 
+    /**
+     * The block count in the superblock of the ext4 this directory is on, read (through the page cache the mounted
+     * filesystem writes its superblock to) from {@code deviceNode}, which must be the node of the very device the
+     * directory's filesystem is on (its st_rdev is checked against this directory's st_dev), as resize2fs reads it
+     * to see that there is nothing to do. Throws when the node is another device or holds no ext4 superblock.
+     */
+    long ext4BlockCount(java.nio.file.Path deviceNode) throws IOException;
+
     /** XFS_IOC_FSGEOMETRY_V1; {@link dev.blocknode.os.natives.UnsupportedIoctlException} when not on xfs. */
     XfsGeometry xfsGeometry() throws IOException;
 

@@ -41,6 +41,15 @@ final class FakeOpenedFilesystem implements OpenedFilesystem {
         return machine.filesystemSize(device())[0];
     }
 
+    /** The fake filesystem's block count; {@code deviceNode} must be a node of the device it is on. */
+    @Override
+    public long ext4BlockCount(Path deviceNode) throws IOException {
+        if (!machine.deviceNode(deviceNode).map(device()::equals).orElse(false)) {
+            throw new IOException(deviceNode + " is not the node of device " + device());
+        }
+        return machine.filesystemSize(device())[1];
+    }
+
     @Override
     public XfsGeometry xfsGeometry() {
         long[] size = machine.filesystemSize(device());
