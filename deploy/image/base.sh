@@ -24,7 +24,7 @@ esac
 require_root
 
 # The tools the plugin runs in its container (see deploy/Containerfile and the DaemonSet's mounts). Probe
-# requires blkid (util-linux), mkfs.ext4 and resize2fs (e2fsprogs), mkfs.xfs and xfs_growfs (xfsprogs); the
+# requires blkid (util-linux), mkfs.ext4 (e2fsprogs), mkfs.xfs (xfsprogs); the
 # iSCSI and multipath paths run iscsiadm (open-iscsi), multipath and multipathd (multipath-tools), dmsetup,
 # and losetup (mount). kmod: modprobe of iscsi_tcp, dm_multipath. procps: ps for an operator.
 packages=(open-iscsi multipath-tools dmsetup e2fsprogs xfsprogs util-linux mount kmod procps)

@@ -1,4 +1,5 @@
 import dev.blocknode.csi.client.CsiClient;
+import dev.blocknode.csi.v1.NodeExpandVolumeRequest;
 import dev.blocknode.csi.v1.NodeGetStorageHealthRequest;
 import dev.blocknode.csi.v1.NodeGetStorageHealthResponse;
 import dev.blocknode.csi.v1.NodeGetVolumeHealthRequest;
@@ -46,6 +47,8 @@ import java.util.concurrent.TimeUnit;
  *   publishx  VOLUME_ID STAGING_PATH TARGET_PATH ACCESS
  *   stats     VOLUME_ID VOLUME_PATH [STAGING_PATH]   replies "ok MS used=.. total=.. available=..
  *             inodes-used=.. abnormal=BOOL message=TEXT" (what was reported)
+ *   expand    VOLUME_ID VOLUME_PATH STAGING_PATH     NodeExpandVolume (no capacity range); replies
+ *             "ok MS capacity=BYTES"
  *   parallel  COMMAND ARGS... & COMMAND ARGS... [& ...]   the commands at once, each on its own thread;
  *             "ok MS" if all succeeded, else "error MS ..." naming the first failure; each command's own
  *             reply follows in brackets, in order
@@ -62,7 +65,7 @@ public final class GuestClient {
     public static void main(String[] args) throws Exception {
         if (args.length < 2) {
             System.err.println("usage: GuestClient SOCKET (serve | probe | stage | publish | unpublish | unstage | stagex"
-                    + " | publishx | stats | health | storagehealth) ARGS...");
+                    + " | publishx | stats | expand | health | storagehealth) ARGS...");
             System.exit(2);
         }
         try (CsiClient client = new CsiClient(Path.of(args[0]))) {
@@ -242,6 +245,12 @@ public final class GuestClient {
                     out.append("condition=none");
                 }
                 return out.toString().strip();
+            }
+            case "expand" -> {
+                expect(words, 4);
+                return "capacity=" + node.nodeExpandVolume(NodeExpandVolumeRequest.newBuilder()
+                        .setVolumeId(words[1]).setVolumePath(words[2]).setStagingTargetPath(words[3])
+                        .build()).getCapacityBytes();
             }
             case "health" -> {
                 if (words.length != 2 && words.length != 3) {

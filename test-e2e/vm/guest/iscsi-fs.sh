@@ -8,6 +8,11 @@
 #   LUN 1, ext4 and LUN 2, xfs: stage, publish, write 8 MiB (fsync, sha256), unpublish, unstage; the
 #     sessions must be logged out and the records deleted (no other LUN of the target is staged); stage
 #     again (a new login), publish, the checksum must be unchanged (caches dropped), and down again.
+#   Before the first unpublish, each filesystem is grown online: the LUN's file grows by 64 MB and tgtd
+#     serves it again at that size; NodeExpandVolume rescans the paths and the map and grows the filesystem
+#     by descriptor (ext4: EXT4_IOC_RESIZE_FS, xfs: XFS_IOC_FSGROWFSDATA on the staging mount; the guest's
+#     plugin is full root, so ext4 has CAP_SYS_RESOURCE): the reply must be the new size, the filesystem
+#     must be larger by most of it (statfs, before and after), and the checksum is verified after restage.
 #   LUN 3, block: stage and publish as a raw block device, write 4 MiB through the published file with
 #     O_DIRECT, read it back through the file and from the LUN's backing file on the "array" side.
 #
@@ -34,6 +39,37 @@ check_staged_fs() {
     { echo "SCSI devices are [$(echo $devices)], expected LUN $lun on two hosts only" >&2; return 1; }
 }
 
+# grow_lun LUN MB: the LUN's backing file grows by MB; tgtd reads a LUN's size only when the LUN is added,
+# so it is deleted and added again over the grown file (same number, same WWID), retried while tgtd says
+# the LUN is busy. The node is not told: NodeExpandVolume must find the new size itself.
+grow_lun() {
+  local lun=$1 mb=$2 file tries
+  file=$(bn_lun_file $TID "$lun")
+  truncate -s "+${mb}M" "$file" || return
+  for tries in 1 2 3 4 5 6 7 8 9 10; do
+    tgtadm --lld iscsi --mode logicalunit --op delete --tid $TID --lun "$lun" 2>/dev/null && break
+    sleep 0.5
+  done
+  (( tries < 10 )) || tgtadm --lld iscsi --mode logicalunit --op delete --tid $TID --lun "$lun" || return
+  tgtadm --lld iscsi --mode logicalunit --op new --tid $TID --lun "$lun" --backing-store "$file"
+}
+
+# fs_bytes PATH: the size of the filesystem mounted at PATH (statfs blocks x fragment size).
+fs_bytes() { stat -f -c '%b %S' "$1" | awk '{print $1 * $2}'; }
+
+# expand_checks VOLUME LUN STAGING TARGET BEFORE: NodeExpandVolume answers the LUN's new size, and the
+# filesystem grew by at least 90% of the 64 MB added.
+expand_checks() {
+  local volume=$1 lun=$2 staging=$3 target=$4 before=$5 want after
+  want=$(stat -c %s "$(bn_lun_file $TID "$lun")")
+  csi expand "$volume" "$target" "$staging" || return
+  [[ $CSI_REPLY == *" capacity=$want" ]] || { echo "expand replied [$CSI_REPLY], the LUN is $want bytes" >&2; return 1; }
+  after=$(fs_bytes "$target")
+  echo "filesystem of $volume: $before -> $after bytes (LUN $want)"
+  (( after >= before + 64 * 1024 * 1024 * 9 / 10 )) || { echo "the filesystem did not grow enough" >&2; return 1; }
+  [[ $(fs_bytes "$staging") == "$after" ]] || { echo "the staging mount shows another size" >&2; return 1; }
+}
+
 not_mounted() { ! findmnt -rn --mountpoint "$1" >/dev/null; }
 
 released() {
@@ -49,6 +85,9 @@ fs_cycle() {
   bn_attach_timeline "$volume"
   step "publish-$fs"          csi publishx "$volume" "$staging" "$target" "$fs"
   step "write-fsync-$fs"      eval 'SUM[$fs]=$(bn_write_file "$target/data" 8) && [[ -n ${SUM[$fs]} ]]'
+  local before; before=$(fs_bytes "$target")
+  step "grow-lun-$fs"         grow_lun "$lun" 64
+  step "expand-$fs"           expand_checks "$volume" "$lun" "$staging" "$target" "$before"
   step "unpublish-$fs"        csi unpublish "$volume" "$target"
   step "unstage-$fs"          csi unstage "$volume" "$staging"
   step "logged-out-$fs"       released "$staging"

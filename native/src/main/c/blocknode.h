@@ -54,6 +54,15 @@ enum bn_scsi_direction {
     BN_SCSI_FROM_DEVICE
 };
 
+/* Index layout of the array returned by xfsGeometry(); checked against XFS_GEOMETRY_* by constants.c. */
+enum bn_xfs_geometry_index {
+    BN_XFS_GEOMETRY_BLOCK_SIZE,
+    BN_XFS_GEOMETRY_DATA_BLOCKS,
+    BN_XFS_GEOMETRY_IMAXPCT,
+    BN_XFS_GEOMETRY_AG_BLOCKS,
+    BN_XFS_GEOMETRY_LENGTH
+};
+
 /* ---- errors.c ------------------------------------------------------------------------------ */
 
 /* Caches the exception classes and constructors as global refs. 0, or -1 with an exception pending. */
@@ -124,6 +133,12 @@ jboolean JNICALL bn_is_block_device_claimed(JNIEnv *env, jclass clazz, jstring d
 jint JNICALL bn_open_block_device(JNIEnv *env, jclass clazz, jstring device_path);
 jintArray JNICALL bn_scsi_command(JNIEnv *env, jclass clazz, jint fd, jbyteArray cdb, jint direction,
                                   jbyteArray data, jbyteArray sense, jint timeout_millis);
+
+/* fsgrow.c */
+jint JNICALL bn_reopen_directory(JNIEnv *env, jclass clazz, jint path_fd);
+jlongArray JNICALL bn_xfs_geometry(JNIEnv *env, jclass clazz, jint fd);
+void JNICALL bn_xfs_grow_data(JNIEnv *env, jclass clazz, jint fd, jlong new_blocks, jint imaxpct);
+void JNICALL bn_ext4_resize(JNIEnv *env, jclass clazz, jint fd, jlong new_blocks);
 
 /* fsync.c */
 void JNICALL bn_fsync(JNIEnv *env, jclass clazz, jstring path);

@@ -33,6 +33,10 @@ static const JNINativeMethod linux_native_methods[] = {
     { "connectUnixSocket", "(" BN_STRING ")I", (void *) bn_connect_unix_socket },
     { "peerCredentials", "(I)[I", (void *) bn_peer_credentials },
     { "peerAddress", "(I)[B", (void *) bn_peer_address },
+    { "reopenDirectory", "(I)I", (void *) bn_reopen_directory },
+    { "xfsGeometry", "(I)[J", (void *) bn_xfs_geometry },
+    { "xfsGrowData", "(IJI)V", (void *) bn_xfs_grow_data },
+    { "ext4Resize", "(IJ)V", (void *) bn_ext4_resize },
 };
 
 /* On failure an exception is left pending: the JDK rethrows it from System.load. */

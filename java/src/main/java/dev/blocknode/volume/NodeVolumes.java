@@ -34,7 +34,7 @@ public final class NodeVolumes {
         this.stalePublications = new StalePublications(host, paths, records, publisher, guard);
         this.stager = new VolumeStager(host, paths, records, transports, guard, defaultFilesystem, stalePublications,
                 fences);
-        this.expander = new VolumeExpander(host, locator, guard, transports);
+        this.expander = new VolumeExpander(host, locator, guard, transports, new FilesystemGrower(host, paths));
         this.stats = new VolumeStatsReader(host, locator, transports);
         this.health = new VolumeHealthReader(paths, records, stats, stageFailures, fences);
         this.storageHealth = new StorageHealthReader(store, transports);

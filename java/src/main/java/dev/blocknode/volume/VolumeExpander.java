@@ -3,7 +3,6 @@ package dev.blocknode.volume;
 import dev.blocknode.faults.CrashPoint;
 import dev.blocknode.faults.CrashPoints;
 import dev.blocknode.logging.LogContext;
-import dev.blocknode.os.exec.CommandException;
 import dev.blocknode.os.host.Host;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.StagingRecord;
@@ -12,12 +11,12 @@ import dev.blocknode.volume.filesystem.FilesystemType;
 
 import java.io.IOException;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.logging.Logger;
 
 /**
- * NodeExpandVolume: after the storage grew the device, grow the filesystem on it online. A block volume
- * needs nothing on the node; either way the answer is the device's size.
+ * NodeExpandVolume: after the storage grew the device, grow the filesystem on it online, by descriptor
+ * ({@link FilesystemGrower}: no tool, no mount looked up by name). A block volume needs nothing on the node;
+ * either way the answer is the device's size.
  */
 public final class VolumeExpander {
 
@@ -27,12 +26,15 @@ public final class VolumeExpander {
     private final VolumeLocator locator;
     private final OperationGuard guard;
     private final Transports transports;
+    private final FilesystemGrower grower;
 
-    VolumeExpander(Host host, VolumeLocator locator, OperationGuard guard, Transports transports) {
+    VolumeExpander(Host host, VolumeLocator locator, OperationGuard guard, Transports transports,
+                   FilesystemGrower grower) {
         this.host = host;
         this.locator = locator;
         this.guard = guard;
         this.transports = transports;
+        this.grower = grower;
     }
 
     /** @return the capacity in bytes now available to the volume */
@@ -67,19 +69,10 @@ public final class VolumeExpander {
             FilesystemType type = FilesystemType.byName(record.getMount().getFsType()).orElseThrow(() ->
                     VolumeException.internal("volume " + request.volumeId() + " records an unknown filesystem \""
                             + record.getMount().getFsType() + "\"", null));
-            Path mountPoint = Path.of(record.getStagingPath());
-            try {
-                host.commands().runChecked(type.grow(device, mountPoint).withTimeout(Duration.ofMinutes(5)));
-            } catch (CommandException e) {
-                String hint = type == FilesystemType.EXT4 && e.getMessage().contains("Permission denied")
-                        ? " (ext4 grows online only for a process with CAP_SYS_RESOURCE: run the plugin privileged)"
-                        : "";
-                throw VolumeException.internal("growing the " + type.kernelName() + " filesystem on " + device
-                        + " of volume " + request.volumeId() + " failed" + hint, e);
-            }
+            boolean grew = grower.grow(request.volumeId(), record, type, size);
             CrashPoints.reach(CrashPoint.EXPAND_GROWN);
-            LogContext.outcome(LOG, () -> "grew the filesystem of volume " + request.volumeId() + " to its device size "
-                    + size);
+            LogContext.outcome(LOG, () -> (grew ? "grew the filesystem of volume " : "the filesystem of volume ")
+                    + request.volumeId() + (grew ? " to its device size " : " already fills its device size ") + size);
             return size;
         }
     }

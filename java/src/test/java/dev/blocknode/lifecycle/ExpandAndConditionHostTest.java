@@ -83,6 +83,85 @@ class ExpandAndConditionHostTest {
         }
     }
 
+    /**
+     * Where the process lacks CAP_SYS_RESOURCE (this sandbox), an ext4 that already fills its device is OK (read
+     * from its superblock, as resize2fs did), and one that must grow gets the kernel's EPERM back, naming it.
+     */
+    @Test
+    void anExt4ExpandWithoutCapSysResourceSaysWhatItNeeds() throws Exception {
+        Assumptions.assumeFalse(Capabilities.effective().contains(Capabilities.SYS_RESOURCE),
+                "this process may resize ext4 online");
+        try (PluginHarness plugin = PluginHarness.start()) {
+            LoopDevice loop = plugin.newLoopDevice("grow-eperm", SIZE);
+            Path staging = plugin.stagingPath("grow-eperm");
+            plugin.client().node().nodeStageVolume(stage("grow-eperm", loop.device(), staging, mount("ext4")));
+            long before = totalBytes(plugin, staging);
+            NodeExpandVolumeRequest expand = NodeExpandVolumeRequest.newBuilder().setVolumeId("grow-eperm")
+                    .setVolumePath(staging.toString()).build();
+            // Nothing to grow: the superblock says so and the kernel is not asked (its ioctl would be EPERM here).
+            assertEquals(SIZE, plugin.client().node().nodeExpandVolume(expand).getCapacityBytes());
+            loop.grow(2 * SIZE);
+
+            StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> plugin.client().node()
+                    .nodeExpandVolume(NodeExpandVolumeRequest.newBuilder().setVolumeId("grow-eperm")
+                            .setVolumePath(staging.toString()).build()));
+
+            assertEquals(Status.Code.INTERNAL, e.getStatus().getCode());
+            assertTrue(e.getStatus().getDescription().contains("CAP_SYS_RESOURCE"), e.getStatus().getDescription());
+            assertEquals(before, totalBytes(plugin, staging));
+            plugin.client().node().nodeUnstageVolume(unstage("grow-eperm", staging));
+        }
+    }
+
+    /**
+     * xfs grown by descriptor (XFS_IOC_FSGROWFSDATA on the staging mount's own directory, no xfs_growfs): the
+     * data section fills the grown device, what was written before is intact after a fresh mount, and
+     * xfs_repair -n finds nothing wrong with the grown filesystem.
+     */
+    @Test
+    void anXfsGrowsOnlineByDescriptorAndKeepsItsData() throws Exception {
+        try (PluginHarness plugin = PluginHarness.start()) {
+            LoopDevice loop = plugin.newLoopDevice("grow-xfs", SIZE);
+            Path staging = plugin.stagingPath("grow-xfs");
+            Path target = plugin.targetPath("pod", "grow-xfs");
+            var node = plugin.client().node();
+            node.nodeStageVolume(stage("grow-xfs", loop.device(), staging, mount("xfs")));
+            node.nodePublishVolume(publish("grow-xfs", staging, target, mount("xfs"), false));
+            byte[] data = new byte[4 << 20];
+            new java.util.Random(27).nextBytes(data);
+            Path file = target.resolve("data");
+            try (var channel = java.nio.channels.FileChannel.open(file, java.nio.file.StandardOpenOption.CREATE_NEW,
+                    java.nio.file.StandardOpenOption.WRITE)) {
+                channel.write(java.nio.ByteBuffer.wrap(data));
+                channel.force(true);
+            }
+            long before = totalBytes(plugin, target);
+
+            loop.grow(3 * SIZE);
+            NodeExpandVolumeRequest expand = NodeExpandVolumeRequest.newBuilder().setVolumeId("grow-xfs")
+                    .setVolumePath(target.toString()).setStagingTargetPath(staging.toString()).build();
+            assertEquals(3 * SIZE, node.nodeExpandVolume(expand).getCapacityBytes());
+
+            long after = totalBytes(plugin, target);
+            assertTrue(after > before + 2 * SIZE * 9 / 10, "xfs grew from " + before + " to " + after);
+            assertEquals(after, totalBytes(plugin, staging));
+            assertEquals(3 * SIZE, node.nodeExpandVolume(expand).getCapacityBytes(), "again: nothing to grow, OK");
+            assertEquals(after, totalBytes(plugin, target));
+
+            node.nodeUnpublishVolume(unpublish("grow-xfs", target));
+            node.nodeUnstageVolume(unstage("grow-xfs", staging));
+            var repair = new dev.blocknode.os.exec.ProcessCommandRunner().run(
+                    dev.blocknode.os.exec.Command.of("xfs_repair", "-n", loop.device().toString()));
+            assertEquals(0, repair.exitCode(), "xfs_repair -n of the grown filesystem: " + repair.diagnostic());
+            node.nodeStageVolume(stage("grow-xfs", loop.device(), staging, mount("xfs")));
+            node.nodePublishVolume(publish("grow-xfs", staging, target, mount("xfs"), false));
+            assertTrue(java.util.Arrays.equals(data, java.nio.file.Files.readAllBytes(file)), "the data survived");
+            assertEquals(after, totalBytes(plugin, target), "the grown size is on disk");
+            node.nodeUnpublishVolume(unpublish("grow-xfs", target));
+            node.nodeUnstageVolume(unstage("grow-xfs", staging));
+        }
+    }
+
     @Test
     void aFilesystemThatTurnedReadOnlyIsAbnormal() throws Exception {
         try (PluginHarness plugin = PluginHarness.start()) {

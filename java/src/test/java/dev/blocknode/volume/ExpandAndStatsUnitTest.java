@@ -2,7 +2,6 @@ package dev.blocknode.volume;
 
 import dev.blocknode.os.mount.MountOptions;
 import dev.blocknode.outcome.VolumeException;
-import dev.blocknode.volume.filesystem.FilesystemType;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -24,7 +23,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * NodeGetVolumeStats and NodeExpandVolume only read or grow what is there: at the volume's staging path or a
  * publication they answer; at any other path (another volume's, one outside the root, a relative one, a
- * symlink) NOT_FOUND; expand grows the filesystem by its own tool after the transport refreshed the size.
+ * symlink) NOT_FOUND; expand grows the filesystem by descriptor after the transport refreshed the size.
  */
 class ExpandAndStatsUnitTest {
 
@@ -101,14 +100,105 @@ class ExpandAndStatsUnitTest {
     }
 
     @Test
-    void expandRefreshesTheDeviceAndGrowsTheFilesystem() throws Exception {
+    void expandRefreshesTheDeviceAndGrowsTheFilesystemByDescriptorWithoutATool() throws Exception {
         node.block.sized(node.device.device(), 2 * GIB);
-        node.commands.expect(FilesystemType.EXT4.grow(node.device.device(), node.staging(VOLUME)).argv()
-                .toArray(String[]::new));
+        node.machine.clearActions();
 
         assertEquals(2 * GIB, expand(VOLUME, target.toString(), 2 * GIB));
 
         assertEquals("refresh " + node.device.device().getFileName(), node.transport.calls().getLast());
+        assertEquals(List.of("resize ext4 " + node.device.number() + " at " + node.staging(VOLUME) + " to "
+                + (2 * GIB / 4096) + " blocks"), node.machine.actions(), "no command ran: the fixture's are all consumed");
+        assertEquals(2 * GIB / 4096, node.machine.filesystemSize(node.device.number())[1]);
+    }
+
+    @Test
+    void anExt4ThatFillsItsDeviceIsNotResized() throws Exception {
+        node.block.sized(node.device.device(), GIB);
+        node.machine.clearActions();
+
+        assertEquals(GIB, expand(VOLUME, target.toString(), 0));
+        node.machine.filesystemSize(node.device.number(), 4096, 2 * GIB / 4096); // bigger than the device
+        assertEquals(GIB, expand(VOLUME, target.toString(), 0));
+
+        assertEquals(List.of(), node.machine.actions(), "the superblock says there is nothing to do");
+    }
+
+    /** ext4 in 1 KiB blocks grows by whole pages, as resize2fs grows it. */
+    @Test
+    void anExt4OfSmallBlocksGrowsToWholePages() throws Exception {
+        node.machine.filesystemSize(node.device.number(), 1024, GIB / 1024);
+        node.block.sized(node.device.device(), 2 * GIB + 3 * 1024);
+        node.machine.clearActions();
+
+        expand(VOLUME, target.toString(), 0);
+
+        assertEquals(2 * GIB / 1024, node.machine.filesystemSize(node.device.number())[1]);
+    }
+
+    @Test
+    void xfsGrowsItsDataSectionToTheDevicesWholeBlocksAndNeverShrinks() throws Exception {
+        Path staging = node.staging(VOLUME);
+        node.machine.filesystemSize(node.device.number(), 4096, GIB / 4096);
+        xfsRecord();
+        node.block.sized(node.device.device(), 2 * GIB + 100);
+        node.machine.clearActions();
+
+        assertEquals(2 * GIB + 100, expand(VOLUME, staging.toString(), 0));
+        assertEquals(List.of("grow xfs " + node.device.number() + " at " + staging + " to " + (2 * GIB / 4096)
+                + " blocks (imaxpct 25)"), node.machine.actions());
+
+        node.machine.clearActions();
+        expand(VOLUME, staging.toString(), 0);
+        node.machine.filesystemSize(node.device.number(), 4096, 3 * GIB / 4096); // bigger than the device
+        expand(VOLUME, staging.toString(), 0);
+        assertEquals(List.of(), node.machine.actions(), "already as big as the device: nothing asked of the kernel");
+    }
+
+    /** The record of VOLUME rewritten to say xfs: the fixture formats ext4, and only the record's word counts. */
+    private void xfsRecord() throws Exception {
+        var record = node.store.load(VOLUME).orElseThrow();
+        node.store.save(record.toBuilder().setMount(record.getMount().toBuilder().setFsType("xfs")).build());
+    }
+
+    @Test
+    void aStagingPathThatNowLeadsThroughASymlinkIsRefusedAndNothingGrows() throws Exception {
+        node.block.sized(node.device.device(), 2 * GIB);
+        node.machine.symlink(node.staging(VOLUME).getParent());
+        node.machine.clearActions();
+
+        VolumeException refused = assertThrows(VolumeException.class,
+                () -> expand(VOLUME, target.toString(), 0));
+
+        assertEquals(VolumeException.Outcome.INVALID_ARGUMENT, refused.outcome(), refused.getMessage());
+        assertTrue(refused.getMessage().contains("symlink"), refused.getMessage());
+        assertEquals(List.of(), node.machine.actions());
+    }
+
+    @Test
+    void aStagingPathShowingAnotherFilesystemIsNotFoundAndNothingGrows() throws Exception {
+        node.block.sized(node.device.device(), 2 * GIB);
+        node.machine.mountFilesystem(node.staging(VOLUME), node.otherDevice.number(), "ext4");
+        node.machine.clearActions();
+
+        VolumeException refused = assertThrows(VolumeException.class,
+                () -> expand(VOLUME, target.toString(), 0));
+
+        assertEquals(VolumeException.Outcome.NOT_FOUND, refused.outcome(), refused.getMessage());
+        assertEquals(List.of(), node.machine.actions());
+        node.machine.mounter().unmount(node.staging(VOLUME));
+    }
+
+    @Test
+    void ext4sPermissionDeniedNamesTheCapabilityItNeeds() throws Exception {
+        node.block.sized(node.device.device(), 2 * GIB);
+        node.machine.failNext("grow", node.staging(VOLUME), new dev.blocknode.os.natives.PermissionDeniedException(
+                "ioctl(EXT4_IOC_RESIZE_FS)", "descriptor 7", 1, "EPERM", "Operation not permitted"));
+
+        VolumeException refused = assertThrows(VolumeException.class, () -> expand(VOLUME, target.toString(), 0));
+
+        assertEquals(VolumeException.Outcome.INTERNAL, refused.outcome(), refused.getMessage());
+        assertTrue(refused.getMessage().contains("CAP_SYS_RESOURCE"), refused.getMessage());
     }
 
     @Test

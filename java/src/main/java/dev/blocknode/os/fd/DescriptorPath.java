@@ -61,6 +61,11 @@ final class DescriptorPath implements OpenedPath {
     }
 
     @Override
+    public OpenedFilesystem reopenForIoctl() throws IOException {
+        return new DescriptorFilesystem(LinuxNative.reopenDirectory(fd), shown);
+    }
+
+    @Override
     public OpenedPath openChild(String name) throws IOException {
         return new DescriptorPath(LinuxNative.openBeneath(fd, requireElement(name), 0), shown.resolve(name));
     }

@@ -39,6 +39,12 @@ public interface OpenedPath extends AutoCloseable {
     /** The entry {@code name} of this directory, not followed; empty when there is none. */
     Optional<FileStat> statChild(String name) throws IOException;
 
+    /**
+     * This directory opened again for reading (O_RDONLY | O_DIRECTORY, by "." in it: the same inode, nothing
+     * looked up by name), for the filesystem ioctls an O_PATH descriptor does not take. Close it.
+     */
+    OpenedFilesystem reopenForIoctl() throws IOException;
+
     /** Opens the entry {@code name} of this directory, not followed (a symlink comes back as the link). */
     OpenedPath openChild(String name) throws IOException;
 

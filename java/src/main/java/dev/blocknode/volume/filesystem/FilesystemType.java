@@ -8,7 +8,7 @@ import java.util.Locale;
 import java.util.Optional;
 
 /**
- * The filesystems blocknode formats, mounts and grows, each with the commands that do so. Formatting
+ * The filesystems blocknode formats, mounts and grows, each with the commands that format it. Formatting
  * never forces: mkfs.xfs without -f refuses a device that holds a filesystem, a second guard behind
  * {@link DeviceProbe}. mke2fs has no such guard when its input is not a terminal (measured: it formats
  * over an xfs without -F), so for ext4 the probe is the only gate, and it runs right before. The one
@@ -23,23 +23,11 @@ public enum FilesystemType {
             return Command.of("mkfs.ext4", "-q", "-E", "nodiscard,lazy_itable_init=1,lazy_journal_init=1",
                     device.toString());
         }
-
-        @Override
-        public Command grow(Path device, Path mountPoint) {
-            // resize2fs grows a mounted ext4 online through the kernel.
-            return Command.of("resize2fs", device.toString());
-        }
     },
     XFS("xfs") {
         @Override
         public Command format(Path device) {
             return Command.of("mkfs.xfs", "-q", "-K", device.toString());
-        }
-
-        @Override
-        public Command grow(Path device, Path mountPoint) {
-            // xfs grows only while mounted, and is named by its mount point.
-            return Command.of("xfs_growfs", "-d", mountPoint.toString());
         }
     };
 
@@ -66,11 +54,12 @@ public enum FilesystemType {
         return Command.of(argv.toArray(String[]::new));
     }
 
-    public abstract Command grow(Path device, Path mountPoint);
-
-    /** The tools this filesystem needs on the host. */
+    /**
+     * The tools this filesystem needs on the host: its mkfs only. Growing is done by descriptor with the kernel's
+     * ioctl (VolumeExpander), never by resize2fs or xfs_growfs, which look the mount up by name.
+     */
     public List<String> tools() {
-        return this == EXT4 ? List.of("mkfs.ext4", "resize2fs") : List.of("mkfs.xfs", "xfs_growfs");
+        return this == EXT4 ? List.of("mkfs.ext4") : List.of("mkfs.xfs");
     }
 
     public static Optional<FilesystemType> byName(String name) {

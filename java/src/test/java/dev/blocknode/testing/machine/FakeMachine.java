@@ -44,6 +44,7 @@ public final class FakeMachine {
     private final java.util.Set<DeviceNumber> turnedReadOnly = new java.util.HashSet<>();
     private final Map<Path, DeviceNumber> deviceNodes = new HashMap<>();
     private final Map<Integer, FakeOpenedPath> descriptors = new HashMap<>();
+    private final Map<DeviceNumber, long[]> filesystemSizes = new HashMap<>();
     private final Map<String, IOException> failures = new HashMap<>();
     private final List<String> actions = new ArrayList<>();
     private final FakeMounter mounter = new FakeMounter(this);
@@ -162,6 +163,19 @@ public final class FakeMachine {
     /** The next {@code operation} ("mount", "bind", "unmount") at {@code path} fails so. */
     public synchronized void failNext(String operation, Path path, IOException failure) {
         failures.put(operation + " " + path, failure);
+    }
+
+    /**
+     * The block size and block count of the filesystem on {@code device}, as its grow ioctls see and change them
+     * (XFS_IOC_FSGEOMETRY, XFS_IOC_FSGROWFSDATA, EXT4_IOC_RESIZE_FS); 4 KiB blocks filling 1 GiB until set.
+     */
+    public synchronized void filesystemSize(DeviceNumber device, long blockSize, long blocks) {
+        filesystemSizes.put(device, new long[] {blockSize, blocks});
+    }
+
+    /** {@code {block size, blocks}} of the filesystem on {@code device}. */
+    public synchronized long[] filesystemSize(DeviceNumber device) {
+        return filesystemSizes.getOrDefault(device, new long[] {4096, FakeOpenedPath.TOTAL_BYTES / 4096}).clone();
     }
 
     /** Descriptors opened and not closed: a lifecycle call must leave none. */

@@ -2,6 +2,7 @@ package dev.blocknode.testing.machine;
 
 import dev.blocknode.os.FileStat;
 import dev.blocknode.os.FilesystemUsage;
+import dev.blocknode.os.fd.OpenedFilesystem;
 import dev.blocknode.os.fd.OpenedPath;
 
 import java.io.IOException;
@@ -81,6 +82,15 @@ final class FakeOpenedPath implements OpenedPath {
     public Optional<FileStat> statChild(String name) throws IOException {
         Path child = path.resolve(requireElement(name));
         return Optional.ofNullable(child(child)).map(found -> machine.stat(child, found));
+    }
+
+    @Override
+    public OpenedFilesystem reopenForIoctl() throws IOException {
+        requireOpen();
+        if (!node.isDirectory()) {
+            throw Errno.notDirectory("openat", path);
+        }
+        return new FakeOpenedFilesystem(machine, machine.open(path, node));
     }
 
     @Override

@@ -16,7 +16,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class FilesystemTypeUnitTest {
 
     private static final Path DEVICE = Path.of("/dev/mapper/mpatha");
-    private static final Path MOUNT = Path.of("/var/lib/kubelet/plugins/x/globalmount");
 
     @Test
     void byNameIsCaseInsensitive() {
@@ -80,16 +79,10 @@ class FilesystemTypeUnitTest {
         assertTrue(FilesystemType.XFS.format(DEVICE).argv().contains("-K"));
     }
 
-    @Test
-    void growCommands() {
-        assertEquals(List.of("resize2fs", DEVICE.toString()), FilesystemType.EXT4.grow(DEVICE, MOUNT).argv());
-        assertEquals(List.of("xfs_growfs", "-d", MOUNT.toString()), FilesystemType.XFS.grow(DEVICE, MOUNT).argv());
-    }
-
+    /** Growing is by descriptor (FilesystemGrower), so no grow tool is needed: neither resize2fs nor xfs_growfs. */
     @ParameterizedTest
     @EnumSource(FilesystemType.class)
-    void toolsCoverFormatAndGrow(FilesystemType type) {
-        assertTrue(type.tools().contains(type.format(DEVICE).program()));
-        assertTrue(type.tools().contains(type.grow(DEVICE, MOUNT).program()));
+    void theToolsAreTheMkfsAlone(FilesystemType type) {
+        assertEquals(List.of(type.format(DEVICE).program()), type.tools());
     }
 }

@@ -336,6 +336,54 @@ public final class LinuxNative {
      */
     public static native byte[] receiveUevent(int fd, int timeoutMillis) throws NativeIOException;
 
+    // ---- growing a mounted filesystem by descriptor -------------------------------------------------
+
+    // Indexes into the array returned by xfsGeometry:
+    /** The filesystem's (data) block size in bytes. */
+    public static final int XFS_GEOMETRY_BLOCK_SIZE = 0;
+    /** Blocks in the data subvolume now. */
+    public static final int XFS_GEOMETRY_DATA_BLOCKS = 1;
+    /** The maximum share of the space inodes may take, in percent (growing passes it back unchanged). */
+    public static final int XFS_GEOMETRY_IMAXPCT = 2;
+    /** Blocks per allocation group. */
+    public static final int XFS_GEOMETRY_AG_BLOCKS = 3;
+    public static final int XFS_GEOMETRY_LENGTH = 4;
+
+    /**
+     * openat({@code pathFd}, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC): the directory an O_PATH descriptor from
+     * {@link #openBeneath} stands for, opened again for reading, since ioctl(2) fails on an O_PATH descriptor
+     * (EBADF). "." names that very directory: nothing is looked up by name, followed, or crossed (a mount made
+     * on it since is not entered). Give it back to {@link #close(int)}. Why: the filesystem ioctls below.
+     */
+    public static native int reopenDirectory(int pathFd) throws NativeIOException;
+
+    /**
+     * ioctl(XFS_IOC_FSGEOMETRY_V1) on {@code fd} (a descriptor from {@link #reopenDirectory}), as
+     * {@code long[XFS_GEOMETRY_LENGTH]}: see the XFS_GEOMETRY_* indexes. ENOTTY
+     * ({@link UnsupportedIoctlException}) when the file is not on xfs. Why: the block size and imaxpct that
+     * {@link #xfsGrowData} needs, read from the filesystem the descriptor is on, not from one found by name.
+     */
+    public static native long[] xfsGeometry(int fd) throws NativeIOException;
+
+    /**
+     * ioctl(XFS_IOC_FSGROWFSDATA) on {@code fd}: the data subvolume of the xfs the descriptor is on to
+     * {@code newBlocks} filesystem blocks, with {@code imaxpct} (pass the geometry's to keep it). What
+     * {@code xfs_growfs -d} sends, without its lookup of the mount by name. The kernel needs CAP_SYS_ADMIN
+     * (EPERM), reads the new last block first (an error if the device is smaller), rounds a last allocation
+     * group under 64 blocks away, and answers EAGAIN while another grow of that filesystem runs. Newer kernels
+     * may shrink when {@code newBlocks} is smaller than now: never pass less than the geometry's data blocks.
+     */
+    public static native void xfsGrowData(int fd, long newBlocks, int imaxpct) throws NativeIOException;
+
+    /**
+     * ioctl(EXT4_IOC_RESIZE_FS) on {@code fd}: the ext4 the descriptor is on to {@code newBlocks} blocks, online.
+     * What resize2fs sends for a mounted filesystem, without its lookup of the mount point by the device's name.
+     * The kernel needs CAP_SYS_RESOURCE (EPERM; EPERM too for a filesystem with recorded errors), refuses to
+     * shrink (EINVAL), reads the new last block first (ENOSPC if the device is smaller), and answers EBUSY
+     * while another resize runs; ENOTTY when the file is not on ext4.
+     */
+    public static native void ext4Resize(int fd, long newBlocks) throws NativeIOException;
+
     /** close(2) of a descriptor this class handed out. Never retried: Linux frees it even on EINTR. */
     public static native void close(int fd) throws NativeIOException;
 }
