@@ -128,6 +128,10 @@ jintArray JNICALL bn_scsi_command(JNIEnv *env, jclass clazz, jint fd, jbyteArray
 /* fsync.c */
 void JNICALL bn_fsync(JNIEnv *env, jclass clazz, jstring path);
 
+/* readfile.c */
+jint JNICALL bn_open_for_reading(JNIEnv *env, jclass clazz, jstring path);
+jint JNICALL bn_read_fd(JNIEnv *env, jclass clazz, jint fd, jbyteArray buffer, jint offset, jint length);
+
 /* uevent.c */
 jint JNICALL bn_uevent_open(JNIEnv *env, jclass clazz, jint receive_buffer_bytes);
 jbyteArray JNICALL bn_uevent_receive(JNIEnv *env, jclass clazz, jint fd, jint timeout_millis);
