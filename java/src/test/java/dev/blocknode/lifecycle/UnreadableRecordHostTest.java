@@ -16,6 +16,8 @@ import io.grpc.StatusRuntimeException;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -72,27 +74,36 @@ class UnreadableRecordHostTest {
         }
     }
 
-    @Test
-    void aFifoAndASymlinkToDevZeroNamedLikeRecordsNeitherHangNorKillTheStart() throws Exception {
+    /**
+     * Each alone: a FIFO named like a record hung the start for ever without a line (Files.readAllBytes waits for
+     * a writer); a symlink to /dev/zero ended it with an OutOfMemoryError.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"fifo", "zero"})
+    void aFifoOrASymlinkToDevZeroNamedLikeARecordNeitherHangsNorKillsTheStart(String kind) throws Exception {
         try (CrashScenario scenario = CrashScenario.create()) {
-            Path volumes = scenario.dir().resolve("state/volumes");
             try (PluginProcess plugin = PluginProcess.start(scenario.dir(), Map.of())) {
                 plugin.client().node().nodeStageVolume(stage(CrashScenario.BLOCK, scenario.blockDevice(),
                         scenario.blockStaging(), block()));
             }
-            Path fifo = volumes.resolve(fileName("ghost-fifo"));
-            new ProcessCommandRunner().runChecked(Command.of("mkfifo", fifo.toString()));
-            Path zero = Files.createSymbolicLink(volumes.resolve(fileName("ghost-zero")), Path.of("/dev/zero"));
+            String ghost = "ghost-" + kind;
+            Path file = scenario.dir().resolve("state/volumes").resolve(fileName(ghost));
+            String why;
+            if (kind.equals("fifo")) {
+                new ProcessCommandRunner().runChecked(Command.of("mkfifo", file.toString()));
+                why = file + " is a FIFO, not a regular file";
+            } else {
+                Files.createSymbolicLink(file, Path.of("/dev/zero"));
+                why = file + " is a symbolic link";
+            }
 
             try (PluginProcess plugin = PluginProcess.start(scenario.dir(), Map.of())) {
-                plugin.awaitLine(line -> line.contains(fifo + " is a FIFO, not a regular file"), WAIT);
-                plugin.awaitLine(line -> line.contains(zero + " is a symbolic link"), WAIT);
-                plugin.awaitLine(line -> line.contains("2 record file(s) cannot be read"), WAIT);
+                plugin.awaitLine(line -> line.contains(why), WAIT);
+                plugin.awaitLine(line -> line.contains("1 record file(s) cannot be read"), WAIT);
                 CsiClient client = plugin.client();
-                assertRefused(fifo.toString(), () -> client.node().nodeStageVolume(stage("ghost-fifo",
-                        scenario.fsDevice(), scenario.fsStaging(), mount("xfs"))));
-                assertRefused(zero.toString(), () -> client.node().nodeUnstageVolume(unstage("ghost-zero",
-                        scenario.fsStaging())));
+                assertRefused(why, () -> client.node().nodeStageVolume(stage(ghost, scenario.fsDevice(),
+                        scenario.fsStaging(), mount("xfs"))));
+                assertRefused(why, () -> client.node().nodeUnstageVolume(unstage(ghost, scenario.fsStaging())));
                 client.node().nodeUnstageVolume(unstage(CrashScenario.BLOCK, scenario.blockStaging()));
                 client.node().nodeStageVolume(stage(CrashScenario.BLOCK, scenario.blockDevice(),
                         scenario.blockStaging(), block()));
