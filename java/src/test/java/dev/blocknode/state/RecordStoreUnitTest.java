@@ -441,6 +441,38 @@ class RecordStoreUnitTest {
         assertEquals(Set.of("repaired"), ids(reopened.all()));
     }
 
+    @Test
+    void aJournalThatIsNotARegularFileOrIsHugeIsRefusedAtOnceNamingIt() throws Exception {
+        Path journal = journal(BOOT);
+        Files.createDirectories(journal.getParent());
+        Files.createSymbolicLink(journal, Path.of("/dev/zero")); // every publication would have gone into it
+        IOException link = assertThrows(IOException.class, () -> new RecordStore(stateDir, BOOT));
+        assertTrue(link.getMessage().contains(journal.toString()), link.getMessage());
+        Files.delete(journal);
+        assertEquals(0, new ProcessBuilder("mkfifo", journal.toString()).start().waitFor());
+        IOException fifo = assertThrows(IOException.class, () -> new RecordStore(stateDir, BOOT));
+        assertTrue(fifo.getMessage().contains("journal " + journal + " is not a regular file"), fifo.getMessage());
+        Files.delete(journal);
+        try (var out = Files.newByteChannel(journal, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            out.position(PublicationJournal.MAX_JOURNAL_BYTES).write(ByteBuffer.wrap(new byte[] {1})); // sparse
+        }
+        IOException huge = assertThrows(IOException.class, () -> new RecordStore(stateDir, BOOT));
+        assertTrue(huge.getMessage().contains("more than the " + PublicationJournal.MAX_JOURNAL_BYTES),
+                huge.getMessage());
+        Files.delete(journal);
+        new RecordStore(stateDir, BOOT).save(mountRecord("v")); // and without them, all is well
+    }
+
+    @Test
+    void aSymlinkNamedLikeATempFileIsNeverWrittenThrough() throws Exception {
+        RecordStore store = new RecordStore(stateDir, BOOT);
+        Path victim = Files.writeString(stateDir.resolve("victim"), "keep me");
+        Files.createSymbolicLink(Path.of(store.fileFor("v") + ".tmp"), victim);
+        store.save(mountRecord("v"));
+        assertEquals("keep me", Files.readString(victim));
+        assertEquals("v", new RecordStore(stateDir, BOOT).load("v").orElseThrow().getVolumeId());
+    }
+
     private static String message(RecordStore store, String volumeId) {
         UnreadableRecordException e = assertThrows(UnreadableRecordException.class, () -> store.load(volumeId));
         return e.getMessage();
