@@ -19,6 +19,12 @@ import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -27,6 +33,7 @@ import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Map;
 import java.util.zip.CRC32C;
 
@@ -133,9 +140,16 @@ class UnreadableRecordHostTest {
      */
     private static String oneBadVolume(CrashScenario scenario, Path file, String why) throws Exception {
         String refusal;
-        try (PluginProcess plugin = PluginProcess.start(scenario.dir(), Map.of())) {
+        int port;
+        try (ServerSocket free = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            port = free.getLocalPort();
+        }
+        try (PluginProcess plugin = PluginProcess.start(scenario.dir(), Map.of(),
+                List.of("--metrics-address", "127.0.0.1:" + port))) {
             plugin.awaitLine(line -> line.contains("staging record " + file) && line.contains(why), WAIT);
             CsiClient client = plugin.client();
+            assertTrue(scrape(port).lines().anyMatch(l -> l.equals("blocknode_unreadable_staging_records 1.0")),
+                    "the gauge counts the bad record");
 
             client.node().nodeUnstageVolume(unstage(CrashScenario.BLOCK, scenario.blockStaging()));
             client.node().nodeStageVolume(stage(CrashScenario.BLOCK, scenario.blockDevice(), scenario.blockStaging(),
@@ -161,11 +175,20 @@ class UnreadableRecordHostTest {
 
             // The operator's way out: remove the file; the volume's teardown rebuilds its record from the mount.
             Files.delete(file);
+            assertTrue(scrape(port).lines().anyMatch(l -> l.equals("blocknode_unreadable_staging_records 0.0")),
+                    "a removed file counts no more (read again before each scrape)");
             client.node().nodeUnstageVolume(unstage(CrashScenario.FS, scenario.fsStaging()));
         }
         HostAssertions.assertNoMountsUnder(scenario.dir());
         assertFalse(Files.exists(file));
         return refusal;
+    }
+
+    private static String scrape(int port) throws Exception {
+        try (HttpClient http = HttpClient.newHttpClient()) {
+            return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics")).build(),
+                    HttpResponse.BodyHandlers.ofString()).body();
+        }
     }
 
     private static String assertRefused(String file, Executable call) {
