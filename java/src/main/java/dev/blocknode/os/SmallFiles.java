@@ -2,11 +2,13 @@ package dev.blocknode.os;
 
 import dev.blocknode.os.natives.LinuxNative;
 import dev.blocknode.os.natives.NativeIOException;
+import dev.blocknode.os.natives.NoSuchPathException;
 import dev.blocknode.os.natives.UnsafePathException;
 
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.Optional;
 
 /**
  * Reads a small file the plugin keeps itself (a staging record) without trusting what its name is now: opened
@@ -14,7 +16,6 @@ import java.util.Arrays;
  * regular file on the opened descriptor, and read no further than a bound. A FIFO, a device node, a symlink (to
  * /dev/zero, or anywhere) or a huge file named like a record is refused at once with an IOException saying
  * which, where {@code Files.readAllBytes} would wait for a writer for ever or read until the heap runs out.
- * A missing file is {@link dev.blocknode.os.natives.NoSuchPathException}, as from every native call.
  */
 public final class SmallFiles {
 
@@ -23,11 +24,16 @@ public final class SmallFiles {
     private SmallFiles() {
     }
 
-    /** The whole of {@code file}, a regular file of at most {@code maxBytes}; anything else is refused. */
-    public static byte[] readRegular(Path file, int maxBytes) throws IOException {
+    /**
+     * The whole of {@code file}, a regular file of at most {@code maxBytes}; empty when there is no such file;
+     * anything else is refused.
+     */
+    public static Optional<byte[]> readRegularIfPresent(Path file, int maxBytes) throws IOException {
         int fd;
         try {
             fd = LinuxNative.openForReading(file.toString());
+        } catch (NoSuchPathException absent) {
+            return Optional.empty();
         } catch (UnsafePathException e) {
             throw new IOException(file + " is a symbolic link (not followed; " + e.getMessage() + ")", e);
         }
@@ -36,7 +42,7 @@ public final class SmallFiles {
             if (!stat.isRegularFile()) {
                 throw new IOException(file + " is " + typeOf(stat.mode()) + ", not a regular file");
             }
-            return readAtMost(fd, file, maxBytes);
+            return Optional.of(readAtMost(fd, file, maxBytes));
         } finally {
             try {
                 LinuxNative.close(fd);

@@ -3,7 +3,6 @@ package dev.blocknode.state;
 import dev.blocknode.os.Fsync;
 import dev.blocknode.os.HostPaths;
 import dev.blocknode.os.SmallFiles;
-import dev.blocknode.os.natives.NoSuchPathException;
 import dev.blocknode.state.v1.PublicationRecord;
 import dev.blocknode.state.v1.StagingRecord;
 
@@ -291,13 +290,15 @@ public final class RecordStore {
             for (Path file : files) {
                 String name = file.getFileName().toString();
                 try {
-                    StagingRecord record = read(file);
-                    records.put(record.getVolumeId(), record);
-                    if (record.getPublicationsCount() > 0) {
-                        holdingPublications.add(record.getVolumeId());
+                    // Empty when removed between the listing and the open: there is nothing to read.
+                    Optional<StagingRecord> read = read(file);
+                    if (read.isPresent()) {
+                        StagingRecord record = read.get();
+                        records.put(record.getVolumeId(), record);
+                        if (record.getPublicationsCount() > 0) {
+                            holdingPublications.add(record.getVolumeId());
+                        }
                     }
-                } catch (NoSuchPathException gone) {
-                    // removed between the listing and the open: there is nothing to read
                 } catch (UnreadableRecordException e) {
                     unreadable.put(name, e);
                     LOG.severe(e.getMessage() + "; every call for its volume is refused (FAILED_PRECONDITION) until"
@@ -310,25 +311,25 @@ public final class RecordStore {
 
     /**
      * One record file, read safely ({@link SmallFiles}: no symlink followed, no wait, at most
-     * {@link #MAX_RECORD_BYTES}) and checked (header, checksum, format version, named after its volume).
-     *
-     * @throws NoSuchPathException when there is no such file
+     * {@link #MAX_RECORD_BYTES}) and checked (header, checksum, format version, named after its volume); empty
+     * when there is no such file.
      */
-    private static StagingRecord read(Path file) throws NoSuchPathException, UnreadableRecordException {
-        byte[] bytes;
+    private static Optional<StagingRecord> read(Path file) throws UnreadableRecordException {
+        Optional<byte[]> bytes;
         try {
-            bytes = SmallFiles.readRegular(file, MAX_RECORD_BYTES);
-        } catch (NoSuchPathException gone) {
-            throw gone;
+            bytes = SmallFiles.readRegularIfPresent(file, MAX_RECORD_BYTES);
         } catch (IOException e) {
             String why = e.getMessage() != null && e.getMessage().startsWith(file.toString()) ? e.getMessage()
                     : file + " cannot be read: " + e.getMessage();
             throw new UnreadableRecordException(file, "staging record " + why, e);
         }
+        if (bytes.isEmpty()) {
+            return Optional.empty();
+        }
         try {
-            StagingRecord record = RecordCodec.decode(file, bytes);
+            StagingRecord record = RecordCodec.decode(file, bytes.get());
             requireNamedAfterItsVolume(file, record.getVolumeId());
-            return record;
+            return Optional.of(record);
         } catch (IOException e) {
             throw new UnreadableRecordException(file, e.getMessage(), e);
         }
@@ -341,16 +342,18 @@ public final class RecordStore {
     private void readAgain(String name) {
         Path file = directory.resolve(name);
         try {
-            StagingRecord record = read(file);
+            Optional<StagingRecord> read = read(file);
+            unreadable.remove(name);
+            if (read.isEmpty()) {
+                LOG.warning(() -> "the unreadable staging record " + file + " was removed: its volume has no record"
+                        + " now (NodeUnstageVolume rebuilds one from what is mounted)");
+                return;
+            }
+            StagingRecord record = read.get();
             Map<String, PublicationRecord> publications = journal.all().getOrDefault(record.getVolumeId(), Map.of());
             records.put(record.getVolumeId(), record.toBuilder().putAllPublications(publications).build());
-            unreadable.remove(name);
             LOG.warning(() -> "staging record " + file + " can be read now: volume " + record.getVolumeId()
                     + " is served from it again");
-        } catch (NoSuchPathException gone) {
-            unreadable.remove(name);
-            LOG.warning(() -> "the unreadable staging record " + file + " was removed: its volume has no record now"
-                    + " (NodeUnstageVolume rebuilds one from what is mounted)");
         } catch (UnreadableRecordException still) {
             unreadable.put(name, still);
         }
