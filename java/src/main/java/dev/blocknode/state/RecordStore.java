@@ -377,7 +377,11 @@ public final class RecordStore {
         }
     }
 
-    /** Publications written before the last reboot describe bind mounts and loop devices that are gone. */
+    /**
+     * Publications written before the last reboot describe bind mounts and loop devices that are gone. What
+     * cannot be removed (a directory someone made in there, say) is logged and left: it is of no use to anyone,
+     * and no reason to stop the plugin.
+     */
     private void dropEarlierBoots(Path publicationsRoot) throws IOException {
         List<Path> earlier = new ArrayList<>();
         try (DirectoryStream<Path> boots = Files.newDirectoryStream(publicationsRoot)) {
@@ -389,13 +393,19 @@ public final class RecordStore {
         }
         for (Path boot : earlier) {
             int dropped = 0;
-            try (DirectoryStream<Path> files = Files.newDirectoryStream(boot)) {
-                for (Path file : files) {
-                    Files.delete(file);
-                    dropped++;
+            try {
+                try (DirectoryStream<Path> files = Files.newDirectoryStream(boot)) {
+                    for (Path file : files) {
+                        Files.delete(file);
+                        dropped++;
+                    }
                 }
+                Files.delete(boot);
+            } catch (IOException e) {
+                LOG.warning(() -> "could not remove all of the publications of an earlier boot (" + boot + "), left"
+                        + " in place (nothing reads them): " + e);
+                continue;
             }
-            Files.delete(boot);
             int count = dropped;
             LOG.info(() -> "dropped " + count + " publication record(s) of an earlier boot (" + boot
                     + "): the mounts they described did not survive the reboot");

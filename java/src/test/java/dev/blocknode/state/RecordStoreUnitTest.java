@@ -464,6 +464,15 @@ class RecordStoreUnitTest {
     }
 
     @Test
+    void anEarlierBootThatCannotBeRemovedIsLeftAndTheStoreOpens() throws Exception {
+        new RecordStore(stateDir, BOOT).save(mountRecord("v"));
+        Files.writeString(Files.createDirectories(stateDir.resolve("publications").resolve(BOOT).resolve("x"))
+                .resolve("y"), "a directory with a file in it: Files.delete refuses it");
+        RecordStore next = new RecordStore(stateDir, NEXT_BOOT); // threw DirectoryNotEmptyException
+        assertEquals("v", next.load("v").orElseThrow().getVolumeId());
+    }
+
+    @Test
     void aSymlinkNamedLikeATempFileIsNeverWrittenThrough() throws Exception {
         RecordStore store = new RecordStore(stateDir, BOOT);
         Path victim = Files.writeString(stateDir.resolve("victim"), "keep me");
