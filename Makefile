@@ -40,6 +40,7 @@ help:
 	@echo "make test    install what the tests need, then the unit, host (root), csi-sanity, registration, liveness, deploy and VM tiers"
 	@echo "make build   build the runnable jars"
 	@echo "make clean   remove build output"
+	@echo "make docs    rewrite the generated reference pages (docs/reference: flags, metrics, Helm values)"
 	@echo "make validate-deploy  check deploy/ offline: manifests and Helm chart, strictly typed, plus its tests"
 	@echo "make image   (root) blocknode's container image, offline with buildah: .tools/images/blocknode.tar (deploy/image)"
 	@echo "make test-images  (root) the sidecar, pause and busybox images the Kubernetes tier runs, beside it"
@@ -144,6 +145,17 @@ e2e-kube: $(PLUGIN_JAR)
 validate-deploy:
 	cd deploy/validate && go test ./... && go build -o $(TOOLS)/deploy-validate .
 	$(TOOLS)/deploy-validate -deploy deploy
+
+# The generated reference pages: docs/reference/flags.md (from FlagParser.FLAGS), metrics.md (from a scrape of
+# the real plugin: a host test, root) and helm-values.md (from the chart's values.yaml and schema). The same
+# tests, without BLOCKNODE_WRITE_DOCS, fail in make test when a page is stale (Maven's unit and host tiers,
+# deploy/validate's go test).
+.PHONY: docs
+docs:
+	BLOCKNODE_WRITE_DOCS=1 $(MVN) -ntp -pl java -am test -Dtest='FlagsReferenceUnitTest,MetricsReferenceHostTest' \
+	  -Dsurefire.failIfNoSpecifiedTests=false
+	cd deploy/validate && BLOCKNODE_WRITE_DOCS=1 go test -count=1 -run TestValuesDocIsCurrent .
+	@echo "docs: docs/reference/flags.md, metrics.md and helm-values.md rewritten; review and commit them"
 
 # Container images (deploy/README.md, "Build the image"): Debian base by mmdebstrap, Java runtime by jlink, the
 # image by buildah from deploy/Containerfile, each written as an OCI archive under .tools/images/ for

@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// The plugin's own defaults (see the top README's flag table), used when a flag is not given.
+// The plugin's own defaults (docs/reference/flags.md, generated from the plugin's FlagParser), used when a flag is not given.
 const (
 	defaultDriverName    = "block.csi.blocknode.dev"
 	defaultEndpoint      = "unix:///csi/csi.sock"
@@ -555,7 +555,7 @@ func checkCSIDriver(o *Object, d *storagev1.CSIDriver, s *objectSet) {
 
 // ---- PersistentVolumes and their volume attributes -----------------------------------------------------
 
-// transportKeys are the volume_context keys each transport reads (README; shared/DESIGN.md section 4).
+// transportKeys are the volume_context keys each transport reads (docs/reference/volume-context.md; docs/design/architecture.md).
 var transportKeys = map[string]map[string]bool{
 	"iscsi": {"transport": true, "targetPortal": true, "portals": true, "iqn": true, "lun": true, "wwid": true, "iface": true,
 		"replacementTimeout": true, "fencing": true},
@@ -565,7 +565,7 @@ var transportKeys = map[string]map[string]bool{
 		"namespaceEUI64": true, "namespaceUUID": true, "namespaceID": true, "hostNQN": true, "hostID": true, "fencing": true},
 }
 
-// fencingModes are volume_context "fencing"'s values per transport (README "Fencing at the storage"): the SAN
+// fencingModes are volume_context "fencing"'s values per transport (docs/design/fencing.md): the SAN
 // transports fence with SCSI-3 persistent reservations; NVMe/TCP is not fenced, so "required" is refused there.
 var fencingModes = map[string]map[string]bool{
 	"iscsi":    {"auto": true, "required": true, "off": true},

@@ -360,7 +360,7 @@ step b-refused-first-seen ncsi_fails FAILED_PRECONDITION b stagex $BLOCK_VOL "$B
 step b-first-seen-said    eval '[[ $CSI_REPLY == *"first seen now"* ]]'
 step past-takeover-time   sleep $((TAKEOVER + 3))
 # This refusal sees A's keys changed, so B's observation of them starts again within it: the takeover time
-# counts from here at the earliest (README, "The takeover rule"), not from the kill, which may come sooner
+# counts from here at the earliest (docs/design/fencing.md, "The takeover rule"), not from the kill, which may come sooner
 # after it than a renewal interval (A's last renewal then stood still for part of the time before the kill).
 step b-refused-a-alive    eval 'OBSERVED=$(vm_now_ms) && ncsi_fails FAILED_PRECONDITION b stagex $BLOCK_VOL "$B_BSTAGING" block $(node_ctx b)'
 step b-alive-said         eval '[[ $CSI_REPLY == *"the holder is alive"* ]]'

@@ -132,6 +132,11 @@ void JNICALL bn_fsync(JNIEnv *env, jclass clazz, jstring path);
 jint JNICALL bn_open_for_reading(JNIEnv *env, jclass clazz, jstring path);
 jint JNICALL bn_read_fd(JNIEnv *env, jclass clazz, jint fd, jbyteArray buffer, jint offset, jint length);
 
+/* unix_socket.c */
+jint JNICALL bn_connect_unix_socket(JNIEnv *env, jclass clazz, jstring path);
+jintArray JNICALL bn_peer_credentials(JNIEnv *env, jclass clazz, jint fd);
+jbyteArray JNICALL bn_peer_address(JNIEnv *env, jclass clazz, jint fd);
+
 /* uevent.c */
 jint JNICALL bn_uevent_open(JNIEnv *env, jclass clazz, jint receive_buffer_bytes);
 jbyteArray JNICALL bn_uevent_receive(JNIEnv *env, jclass clazz, jint fd, jint timeout_millis);

@@ -32,6 +32,9 @@ static const JNINativeMethod linux_native_methods[] = {
     { "openUeventSocket", "(I)I", (void *) bn_uevent_open },
     { "receiveUevent", "(II)[B", (void *) bn_uevent_receive },
     { "close", "(I)V", (void *) bn_close_fd },
+    { "connectUnixSocket", "(" BN_STRING ")I", (void *) bn_connect_unix_socket },
+    { "peerCredentials", "(I)[I", (void *) bn_peer_credentials },
+    { "peerAddress", "(I)[B", (void *) bn_peer_address },
 };
 
 /* On failure an exception is left pending: the JDK rethrows it from System.load. */

@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.time.format.DateTimeParseException;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -27,67 +28,141 @@ public final class FlagParser {
     /** CSI: at most 63 characters, alphanumerics at both ends, with dashes, dots and alphanumerics between. */
     private static final Pattern DRIVER_NAME = Pattern.compile("[A-Za-z0-9]([A-Za-z0-9.-]{0,61}[A-Za-z0-9])?");
 
+    /**
+     * One flag: its name, the placeholder of its value (empty for a switch), the value the parser falls back to
+     * when the flag is not given ({@code null}: computed, or none), the default as a reader sees it, and what it
+     * does. {@link #parse}, {@link #USAGE} and {@link #markdownTable} all read {@link #FLAGS}, so --help, the
+     * generated docs/reference/flags.md and the parser cannot disagree.
+     */
+    public record Flag(String name, String placeholder, String fallback, String shownDefault, String meaning) {
+
+        /** The default as --help and the docs show it. */
+        public String defaultText() {
+            return shownDefault != null ? shownDefault : fallback;
+        }
+    }
+
+    public static final List<Flag> FLAGS = List.of(
+            new Flag("mode", "MODE", "node", null, "`node`: the Identity and Node services (stage, publish, stats,"
+                    + " expand, health), the DaemonSet on every node; `controller`: the Identity and Controller services,"
+                    + " ControllerPublishVolume, ControllerUnpublishVolume and ValidateVolumeCapabilities only, for the"
+                    + " external-attacher, so that"
+                    + " Kubernetes refuses a second node a ReadWriteOnce volume"),
+            new Flag("endpoint", "URL", "unix:///csi/csi.sock", null, "the gRPC endpoint, a Unix socket"
+                    + " (`unix:///path/to/csi.sock`)"),
+            new Flag("node-id", "ID", null, "`$NODE_NAME`, else the host name", "this node's id, as NodeGetInfo"
+                    + " reports it (at most 256 characters)"),
+            new Flag("driver-name", "NAME", PluginConfig.DEFAULT_DRIVER_NAME, null, "CSI driver name (validated"
+                    + " against the spec's rules: at most 63 characters, alphanumerics at both ends, dashes, dots and"
+                    + " alphanumerics between)"),
+            new Flag("kubelet-root", "DIR", "/var/lib/kubelet", null, "kubelet's root directory: every path in a"
+                    + " request must lie under it"),
+            new Flag("state-dir", "DIR", "/var/lib/blocknode", null, "where the per-volume staging records and the"
+                    + " publications journal are kept"),
+            new Flag("metrics-address", "HOST:PORT", null, "off", "serve Prometheus metrics at"
+                    + " `http://HOST:PORT/metrics`; an empty host listens on every address"),
+            new Flag("log-format", "FORMAT", "json", null, "`json` (one object per line) or `text`"),
+            new Flag("socket-mode", "MODE", "0660", null, "permissions of the socket file, octal"),
+            new Flag("socket-group", "GROUP", null, "the process's group", "group of the socket file"),
+            new Flag("shutdown-grace", "DURATION", "30s", null, "on SIGTERM, how long running calls may finish"
+                    + " before they are cancelled"),
+            new Flag("max-volumes-per-node", "N", "0", null, "reported in NodeGetInfo; 0 means no"
+                    + " limit"),
+            new Flag("default-fs-type", "TYPE", "ext4", null, "filesystem for a blank volume whose request names"
+                    + " none (`ext4` or `xfs`)"),
+            new Flag("device-wait", "MODE", "events", null, "how SAN waits (disks after a scan, a multipath map, a"
+                    + " device going away) end: `events` wakes them on the kernel's uevents (a netlink socket;"
+                    + " blocknode falls back to polling, with one warning, where it cannot be opened), `poll` only"
+                    + " polls"),
+            new Flag("device-poll-interval", "DURATION", null, "`1s` with events, `0.25s` with poll", "with"
+                    + " `events`, the slow poll behind them (catches anything not announced); with `poll`, the poll"
+                    + " itself"),
+            new Flag("fencing-renew-interval", "DURATION", "10s", null, "how often each fenced volume's reservation"
+                    + " key is renewed at the storage: the proof of life another node's takeover reads"),
+            new Flag("fencing-takeover-after", "DURATION", "60s", null, "how long another node's reservation key"
+                    + " must stand still before a stage here may preempt it; at least 3 x `--fencing-renew-interval`,"
+                    + " or the plugin refuses to start"),
+            new Flag("demo", "", "false", "off", "also create, stage and publish a loop-backed demo volume (what"
+                    + " `make run` uses); needs `--mode node`"));
+
     public static final String USAGE = """
             blocknode: a CSI node plugin for Fibre Channel, iSCSI, NVMe/TCP and local block storage
 
             usage: java -jar blocknode.jar [flags]
                    java -jar blocknode.jar client [--endpoint unix:///path] RPC [REQUEST]   (see client --help)
 
-              --mode MODE             node (stage and publish volumes on this node: the DaemonSet) or
-                                      controller (ControllerPublish/Unpublish for the external-attacher,
-                                      so Kubernetes refuses a second node a ReadWriteOnce volume) (default node)
-              --endpoint URL          gRPC endpoint, unix:///path/to/csi.sock (default unix:///csi/csi.sock)
-              --node-id ID            this node's id as the controller knows it (default: the host name)
-              --driver-name NAME      CSI driver name (default %s)
-              --kubelet-root DIR      kubelet's root; every path in a request must lie under it
-                                      (default /var/lib/kubelet)
-              --state-dir DIR         where staging records are kept (default /var/lib/blocknode)
-              --metrics-address A     host:port for Prometheus metrics at /metrics (default: off)
-              --log-format F          json or text (default json)
-              --socket-mode MODE      socket permissions, octal (default 0660)
-              --socket-group GROUP    socket group (default: the process's group)
-              --shutdown-grace DUR    how long SIGTERM waits for running calls, e.g. 30s (default 30s)
-              --max-volumes-per-node  reported in NodeGetInfo; 0 means no limit (default 0)
-              --default-fs-type T     filesystem for blank volumes whose request names none (ext4|xfs, default ext4)
-              --device-wait MODE      how to wait for SAN disks and multipath maps: events (kernel uevents,
-                                      with a slow poll behind them) or poll (default events; falls back
-                                      to poll when the uevent socket cannot be opened)
-              --device-poll-interval DUR  the poll's interval, e.g. 1s or 0.5s (default 1s with events,
-                                      0.25s with poll)
-              --fencing-renew-interval DUR  how often each fenced volume's reservation key is renewed
-                                      at the storage, the proof this node is alive (default 10s)
-              --fencing-takeover-after DUR  how long another node's reservation key must stand still before
-                                      a stage here may preempt it; at least 3 x the renew interval (default 60s)
-              --demo                  also create, stage and publish a loop-backed demo volume (for make run)
-              --help                  this text
-            """.formatted(PluginConfig.DEFAULT_DRIVER_NAME);
+            """ + usageLines() + "  --help                  this text\n";
 
     private FlagParser() {
     }
 
+    /** The flags as a Markdown table (docs/reference/flags.md is made of it; see FlagsReferenceUnitTest). */
+    public static String markdownTable() {
+        StringBuilder out = new StringBuilder("| flag | default | meaning |\n| --- | --- | --- |\n");
+        for (Flag flag : FLAGS) {
+            String shown = flag.defaultText();
+            String dflt = shown.startsWith("`") || shown.contains(" ") ? shown : "`" + shown + "`";
+            out.append("| `--").append(flag.name()).append(flag.placeholder().isEmpty() ? "" : " " + flag.placeholder())
+                    .append("` | ").append(dflt).append(" | ").append(flag.meaning().replace("|", "\\|"))
+                    .append(" |\n");
+        }
+        return out.toString();
+    }
+
+    private static String usageLines() {
+        StringBuilder out = new StringBuilder();
+        for (Flag flag : FLAGS) {
+            String head = "  --" + flag.name() + (flag.placeholder().isEmpty() ? "" : " " + flag.placeholder());
+            String text = (flag.meaning() + " (default " + flag.defaultText() + ")").replace("`", "");
+            StringBuilder line = new StringBuilder(head.length() < 26 ? head + " ".repeat(26 - head.length())
+                    : head + "\n" + " ".repeat(26));
+            int width = line.length() - line.lastIndexOf("\n") - 1;
+            for (String word : text.split(" ")) {
+                if (width + word.length() > 112) {
+                    line.append("\n").append(" ".repeat(26));
+                    width = 26;
+                }
+                line.append(word).append(' ');
+                width += word.length() + 1;
+            }
+            out.append(line.toString().replaceAll(" +\n", "\n").stripTrailing()).append('\n');
+        }
+        return out.toString();
+    }
+
+    private static Flag flag(String name) {
+        for (Flag flag : FLAGS) {
+            if (flag.name().equals(name)) {
+                return flag;
+            }
+        }
+        throw new IllegalStateException("flag --" + name + " is not in FlagParser.FLAGS");
+    }
+
+
     public static PluginConfig parse(String[] args) {
         Map<String, String> flags = collect(args);
-        String endpoint = take(flags, "endpoint", "unix:///csi/csi.sock");
+        String endpoint = take(flags, "endpoint");
         PluginConfig config = new PluginConfig(
                 socketPath(endpoint),
-                take(flags, "node-id", hostName()),
-                driverName(take(flags, "driver-name", PluginConfig.DEFAULT_DRIVER_NAME)),
-                Path.of(take(flags, "kubelet-root", "/var/lib/kubelet")),
-                Path.of(take(flags, "state-dir", "/var/lib/blocknode")),
-                Optional.ofNullable(flags.remove("metrics-address")).filter(s -> !s.isBlank()),
-                logFormat(take(flags, "log-format", "json")),
-                socketMode(take(flags, "socket-mode", "0660")),
-                Optional.ofNullable(flags.remove("socket-group")).filter(s -> !s.isBlank()),
-                duration("shutdown-grace", take(flags, "shutdown-grace", "30s")),
-                nonNegative("max-volumes-per-node", take(flags, "max-volumes-per-node", "0")),
-                fsType(take(flags, "default-fs-type", "ext4")),
-                DeviceWaitMode.parse("device-wait", take(flags, "device-wait", "events")),
-                Optional.ofNullable(flags.remove("device-poll-interval")).map(v -> positive("device-poll-interval", v)),
-                Boolean.parseBoolean(take(flags, "demo", "false")),
-                PluginMode.parse("mode", take(flags, "mode", "node")),
+                Optional.ofNullable(take(flags, "node-id")).orElseGet(FlagParser::hostName),
+                driverName(take(flags, "driver-name")),
+                Path.of(take(flags, "kubelet-root")),
+                Path.of(take(flags, "state-dir")),
+                Optional.ofNullable(take(flags, "metrics-address")).filter(s -> !s.isBlank()),
+                logFormat(take(flags, "log-format")),
+                socketMode(take(flags, "socket-mode")),
+                Optional.ofNullable(take(flags, "socket-group")).filter(s -> !s.isBlank()),
+                duration("shutdown-grace", take(flags, "shutdown-grace")),
+                nonNegative("max-volumes-per-node", take(flags, "max-volumes-per-node")),
+                fsType(take(flags, "default-fs-type")),
+                DeviceWaitMode.parse("device-wait", take(flags, "device-wait")),
+                Optional.ofNullable(take(flags, "device-poll-interval")).map(v -> positive("device-poll-interval", v)),
+                Boolean.parseBoolean(take(flags, "demo")),
+                PluginMode.parse("mode", take(flags, "mode")),
                 new PluginConfig.Fencing(
-                        positive("fencing-renew-interval", take(flags, "fencing-renew-interval", "10s")),
-                        positive("fencing-takeover-after", take(flags, "fencing-takeover-after", "60s"))));
+                        positive("fencing-renew-interval", take(flags, "fencing-renew-interval")),
+                        positive("fencing-takeover-after", take(flags, "fencing-takeover-after"))));
         if (!flags.isEmpty()) {
             throw new IllegalArgumentException("unknown flag --" + flags.keySet().iterator().next()
                     + " (see --help)");
@@ -127,9 +202,10 @@ public final class FlagParser {
         return flags;
     }
 
-    private static String take(Map<String, String> flags, String name, String fallback) {
+    /** The flag's value, else its fallback in {@link #FLAGS} (null: none). */
+    private static String take(Map<String, String> flags, String name) {
         String value = flags.remove(name);
-        return value == null ? fallback : value;
+        return value == null ? flag(name).fallback() : value;
     }
 
     /** The socket path of a unix:// endpoint (also used by the command-line client). */

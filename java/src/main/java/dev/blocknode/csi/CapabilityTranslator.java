@@ -4,8 +4,14 @@ import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.volume.AccessMode;
 import dev.blocknode.volume.AccessType;
 import dev.blocknode.volume.VolumeCapability;
+import dev.blocknode.volume.filesystem.FilesystemType;
 
-/** Turns a wire VolumeCapability into the domain's, refusing what the node cannot honour. */
+/**
+ * Turns a wire VolumeCapability into the domain's, refusing what the node cannot honour: the access type and
+ * mode, the fs_type, and the mount flags checked against that filesystem's own options. The one validator of a
+ * capability: the Node service (stage, publish, expand) and the Controller service (ControllerPublishVolume,
+ * ValidateVolumeCapabilities) both call it, so the controller refuses exactly what the node would.
+ */
 final class CapabilityTranslator {
 
     private CapabilityTranslator() {
@@ -58,8 +64,14 @@ final class CapabilityTranslator {
             throw VolumeException.invalid(field + ".mount.volume_mount_group is not supported by this plugin"
                     + " (it does not advertise VOLUME_MOUNT_GROUP)");
         }
+        String fsType = wire.getFsType().strip();
+        if (!fsType.isEmpty() && FilesystemType.byName(fsType).isEmpty()) {
+            // Never quoted: the value is the caller's.
+            throw VolumeException.invalid(field + ".mount.fs_type is not a filesystem this plugin mounts;"
+                    + " supported: ext4, xfs (or empty, for the node's --default-fs-type)");
+        }
         try {
-            return AccessType.Mount.parsed(wire.getFsType().strip(), wire.getMountFlagsList());
+            return AccessType.Mount.parsed(fsType, wire.getMountFlagsList());
         } catch (IllegalArgumentException e) {
             throw VolumeException.invalid(field + ".mount.mount_flags: " + e.getMessage());
         }

@@ -8,6 +8,9 @@ import dev.blocknode.csi.v1.ControllerPublishVolumeResponse;
 import dev.blocknode.csi.v1.ControllerServiceCapability;
 import dev.blocknode.csi.v1.ControllerUnpublishVolumeRequest;
 import dev.blocknode.csi.v1.ControllerUnpublishVolumeResponse;
+import dev.blocknode.csi.v1.ValidateVolumeCapabilitiesRequest;
+import dev.blocknode.csi.v1.ValidateVolumeCapabilitiesResponse;
+import dev.blocknode.outcome.VolumeException;
 import io.grpc.stub.StreamObserver;
 
 import java.util.Set;
@@ -18,8 +21,10 @@ import java.util.Set;
  * that has the volume's address can reach it; what publishing buys is that Kubernetes then keeps a
  * VolumeAttachment per node, and its attach/detach controller refuses to attach a ReadWriteOnce volume to a
  * second node while the first holds it. So publish checks the request as the spec asks and answers an empty
- * publish_context; both are idempotent because they change nothing. Every other Controller RPC is
- * UNIMPLEMENTED, as the capabilities say (volumes are created by the storage's own provisioner).
+ * publish_context; both are idempotent because they change nothing. ValidateVolumeCapabilities, which the spec
+ * asks of every controller, answers with the same check. Every capability is checked by CapabilityTranslator, the
+ * node's own validator, so the controller accepts exactly what NodeStageVolume would. Every other Controller RPC
+ * is UNIMPLEMENTED, as the capabilities say (volumes are created by the storage's own provisioner).
  */
 public final class ControllerService extends ControllerGrpc.ControllerImplBase {
 
@@ -51,6 +56,37 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
             RequestFields.context("volume_context", request.getVolumeContextMap());
             RequestFields.secrets("secrets", request.getSecretsMap());
             return ControllerPublishVolumeResponse.getDefaultInstance();
+        });
+    }
+
+    /**
+     * The capabilities checked as ControllerPublishVolume and NodeStageVolume check them: all of them acceptable,
+     * and they are confirmed (echoed with the context and parameters); one the node would refuse is
+     * INVALID_ARGUMENT naming it, as it would be at the node. The volume's existence cannot be checked here (this
+     * side has no access to the storage), so it is taken to exist.
+     */
+    @Override
+    public void validateVolumeCapabilities(ValidateVolumeCapabilitiesRequest request,
+                                           StreamObserver<ValidateVolumeCapabilitiesResponse> observer) {
+        RpcCall.answer("ValidateVolumeCapabilities", request.getVolumeId(), observer, () -> {
+            RequestFields.volumeId(request.getVolumeId());
+            if (request.getVolumeCapabilitiesCount() == 0) {
+                throw VolumeException.invalid("volume_capabilities is required");
+            }
+            for (int i = 0; i < request.getVolumeCapabilitiesCount(); i++) {
+                CapabilityTranslator.translate("volume_capabilities[" + i + "]", request.getVolumeCapabilities(i));
+            }
+            RequestFields.context("volume_context", request.getVolumeContextMap());
+            RequestFields.context("parameters", request.getParametersMap());
+            RequestFields.context("mutable_parameters", request.getMutableParametersMap());
+            RequestFields.secrets("secrets", request.getSecretsMap());
+            return ValidateVolumeCapabilitiesResponse.newBuilder()
+                    .setConfirmed(ValidateVolumeCapabilitiesResponse.Confirmed.newBuilder()
+                            .putAllVolumeContext(request.getVolumeContextMap())
+                            .addAllVolumeCapabilities(request.getVolumeCapabilitiesList())
+                            .putAllParameters(request.getParametersMap())
+                            .putAllMutableParameters(request.getMutableParametersMap()))
+                    .build();
         });
     }
 

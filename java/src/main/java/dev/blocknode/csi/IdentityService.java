@@ -40,6 +40,14 @@ public final class IdentityService extends IdentityGrpc.IdentityImplBase {
                     .setType(PluginCapability.Service.Type.CONTROLLER_SERVICE))
             .build());
 
+    /**
+     * GetPluginInfo's manifest key naming the version of the contract between blocknode's node side and a
+     * controller: the volume_context and publish_context keys, their precedence and the error semantics
+     * (docs/integration.md). Bumped only by a change a controller written for the old version could trip on.
+     */
+    public static final String CONTRACT_KEY = "contract.blocknode.dev";
+    public static final String CONTRACT_VERSION = "v1";
+
     /** The methods answered from memory, which may run on the server's event loop (see UnixSocketServer). */
     public static final Set<String> ANSWERED_FROM_MEMORY = Set.of(
             IdentityGrpc.getGetPluginInfoMethod().getFullMethodName(),
@@ -68,6 +76,7 @@ public final class IdentityService extends IdentityGrpc.IdentityImplBase {
         RpcCall.answer("GetPluginInfo", observer, () -> GetPluginInfoResponse.newBuilder()
                 .setName(driverName)
                 .setVendorVersion(version)
+                .putManifest(CONTRACT_KEY, CONTRACT_VERSION)
                 .build());
     }
 

@@ -9,7 +9,7 @@ import java.util.Map;
 /**
  * Bounds and character rules for the caller's strings, checked before anything else reads them. A field
  * that breaks one is INVALID_ARGUMENT naming the field and the rule, never quoting the value: the value is
- * what is hostile. The limits are the README's ("What the node does, and refuses to do").
+ * what is hostile. The limits are docs/guarantees.md's ("Input").
  */
 final class RequestFields {
 

@@ -37,6 +37,7 @@ public record FileStat(DeviceNumber device, DeviceNumber rdev, int mode, MountRo
     private static final int S_IFDIR = 0040000;
     private static final int S_IFREG = 0100000;
     private static final int S_IFLNK = 0120000;
+    private static final int S_IFSOCK = 0140000;
 
     public boolean isBlockDevice() {
         return (mode & S_IFMT) == S_IFBLK;
@@ -52,5 +53,9 @@ public record FileStat(DeviceNumber device, DeviceNumber rdev, int mode, MountRo
 
     public boolean isSymlink() {
         return (mode & S_IFMT) == S_IFLNK;
+    }
+
+    public boolean isSocket() {
+        return (mode & S_IFMT) == S_IFSOCK;
     }
 }

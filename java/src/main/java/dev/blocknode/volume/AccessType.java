@@ -1,8 +1,11 @@
 package dev.blocknode.volume;
 
 import dev.blocknode.os.mount.MountOptions;
+import dev.blocknode.volume.filesystem.FilesystemOptions;
+import dev.blocknode.volume.filesystem.FilesystemType;
 
 import java.util.List;
+import java.util.Optional;
 
 /** How a pod consumes the volume: a mounted filesystem, or the raw block device. */
 public sealed interface AccessType {
@@ -14,13 +17,22 @@ public sealed interface AccessType {
         }
 
         /**
-         * The filesystem with its mount flags parsed into mount(2)'s flags and data, so a malformed option is
-         * refused before anything reaches the host.
+         * The filesystem with its mount flags parsed into mount(2)'s flags and data, and the data checked
+         * against the filesystem's own options (against either filesystem when none is named), so that an
+         * option mount(2) would refuse is refused before anything reaches the host. The fs_type itself is
+         * checked by the caller (csi's CapabilityTranslator, StageRetryRules).
          *
          * @throws IllegalArgumentException naming the option that is not a valid mount option
          */
         public static Mount parsed(String fsType, List<String> mountFlags) {
-            return new Mount(fsType, mountFlags, MountOptions.parse(mountFlags));
+            MountOptions options = MountOptions.parse(mountFlags);
+            Optional<FilesystemType> type = FilesystemType.byName(fsType);
+            if (type.isPresent()) {
+                FilesystemOptions.check(type.get(), options.data(), options.readOnly());
+            } else {
+                FilesystemOptions.checkForEither(options.data(), options.readOnly());
+            }
+            return new Mount(fsType, mountFlags, options);
         }
     }
 

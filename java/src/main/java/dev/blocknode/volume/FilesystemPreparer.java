@@ -6,14 +6,17 @@ import dev.blocknode.metrics.Phases;
 import dev.blocknode.os.exec.Command;
 import dev.blocknode.os.exec.CommandException;
 import dev.blocknode.os.exec.CommandRunner;
+import dev.blocknode.os.mount.MountOptions;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.volume.filesystem.DeviceContent;
 import dev.blocknode.volume.filesystem.DeviceProbe;
+import dev.blocknode.volume.filesystem.FilesystemOptions;
 import dev.blocknode.volume.filesystem.FilesystemType;
 
 import java.io.IOException;
+import java.io.RandomAccessFile;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
@@ -60,9 +63,9 @@ final class FilesystemPreparer {
      * holds only what that mkfs wrote, and is formatted again, forcibly.
      */
     FilesystemType prepare(String volumeId, Path device, Optional<FilesystemType> requested,
-                                             StagingRecord.Builder record) throws VolumeException {
+                           MountOptions options, StagingRecord.Builder record) throws VolumeException {
         if (!record.getMount().getFormattingStarted().isEmpty() && !record.getMount().getFormattedHere()) {
-            return finishInterruptedFormat(volumeId, device, requested, record);
+            return finishInterruptedFormat(volumeId, device, requested, options, record);
         }
         DeviceContent content;
         try {
@@ -75,6 +78,7 @@ final class FilesystemPreparer {
         switch (content) {
             case DeviceContent.Blank blank -> {
                 type = requested.orElse(defaultFilesystem);
+                requireOptionsOf(type, options);
                 // Durably, before mkfs writes a byte: what it leaves if it is cut short is ours to overwrite.
                 record.getMountBuilder().setFormattingStarted(type.kernelName());
                 records.save(record.build());
@@ -96,6 +100,7 @@ final class FilesystemPreparer {
                             + "; refusing to reformat a device that holds data");
                 }
                 type = found.get();
+                requireOptionsOf(type, options);
             }
             default -> throw VolumeException.precondition("device " + device + " of volume " + volumeId + " holds "
                     + content.describe() + "; blocknode never formats or mounts over existing data");
@@ -106,7 +111,8 @@ final class FilesystemPreparer {
     }
 
     private FilesystemType finishInterruptedFormat(String volumeId, Path device, Optional<FilesystemType> requested,
-                                                   StagingRecord.Builder record) throws VolumeException {
+                                                   MountOptions options, StagingRecord.Builder record)
+            throws VolumeException {
         String started = record.getMount().getFormattingStarted();
         // The retry's own fs_type wins: nothing of the first attempt's choice was ever used.
         FilesystemType type = requested.or(() -> FilesystemType.byName(started)).orElseThrow(() ->
@@ -121,6 +127,37 @@ final class FilesystemPreparer {
                 .setFormattingStarted(type.kernelName()).setFormattedHere(true));
         records.save(record.build());
         return type;
+    }
+
+    /**
+     * The filesystem options must suit the filesystem this stage formats or found, checked before mkfs writes a
+     * byte. A request naming its fs_type had them checked already (AccessType.Mount.parsed); one naming none
+     * learns its filesystem only here (the default for a blank device, else what the probe found).
+     */
+    private static void requireOptionsOf(FilesystemType type, MountOptions options) throws VolumeException {
+        try {
+            FilesystemOptions.check(type, options.data(), options.readOnly());
+        } catch (IllegalArgumentException e) {
+            throw VolumeException.invalid("volume_capability.mount.mount_flags: " + e.getMessage());
+        }
+    }
+
+    /**
+     * Zeroes the first {@link DeviceProbe#HEAD_BYTES} of a device this plugin formatted in the call that is being
+     * refused, and syncs them: where ext4 and xfs keep their primary superblock and the probe looks, so that
+     * blkid finds nothing and the probe reports the device blank again. Only for that one case (see
+     * VolumeStager#undoRefusedFormat). Written with java.io in 8 KiB chunks, as the probe reads.
+     */
+    void unformat(String volumeId, Path device) throws VolumeException {
+        byte[] zeros = new byte[8 * 1024];
+        try (RandomAccessFile out = new RandomAccessFile(device.toFile(), "rw")) {
+            for (int written = 0; written < DeviceProbe.HEAD_BYTES; written += zeros.length) {
+                out.write(zeros);
+            }
+            out.getFD().sync();
+        } catch (IOException e) {
+            throw VolumeException.internal("cannot zero the head of device " + device + " of volume " + volumeId, e);
+        }
     }
 
     private void runMkfs(String volumeId, Path device, FilesystemType type, Command mkfs) throws VolumeException {

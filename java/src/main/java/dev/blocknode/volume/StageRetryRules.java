@@ -29,8 +29,8 @@ final class StageRetryRules {
         }
         Optional<FilesystemType> type = FilesystemType.byName(mount.fsType());
         if (type.isEmpty()) {
-            throw VolumeException.invalid("volume_capability.mount.fs_type \"" + mount.fsType()
-                    + "\" is not supported; supported: ext4, xfs");
+            throw VolumeException.invalid("volume_capability.mount.fs_type is not a filesystem this plugin mounts;"
+                    + " supported: ext4, xfs");
         }
         return type;
     }

@@ -84,6 +84,7 @@ public final class VolumeStager {
                         noDeviceRecorded);
             } catch (VolumeException failure) {
                 if (noDeviceRecorded && isRefusal(failure)) {
+                    undoRefusedFormat(request.volumeId(), failure);
                     undoRefusedStage(request.volumeId(), failure);
                 }
                 throw failure;
@@ -300,8 +301,8 @@ public final class VolumeStager {
      * A refusal leaves nothing: the attempt got no further than attaching (refusals all come before the
      * mount, and no earlier attempt had recorded a device), so what it attached is undone and its record
      * deleted, and the corrected retry starts clean, bound by none of the refused arguments. A filesystem it
-     * made stays on the device, where the retry's probe finds it. The caller still gets the refusal; a failed
-     * undo is added to it and logged.
+     * made was taken off the device first ({@link #undoRefusedFormat}); one it could not take off stays, where
+     * the retry's probe finds it. The caller still gets the refusal; a failed undo is added to it and logged.
      */
     private void undoRefusedStage(String volumeId, VolumeException refusal) {
         try {
@@ -315,6 +316,44 @@ public final class VolumeStager {
             refusal.addSuppressed(undoFailed);
             LOG.warning(() -> "volume " + volumeId + ": cannot undo the refused stage (" + refusal.outcome()
                     + "); its record is kept for unstage or the next start to undo: " + undoFailed.getMessage());
+        }
+    }
+
+    /**
+     * A refusal that came after this attempt formatted the device (a blank one: no earlier attempt had recorded
+     * a device, so only this one can have set formatted_here; in practice the kernel refusing a mount option)
+     * undoes that format too, so that the device is blank again, as the refused call found it, and the retry,
+     * with whatever filesystem or options it asks for, formats it as it would have the first time. Without
+     * this, the filesystem would outlive the record that said it is ours, and a retry asking for the other
+     * filesystem would be refused for ever as "holding data". Sound because nothing but our mkfs wrote it:
+     * the device was blank, the mount failed, and the exclusive open is asked again right before. The record
+     * first says the device holds an interrupted format of ours, so a crash inside the wipe leaves what the
+     * retry formats over (see FilesystemPreparer). A wipe that cannot be done is logged and added to the
+     * refusal, and the device keeps the filesystem.
+     */
+    private void undoRefusedFormat(String volumeId, VolumeException refusal) {
+        try {
+            Optional<StagingRecord> left = records.find(volumeId);
+            if (left.isEmpty() || !left.get().hasMount() || !left.get().getMount().getFormattedHere()
+                    || !left.get().hasDevice()) {
+                return;
+            }
+            StagingRecord record = left.get();
+            Path device = Path.of(record.getDevice().getPath());
+            if (host.blockDevices().isClaimed(device)) {
+                throw VolumeException.precondition("device " + device + " is in use on this node; its new "
+                        + record.getMount().getFsType() + " filesystem is left on it");
+            }
+            records.save(record.toBuilder().setMount(record.getMount().toBuilder().setFormattedHere(false)
+                    .setFormattingStarted(record.getMount().getFsType())).build());
+            filesystems.unformat(volumeId, device);
+            LOG.info(() -> "volume " + volumeId + ": the refused stage (" + refusal.outcome() + ") undid its own"
+                    + " format of device " + device + ", which is blank again");
+        } catch (VolumeException | IOException undoFailed) {
+            refusal.addSuppressed(undoFailed);
+            LOG.warning(() -> "volume " + volumeId + ": cannot undo the format of the refused stage ("
+                    + refusal.outcome() + "); the device keeps the filesystem this plugin made: "
+                    + undoFailed.getMessage());
         }
     }
 
@@ -395,20 +434,24 @@ public final class VolumeStager {
                                  AccessType.Mount mount, Optional<FilesystemType> requestedFs,
                                  StagingRecord.Builder record) throws VolumeException {
         Path device = attachment.device();
-        FilesystemType type = filesystems.prepare(request.volumeId(), device, requestedFs, record);
         MountOptions options = mount.options();
         if (request.capability().accessMode().readOnly()) {
             options = options.withReadOnly();
         }
+        FilesystemType type = filesystems.prepare(request.volumeId(), device, requestedFs, options, record);
         try (OpenedPath directory = paths.openDirectoryCreating("staging_target_path", staging)) {
             MountOptions finalOptions = options;
             Phases.run("mount", () -> host.mounter().mount(device, directory.viaDescriptor(), type.kernelName(),
                     finalOptions));
         } catch (InvalidSyscallArgumentException e) {
             if (!options.data().isEmpty()) {
-                // The kernel rejects a filesystem option it does not know with EINVAL: the caller's to fix.
+                // Every option passed the filesystem's grammar (FilesystemOptions), yet the kernel refuses one with
+                // EINVAL (a combination, a feature this device or kernel lacks): still the caller's to fix. The
+                // options are named, never their values.
+                List<String> names = options.data().stream().map(o -> o.contains("=")
+                        ? o.substring(0, o.indexOf('=') + 1) : o).toList();
                 throw VolumeException.invalid("mounting " + device + " (" + type.kernelName() + ") at " + staging
-                        + " with options " + options.data() + " failed with EINVAL: check volume_capability.mount"
+                        + " with options " + names + " failed with EINVAL: check volume_capability.mount"
                         + ".mount_flags (" + e.getMessage() + ")");
             }
             throw VolumeException.internal("mounting " + device + " (" + type.kernelName() + ") at " + staging

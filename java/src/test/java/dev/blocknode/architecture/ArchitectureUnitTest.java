@@ -15,12 +15,13 @@ import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.sli
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
- * The package order of the plugin, as DESIGN.md draws it (section 2), checked on the compiled classes. Each
+ * The package order of the plugin, as docs/design/architecture.md draws it, checked on the compiled classes. Each
  * layer uses only layers below it:
  *
  * <pre>
  *   entry points   dev.blocknode (Main, Plugin), demo, client: wire everything
- *   csi            -> volume
+ *   csi            -> volume, csi.server
+ *   csi.server     -> os (the gRPC server's socket file, by descriptor: os.fd.SocketDirectory)
  *   volume         -> state, transport, os (and os.natives' typed exceptions, thrown through os calls)
  *   state          -> os
  *   transport      -> multipath, scsi, os (transport.san: the SCSI stack that FC and iSCSI compose)
@@ -49,7 +50,9 @@ class ArchitectureUnitTest {
     private static LayeredArchitecture layers() {
         return layeredArchitecture().consideringOnlyDependenciesInLayers()
                 .layer("Entry points").definedBy("dev.blocknode", "dev.blocknode.demo..", "dev.blocknode.client..")
-                .layer("Csi").definedBy("dev.blocknode.csi..")
+                .layer("Csi").definedBy(resideInAPackage("dev.blocknode.csi..")
+                        .and(not(resideInAPackage("dev.blocknode.csi.server.."))))
+                .layer("Server").definedBy("dev.blocknode.csi.server..")
                 .layer("Volume").definedBy("dev.blocknode.volume..")
                 .layer("State").definedBy("dev.blocknode.state..")
                 .layer("Transport").definedBy("dev.blocknode.transport..")
@@ -81,14 +84,16 @@ class ArchitectureUnitTest {
         layers().ensureAllClassesAreContainedInArchitecture()
                 .whereLayer("Entry points").mayNotBeAccessedByAnyLayer()
                 .whereLayer("Csi").mayOnlyBeAccessedByLayers("Entry points")
+                .whereLayer("Server").mayOnlyBeAccessedByLayers("Csi", "Entry points")
                 .whereLayer("Volume").mayOnlyBeAccessedByLayers("Csi", "Entry points")
                 .whereLayer("State").mayOnlyBeAccessedByLayers("Volume", "Entry points")
                 .whereLayer("Transport").mayOnlyBeAccessedByLayers("Volume", "Entry points")
                 .whereLayer("Multipath").mayOnlyBeAccessedByLayers("Transport")
                 .whereLayer("Scsi").mayOnlyBeAccessedByLayers("Transport", "Multipath", "Entry points")
-                // The one seam to the host: csi reaches it only through volume.
+                // The one seam to the host: csi reaches it only through volume; the server that carries csi
+                // holds its own socket file there (by descriptor, under the kubelet root).
                 .whereLayer("Os").mayOnlyBeAccessedByLayers("Volume", "State", "Transport", "Multipath", "Scsi",
-                        "Entry points")
+                        "Server", "Entry points")
                 // Its typed errno exceptions surface through os calls that volume makes (NoSuchPathException ...);
                 // LinuxNative itself is for os alone (below).
                 .whereLayer("Natives").mayOnlyBeAccessedByLayers("Os", "Volume", "Entry points")

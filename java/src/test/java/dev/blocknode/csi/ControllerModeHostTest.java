@@ -16,6 +16,8 @@ import dev.blocknode.csi.v1.GetPluginInfoRequest;
 import dev.blocknode.csi.v1.NodeGetInfoRequest;
 import dev.blocknode.csi.v1.PluginCapability;
 import dev.blocknode.csi.v1.ProbeRequest;
+import dev.blocknode.csi.v1.ValidateVolumeCapabilitiesRequest;
+import dev.blocknode.csi.v1.ValidateVolumeCapabilitiesResponse;
 import dev.blocknode.csi.v1.VolumeCapability;
 import dev.blocknode.logging.LogCapture;
 import dev.blocknode.testing.HostileInput;
@@ -124,6 +126,54 @@ class ControllerModeHostTest {
         StatusRuntimeException unpublish = assertThrows(StatusRuntimeException.class, () -> client.controller()
                 .controllerUnpublishVolume(ControllerUnpublishVolumeRequest.newBuilder().setNodeId("node-a").build()));
         assertEquals(Status.Code.INVALID_ARGUMENT, unpublish.getStatus().getCode());
+    }
+
+    private static VolumeCapability mountCapability(String fsType, String... flags) {
+        return VolumeCapability.newBuilder()
+                .setMount(VolumeCapability.MountVolume.newBuilder().setFsType(fsType).addAllMountFlags(List.of(flags)))
+                .setAccessMode(VolumeCapability.AccessMode.newBuilder()
+                        .setMode(VolumeCapability.AccessMode.Mode.SINGLE_NODE_WRITER)).build();
+    }
+
+    private Status.Code validateCode(VolumeCapability capability) {
+        try {
+            ValidateVolumeCapabilitiesResponse answer = client.controller().validateVolumeCapabilities(
+                    ValidateVolumeCapabilitiesRequest.newBuilder().setVolumeId("pv-1")
+                            .addVolumeCapabilities(capability).putVolumeContext("transport", "iscsi").build());
+            assertEquals(List.of(capability), answer.getConfirmed().getVolumeCapabilitiesList(),
+                    "a capability the node takes is confirmed");
+            return Status.Code.OK;
+        } catch (StatusRuntimeException e) {
+            return e.getStatus().getCode();
+        }
+    }
+
+    /**
+     * Issue 27, item 7: the controller refuses what NodeStageVolume refuses, by the same validator (an fs_type
+     * the node does not mount, a mount option the filesystem does not take), and accepts what the node accepts.
+     */
+    @Test
+    void publishAndValidateRefuseWhatTheNodeRefusesAndAcceptWhatItAccepts() {
+        for (VolumeCapability refused : List.of(mountCapability("ext4;rm"), mountCapability("ext4", "foo=bar"),
+                mountCapability("xfs", "logbufs=99"), mountCapability("ext4", "data=bogus"),
+                mountCapability("ext4", "nosuid,x=y"), mountCapability("", "data=journal", "logbufs=4"))) {
+            assertEquals(Status.Code.INVALID_ARGUMENT, publishCode(r -> r.setVolumeCapability(refused)),
+                    "ControllerPublishVolume " + refused);
+            assertEquals(Status.Code.INVALID_ARGUMENT, validateCode(refused), "ValidateVolumeCapabilities " + refused);
+        }
+        String selinux = "context=\"system_u:object_r:container_file_t:s0:c1,c2\"";
+        for (VolumeCapability accepted : List.of(mountCapability("ext4"), mountCapability(""),
+                mountCapability("xfs", "logbufs=8", "nouuid"), mountCapability("ext4", "data=journal,noatime"),
+                mountCapability("ext4", "nosuid", selinux), mountCapability("", "logbsize=256k"),
+                VolumeCapability.newBuilder().setBlock(VolumeCapability.BlockVolume.getDefaultInstance())
+                        .setAccessMode(VolumeCapability.AccessMode.newBuilder()
+                                .setMode(VolumeCapability.AccessMode.Mode.MULTI_NODE_MULTI_WRITER)).build())) {
+            client.controller().controllerPublishVolume(publish().setVolumeCapability(accepted).build());
+            assertEquals(Status.Code.OK, validateCode(accepted), "ValidateVolumeCapabilities " + accepted);
+        }
+        StatusRuntimeException none = assertThrows(StatusRuntimeException.class, () -> client.controller()
+                .validateVolumeCapabilities(ValidateVolumeCapabilitiesRequest.newBuilder().setVolumeId("pv-1").build()));
+        assertEquals(Status.Code.INVALID_ARGUMENT, none.getStatus().getCode());
     }
 
     /**

@@ -54,6 +54,7 @@ class ServerHostTest {
             GetPluginInfoResponse info = plugin.client().identity().getPluginInfo(GetPluginInfoRequest.getDefaultInstance());
             assertEquals(PluginHarness.DRIVER, info.getName());
             assertFalse(info.getVendorVersion().isEmpty());
+            assertEquals("v1", info.getManifestOrThrow("contract.blocknode.dev"), "docs/integration.md's version");
             assertTrue(plugin.client().identity().probe(ProbeRequest.getDefaultInstance()).getReady().getValue());
             List<PluginCapability> pluginCaps = plugin.client().identity()
                     .getPluginCapabilities(GetPluginCapabilitiesRequest.getDefaultInstance()).getCapabilitiesList();

@@ -12,6 +12,9 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import java.io.IOException;
 import java.io.RandomAccessFile;
@@ -25,6 +28,7 @@ import static dev.blocknode.testing.CsiRequests.stage;
 import static dev.blocknode.testing.CsiRequests.unstage;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -38,6 +42,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class RefusalLeavesNothingHostTest {
 
     private static final long SIZE = 64L << 20;
+    /** mkfs.xfs makes nothing under 300 MB (sparse files: costs nothing). */
+    private static final long XFS_SIZE = 320L << 20;
 
     @Test
     void aWrongFsTypeLeavesNoRecordAndTheCorrectedRetryStages() throws Exception {
@@ -100,6 +106,76 @@ class RefusalLeavesNothingHostTest {
         }
     }
 
+    /** The examples of issue 27, item 5: each formatted the blank device before mount(2) refused the option. */
+    static Stream<Arguments> optionsNoFilesystemTakes() {
+        return Stream.of(
+                Arguments.of("ext4", "foo=bar", "foo", "bar"),
+                Arguments.of("ext4", "nosuid,x=y", "x", null),
+                Arguments.of("xfs", "foo=bar", "foo", "bar"),
+                Arguments.of("ext4", "data=bogus", "data", "bogus"),
+                Arguments.of("xfs", "logbufs=99", "logbufs", "99"),
+                Arguments.of("ext4", "commit=abc", "commit", "abc"));
+    }
+
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("optionsNoFilesystemTakes")
+    void anOptionTheFilesystemDoesNotTakeIsRefusedBeforeTheBlankDeviceIsFormatted(String fs, String flags,
+                                                                                   String name, String value)
+            throws Exception {
+        try (PluginHarness plugin = PluginHarness.start()) {
+            LoopDevice loop = plugin.newLoopDevice("opts", XFS_SIZE);
+            Path staging = plugin.stagingPath("opts");
+            VolumeCapability bad = mount(fs, VolumeCapability.AccessMode.Mode.SINGLE_NODE_WRITER, flags);
+
+            StatusRuntimeException refused = assertRefused(Status.Code.INVALID_ARGUMENT, plugin,
+                    stage("opts", loop.device(), staging, bad));
+            assertBlank(loop.device());
+            String message = refused.getStatus().getDescription();
+            assertTrue(message.contains("mount option " + name + (value == null ? "=" : "")), message);
+            if (value != null) {
+                assertFalse(message.contains(value), "the caller's value is never quoted: " + message);
+            }
+            assertNoRecords(plugin);
+            HostAssertions.assertNoMountsUnder(plugin.kubeletRoot());
+
+            String other = fs.equals("ext4") ? "xfs" : "ext4";
+            plugin.client().node().nodeStageVolume(stage("opts", loop.device(), staging, mount(other)));
+            assertMountOf(plugin, staging, loop);
+            plugin.client().node().nodeUnstageVolume(unstage("opts", staging));
+            assertNoRecords(plugin);
+        }
+    }
+
+    /**
+     * An option every check here lets through and the kernel still refuses (ext4's journal_async_commit is
+     * refused in data=ordered mode, the default): the refusal comes after our mkfs, and undoes it, so the retry
+     * asking for the other filesystem stages instead of being refused for ever as "holding ext4".
+     */
+    @Test
+    void aRefusalAfterOurFormatUndoesItAndARetryWithTheOtherFilesystemStages() throws Exception {
+        try (PluginHarness plugin = PluginHarness.start()) {
+            LoopDevice loop = plugin.newLoopDevice("kernelno", XFS_SIZE);
+            Path staging = plugin.stagingPath("kernelno");
+            VolumeCapability bad = mount("ext4", VolumeCapability.AccessMode.Mode.SINGLE_NODE_WRITER,
+                    "journal_async_commit");
+
+            StatusRuntimeException refused = assertRefused(Status.Code.INVALID_ARGUMENT, plugin,
+                    stage("kernelno", loop.device(), staging, bad));
+            assertTrue(refused.getStatus().getDescription().contains("EINVAL"), refused.getMessage());
+            assertBlank(loop.device());
+            assertNoRecords(plugin);
+            HostAssertions.assertNoMountsUnder(plugin.kubeletRoot());
+
+            plugin.client().node().nodeStageVolume(stage("kernelno", loop.device(), staging, mount("xfs")));
+            assertMountOf(plugin, staging, loop);
+            var blkid = new ProcessCommandRunner().run(Command.of("blkid", "-p", "-o", "value", "-s", "TYPE",
+                    loop.device().toString()));
+            assertEquals("xfs", blkid.stdout().strip());
+            plugin.client().node().nodeUnstageVolume(unstage("kernelno", staging));
+            assertNoRecords(plugin);
+        }
+    }
+
     @Test
     void aReStageNamingAnotherDeviceIsAlreadyExistsAndTheFirstStaysMounted() throws Exception {
         try (PluginHarness plugin = PluginHarness.start()) {
@@ -147,6 +223,17 @@ class RefusalLeavesNothingHostTest {
         try (Stream<Path> files = Files.list(plugin.stateDir().resolve("volumes"))) {
             return files.toList();
         }
+    }
+
+    /** As the node's probe sees a blank device: blkid finds nothing and the first MiB is zeros. */
+    private static void assertBlank(Path device) throws IOException {
+        byte[] head = new byte[1 << 20];
+        try (RandomAccessFile in = new RandomAccessFile(device.toFile(), "r")) {
+            in.readFully(head);
+        }
+        assertArrayEquals(new byte[1 << 20], head, device + ": the first MiB is zeros");
+        assertEquals(2, new ProcessCommandRunner().run(Command.of("blkid", "-p", device.toString())).exitCode(),
+                device + ": blkid finds nothing");
     }
 
     private static byte[] head(Path device) throws IOException {

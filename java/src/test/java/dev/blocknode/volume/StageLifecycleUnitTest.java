@@ -122,7 +122,8 @@ class StageLifecycleUnitTest {
 
     @Test
     void aMountOptionTheKernelRejectsIsInvalidArgumentAndTheRefusalLeavesNothing() throws Exception {
-        node.expectBlankFormatted(node.device);
+        node.expectProbe(node.device).returns(2, "", "");
+        node.expectFormat(node.device).andDo(command -> writeSuperblock(node.device.device()));
         node.machine.failNext("mount", node.staging(VOLUME), new InvalidSyscallArgumentException("mount",
                 node.staging(VOLUME).toString(), 22, "EINVAL", "Invalid argument"));
 
@@ -135,6 +136,96 @@ class StageLifecycleUnitTest {
         assertTrue(node.machine.mountPoints().isEmpty());
         assertEquals(List.of("attach " + VOLUME, "abandon " + VOLUME), node.transport.calls(),
                 "the refused stage undid its own attach");
+        assertHeadIsZero(node.device.device(), "the refused stage undid its own format");
+    }
+
+    /**
+     * Issue 27, item 5, second half: a refusal after our mkfs (the kernel refusing an option every check let
+     * through) used to delete the record that said the filesystem was ours, leaving it on the device, so a retry
+     * asking for the other filesystem was refused for ever as "holding ext4". The refusal undoes the format,
+     * and the retry finds the device blank, as the first attempt did.
+     */
+    @Test
+    void aRetryWithTheOtherFilesystemAfterARefusalThatFollowedOurFormatStages() throws Exception {
+        node.expectProbe(node.device).returns(2, "", "");
+        node.expectFormat(node.device).andDo(command -> writeSuperblock(node.device.device()));
+        node.machine.failNext("mount", node.staging(VOLUME), new InvalidSyscallArgumentException("mount",
+                node.staging(VOLUME).toString(), 22, "EINVAL", "Invalid argument"));
+        assertThrows(VolumeException.class, () -> node.stage(VOLUME, node.device,
+                filesystem(AccessMode.SINGLE_NODE_WRITER, "journal_async_commit")));
+
+        // The probe reads the head itself once blkid finds nothing: zeros again, so the device is blank.
+        node.expectProbe(node.device).returns(2, "", "");
+        node.commands.expect(dev.blocknode.volume.filesystem.FilesystemType.XFS.format(node.device.device()).argv()
+                .toArray(String[]::new));
+        node.stage(VOLUME, node.device, new VolumeCapability(AccessType.Mount.parsed("xfs", List.of()),
+                AccessMode.SINGLE_NODE_WRITER));
+
+        assertEquals(StagePhase.STAGED, node.phase(VOLUME));
+        assertEquals("xfs", node.record(VOLUME).orElseThrow().getMount().getFsType());
+        assertTrue(node.record(VOLUME).orElseThrow().getMount().getFormattedHere());
+        assertEquals(node.device.number(), node.machine.mountedDevice(node.staging(VOLUME)).orElseThrow());
+    }
+
+    @Test
+    void aFormatIsNotUndoneOnADeviceSomethingElseNowHolds() throws Exception {
+        node.expectProbe(node.device).returns(2, "", "");
+        node.expectFormat(node.device).andDo(command -> {
+            writeSuperblock(node.device.device());
+            node.block.claimed(node.device.device(), true); // mounted by someone else right after our mkfs
+        });
+        node.machine.failNext("mount", node.staging(VOLUME), new InvalidSyscallArgumentException("mount",
+                node.staging(VOLUME).toString(), 22, "EINVAL", "Invalid argument"));
+
+        VolumeException refused = assertThrows(VolumeException.class, () -> node.stage(VOLUME, node.device,
+                filesystem(AccessMode.SINGLE_NODE_WRITER, "journal_async_commit")));
+
+        assertEquals(VolumeException.Outcome.INVALID_ARGUMENT, refused.outcome());
+        assertEquals(1, refused.getSuppressed().length, "the format that was not undone is said");
+        assertEquals(0x53, java.nio.file.Files.readAllBytes(node.device.device())[0x438],
+                "what is on a device in use is never zeroed");
+    }
+
+    @Test
+    void withNoFsTypeAnOptionOfTheOtherFilesystemIsRefusedBeforeTheDefaultOneIsMade() throws Exception {
+        node.expectProbe(node.device).returns(2, "", ""); // blank: the default, ext4, would be made
+
+        VolumeException refused = assertThrows(VolumeException.class, () -> node.stage(VOLUME, node.device,
+                new VolumeCapability(AccessType.Mount.parsed("", List.of("logbufs=4")),
+                        AccessMode.SINGLE_NODE_WRITER)));
+
+        assertEquals(VolumeException.Outcome.INVALID_ARGUMENT, refused.outcome());
+        assertTrue(refused.getMessage().contains("mount option logbufs="), refused.getMessage());
+        assertTrue(node.record(VOLUME).isEmpty());
+        assertTrue(node.machine.actions().isEmpty(), "nothing formatted, nothing mounted");
+    }
+
+    @Test
+    void withNoFsTypeTheOptionsOfTheFilesystemFoundAreTaken() throws Exception {
+        node.expectProbe(node.device).returns(0, "TYPE=xfs\nUSAGE=filesystem\n", "");
+
+        node.stage(VOLUME, node.device, new VolumeCapability(AccessType.Mount.parsed("", List.of("logbufs=4")),
+                AccessMode.SINGLE_NODE_WRITER));
+
+        assertEquals(StagePhase.STAGED, node.phase(VOLUME));
+        assertEquals(List.of("mount " + node.device.device() + " -> " + node.staging(VOLUME) + " (xfs)"),
+                node.machine.actions());
+    }
+
+    /** What mkfs.ext4 leaves where the probe looks: a superblock's magic at 0x438 (the fake device is a file). */
+    private static void writeSuperblock(Path device) throws IOException {
+        try (java.io.RandomAccessFile out = new java.io.RandomAccessFile(device.toFile(), "rw")) {
+            out.seek(0x438);
+            out.write(new byte[]{0x53, (byte) 0xef});
+        }
+    }
+
+    private static void assertHeadIsZero(Path device, String why) throws IOException {
+        byte[] head = java.nio.file.Files.readAllBytes(device);
+        assertTrue(head.length >= 0x43a, why + ": the head was written");
+        for (byte b : head) {
+            assertEquals(0, b, why);
+        }
     }
 
     @Test

@@ -6,6 +6,7 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 
@@ -26,7 +27,9 @@ public final class MetricsInterceptor implements ServerInterceptor {
 
     public MetricsInterceptor(MeterRegistry registry) {
         this.registry = registry;
-        registry.gauge("blocknode_rpc_in_flight", inFlight);
+        Gauge.builder("blocknode_rpc_in_flight", inFlight, AtomicInteger::get)
+                .description("CSI calls running now (kubelet's retries pile up here when the node is slow)")
+                .register(registry);
     }
 
     @Override

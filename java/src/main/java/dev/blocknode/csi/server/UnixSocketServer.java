@@ -1,5 +1,6 @@
 package dev.blocknode.csi.server;
 
+import dev.blocknode.os.fd.SocketDirectory;
 import io.grpc.BindableService;
 import io.grpc.HandlerRegistry;
 import io.grpc.Server;
@@ -17,13 +18,8 @@ import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
 import io.grpc.netty.shaded.io.netty.util.ResourceLeakDetector;
 
 import java.io.IOException;
-import java.net.StandardProtocolFamily;
-import java.net.UnixDomainSocketAddress;
-import java.nio.channels.SocketChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.GroupPrincipal;
-import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFilePermission;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -36,7 +32,10 @@ import java.util.logging.Logger;
 
 /**
  * gRPC on a Unix domain socket through Netty's native epoll transport. A stale socket file from a dead
- * process is replaced; a live server on the same path is never stolen from. Calls run on call threads
+ * process is replaced; a live server on the same path is never stolen from. The socket file is handled in its
+ * directory held open by descriptor ({@link SocketDirectory}): bound there, given its mode and group only once
+ * it is proved to be this process's socket, never through a name a writer under the kubelet root could have
+ * swapped for a symlink. Calls run on call threads
  * ({@link CallThreads}), since volume operations block on syscalls and commands; gRPC's own steps run on
  * the event loop.
  */
@@ -51,18 +50,23 @@ public final class UnixSocketServer implements AutoCloseable {
     private final Server server;
     private final EventLoopGroup eventLoops;
     private final ExecutorService executor;
+    private final SocketDirectory directory;
 
-    private UnixSocketServer(Path socket, Server server, EventLoopGroup eventLoops, ExecutorService executor) {
+    private UnixSocketServer(Path socket, Server server, EventLoopGroup eventLoops, ExecutorService executor,
+                             SocketDirectory directory) {
         this.socket = socket;
         this.server = server;
         this.eventLoops = eventLoops;
         this.executor = executor;
+        this.directory = directory;
     }
 
     /**
      * @param mode  permissions of the socket file (0660 by default: kubelet and the registrar run as root or
      *              in the socket's group; nobody else may talk to a plugin that mounts devices)
      * @param group the socket's group, when not the process's own
+     * @throws IOException naming the socket when it cannot be served: a live server there, a directory there,
+     *                     or a name that no longer leads to the socket just bound (the server is stopped then)
      */
     public static UnixSocketServer start(Path socket, Set<PosixFilePermission> mode, Optional<String> group,
                                          List<BindableService> services, List<ServerInterceptor> interceptors)
@@ -88,8 +92,17 @@ public final class UnixSocketServer implements AutoCloseable {
                                           List<BindableService> services, List<ServerInterceptor> interceptors,
                                           Optional<HandlerRegistry> fallback, Set<String> answeredOnEventLoop)
             throws IOException {
-        Files.createDirectories(socket.toAbsolutePath().getParent());
-        removeStaleSocket(socket);
+        // Before anything is bound: an unknown group makes no socket at all.
+        Optional<GroupPrincipal> principal = group.isPresent()
+                ? Optional.of(socket.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByGroupName(group.get()))
+                : Optional.empty();
+        SocketDirectory directory = SocketDirectory.open(socket);
+        try {
+            directory.removeStale();
+        } catch (IOException | RuntimeException e) {
+            directory.close();
+            throw e;
+        }
         disableLeakSamplingUnlessAsked();
         EventLoopGroup eventLoops = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
         ExecutorService executor = CallThreads.newPool();
@@ -98,7 +111,9 @@ public final class UnixSocketServer implements AutoCloseable {
         List<ServerInterceptor> chain = new ArrayList<>();
         chain.add(offloading); // first in the list = innermost: it sees the Context the others set up
         chain.addAll(interceptors);
-        NettyServerBuilder builder = NettyServerBuilder.forAddress(new DomainSocketAddress(socket.toString()))
+        // Bound through the directory's descriptor: the socket file is made in the directory opened above,
+        // whatever a writer under the kubelet root does to the names on the way (Netty's unlink at close too).
+        NettyServerBuilder builder = NettyServerBuilder.forAddress(new DomainSocketAddress(directory.bindAddress()))
                 .channelType(EpollServerDomainSocketChannel.class)
                 .bossEventLoopGroup(eventLoops)
                 .workerEventLoopGroup(eventLoops)
@@ -112,19 +127,24 @@ public final class UnixSocketServer implements AutoCloseable {
         Server server;
         try {
             server = builder.build().start();
-        } catch (IOException e) {
-            eventLoops.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        } catch (IOException | RuntimeException e) {
+            eventLoops.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
             executor.shutdownNow();
+            directory.close();
             throw new IOException("cannot listen on " + socket + ": " + e.getMessage(), e);
         }
-        Files.setPosixFilePermissions(socket, mode);
-        if (group.isPresent()) {
-            GroupPrincipal principal = socket.getFileSystem().getUserPrincipalLookupService()
-                    .lookupPrincipalByGroupName(group.get());
-            Files.getFileAttributeView(socket, PosixFileAttributeView.class).setGroup(principal);
+        UnixSocketServer started = new UnixSocketServer(socket, server, eventLoops, executor, directory);
+        try {
+            // The mode and group go to the socket this process bound, by descriptor, or to nothing: a name that
+            // no longer leads to it (replaced, renamed away) stops the server, never leaving it listening on a
+            // socket kubelet cannot find. Kubelet restarts the container, and the next start removes what is there.
+            directory.claim(mode, principal);
+        } catch (IOException | RuntimeException e) {
+            started.stopNow();
+            throw new IOException("cannot listen on " + socket + ": " + e.getMessage(), e);
         }
         LOG.info(() -> "listening on unix://" + socket);
-        return new UnixSocketServer(socket, server, eventLoops, executor);
+        return started;
     }
 
     public Path socket() {
@@ -147,13 +167,34 @@ public final class UnixSocketServer implements AutoCloseable {
             server.shutdownNow();
             Thread.currentThread().interrupt();
         } finally {
-            executor.shutdownNow();
-            eventLoops.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
-            try {
-                Files.deleteIfExists(socket);
-            } catch (IOException e) {
-                LOG.warning(() -> "cannot remove socket " + socket + ": " + e.getMessage());
-            }
+            release();
+        }
+    }
+
+    /** A start that cannot keep its socket: stops at once, taking no call. */
+    private void stopNow() {
+        server.shutdownNow();
+        try {
+            server.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            release();
+        }
+    }
+
+    /** After the server: its threads, then the socket file (only if still ours), then the directory. */
+    private void release() {
+        executor.shutdownNow();
+        // The listener is closed on the event loop, which unlinks its name (through the directory's descriptor):
+        // the directory is closed only after that.
+        eventLoops.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+        try {
+            directory.removeIfOurs();
+        } catch (IOException e) {
+            LOG.warning(() -> "cannot remove socket " + socket + ": " + e.getMessage());
+        } finally {
+            directory.close();
         }
     }
 
@@ -205,29 +246,6 @@ public final class UnixSocketServer implements AutoCloseable {
     public static void disableNettyJfrEventsUnlessAsked() {
         if (System.getProperty(NETTY_JFR_PROPERTY) == null) {
             System.setProperty(NETTY_JFR_PROPERTY, "false");
-        }
-    }
-
-    /** A socket file nobody answers on is left by a dead process: remove it. One that answers is refused. */
-    private static void removeStaleSocket(Path socket) throws IOException {
-        if (!Files.exists(socket)) {
-            return;
-        }
-        if (!Files.isDirectory(socket) && isAnswering(socket)) {
-            throw new IOException("another server is already listening on " + socket + "; refusing to start");
-        }
-        if (Files.isDirectory(socket)) {
-            throw new IOException(socket + " is a directory, not a socket path");
-        }
-        Files.delete(socket);
-        LOG.info(() -> "removed stale socket " + socket);
-    }
-
-    private static boolean isAnswering(Path socket) {
-        try (SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX)) {
-            return channel.connect(UnixDomainSocketAddress.of(socket));
-        } catch (IOException refused) {
-            return false;
         }
     }
 }

@@ -20,7 +20,7 @@ import java.util.Map;
  */
 public final class DeviceProbe {
 
-    static final int HEAD_BYTES = 1 << 20;
+    public static final int HEAD_BYTES = 1 << 20;
     private static final int HEAD_CHUNK_BYTES = 8 * 1024;
     private static final int BLKID_NOTHING_FOUND = 2;
     private static final int BLKID_AMBIGUOUS = 8;

@@ -299,6 +299,37 @@ public final class LinuxNative {
     public static native int[] scsiCommand(int fd, byte[] cdb, int direction, byte[] data, byte[] sense,
                                            int timeoutMillis) throws NativeIOException;
 
+    // ---- unix sockets, as a client ------------------------------------------------------------------
+
+    /** Indexes into the array returned by {@link #peerCredentials}: SO_PEERCRED's pid, uid and gid. */
+    public static final int PEER_PID = 0;
+    public static final int PEER_UID = 1;
+    public static final int PEER_GID = 2;
+
+    /**
+     * A non-blocking, close-on-exec AF_UNIX stream socket connected to {@code path} (at most 107 bytes), as
+     * its descriptor, to be given back to {@link #close(int)}. The path is resolved like any other, so
+     * {@code /proc/self/fd/N} of an O_PATH descriptor reaches exactly the socket file that was opened, whatever
+     * its name is now. ECONNREFUSED: nothing listens on that file; EAGAIN: its listener's backlog is full.
+     * Why: the JDK connects only by name and cannot say which process listens at the other end.
+     */
+    public static native int connectUnixSocket(String path) throws NativeIOException;
+
+    /**
+     * getsockopt(SO_PEERCRED) of a connected Unix socket, as {@code int[3]} (see PEER_*): for a stream
+     * socket, the process that called listen(2) at the other end and its uid and gid then, as seen from
+     * this pid namespace (pid 0 when that process is not visible in it). Why: to tell a listener of this
+     * process from anyone else's.
+     */
+    public static native int[] peerCredentials(int fd) throws NativeIOException;
+
+    /**
+     * getpeername(2) of a connected Unix socket: the {@code sun_path} bytes its listener was bound with,
+     * exactly as given to bind(2) (no terminating NUL; empty for an unnamed socket; an abstract name keeps
+     * its leading NUL). Why: with {@link #peerCredentials} it tells one listener of this process from another.
+     */
+    public static native byte[] peerAddress(int fd) throws NativeIOException;
+
     // ---- kernel uevents ---------------------------------------------------------------------------
 
     /**

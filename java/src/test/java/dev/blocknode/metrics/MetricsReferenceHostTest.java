@@ -1,0 +1,205 @@
+package dev.blocknode.metrics;
+
+import dev.blocknode.csi.v1.NodeGetVolumeStatsRequest;
+import dev.blocknode.csi.v1.NodeUnstageVolumeRequest;
+import dev.blocknode.os.DeviceNumber;
+import dev.blocknode.os.host.Host;
+import dev.blocknode.scsi.ScsiAddress;
+import dev.blocknode.state.RecordStore;
+import dev.blocknode.state.v1.StagingRecord;
+import dev.blocknode.testing.FakeSysfs;
+import dev.blocknode.testing.GeneratedDocs;
+import dev.blocknode.testing.LoopDevice;
+import dev.blocknode.testing.ManualClock;
+import dev.blocknode.testing.PluginHarness;
+import dev.blocknode.testing.QueryOnlyMounter;
+import dev.blocknode.testing.RecordingBlockDevices;
+import dev.blocknode.testing.ScriptedCommandRunner;
+import dev.blocknode.transport.Transports;
+import dev.blocknode.transport.fc.FcTransport;
+import dev.blocknode.transport.san.LunAttacher;
+import dev.blocknode.volume.VolumePathGauges;
+import io.grpc.StatusRuntimeException;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+import static dev.blocknode.testing.CsiRequests.mount;
+import static dev.blocknode.testing.CsiRequests.publish;
+import static dev.blocknode.testing.CsiRequests.stage;
+import static dev.blocknode.testing.CsiRequests.unpublish;
+import static dev.blocknode.testing.CsiRequests.unstage;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * docs/reference/metrics.md is rendered from a real scrape of the plugin's /metrics: the real plugin runs a
+ * lifecycle on a loop volume (RPC timers, phases, an error), and a staged SAN volume's path gauge is added over
+ * a fabricated sysfs (the one series that needs SAN paths). Every series the main sources name must be in the
+ * scrape, so a new metric cannot be missing from the page. Fails when the page is stale; {@code make docs}
+ * (BLOCKNODE_WRITE_DOCS=1) rewrites it.
+ */
+@Tag("host")
+class MetricsReferenceHostTest {
+
+    private static final String WWID = "360014052e3c1d6a5b4c34b58a1f2e3d4";
+
+    @TempDir
+    Path temp;
+
+    @Test
+    void metricsPageIsCurrent() throws Exception {
+        String text;
+        try (PluginHarness plugin = PluginHarness.startWithMetrics()) {
+            LoopDevice loop = plugin.newLoopDevice("m", 64L << 20);
+            Path staging = plugin.stagingPath("m");
+            Path target = plugin.targetPath("pod", "m");
+            plugin.client().node().nodeStageVolume(stage("m", loop.device(), staging, mount("ext4")));
+            plugin.client().node().nodePublishVolume(publish("m", staging, target, mount("ext4"), false));
+            plugin.client().node().nodeGetVolumeStats(NodeGetVolumeStatsRequest.newBuilder().setVolumeId("m")
+                    .setVolumePath(target.toString()).build());
+            assertThrows(StatusRuntimeException.class, () -> plugin.client().node()
+                    .nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId("m").build()));
+            plugin.client().node().nodeUnpublishVolume(unpublish("m", target));
+            plugin.client().node().nodeUnstageVolume(unstage("m", staging));
+            sanVolumePaths(plugin);
+            text = scrape(plugin);
+        }
+        Map<String, Family> families = families(text);
+        for (String name : namedInSources()) {
+            assertTrue(families.keySet().stream().anyMatch(f -> f.startsWith(name)),
+                    name + " is named in the sources but not in the scrape: make this test produce it");
+        }
+        GeneratedDocs.check("docs/reference/metrics.md", page(families));
+    }
+
+    /** One staged FC volume with two paths, as the plugin's own path gauge reports it, in the plugin's registry. */
+    private void sanVolumePaths(PluginHarness plugin) throws IOException {
+        FakeSysfs sysfs = new FakeSysfs(Files.createDirectories(temp.resolve("host")));
+        sysfs.addDisk(new ScsiAddress(3, 0, 0, 1), "sdb", new DeviceNumber(8, 16), "naa." + WWID.substring(1));
+        sysfs.addDisk(new ScsiAddress(4, 0, 0, 1), "sdc", new DeviceNumber(8, 32), "naa." + WWID.substring(1));
+        sysfs.addMap(0, "mpatha", WWID, List.of("sdb", "sdc"));
+        RecordStore store = new RecordStore(temp.resolve("state"));
+        store.save(StagingRecord.newBuilder().setVolumeId("san").setTransport(FcTransport.NAME)
+                .putAttachment("wwid", WWID).putAttachment("multipathMap", "mpatha")
+                .putAttachment("paths", "3:0:0:1=sdb,4:0:0:1=sdc").build());
+        Host host = new Host(sysfs.paths(), new ScriptedCommandRunner(), new QueryOnlyMounter(),
+                new RecordingBlockDevices(sysfs.paths()));
+        Duration timeout = Duration.ofSeconds(1);
+        FcTransport fc = new FcTransport(host, sysfs, new ManualClock().waiter(), () -> false,
+                new LunAttacher.Timeouts(timeout, timeout, timeout));
+        new VolumePathGauges(new Transports(List.of(fc)), store, plugin.plugin().registry()).refresh();
+    }
+
+    private static String scrape(PluginHarness plugin) throws Exception {
+        URI uri = URI.create(plugin.plugin().metrics().orElseThrow().url());
+        try (HttpClient http = HttpClient.newHttpClient()) {
+            HttpResponse<String> response = http.send(HttpRequest.newBuilder(uri).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, response.statusCode());
+            return response.body();
+        }
+    }
+
+    private record Family(String type, String help, Set<String> labels) {
+    }
+
+    /** The blocknode_ families of a Prometheus text exposition: type, help and label names. */
+    private static Map<String, Family> families(String text) {
+        Map<String, String> types = new TreeMap<>();
+        Map<String, String> helps = new TreeMap<>();
+        for (String line : text.lines().toList()) {
+            if (line.startsWith("# TYPE blocknode_")) {
+                String[] parts = line.split(" ", 4);
+                types.put(parts[2], parts[3]);
+            } else if (line.startsWith("# HELP blocknode_")) {
+                String[] parts = line.split(" ", 4);
+                helps.put(parts[2], parts.length > 3 ? parts[3] : "");
+            }
+        }
+        Map<String, Family> families = new TreeMap<>();
+        Pattern label = Pattern.compile("([a-zA-Z_][a-zA-Z0-9_]*)=\"");
+        for (Map.Entry<String, String> type : types.entrySet()) {
+            String name = type.getKey();
+            Set<String> labels = new TreeSet<>();
+            for (String line : text.lines().toList()) {
+                if (line.startsWith("#") || !line.startsWith(name)) {
+                    continue;
+                }
+                String sample = line.contains("{") ? line.substring(0, line.indexOf('{')) : line.split(" ")[0];
+                if (!sample.equals(name) && !sample.equals(name + "_bucket") && !sample.equals(name + "_count")
+                        && !sample.equals(name + "_sum")) {
+                    continue;
+                }
+                Matcher m = label.matcher(line.contains("{") ? line.substring(line.indexOf('{')) : "");
+                while (m.find()) {
+                    if (!m.group(1).equals("le") && !m.group(1).equals("quantile")) {
+                        labels.add(m.group(1));
+                    }
+                }
+            }
+            families.put(name, new Family(type.getValue(), helps.getOrDefault(name, ""), labels));
+        }
+        return families;
+    }
+
+    /** Every "blocknode_..." string literal in the main sources: the names the code registers meters under. */
+    private static Set<String> namedInSources() throws IOException {
+        Set<String> names = new TreeSet<>();
+        Pattern literal = Pattern.compile("\"(blocknode_[a-z_]+)\"");
+        Path sources = GeneratedDocs.repositoryRoot().resolve("java/src/main/java");
+        try (Stream<Path> files = Files.walk(sources)) {
+            for (Path file : files.filter(f -> f.toString().endsWith(".java")).toList()) {
+                Matcher m = literal.matcher(Files.readString(file));
+                while (m.find()) {
+                    names.add(m.group(1));
+                }
+            }
+        }
+        return names;
+    }
+
+    static String page(Map<String, Family> families) {
+        StringBuilder out = new StringBuilder(GeneratedDocs.header("Metrics",
+                "a scrape of the plugin's /metrics in MetricsReferenceHostTest"));
+        out.append("""
+                With `--metrics-address` (the chart's `metrics.enabled`, port 9810 by default) the plugin serves
+                Prometheus' text format at `http://<node IP>:9810/metrics`. These are all the series it exports;
+                what to alert on, and how to scrape them, is in [Operations](../operations.md#monitoring).
+                Histograms (`_seconds`) come with `_bucket`, `_count` and `_sum` samples, and Micrometer adds a
+                `_max` gauge beside each. Series with labels appear once a first sample of that label set exists
+                (a method called, a phase run, a SAN volume staged); the others are exported from the start, at 0.
+
+                | series | type | labels | what it counts |
+                | --- | --- | --- | --- |
+                """);
+        for (Map.Entry<String, Family> e : families.entrySet()) {
+            Family f = e.getValue();
+            List<String> labels = new ArrayList<>();
+            f.labels().forEach(l -> labels.add("`" + l + "`"));
+            out.append("| `").append(e.getKey()).append("` | ").append(f.type()).append(" | ")
+                    .append(String.join(", ", labels)).append(" | ").append(f.help().replace("|", "\\|"))
+                    .append(" |\n");
+        }
+        return out.toString();
+    }
+}
