@@ -143,6 +143,10 @@ void JNICALL bn_ext4_resize(JNIEnv *env, jclass clazz, jint fd, jlong new_blocks
 /* fsync.c */
 void JNICALL bn_fsync(JNIEnv *env, jclass clazz, jstring path);
 
+/* readfile.c */
+jint JNICALL bn_open_for_reading(JNIEnv *env, jclass clazz, jstring path);
+jint JNICALL bn_read_fd(JNIEnv *env, jclass clazz, jint fd, jbyteArray buffer, jint offset, jint length);
+
 /* unix_socket.c */
 jint JNICALL bn_connect_unix_socket(JNIEnv *env, jclass clazz, jstring path);
 jintArray JNICALL bn_peer_credentials(JNIEnv *env, jclass clazz, jint fd);

@@ -25,6 +25,8 @@ static const JNINativeMethod linux_native_methods[] = {
     { "flushBlockBuffers", "(" BN_STRING ")V", (void *) bn_flush_block_buffers },
     { "isBlockDeviceClaimed", "(" BN_STRING ")Z", (void *) bn_is_block_device_claimed },
     { "fsync", "(" BN_STRING ")V", (void *) bn_fsync },
+    { "openForReading", "(" BN_STRING ")I", (void *) bn_open_for_reading },
+    { "read", "(I[BII)I", (void *) bn_read_fd },
     { "openBlockDevice", "(" BN_STRING ")I", (void *) bn_open_block_device },
     { "scsiCommand", "(I[BI[B[BI)[I", (void *) bn_scsi_command },
     { "openUeventSocket", "(I)I", (void *) bn_uevent_open },

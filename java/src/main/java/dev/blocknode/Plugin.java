@@ -116,12 +116,19 @@ public final class Plugin implements AutoCloseable {
                 .description("staging records at start whose device or mount was not in place").register(registry);
         Gauge.builder("blocknode_startup_half_done_records", startup::halfDone)
                 .description("staging records at start left mid-operation by an interrupted call").register(registry);
+        Gauge.builder("blocknode_unreadable_staging_records", store, s -> s.unreadable().size())
+                .description("staging record files that cannot be read (corrupt, of a newer format, not a regular"
+                        + " file, too large): each one's volume is refused until the file is repaired or removed;"
+                        + " the log names them").register(registry);
         Gauge.builder("blocknode_device_waits_event_driven", deviceWaiting, w -> w.eventDriven() ? 1 : 0)
                 .description("1 while device waits end on kernel uevents, 0 while they only poll").register(registry);
         Optional<MetricsEndpoint> metrics = Optional.empty();
         if (config.metricsAddress().isPresent()) {
             VolumePathGauges pathGauges = new VolumePathGauges(transports, store, registry);
-            metrics = Optional.of(MetricsEndpoint.start(config.metricsAddress().get(), registry, pathGauges::refresh));
+            metrics = Optional.of(MetricsEndpoint.start(config.metricsAddress().get(), registry, () -> {
+                store.recheckUnreadable(); // a file repaired or removed since counts no more
+                pathGauges.refresh();
+            }));
         }
         CachedHealth health = CachedHealth.start(new HealthCheck(config.stateDir()), HEALTH_CHECK_INTERVAL);
         try {

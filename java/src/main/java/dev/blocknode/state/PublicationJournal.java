@@ -9,9 +9,11 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.locks.ReentrantLock;
@@ -37,6 +39,14 @@ final class PublicationJournal implements Closeable {
     private static final int ENTRY_HEADER = 2 * Integer.BYTES;
     /** Far above any real entry (a volume with thousands of publications); a larger length is damage. */
     private static final int MAX_ENTRY = 16 << 20;
+    /**
+     * The largest journal read at start: compaction keeps it within {@link #COMPACT_RATIO} times what is live
+     * (a thousand volumes with ten publications each are about 1 MiB live), so a larger file is not this
+     * plugin's journal, and is not read into the heap.
+     */
+    static final long MAX_JOURNAL_BYTES = 64L << 20;
+    private static final String FIX = "; move it away to start (the publications of this boot it held are then"
+            + " unknown to the plugin)";
     private static final long COMPACT_FLOOR = 256 << 10;
     private static final int COMPACT_RATIO = 4;
     private static final Logger LOG = Logger.getLogger(PublicationJournal.class.getName());
@@ -50,12 +60,24 @@ final class PublicationJournal implements Closeable {
     private FileChannel channel;
     private long size;
 
-    /** Opens the journal in {@code directory} (creating it when absent) and reads it. */
+    /**
+     * Opens the journal in {@code directory} (creating it when absent) and reads it. It must be a regular file of
+     * at most {@link #MAX_JOURNAL_BYTES}, opened without following a symlink: anything else is refused at once
+     * (the journal of every volume's publications cannot be skipped: without it an unstage could not tell a
+     * published volume), where a symlink to /dev/zero would have taken every publication silently and a huge
+     * file the heap.
+     */
     PublicationJournal(Path directory) throws IOException {
         this.file = directory.resolve(FILE_NAME);
-        this.channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ,
-                StandardOpenOption.WRITE);
         try {
+            this.channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ,
+                    StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
+        } catch (IOException e) {
+            throw new IOException("publications journal " + file + " cannot be opened (a symbolic link is not"
+                    + " followed): " + e.getMessage() + FIX, e);
+        }
+        try {
+            requireRegularAndBounded();
             replay();
         } catch (IOException | RuntimeException e) {
             channel.close();
@@ -140,6 +162,18 @@ final class PublicationJournal implements Closeable {
         }
     }
 
+    private void requireRegularAndBounded() throws IOException {
+        BasicFileAttributes attributes = Files.readAttributes(file, BasicFileAttributes.class,
+                LinkOption.NOFOLLOW_LINKS);
+        if (!attributes.isRegularFile()) {
+            throw new IOException("publications journal " + file + " is not a regular file" + FIX);
+        }
+        if (channel.size() > MAX_JOURNAL_BYTES) {
+            throw new IOException("publications journal " + file + " is " + channel.size() + " bytes, more than the "
+                    + MAX_JOURNAL_BYTES + " a journal can be" + FIX);
+        }
+    }
+
     private void replay() throws IOException {
         long length = channel.size();
         ByteBuffer bytes = ByteBuffer.allocate(Math.toIntExact(length));
@@ -187,8 +221,9 @@ final class PublicationJournal implements Closeable {
     /** Rewrites the journal with what is live; a failure leaves the old one in use (and is only logged). */
     private void compact() throws IOException {
         Path temp = file.resolveSibling(FILE_NAME + ".tmp");
-        FileChannel compacted = FileChannel.open(temp, StandardOpenOption.CREATE, StandardOpenOption.READ,
-                StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING);
+        Files.deleteIfExists(temp); // a leftover, or anything named like it: never written through
+        FileChannel compacted = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
+                StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
         long written = 0;
         try {
             for (Map.Entry<String, Map<String, PublicationRecord>> volume : live.entrySet()) {

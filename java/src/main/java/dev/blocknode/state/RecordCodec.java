@@ -14,7 +14,8 @@ import java.util.zip.CRC32C;
  * ({@link RecordStore}). A file is a 4-byte magic, the CRC32C of the rest, then the record as binary
  * protobuf: parsing it costs about a microsecond where text format cost twenty, and the checksum catches the
  * damage that a lenient binary parse would not (a truncated record can parse "successfully" with fields
- * missing). A record of a newer format version than {@link RecordStore#FORMAT_VERSION} is refused.
+ * missing). A record of a newer format version than {@link RecordStore#FORMAT_VERSION} is refused; unknown
+ * fields of a record of a known version are not (see FORMAT_VERSION).
  */
 final class RecordCodec {
 
@@ -61,7 +62,9 @@ final class RecordCodec {
             throws IOException {
         if (version > RecordStore.FORMAT_VERSION) {
             throw new IOException("staging record " + file + " has format version " + version
-                    + ", newer than this plugin understands (" + RecordStore.FORMAT_VERSION + ")");
+                    + ", newer than this plugin understands (" + RecordStore.FORMAT_VERSION + "): it was written by"
+                    + " a newer blocknode, which this one would misread; upgrade the plugin again, or tear the"
+                    + " volume down with the newer plugin before rolling back");
         }
         return record;
     }

@@ -2,6 +2,7 @@ package dev.blocknode.state;
 
 import dev.blocknode.os.Fsync;
 import dev.blocknode.os.HostPaths;
+import dev.blocknode.os.SmallFiles;
 import dev.blocknode.state.v1.PublicationRecord;
 import dev.blocknode.state.v1.StagingRecord;
 
@@ -43,13 +44,32 @@ import java.util.logging.Logger;
  *
  * <p>The plugin is the only writer of its state directory, so every record is read once, when the store is
  * opened, and then served from memory; the cache is changed only after the rename that made a change
- * visible on disk, so it always equals what a restart would read. A file that cannot be read is remembered
- * and reported by {@link #load} of its volume and by {@link #all}, never dropped. A staging file that
- * holds publications (the layout before the journal) is split when the store is opened.
+ * visible on disk, so it always equals what a restart would read. A file that cannot be read (corrupt, of a
+ * newer format, not a regular file, larger than any record) is remembered and reported, never dropped, and
+ * affects its own volume only: {@link #load} of that volume throws an {@link UnreadableRecordException} naming
+ * the file and why, {@link #all} lists the records that could be read and {@link #unreadable} the files that
+ * could not. Such a file is read again whenever its volume is asked for ({@link #load}) or
+ * {@link #recheckUnreadable} runs, so an operator's repair or removal takes effect without a restart. Files are
+ * read without following a symlink, without waiting (a FIFO) and only up to {@link #MAX_RECORD_BYTES}
+ * ({@link SmallFiles}). A staging file that holds publications (the layout before the journal) is split when
+ * the store is opened.
  */
 public final class RecordStore {
 
+    /**
+     * The format of the records this plugin writes, and the newest it reads. Bumped only when a plugin that
+     * knows an older version would misread a record of the new one (a field whose meaning changes, a phase or
+     * value it would act on wrongly); a new optional field does not bump it, since protobuf skips the fields it
+     * does not know. So a previous minor release reads the records of a newer one with the same version, and a
+     * record of a higher version is refused, for its own volume only, with what to do (upgrade again, or tear
+     * the volume down with the newer plugin).
+     */
     public static final int FORMAT_VERSION = 1;
+    /**
+     * The largest record file read: a record is a few hundred bytes, thousands of publications (older plugins
+     * kept them in the file) stay far below it; a larger file is not a record, and is not read into the heap.
+     */
+    static final int MAX_RECORD_BYTES = 1 << 20;
     private static final String SUFFIX = ".pb";
     /** Saves of one volume are serialized so that the cache ends up with the record the last rename put. */
     private static final int LOCK_STRIPES = 64;
@@ -72,8 +92,11 @@ public final class RecordStore {
     /** This boot's publications, under {@code <state-dir>/publications/<boot id>}. */
     private final PublicationJournal journal;
     private final Map<String, StagingRecord> records = new ConcurrentHashMap<>();
-    /** Files that could not be read, by file name, with the reason; kept until the volume is saved or deleted. */
-    private final Map<String, IOException> unreadable = new ConcurrentHashMap<>();
+    /**
+     * Files that could not be read, by file name, with the reason; kept until the volume is saved or deleted, or
+     * the file reads again or is gone ({@link #load}, {@link #recheckUnreadable}).
+     */
+    private final Map<String, UnreadableRecordException> unreadable = new ConcurrentHashMap<>();
     private final ReentrantLock[] locks = new ReentrantLock[LOCK_STRIPES];
 
     /** A store for this boot of the real kernel. */
@@ -103,19 +126,38 @@ public final class RecordStore {
         return directory;
     }
 
-    /** @throws IOException when the volume's record file exists but could not be read or is corrupt */
-    public Optional<StagingRecord> load(String volumeId) throws IOException {
+    /**
+     * The volume's record, if it has one. A file that could not be read is read again first (an operator may
+     * have repaired or removed it).
+     *
+     * @throws UnreadableRecordException when the volume's record file exists but still cannot be read
+     */
+    public Optional<StagingRecord> load(String volumeId) throws UnreadableRecordException {
         StagingRecord record = records.get(volumeId);
         if (record != null) {
             return Optional.of(record);
         }
-        if (!unreadable.isEmpty()) {
-            IOException failure = unreadable.get(fileNameFor(volumeId));
-            if (failure != null) {
-                throw new IOException(failure.getMessage(), failure);
-            }
+        if (unreadable.isEmpty()) {
+            return Optional.empty();
         }
-        return Optional.empty();
+        String name = fileNameFor(volumeId);
+        if (!unreadable.containsKey(name)) {
+            return Optional.empty();
+        }
+        ReentrantLock lock = lockFor(name);
+        lock.lock();
+        try {
+            if (unreadable.containsKey(name)) {
+                readAgain(name);
+            }
+            UnreadableRecordException still = unreadable.get(name);
+            if (still != null) {
+                throw still.again();
+            }
+            return Optional.ofNullable(records.get(volumeId));
+        } finally {
+            lock.unlock();
+        }
     }
 
     /**
@@ -205,16 +247,36 @@ public final class RecordStore {
         }
     }
 
-    /** Every record; a record file that cannot be read is reported (an IOException naming it), never dropped. */
-    public List<StagingRecord> all() throws IOException {
-        if (!unreadable.isEmpty()) {
-            Map<String, IOException> sorted = new TreeMap<>(unreadable);
-            IOException first = sorted.values().iterator().next();
-            IOException failure = new IOException(sorted.size() == 1 ? first.getMessage()
-                    : sorted.size() + " staging records cannot be read; the first: " + first.getMessage(), first);
-            throw failure;
-        }
+    /**
+     * Every record that could be read. Those that could not are not in it: {@link #unreadable} lists them, and a
+     * rule that looks at every record must decide what a record it cannot read means for it.
+     */
+    public List<StagingRecord> all() {
         return new ArrayList<>(records.values());
+    }
+
+    /** The record files that cannot be read, by file name: what is wrong with each, naming the file. */
+    public List<UnreadableRecordException> unreadable() {
+        return List.copyOf(new TreeMap<>(unreadable).values());
+    }
+
+    /**
+     * Reads every file that could not be read again: a repaired one is served from here on, a removed one is
+     * forgotten (its volume has no record: a NodeUnstageVolume rebuilds one from what is mounted). Cheap when
+     * there is none; run before the gauge of unreadable records is read.
+     */
+    public void recheckUnreadable() {
+        for (String name : List.copyOf(unreadable.keySet())) {
+            ReentrantLock lock = lockFor(name);
+            lock.lock();
+            try {
+                if (unreadable.containsKey(name)) {
+                    readAgain(name);
+                }
+            } finally {
+                lock.unlock();
+            }
+        }
     }
 
     Path fileFor(String volumeId) {
@@ -228,19 +290,73 @@ public final class RecordStore {
             for (Path file : files) {
                 String name = file.getFileName().toString();
                 try {
-                    StagingRecord record = RecordCodec.decode(file, Files.readAllBytes(file));
-                    requireNamedAfterItsVolume(file, record.getVolumeId());
-                    records.put(record.getVolumeId(), record);
-                    if (record.getPublicationsCount() > 0) {
-                        holdingPublications.add(record.getVolumeId());
+                    // Empty when removed between the listing and the open: there is nothing to read.
+                    Optional<StagingRecord> read = read(file);
+                    if (read.isPresent()) {
+                        StagingRecord record = read.get();
+                        records.put(record.getVolumeId(), record);
+                        if (record.getPublicationsCount() > 0) {
+                            holdingPublications.add(record.getVolumeId());
+                        }
                     }
-                } catch (IOException e) {
+                } catch (UnreadableRecordException e) {
                     unreadable.put(name, e);
-                    LOG.severe(e.getMessage());
+                    LOG.severe(e.getMessage() + "; every call for its volume is refused (FAILED_PRECONDITION) until"
+                            + " the file is repaired or removed; the other volumes are not affected");
                 }
             }
         }
         return holdingPublications;
+    }
+
+    /**
+     * One record file, read safely ({@link SmallFiles}: no symlink followed, no wait, at most
+     * {@link #MAX_RECORD_BYTES}) and checked (header, checksum, format version, named after its volume); empty
+     * when there is no such file.
+     */
+    private static Optional<StagingRecord> read(Path file) throws UnreadableRecordException {
+        Optional<byte[]> bytes;
+        try {
+            bytes = SmallFiles.readRegularIfPresent(file, MAX_RECORD_BYTES);
+        } catch (IOException e) {
+            String why = e.getMessage() != null && e.getMessage().startsWith(file.toString()) ? e.getMessage()
+                    : file + " cannot be read: " + e.getMessage();
+            throw new UnreadableRecordException(file, "staging record " + why, e);
+        }
+        if (bytes.isEmpty()) {
+            return Optional.empty();
+        }
+        try {
+            StagingRecord record = RecordCodec.decode(file, bytes.get());
+            requireNamedAfterItsVolume(file, record.getVolumeId());
+            return Optional.of(record);
+        } catch (IOException e) {
+            throw new UnreadableRecordException(file, e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Reads an unreadable file again, with its lock held: a repaired record is served from here on (with this
+     * boot's publications of its volume), a removed one forgotten, one still unreadable kept with its reason now.
+     */
+    private void readAgain(String name) {
+        Path file = directory.resolve(name);
+        try {
+            Optional<StagingRecord> read = read(file);
+            unreadable.remove(name);
+            if (read.isEmpty()) {
+                LOG.warning(() -> "the unreadable staging record " + file + " was removed: its volume has no record"
+                        + " now (NodeUnstageVolume rebuilds one from what is mounted)");
+                return;
+            }
+            StagingRecord record = read.get();
+            Map<String, PublicationRecord> publications = journal.all().getOrDefault(record.getVolumeId(), Map.of());
+            records.put(record.getVolumeId(), record.toBuilder().putAllPublications(publications).build());
+            LOG.warning(() -> "staging record " + file + " can be read now: volume " + record.getVolumeId()
+                    + " is served from it again");
+        } catch (UnreadableRecordException still) {
+            unreadable.put(name, still);
+        }
     }
 
     /**
@@ -261,7 +377,11 @@ public final class RecordStore {
         }
     }
 
-    /** Publications written before the last reboot describe bind mounts and loop devices that are gone. */
+    /**
+     * Publications written before the last reboot describe bind mounts and loop devices that are gone. What
+     * cannot be removed (a directory someone made in there, say) is logged and left: it is of no use to anyone,
+     * and no reason to stop the plugin.
+     */
     private void dropEarlierBoots(Path publicationsRoot) throws IOException {
         List<Path> earlier = new ArrayList<>();
         try (DirectoryStream<Path> boots = Files.newDirectoryStream(publicationsRoot)) {
@@ -273,13 +393,19 @@ public final class RecordStore {
         }
         for (Path boot : earlier) {
             int dropped = 0;
-            try (DirectoryStream<Path> files = Files.newDirectoryStream(boot)) {
-                for (Path file : files) {
-                    Files.delete(file);
-                    dropped++;
+            try {
+                try (DirectoryStream<Path> files = Files.newDirectoryStream(boot)) {
+                    for (Path file : files) {
+                        Files.delete(file);
+                        dropped++;
+                    }
                 }
+                Files.delete(boot);
+            } catch (IOException e) {
+                LOG.warning(() -> "could not remove all of the publications of an earlier boot (" + boot + "), left"
+                        + " in place (nothing reads them): " + e);
+                continue;
             }
-            Files.delete(boot);
             int count = dropped;
             LOG.info(() -> "dropped " + count + " publication record(s) of an earlier boot (" + boot
                     + "): the mounts they described did not survive the reboot");

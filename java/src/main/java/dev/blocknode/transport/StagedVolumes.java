@@ -32,6 +32,14 @@ public interface StagedVolumes {
     /** Every recorded volume of {@code transport}, in any phase. */
     List<StagedVolume> of(String transport) throws IOException;
 
+    /**
+     * The record files that cannot be read (named): volumes of any transport, whose connections are unknown. A
+     * connection that one of them may use is kept, as if it were used.
+     */
+    default List<String> unreadable() {
+        return List.of();
+    }
+
     /** No volume recorded anywhere: for tests and tools without a state dir. */
     StagedVolumes NONE = transport -> List.of();
 }

@@ -33,7 +33,12 @@ public record HealthProblem(Kind kind, String message) {
         /** The volume is not staged: its last NodeStageVolume here failed. */
         STAGE_FAILED("StageFailed", Severity.INACCESSIBLE),
         /** Another node preempted this one's reservation of the LUN: this node's writes fail at the storage. */
-        FENCED("Fenced", Severity.INACCESSIBLE);
+        FENCED("Fenced", Severity.INACCESSIBLE),
+        /**
+         * The volume's staging record cannot be read: this node refuses every call for it (so no new pod gets it
+         * here) until an operator repairs or removes the file. What is mounted keeps working: degraded.
+         */
+        RECORD_UNREADABLE("RecordUnreadable", Severity.DEGRADED);
 
         private final String reason;
         private final Severity severity;

@@ -8,9 +8,12 @@ import dev.blocknode.volume.filesystem.FilesystemType;
 
 import java.time.Clock;
 import java.util.List;
+import java.util.logging.Logger;
 
 /** The volume lifecycle on this node, wired from its parts: what the csi layer calls. */
 public final class NodeVolumes {
+
+    private static final Logger LOG = Logger.getLogger(NodeVolumes.class.getName());
 
     private final VolumeStager stager;
     private final VolumePublisher publisher;
@@ -46,6 +49,11 @@ public final class NodeVolumes {
      */
     public void startFencing() throws VolumeException {
         fences.resume(records.all());
+        int unreadable = records.unreadable().size();
+        if (unreadable > 0) {
+            LOG.warning(() -> "fencing: " + unreadable + " staging record(s) cannot be read (named above); a"
+                    + " reservation one of their volumes holds is not renewed, and another node may take it over");
+        }
         fences.start();
     }
 

@@ -4,7 +4,6 @@ import dev.blocknode.state.RecordStore;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.transport.StagedVolumes;
 
-import java.io.IOException;
 import java.util.List;
 import java.util.Optional;
 
@@ -22,11 +21,16 @@ public final class RecordedStagedVolumes implements StagedVolumes {
     }
 
     @Override
-    public List<StagedVolume> of(String transport) throws IOException {
+    public List<StagedVolume> of(String transport) {
         return store.all().stream()
                 .filter(r -> r.getTransport().equals(transport))
                 .map(RecordedStagedVolumes::volume)
                 .toList();
+    }
+
+    @Override
+    public List<String> unreadable() {
+        return store.unreadable().stream().map(e -> e.file().toString()).toList();
     }
 
     private static StagedVolume volume(StagingRecord record) {

@@ -98,6 +98,8 @@ final class StagingRecordRebuilder {
                         + owner.get().getVolumeId() + "; leaving it alone");
                 return Optional.empty();
             }
+            // No readable record claims the path; an unreadable one might: never guess with another's mount.
+            records.requireNoUnreadable("the mount at staging path " + staging);
             number = stat.device();
             mount = host.mounter().mountsWhere(e -> e.mountPoint().equals(staging) && e.device().equals(stat.device()))
                     .stream().reduce((a, b) -> b);

@@ -6,6 +6,7 @@ import dev.blocknode.outcome.Secrets;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.RecordStore;
 import dev.blocknode.state.StateDirFullException;
+import dev.blocknode.state.UnreadableRecordException;
 import dev.blocknode.state.v1.DeviceRecord;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.transport.AttachRequest;
@@ -16,9 +17,15 @@ import dev.blocknode.transport.Transports;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Optional;
 
-/** The record store as the volume layer uses it: failures become INTERNAL errors that name the volume. */
+/**
+ * The record store as the volume layer uses it: failures become errors that name the volume. A record file
+ * that cannot be read refuses its own volume (FAILED_PRECONDITION naming the file and why), and nothing else:
+ * the rules that look at every record ({@link #otherVolumeAt}, {@link #stagedAt}) answer from the records that
+ * can be read, except where an unreadable one could be the answer (see each).
+ */
 final class StagingRecords {
 
     private final RecordStore store;
@@ -27,12 +34,29 @@ final class StagingRecords {
         this.store = store;
     }
 
+    /** @throws VolumeException FAILED_PRECONDITION when the volume's record file exists but cannot be read */
     Optional<StagingRecord> find(String volumeId) throws VolumeException {
         try {
             return store.load(volumeId);
-        } catch (IOException e) {
-            throw VolumeException.internal("cannot read the staging record of volume " + volumeId, e);
+        } catch (UnreadableRecordException e) {
+            throw unreadable(volumeId, e);
         }
+    }
+
+    /**
+     * Why a volume whose record cannot be read is refused, and what an operator does. FAILED_PRECONDITION: the
+     * call cannot succeed until the file is repaired or removed, and no other volume is affected.
+     */
+    static VolumeException unreadable(String volumeId, UnreadableRecordException e) {
+        return new VolumeException(VolumeException.Outcome.FAILED_PRECONDITION, "the staging record of volume "
+                + volumeId + " cannot be read, so this node leaves the volume alone: " + e.getMessage()
+                + ". Repair or remove " + e.file() + " (once it is removed, NodeUnstageVolume rebuilds the record"
+                + " from what is mounted and tears the volume down)", e);
+    }
+
+    /** What a problem with a volume's record says in its health: its record cannot be read (see {@link #find}). */
+    static boolean isUnreadable(VolumeException e) {
+        return e.getCause() instanceof UnreadableRecordException;
     }
 
     void save(StagingRecord record) throws VolumeException {
@@ -71,25 +95,44 @@ final class StagingRecords {
      * staged there, published there, or whose device (or the read-only view of any of its publications) is what
      * is mounted there, wherever it is: kubelet binds a published device node again under a path of its own
      * (reads every record: rare path).
+     * Asked only for a volume without a record of its own (an unpublish after a lost state dir), before a mount
+     * that no record claims is taken down as that volume's. A record that cannot be read could be the one that
+     * claims it (its paths and device are unknown), so while there is one, a mount no readable record claims is
+     * refused (FAILED_PRECONDITION naming the files) rather than guessed: taking down another volume's pod mount
+     * is worse than a teardown that waits. Volumes with a record never get here.
      */
     Optional<StagingRecord> otherVolumeAt(String volumeId, Path path, FileStat stat) throws VolumeException {
-        try {
-            return store.all().stream()
-                    .filter(r -> !r.getVolumeId().equals(volumeId))
-                    .filter(r -> r.getStagingPath().equals(path.toString()) || r.containsPublications(path.toString())
-                            || (r.hasDevice() && Publications.holdsAnyOf(r, stat)))
-                    .findFirst();
-        } catch (IOException e) {
-            throw VolumeException.internal("cannot read the staging records", e);
+        Optional<StagingRecord> other = store.all().stream()
+                .filter(r -> !r.getVolumeId().equals(volumeId))
+                .filter(r -> r.getStagingPath().equals(path.toString()) || r.containsPublications(path.toString())
+                        || (r.hasDevice() && Publications.holdsAnyOf(r, stat)))
+                .findFirst();
+        if (other.isEmpty()) {
+            requireNoUnreadable("volume " + volumeId + " has no staging record, and the mount at " + path);
         }
+        return other;
     }
 
-    /** Every record (at start). */
-    java.util.List<StagingRecord> all() throws VolumeException {
-        try {
-            return store.all();
-        } catch (IOException e) {
-            throw VolumeException.internal("cannot read the staging records", e);
+    /** Every record that can be read (at start); {@link #unreadable()} lists the others. */
+    List<StagingRecord> all() {
+        return store.all();
+    }
+
+    /** The record files that cannot be read. */
+    List<UnreadableRecordException> unreadable() {
+        return store.unreadable();
+    }
+
+    /**
+     * Refuses (FAILED_PRECONDITION naming the files) while a record cannot be read: for a teardown of a volume
+     * without a record, which takes down what no readable record claims, the unreadable one may be the owner.
+     */
+    void requireNoUnreadable(String what) throws VolumeException {
+        List<UnreadableRecordException> unreadable = store.unreadable();
+        if (!unreadable.isEmpty()) {
+            throw VolumeException.precondition(what + " may belong to a volume whose staging record cannot be read"
+                    + " (" + String.join(", ", unreadable.stream().map(e -> e.file().toString()).toList())
+                    + "); left it alone until that record is repaired or removed");
         }
     }
 

@@ -3,6 +3,7 @@ package dev.blocknode.volume;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.host.Host;
 import dev.blocknode.state.RecordStore;
+import dev.blocknode.state.UnreadableRecordException;
 import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
 
@@ -28,10 +29,12 @@ public final class StartupCheck {
     /**
      * What was found: records by state, one line per finding, the records left ATTACHING or UNSTAGING (a subset
      * of the half-done ones), which StartupRecovery finishes, and the STAGED records with a recorded
-     * publication, whose publications of pods that are gone StartupRecovery retires.
+     * publication, whose publications of pods that are gone StartupRecovery retires. {@code unreadable} counts
+     * the record files that cannot be read (each named in a finding; not in {@code records}): their volumes
+     * are refused until the file is repaired or removed, and nothing is recovered for them.
      */
     public record Report(int records, int healthy, int halfDone, int stale, List<String> findings,
-                         List<StagingRecord> interrupted, List<StagingRecord> published) {
+                         List<StagingRecord> interrupted, List<StagingRecord> published, int unreadable) {
     }
 
     private final Host host;
@@ -44,13 +47,12 @@ public final class StartupCheck {
 
     public Report run() {
         List<String> findings = new ArrayList<>();
-        List<StagingRecord> records;
-        try {
-            records = store.all();
-        } catch (IOException e) {
-            findings.add("cannot read staging records: " + e.getMessage());
-            LOG.severe(findings.get(0));
-            return new Report(0, 0, 0, 0, findings, List.of(), List.of());
+        List<StagingRecord> records = store.all();
+        List<UnreadableRecordException> unreadable = store.unreadable();
+        for (UnreadableRecordException record : unreadable) {
+            findings.add(record.getMessage() + "; its volume is refused (FAILED_PRECONDITION) until the file is"
+                    + " repaired or removed, nothing is recovered for it, and a fencing reservation it may hold is"
+                    + " not renewed");
         }
         int healthy = 0;
         int halfDone = 0;
@@ -96,9 +98,10 @@ public final class StartupCheck {
             LOG.warning(finding);
         }
         LOG.info("startup check: " + records.size() + " staged volume record(s): " + healthy + " in place, "
-                + halfDone + " half-done, " + stale + " stale");
+                + halfDone + " half-done, " + stale + " stale" + (unreadable.isEmpty() ? ""
+                : "; " + unreadable.size() + " record file(s) cannot be read"));
         return new Report(records.size(), healthy, halfDone, stale, List.copyOf(findings), List.copyOf(interrupted),
-                List.copyOf(published));
+                List.copyOf(published), unreadable.size());
     }
 
     private String problemWith(StagingRecord record) {

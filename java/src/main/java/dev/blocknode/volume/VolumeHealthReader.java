@@ -14,7 +14,8 @@ import java.util.Optional;
  * NodeGetVolumeStats reads it, at the staging path its record names (the request's paths are hints the spec
  * makes optional); a publication the caller names is checked to be still in place. A volume that is not staged
  * is answered from its last failed NodeStageVolume, which is why a pod waits for it; one this node knows
- * nothing of is NOT_FOUND. Like stats, no operation guard: this only reads.
+ * nothing of is NOT_FOUND; one whose record cannot be read is that problem. Like stats, no operation guard:
+ * this only reads.
  */
 final class VolumeHealthReader {
 
@@ -35,7 +36,15 @@ final class VolumeHealthReader {
 
     List<HealthProblem> read(Requests.Health request) throws VolumeException {
         String volumeId = request.volumeId();
-        Optional<StagingRecord> record = records.find(volumeId);
+        Optional<StagingRecord> record;
+        try {
+            record = records.find(volumeId);
+        } catch (VolumeException refused) {
+            if (StagingRecords.isUnreadable(refused)) {
+                return List.of(new HealthProblem(HealthProblem.Kind.RECORD_UNREADABLE, refused.getMessage()));
+            }
+            throw refused;
+        }
         if (record.isEmpty() || record.get().getPhase() != StagePhase.STAGED) {
             Optional<RecentStageFailures.Failure> failure = failures.of(volumeId);
             if (failure.isPresent()) {

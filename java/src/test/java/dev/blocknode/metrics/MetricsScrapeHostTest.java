@@ -86,6 +86,7 @@ class MetricsScrapeHostTest {
             assertTrue(sample(text, "blocknode_phase_seconds_count", "phase=\"mount\"", "outcome=\"ok\"") >= 1);
             assertTrue(sample(text, "blocknode_phase_seconds_count", "phase=\"flush\"", "outcome=\"ok\"") >= 1);
             assertEquals(0.0, sample(text, "blocknode_startup_stale_records"));
+            assertEquals(0.0, sample(text, "blocknode_unreadable_staging_records"));
             assertEquals(1.0, sample(text, "blocknode_rpc_errors_total", "method=\"NodeUnstageVolume\"",
                     "reason=\"invalid_argument\""));
             assertEquals(1.0, sample(text, "blocknode_device_waits_event_driven"), "the uevent socket opened");

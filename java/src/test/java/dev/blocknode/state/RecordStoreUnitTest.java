@@ -304,8 +304,9 @@ class RecordStoreUnitTest {
         IOException e = assertThrows(IOException.class, () -> reopened.load("broken"));
         assertTrue(e.getMessage().contains(file.toString()), e.getMessage());
         assertTrue(e.getMessage().contains("corrupt"), e.getMessage());
-        IOException fromAll = assertThrows(IOException.class, reopened::all);
-        assertTrue(fromAll.getMessage().contains(file.toString()), fromAll.getMessage());
+        assertEquals(Set.of("fine"), ids(reopened.all()), "the others are served; the bad one is not dropped:");
+        assertEquals(List.of(file), reopened.unreadable().stream().map(UnreadableRecordException::file).toList());
+        assertTrue(reopened.unreadable().getFirst().getMessage().contains("corrupt"));
         assertTrue(reopened.load("fine").isPresent());
     }
 
@@ -364,10 +365,126 @@ class RecordStoreUnitTest {
         Path file = store.fileFor("future");
         Files.write(file, RecordCodec.encode(mountRecord("future").toBuilder().setFormatVersion(2).build()));
         RecordStore reopened = new RecordStore(stateDir);
-        IOException e = assertThrows(IOException.class, () -> reopened.load("future"));
+        UnreadableRecordException e = assertThrows(UnreadableRecordException.class, () -> reopened.load("future"));
         assertTrue(e.getMessage().contains("format version 2"), e.getMessage());
         assertTrue(e.getMessage().contains(file.toString()), e.getMessage());
-        assertThrows(IOException.class, reopened::all);
+        assertTrue(e.getMessage().contains("written by a newer blocknode"), e.getMessage());
+        assertTrue(e.getMessage().contains("upgrade the plugin again, or tear the volume down with the newer plugin"),
+                e.getMessage());
+        assertEquals(List.of(), reopened.all());
+        assertEquals(1, reopened.unreadable().size());
+    }
+
+    /**
+     * The rollback promise, the other way: a newer minor release adds an optional field and keeps the format
+     * version (see FORMAT_VERSION); this plugin reads its record, and keeps the field it does not know.
+     */
+    @Test
+    void aRecordOfTheSameVersionWithAFieldThisPluginDoesNotKnowIsRead() throws Exception {
+        Path volumes = Files.createDirectories(stateDir.resolve("volumes"));
+        StagingRecord newer = mountRecord("newer").toBuilder().setFormatVersion(RecordStore.FORMAT_VERSION)
+                .setUnknownFields(UnknownFieldSet.newBuilder().addField(4242, UnknownFieldSet.Field.newBuilder()
+                        .addLengthDelimited(com.google.protobuf.ByteString.copyFromUtf8("from 1.x+1")).build())
+                        .build()).build();
+        Files.write(volumes.resolve(sha256("newer") + ".pb"), RecordCodec.encode(newer));
+        RecordStore store = new RecordStore(stateDir);
+        StagingRecord read = store.load("newer").orElseThrow();
+        assertEquals(RecordStore.FORMAT_VERSION, read.getFormatVersion());
+        assertEquals("/dev/loop4", read.getDevice().getPath());
+        assertTrue(read.getUnknownFields().hasField(4242));
+        assertEquals(List.of(), store.unreadable());
+    }
+
+    @Test
+    void aFifoASymlinkADirectoryAndAHugeFileNamedLikeRecordsAreUnreadableAtOnce() throws Exception {
+        RecordStore store = new RecordStore(stateDir);
+        store.save(mountRecord("good"));
+        Path fifo = store.fileFor("fifo");
+        assertEquals(0, new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor());
+        Path zero = Files.createSymbolicLink(store.fileFor("zero"), Path.of("/dev/zero"));
+        Path directory = Files.createDirectory(store.fileFor("dir"));
+        Path huge = store.fileFor("huge");
+        try (var out = Files.newByteChannel(huge, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            out.position(RecordStore.MAX_RECORD_BYTES).write(ByteBuffer.wrap(new byte[] {1})); // sparse
+        }
+        long started = System.nanoTime();
+        RecordStore reopened = new RecordStore(stateDir); // Files.readAllBytes waited for the FIFO's writer for ever
+        assertTrue(System.nanoTime() - started < 10_000_000_000L, "the store opens at once");
+        assertEquals(Set.of("good"), ids(reopened.all()));
+        assertEquals(4, reopened.unreadable().size());
+        assertTrue(message(reopened, "fifo").contains(fifo + " is a FIFO, not a regular file"));
+        assertTrue(message(reopened, "zero").contains(zero + " is a symbolic link"), message(reopened, "zero"));
+        assertTrue(message(reopened, "dir").contains(directory + " is a directory"));
+        assertTrue(message(reopened, "huge").contains(huge + " is larger than " + RecordStore.MAX_RECORD_BYTES),
+                message(reopened, "huge"));
+        assertTrue(Files.isSymbolicLink(zero) && Files.exists(fifo), "reported, never dropped");
+    }
+
+    @Test
+    void anUnreadableRecordThatIsRepairedOrRemovedIsReadAgainWithoutARestart() throws Exception {
+        RecordStore store = new RecordStore(stateDir);
+        store.save(mountRecord("repaired"));
+        store.save(mountRecord("removed"));
+        byte[] good = Files.readAllBytes(store.fileFor("repaired"));
+        Files.write(store.fileFor("repaired"), Arrays.copyOf(good, good.length - 3));
+        Files.write(store.fileFor("removed"), new byte[] {1, 2, 3});
+        RecordStore reopened = new RecordStore(stateDir);
+        assertThrows(UnreadableRecordException.class, () -> reopened.load("repaired"));
+        assertEquals(2, reopened.unreadable().size());
+
+        Files.write(store.fileFor("repaired"), good);
+        assertEquals("repaired", reopened.load("repaired").orElseThrow().getVolumeId());
+        Files.delete(store.fileFor("removed"));
+        reopened.recheckUnreadable();
+        assertEquals(List.of(), reopened.unreadable());
+        assertEquals(Optional.empty(), reopened.load("removed"));
+        assertEquals(Set.of("repaired"), ids(reopened.all()));
+    }
+
+    @Test
+    void aJournalThatIsNotARegularFileOrIsHugeIsRefusedAtOnceNamingIt() throws Exception {
+        Path journal = journal(BOOT);
+        Files.createDirectories(journal.getParent());
+        Files.createSymbolicLink(journal, Path.of("/dev/zero")); // every publication would have gone into it
+        IOException link = assertThrows(IOException.class, () -> new RecordStore(stateDir, BOOT));
+        assertTrue(link.getMessage().contains(journal.toString()), link.getMessage());
+        Files.delete(journal);
+        assertEquals(0, new ProcessBuilder("mkfifo", journal.toString()).start().waitFor());
+        IOException fifo = assertThrows(IOException.class, () -> new RecordStore(stateDir, BOOT));
+        assertTrue(fifo.getMessage().contains("journal " + journal + " is not a regular file"), fifo.getMessage());
+        Files.delete(journal);
+        try (var out = Files.newByteChannel(journal, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            out.position(PublicationJournal.MAX_JOURNAL_BYTES).write(ByteBuffer.wrap(new byte[] {1})); // sparse
+        }
+        IOException huge = assertThrows(IOException.class, () -> new RecordStore(stateDir, BOOT));
+        assertTrue(huge.getMessage().contains("more than the " + PublicationJournal.MAX_JOURNAL_BYTES),
+                huge.getMessage());
+        Files.delete(journal);
+        new RecordStore(stateDir, BOOT).save(mountRecord("v")); // and without them, all is well
+    }
+
+    @Test
+    void anEarlierBootThatCannotBeRemovedIsLeftAndTheStoreOpens() throws Exception {
+        new RecordStore(stateDir, BOOT).save(mountRecord("v"));
+        Files.writeString(Files.createDirectories(stateDir.resolve("publications").resolve(BOOT).resolve("x"))
+                .resolve("y"), "a directory with a file in it: Files.delete refuses it");
+        RecordStore next = new RecordStore(stateDir, NEXT_BOOT); // threw DirectoryNotEmptyException
+        assertEquals("v", next.load("v").orElseThrow().getVolumeId());
+    }
+
+    @Test
+    void aSymlinkNamedLikeATempFileIsNeverWrittenThrough() throws Exception {
+        RecordStore store = new RecordStore(stateDir, BOOT);
+        Path victim = Files.writeString(stateDir.resolve("victim"), "keep me");
+        Files.createSymbolicLink(Path.of(store.fileFor("v") + ".tmp"), victim);
+        store.save(mountRecord("v"));
+        assertEquals("keep me", Files.readString(victim));
+        assertEquals("v", new RecordStore(stateDir, BOOT).load("v").orElseThrow().getVolumeId());
+    }
+
+    private static String message(RecordStore store, String volumeId) {
+        UnreadableRecordException e = assertThrows(UnreadableRecordException.class, () -> store.load(volumeId));
+        return e.getMessage();
     }
 
     @Test

@@ -40,8 +40,14 @@ public final class PluginProcess implements AutoCloseable {
 
     /** Starts the plugin with these extra environment variables and waits until it serves its socket. */
     public static PluginProcess start(Path dir, Map<String, String> environment) throws IOException {
+        return start(dir, environment, List.of());
+    }
+
+    /** As {@link #start(Path, Map)}, with more flags after the usual ones (e.g. {@code --metrics-address}). */
+    public static PluginProcess start(Path dir, Map<String, String> environment, List<String> flags)
+            throws IOException {
         Path socket = dir.resolve("csi.sock");
-        ProcessBuilder builder = new ProcessBuilder(List.of(
+        List<String> command = new ArrayList<>(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 // C1 only: these processes live a few seconds, starting fast matters more than peak speed.
                 "--enable-native-access=ALL-UNNAMED", "-XX:TieredStopAtLevel=1",
@@ -52,6 +58,8 @@ public final class PluginProcess implements AutoCloseable {
                 "--state-dir", dir.resolve("state").toString(),
                 "--log-format", "text",
                 "--shutdown-grace", "5s"));
+        command.addAll(flags);
+        ProcessBuilder builder = new ProcessBuilder(command);
         builder.redirectErrorStream(true);
         builder.environment().keySet().removeIf(name -> name.startsWith("BLOCKNODE_"));
         builder.environment().putAll(environment);

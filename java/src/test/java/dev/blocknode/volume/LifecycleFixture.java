@@ -44,6 +44,8 @@ final class LifecycleFixture {
     final ScriptedTransport transport = new ScriptedTransport();
     final RecordStore store;
     final Path root;
+    private final Host host;
+    private final Path stateDir;
     final NodeVolumes volumes;
     /** The device of {@link #VOLUME} and of {@link #OTHER_VOLUME}. */
     final Attachment device;
@@ -54,11 +56,29 @@ final class LifecycleFixture {
         block = new RecordingBlockDevices(sysfs.paths());
         device = attachable("vdb", new DeviceNumber(254, 16));
         otherDevice = attachable("vdc", new DeviceNumber(254, 32));
-        Host host = machine.host(sysfs.paths(), commands, block);
+        host = machine.host(sysfs.paths(), commands, block);
         root = Files.createDirectories(temp.resolve("kubelet")).toRealPath();
-        store = new RecordStore(temp.resolve("state"));
+        stateDir = temp.resolve("state");
+        store = new RecordStore(stateDir);
         volumes = new NodeVolumes(host, new KubeletPaths(root, ConfinedDirectory.Resolution.OPENAT2, host.files()),
                 store, new Transports(List.of(transport)), FilesystemType.EXT4, FENCING);
+    }
+
+    /** The node's volumes as a restarted plugin has them: the state dir read again, the machine as it is. */
+    NodeVolumes restarted() throws IOException {
+        return new NodeVolumes(host, new KubeletPaths(root, ConfinedDirectory.Resolution.OPENAT2, host.files()),
+                new RecordStore(stateDir), new Transports(List.of(transport)), FilesystemType.EXT4, FENCING);
+    }
+
+    /** Where the record file of {@code volumeId} is (the SHA-256 of its id). */
+    Path recordFile(String volumeId) {
+        try {
+            return stateDir.resolve("volumes").resolve(java.util.HexFormat.of().formatHex(
+                    java.security.MessageDigest.getInstance("SHA-256").digest(
+                            volumeId.getBytes(java.nio.charset.StandardCharsets.UTF_8))) + ".pb");
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     private Attachment attachable(String name, DeviceNumber number) throws IOException {

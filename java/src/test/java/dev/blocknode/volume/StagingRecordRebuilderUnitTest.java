@@ -76,6 +76,9 @@ class StagingRecordRebuilderUnitTest {
     private FcTransport fc;
     private VolumeStager stager;
     private Path staging;
+    private Host host;
+    private Transports transports;
+    private Path kubelet;
 
     @BeforeEach
     void fabricate() throws IOException {
@@ -84,7 +87,7 @@ class StagingRecordRebuilderUnitTest {
         clock = new ManualClock();
         block = new RecordingBlockDevices(sysfs.paths());
         mounter = new StagingMounter();
-        Host host = new Host(sysfs.paths(), commands, mounter, block);
+        host = new Host(sysfs.paths(), commands, mounter, block);
         LunAttacher.Timeouts timeouts = new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30),
                 RELEASE);
         Path database = Files.createDirectories(temp.resolve("etc-iscsi"));
@@ -92,17 +95,21 @@ class StagingRecordRebuilderUnitTest {
         iscsi = new IscsiTransport(host, new IscsiAdm(commands), new NodeRecordFiles(database), sysfs, clock.waiter(),
                 () -> false, timeouts);
         fc = new FcTransport(host, sysfs, clock.waiter(), () -> false, timeouts);
-        Transports transports = new Transports(List.of(new LocalTransport(host), fc, iscsi));
-        Path kubelet = Files.createDirectories(temp.resolve("kubelet")).toRealPath();
+        transports = new Transports(List.of(new LocalTransport(host), fc, iscsi));
+        kubelet = Files.createDirectories(temp.resolve("kubelet")).toRealPath();
         store = new RecordStore(temp.resolve("state"));
+        stager = stagerOver(store);
+        staging = Files.createDirectories(kubelet.resolve("plugins/kubernetes.io/csi/driver/vol-1/globalmount"));
+    }
+
+    private VolumeStager stagerOver(RecordStore recordStore) throws IOException {
         KubeletPaths paths = new KubeletPaths(kubelet);
-        StagingRecords records = new StagingRecords(store);
+        StagingRecords records = new StagingRecords(recordStore);
         OperationGuard guard = new OperationGuard();
         StalePublications stale = new StalePublications(host, paths, records,
                 new VolumePublisher(host, paths, records, guard), guard);
-        stager = new VolumeStager(host, paths, records, transports, guard, FilesystemType.EXT4, stale,
+        return new VolumeStager(host, paths, records, transports, guard, FilesystemType.EXT4, stale,
                 new VolumeFences(VolumeFences.Settings.of("test-node", Duration.ofSeconds(10)), transports, guard));
-        staging = Files.createDirectories(kubelet.resolve("plugins/kubernetes.io/csi/driver/vol-1/globalmount"));
     }
 
     @AfterEach
@@ -260,6 +267,21 @@ class StagingRecordRebuilderUnitTest {
         unstage();
         assertEquals(List.of(), mounter.unmounted);
         assertEquals(1, store.all().size());
+    }
+
+    /** The unreadable record may be the volume mounted there: the teardown of a guess is refused, not done. */
+    @Test
+    void aMountAnUnreadableRecordMayClaimIsLeftAloneAndTheCallRefused() throws Exception {
+        mounter.mounted(staging, new DeviceNumber(8, 0));
+        Path bad = Files.writeString(store.directory().resolve("0".repeat(64) + ".pb"), "not a record");
+        VolumeStager restarted = stagerOver(new RecordStore(temp.resolve("state")));
+
+        VolumeException refused = assertThrows(VolumeException.class,
+                () -> restarted.unstage(new Requests.Unstage("vol-1", staging.toString())));
+
+        assertEquals(VolumeException.Outcome.FAILED_PRECONDITION, refused.outcome());
+        assertTrue(refused.getMessage().contains(bad.toString()), refused.getMessage());
+        assertEquals(List.of(), mounter.unmounted);
     }
 
     @Test

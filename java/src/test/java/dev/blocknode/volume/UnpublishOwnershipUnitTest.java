@@ -101,6 +101,36 @@ class UnpublishOwnershipUnitTest {
         assertTrue(node.machine.isMounted(othersTarget));
     }
 
+    /**
+     * A record that cannot be read may be the one claiming a mount: an unpublish of a volume without a record
+     * (which would take a mount no record claims as its own) is refused while one exists, rather than guessed;
+     * the volume with a record is not affected, and the unreadable one's own calls are refused naming its file.
+     */
+    @Test
+    void withoutARecordAMountThatAnUnreadableRecordMayClaimIsRefused() throws Exception {
+        node.staged(OTHER_VOLUME, node.otherDevice);
+        Path othersTarget = node.target("pod-b", OTHER_VOLUME);
+        node.publish(OTHER_VOLUME, othersTarget, filesystem(), false);
+        Path file = node.recordFile(OTHER_VOLUME);
+        java.nio.file.Files.write(file, new byte[] {'b', 'n', 'r', '1', 0, 0, 0, 0, 42}); // a checksum mismatch
+        NodeVolumes restarted = node.restarted();
+        node.machine.clearActions();
+
+        VolumeException guessed = assertThrows(VolumeException.class, () -> restarted.unpublish(
+                new Requests.Unpublish("vol-unrecorded", othersTarget.toString())));
+        assertEquals(VolumeException.Outcome.FAILED_PRECONDITION, guessed.outcome());
+        assertTrue(guessed.getMessage().contains(file.toString()), guessed.getMessage());
+        VolumeException own = assertThrows(VolumeException.class, () -> restarted.unpublish(
+                new Requests.Unpublish(OTHER_VOLUME, othersTarget.toString())));
+        assertEquals(VolumeException.Outcome.FAILED_PRECONDITION, own.outcome());
+        assertTrue(own.getMessage().contains(file + " is corrupt: checksum mismatch"), own.getMessage());
+        assertEquals(List.of(), node.machine.actions());
+        assertTrue(node.machine.isMounted(othersTarget));
+
+        restarted.unpublish(new Requests.Unpublish(VOLUME, target.toString()));
+        assertEquals(List.of("unmount " + target, "remove " + target), node.machine.actions());
+    }
+
     @Test
     void aSymlinkAtTheTargetIsRefusedAndLeftInPlace() throws Exception {
         Path linked = node.target("pod-c", VOLUME);

@@ -60,6 +60,21 @@ class VolumeHealthUnitTest {
     }
 
     @Test
+    void aVolumeWhoseRecordCannotBeReadSaysSoAndTheOthersAreAnsweredAsUsual() throws Exception {
+        node.staged(OTHER_VOLUME, node.otherDevice);
+        Path file = node.recordFile(OTHER_VOLUME);
+        Files.write(file, new byte[] {1, 2, 3});
+        NodeVolumes restarted = node.restarted();
+
+        List<HealthProblem> problems = restarted.health(new Requests.Health(OTHER_VOLUME, "", ""));
+        assertEquals(List.of(HealthProblem.Kind.RECORD_UNREADABLE), kinds(problems));
+        assertEquals("RecordUnreadable", problems.getFirst().kind().reason());
+        assertTrue(problems.getFirst().message().contains(file + " is corrupt"), problems.toString());
+        assertEquals(List.of(), restarted.health(new Requests.Health(VOLUME, target.toString(), "")));
+        assertEquals(List.of(), restarted.storageHealth());
+    }
+
+    @Test
     void aFilesystemTheKernelTurnedReadOnlyIsDegraded() throws Exception {
         node.machine.turnReadOnly(node.device.number());
 

@@ -52,6 +52,9 @@ final class ControllerUsers {
                 users.add("volume " + volume.volumeId());
             }
         }
+        for (String record : staged.unreadable()) {
+            users.add("the volume of the unreadable staging record " + record + " (which may use it)");
+        }
         Set<String> disks = new LinkedHashSet<>();
         for (NvmeControllers.NamespacePath path : controllers.namespaces(controller)) {
             disks.add(path.disk());

@@ -206,6 +206,31 @@ class NvmeTcpTransportUnitTest {
         assertEquals(List.of(), deletes());
     }
 
+    /** A record that cannot be read may be an NVMe volume on the same controllers: they are kept, not guessed. */
+    @Test
+    void anUnreadableRecordKeepsTheControllers() throws Exception {
+        StagedVolumes withUnreadable = new StagedVolumes() {
+            @Override
+            public List<StagedVolume> of(String transport) {
+                return List.copyOf(records);
+            }
+
+            @Override
+            public List<String> unreadable() {
+                return List.of("/var/lib/blocknode/volumes/0f.pb");
+            }
+        };
+        NvmeTcpTransport restarted = new NvmeTcpTransport(new Host(sysfs.paths(), commands, new QueryOnlyMounter(),
+                blockDevices), hostConfig, fabrics, fabrics, clock.waiter(), withUnreadable,
+                new NvmeTcpTransport.Timeouts(Duration.ofSeconds(30), Duration.ofSeconds(15), Duration.ofSeconds(30)));
+        Attachment a = restarted.attach(request("vol-1", NS1));
+
+        restarted.detach(a);
+
+        assertEquals(List.of(), deletes());
+        assertEquals(2, fabrics.controllerCount());
+    }
+
     @Test
     void aHeldDiskKeepsItsControllersEvenWithoutARecord() throws Exception {
         Attachment a = transport.attach(request("vol-1", NS1));

@@ -238,6 +238,21 @@ public final class LinuxNative {
      */
     public static native void fsync(String path) throws NativeIOException;
 
+    /**
+     * open(O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC) of {@code path}: a final symlink is not
+     * followed ({@link UnsafePathException}, ELOOP) and the open never waits (a FIFO without a writer, a device).
+     * Check what was opened with {@link #statAt}{@code (fd, "")} before reading it with {@link #read}; give it
+     * back to {@link #close(int)}. Why: a file the plugin reads at start (a staging record) must not hang it, be
+     * redirected by a link, or be a device that never ends; the JDK cannot open without blocking.
+     */
+    public static native int openForReading(String path) throws NativeIOException;
+
+    /**
+     * read(2) of at most {@code length} bytes into {@code buffer} from {@code offset}; 0 at the end of the
+     * file; EINTR is retried. Why: reading a descriptor from {@link #openForReading}.
+     */
+    public static native int read(int fd, byte[] buffer, int offset, int length) throws NativeIOException;
+
     // ---- SCSI commands (SG_IO) --------------------------------------------------------------------
 
     /** {@link #scsiCommand} data directions: none, data out (to the device), data in (from it). */

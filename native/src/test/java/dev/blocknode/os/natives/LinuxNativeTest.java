@@ -39,6 +39,35 @@ class LinuxNativeTest {
     }
 
     @Test
+    void openForReadingReadsAFileAndNeitherFollowsALinkNorWaitsForAFifosWriter() throws Exception {
+        Path file = Files.writeString(tmp.resolve("record"), "0123456789");
+        int fd = LinuxNative.openForReading(file.toString());
+        try {
+            byte[] buffer = new byte[16];
+            assertEquals(4, LinuxNative.read(fd, buffer, 2, 4));
+            assertEquals("0123", new String(buffer, 2, 4, java.nio.charset.StandardCharsets.US_ASCII));
+            assertEquals(6, LinuxNative.read(fd, buffer, 0, 16));
+            assertEquals(0, LinuxNative.read(fd, buffer, 0, 16), "the end of the file");
+            assertThrows(InvalidSyscallArgumentException.class, () -> LinuxNative.read(fd, buffer, 10, 7));
+        } finally {
+            LinuxNative.close(fd);
+        }
+        Path link = Files.createSymbolicLink(tmp.resolve("link"), Path.of("/dev/zero"));
+        assertEquals("ELOOP", assertThrows(UnsafePathException.class,
+                () -> LinuxNative.openForReading(link.toString())).errnoName());
+        Path fifo = tmp.resolve("fifo");
+        assertEquals(0, new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor());
+        int fifoFd = LinuxNative.openForReading(fifo.toString()); // would block for ever without O_NONBLOCK
+        try {
+            long type = LinuxNative.statAt(fifoFd, "")[LinuxNative.STAT_MODE] & LinuxNative.S_IFMT;
+            assertEquals(0010000L, type, "statAt(fd, \"\") says what was opened: a FIFO");
+        } finally {
+            LinuxNative.close(fifoFd);
+        }
+        assertThrows(NoSuchPathException.class, () -> LinuxNative.openForReading(tmp.resolve("none").toString()));
+    }
+
+    @Test
     void scsiCommandRefusesACdbShorterThanSixBytesBeforeTouchingTheDescriptor() {
         InvalidSyscallArgumentException e = assertThrows(InvalidSyscallArgumentException.class,
                 () -> LinuxNative.scsiCommand(-1, new byte[3], LinuxNative.SCSI_NO_DATA, null, new byte[32], 1_000));
@@ -252,6 +281,7 @@ class LinuxNativeTest {
         assertThrows(NullPointerException.class, () -> LinuxNative.blockDeviceSize(null));
         assertThrows(NullPointerException.class, () -> LinuxNative.blockSectorSize(null));
         assertThrows(NullPointerException.class, () -> LinuxNative.flushBlockBuffers(null));
+        assertThrows(NullPointerException.class, () -> LinuxNative.openForReading(null));
         NullPointerException mount = assertThrows(NullPointerException.class,
                 () -> LinuxNative.mount("none", null, "tmpfs", 0, null));
         assertEquals("target must not be null", mount.getMessage());
