@@ -1,7 +1,5 @@
 package dev.blocknode.metrics;
 
-import dev.blocknode.csi.v1.NodeGetVolumeStatsRequest;
-import dev.blocknode.csi.v1.NodeUnstageVolumeRequest;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.host.Host;
 import dev.blocknode.scsi.ScsiAddress;
@@ -9,7 +7,6 @@ import dev.blocknode.state.RecordStore;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.testing.FakeSysfs;
 import dev.blocknode.testing.GeneratedDocs;
-import dev.blocknode.testing.LoopDevice;
 import dev.blocknode.testing.ManualClock;
 import dev.blocknode.testing.PluginHarness;
 import dev.blocknode.testing.QueryOnlyMounter;
@@ -19,16 +16,11 @@ import dev.blocknode.transport.Transports;
 import dev.blocknode.transport.fc.FcTransport;
 import dev.blocknode.transport.san.LunAttacher;
 import dev.blocknode.volume.VolumePathGauges;
-import io.grpc.StatusRuntimeException;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -42,13 +34,6 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
-import static dev.blocknode.testing.CsiRequests.mount;
-import static dev.blocknode.testing.CsiRequests.publish;
-import static dev.blocknode.testing.CsiRequests.stage;
-import static dev.blocknode.testing.CsiRequests.unpublish;
-import static dev.blocknode.testing.CsiRequests.unstage;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -70,19 +55,9 @@ class MetricsReferenceHostTest {
     void metricsPageIsCurrent() throws Exception {
         String text;
         try (PluginHarness plugin = PluginHarness.startWithMetrics()) {
-            LoopDevice loop = plugin.newLoopDevice("m", 64L << 20);
-            Path staging = plugin.stagingPath("m");
-            Path target = plugin.targetPath("pod", "m");
-            plugin.client().node().nodeStageVolume(stage("m", loop.device(), staging, mount("ext4")));
-            plugin.client().node().nodePublishVolume(publish("m", staging, target, mount("ext4"), false));
-            plugin.client().node().nodeGetVolumeStats(NodeGetVolumeStatsRequest.newBuilder().setVolumeId("m")
-                    .setVolumePath(target.toString()).build());
-            assertThrows(StatusRuntimeException.class, () -> plugin.client().node()
-                    .nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId("m").build()));
-            plugin.client().node().nodeUnpublishVolume(unpublish("m", target));
-            plugin.client().node().nodeUnstageVolume(unstage("m", staging));
+            MetricsScrapeHostTest.lifecycle(plugin);
             sanVolumePaths(plugin);
-            text = scrape(plugin);
+            text = MetricsScrapeHostTest.scrape(plugin);
         }
         Map<String, Family> families = families(text);
         for (String name : namedInSources()) {
@@ -108,16 +83,6 @@ class MetricsReferenceHostTest {
         FcTransport fc = new FcTransport(host, sysfs, new ManualClock().waiter(), () -> false,
                 new LunAttacher.Timeouts(timeout, timeout, timeout));
         new VolumePathGauges(new Transports(List.of(fc)), store, plugin.plugin().registry()).refresh();
-    }
-
-    private static String scrape(PluginHarness plugin) throws Exception {
-        URI uri = URI.create(plugin.plugin().metrics().orElseThrow().url());
-        try (HttpClient http = HttpClient.newHttpClient()) {
-            HttpResponse<String> response = http.send(HttpRequest.newBuilder(uri).build(),
-                    HttpResponse.BodyHandlers.ofString());
-            assertEquals(200, response.statusCode());
-            return response.body();
-        }
     }
 
     private record Family(String type, String help, Set<String> labels) {

@@ -29,7 +29,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Tag("host")
 class MetricsScrapeHostTest {
 
-    private static String scrape(PluginHarness plugin) throws Exception {
+    /** GET /metrics of a plugin started with metrics: 200, text/plain, the body. */
+    static String scrape(PluginHarness plugin) throws Exception {
         URI uri = URI.create(plugin.plugin().metrics().orElseThrow().url());
         try (HttpClient http = HttpClient.newHttpClient()) {
             HttpResponse<String> response = http.send(HttpRequest.newBuilder(uri).build(),
@@ -38,6 +39,24 @@ class MetricsScrapeHostTest {
             assertTrue(response.headers().firstValue("Content-Type").orElse("").startsWith("text/plain"));
             return response.body();
         }
+    }
+
+    /**
+     * One ext4 volume staged, published, asked for its stats, refused an unstage (no staging path: an error
+     * code), unpublished and unstaged: every RPC series and phase a lifecycle makes.
+     */
+    static void lifecycle(PluginHarness plugin) throws Exception {
+        LoopDevice loop = plugin.newLoopDevice("m", 64L << 20);
+        Path staging = plugin.stagingPath("m");
+        Path target = plugin.targetPath("pod", "m");
+        plugin.client().node().nodeStageVolume(stage("m", loop.device(), staging, mount("ext4")));
+        plugin.client().node().nodePublishVolume(publish("m", staging, target, mount("ext4"), false));
+        plugin.client().node().nodeGetVolumeStats(NodeGetVolumeStatsRequest.newBuilder().setVolumeId("m")
+                .setVolumePath(target.toString()).build());
+        assertThrows(StatusRuntimeException.class, () -> plugin.client().node()
+                .nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId("m").build()));
+        plugin.client().node().nodeUnpublishVolume(unpublish("m", target));
+        plugin.client().node().nodeUnstageVolume(unstage("m", staging));
     }
 
     /** The value of the first sample of {@code name} whose labels include every given label. */
@@ -62,17 +81,7 @@ class MetricsScrapeHostTest {
     @Test
     void aLifecycleShowsUpInTheSeries() throws Exception {
         try (PluginHarness plugin = PluginHarness.startWithMetrics()) {
-            LoopDevice loop = plugin.newLoopDevice("m", 64L << 20);
-            Path staging = plugin.stagingPath("m");
-            Path target = plugin.targetPath("pod", "m");
-            plugin.client().node().nodeStageVolume(stage("m", loop.device(), staging, mount("ext4")));
-            plugin.client().node().nodePublishVolume(publish("m", staging, target, mount("ext4"), false));
-            plugin.client().node().nodeGetVolumeStats(NodeGetVolumeStatsRequest.newBuilder().setVolumeId("m")
-                    .setVolumePath(target.toString()).build());
-            assertThrows(StatusRuntimeException.class, () -> plugin.client().node()
-                    .nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId("m").build()));
-            plugin.client().node().nodeUnpublishVolume(unpublish("m", target));
-            plugin.client().node().nodeUnstageVolume(unstage("m", staging));
+            lifecycle(plugin);
 
             String text = scrape(plugin);
             assertEquals(1.0, sample(text, "blocknode_rpc_seconds_count", "method=\"NodeStageVolume\"", "code=\"OK\""));

@@ -1,10 +1,9 @@
 package dev.blocknode.os.fd;
 
+import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.FileStat;
 import dev.blocknode.os.natives.LinuxNative;
 import dev.blocknode.os.natives.NativeIOException;
-
-import dev.blocknode.os.DeviceNumber;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
