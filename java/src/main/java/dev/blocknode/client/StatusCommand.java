@@ -176,15 +176,14 @@ public final class StatusCommand {
                 out.append("\nPUBLICATIONS\n");
                 table(out, new String[]{"VOLUME", "POD UID", "MODE", "MOUNTED", "TARGET"}, publications);
             }
-            List<String> identities = new ArrayList<>();
+            List<String[]> identities = new ArrayList<>();
             for (Volume v : status.volumes()) {
                 v.device().filter(d -> !d.identity().isEmpty())
-                        .ifPresent(d -> identities.add(Printable.escape(v.volumeId()) + "  "
-                                + Printable.escape(d.identity())));
+                        .ifPresent(d -> identities.add(new String[]{v.volumeId(), d.identity()}));
             }
             if (!identities.isEmpty()) {
                 out.append("\nDEVICE IDENTITIES\n");
-                identities.forEach(line -> out.append(line).append('\n'));
+                table(out, new String[]{"VOLUME", "IDENTITY"}, identities);
             }
         }
         if (!status.unreadableRecords().isEmpty()) {

@@ -107,7 +107,7 @@ class StatusCommandUnitTest {
         assertTrue(text.out().contains("db1     STAGED  local      mount   /dev/loop3 (7:3)  yes"), text.out());
         assertTrue(text.out().contains("0x0000000000001234"), text.out());
         assertTrue(text.out().contains("db1     " + POD + "  rw    yes      " + target), text.out());
-        assertTrue(text.out().contains("db1  loop:/var/lib/db1.img"), text.out());
+        assertTrue(text.out().contains("DEVICE IDENTITIES\nVOLUME  IDENTITY\ndb1     loop:/var/lib/db1.img\n"), text.out());
 
         Run json = status("-o", "json");
         assertEquals(0, json.code());
