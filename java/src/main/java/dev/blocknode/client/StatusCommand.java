@@ -107,6 +107,9 @@ public final class StatusCommand {
         } catch (IOException | RuntimeException e) {
             err.println("blocknode status: cannot read the node's volumes: " + e.getMessage());
             return CANNOT_RUN;
+        } catch (LinkageError e) { // records are read as the plugin reads them, through its native library
+            err.println("blocknode status: cannot read the node's volumes: the native library cannot be loaded: " + e);
+            return CANNOT_RUN;
         }
         if (volume.isPresent()) {
             String id = volume.get();

@@ -19,6 +19,7 @@ import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
+import static dev.blocknode.testing.CsiRequests.block;
 import static dev.blocknode.testing.CsiRequests.mount;
 import static dev.blocknode.testing.CsiRequests.publish;
 import static dev.blocknode.testing.CsiRequests.stage;
@@ -28,7 +29,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * {@code blocknode status} as an operator runs it: a loop volume staged and published through the real plugin (its
+ * {@code blocknode status} as an operator runs it: a filesystem and a block loop volume staged and published through the real plugin (its
  * own process), the plugin stopped, then {@code status} run as a process of its own (the jar's {@code Main}): the
  * healthy volume (exit 0) in text and JSON, then a publication unmounted by hand (exit 1, PublicationMissing); the
  * state directory is the same before and after every run. The volume is torn down through a restarted plugin.
@@ -37,6 +38,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class StatusHostTest {
 
     private static final String FS = CrashScenario.FS;
+    private static final String BLOCK = CrashScenario.BLOCK;
 
     private record Run(int code, String out) {
     }
@@ -50,23 +52,31 @@ class StatusHostTest {
                 var node = plugin.client().node();
                 node.nodeStageVolume(stage(FS, scenario.fsDevice(), scenario.fsStaging(), mount("ext4")));
                 node.nodePublishVolume(publish(FS, scenario.fsStaging(), scenario.fsTarget(), mount("ext4"), false));
+                node.nodeStageVolume(stage(BLOCK, scenario.blockDevice(), scenario.blockStaging(), block()));
+                node.nodePublishVolume(publish(BLOCK, scenario.blockStaging(), scenario.blockTarget(), block(), false));
             } // SIGTERM: the plugin is down, its mounts stay
             Map<String, String> before = listing(state);
 
             Run text = status(dir);
             assertEquals(0, text.code(), text.out());
-            assertTrue(text.out().startsWith("no problems: 1 volume(s), all healthy\n"), text.out());
-            assertTrue(text.out().contains(FS + "  STAGED  local"), text.out());
-            assertTrue(text.out().contains(FS + "  pod-a    rw    yes      " + scenario.fsTarget()), text.out());
+            assertTrue(text.out().startsWith("no problems: 2 volume(s), all healthy\n"), text.out());
+            assertTrue(text.out().contains(FS + "   STAGED  local      mount"), text.out());
+            assertTrue(text.out().contains(FS + "   pod-a    rw    yes      " + scenario.fsTarget()), text.out());
 
             Run json = status(dir, "-o", "json");
             assertEquals(0, json.code(), json.out());
-            assertTrue(json.out().startsWith("{\"schemaVersion\":1,\"healthy\":true,\"volumes\":[{\"volumeId\":\""
-                    + FS + "\",\"phase\":\"STAGED\",\"transport\":\"local\",\"accessType\":\"mount\""), json.out());
+            assertTrue(json.out().startsWith("{\"schemaVersion\":1,\"healthy\":true,\"volumes\":["), json.out());
+            assertTrue(json.out().contains("{\"volumeId\":\"" + FS + "\",\"phase\":\"STAGED\",\"transport\":\"local\",\"accessType\":\"mount\""), json.out());
             assertTrue(json.out().contains("\"present\":true},\"stagingPath\":\"" + scenario.fsStaging()
                     + "\",\"stagingMounted\":true"), json.out());
             assertTrue(json.out().contains("\"podUid\":\"pod-a\",\"mounted\":true"), json.out());
             assertTrue(json.out().endsWith("\"unreadableRecords\":[]}\n"), json.out());
+            // A block volume: no staging mount to check; its publication is the device node bind-mounted (a stat of
+            // the target says which device); this target is not in kubelet's layout, so no pod is named.
+            assertTrue(json.out().contains("\"volumeId\":\"" + BLOCK + "\",\"phase\":\"STAGED\",\"transport\":\"local\","
+                    + "\"accessType\":\"block\""), json.out());
+            assertTrue(json.out().contains("\"stagingMounted\":null,\"publications\":[{\"target\":\""
+                    + scenario.blockTarget() + "\",\"readOnly\":false,\"podUid\":null,\"mounted\":true}]"), json.out());
 
             LinuxNative.umount2(scenario.fsTarget().toString(), 0);
             Run broken = status(dir);
@@ -84,6 +94,8 @@ class StatusHostTest {
                 var node = again.client().node();
                 node.nodeUnpublishVolume(unpublish(FS, scenario.fsTarget()));
                 node.nodeUnstageVolume(unstage(FS, scenario.fsStaging()));
+                node.nodeUnpublishVolume(unpublish(BLOCK, scenario.blockTarget()));
+                node.nodeUnstageVolume(unstage(BLOCK, scenario.blockStaging()));
             }
             HostAssertions.assertNoMountsUnder(dir);
         }
