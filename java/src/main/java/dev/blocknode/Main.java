@@ -1,6 +1,7 @@
 package dev.blocknode;
 
 import dev.blocknode.client.CsiCommandLine;
+import dev.blocknode.client.StatusCommand;
 import dev.blocknode.config.FlagParser;
 import dev.blocknode.config.PluginConfig;
 import dev.blocknode.config.PluginMode;
@@ -39,6 +40,11 @@ public final class Main {
             System.exit(CsiCommandLine.run(Arrays.asList(args).subList(1, args.length), System.out, System.err));
             return;
         }
+        if (args.length > 0 && args[0].equals("status")) {
+            LogSetup.configure(LogFormat.TEXT);
+            System.exit(StatusCommand.run(Arrays.asList(args).subList(1, args.length), System.out, System.err));
+            return;
+        }
         if (Arrays.asList(args).contains("--help") || Arrays.asList(args).contains("-h")) {
             System.out.print(FlagParser.USAGE);
             return;
@@ -51,7 +57,7 @@ public final class Main {
             System.exit(2);
             return;
         }
-        LogSetup.configure(config.logFormat());
+        LogSetup.configure(config.logFormat(), config.logLevel());
         try {
             CrashPoints.checkEnvironment().ifPresent(LOG::warning);
         } catch (IllegalArgumentException e) {

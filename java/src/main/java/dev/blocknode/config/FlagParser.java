@@ -2,6 +2,7 @@ package dev.blocknode.config;
 
 
 import dev.blocknode.logging.LogFormat;
+import dev.blocknode.logging.LogLevel;
 
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -62,6 +63,8 @@ public final class FlagParser {
             new Flag("metrics-address", "HOST:PORT", null, "off", "serve Prometheus metrics at"
                     + " `http://HOST:PORT/metrics`; an empty host listens on every address"),
             new Flag("log-format", "FORMAT", "json", null, "`json` (one object per line) or `text`"),
+            new Flag("log-level", "LEVEL", "info", null, "the level of the plugin's own loggers: `error`,"
+                    + " `warning`, `info`, or `fine` (also spelled `debug`), which adds what each step of a call did"),
             new Flag("socket-mode", "MODE", "0660", null, "permissions of the socket file, octal"),
             new Flag("socket-group", "GROUP", null, "the process's group", "group of the socket file"),
             new Flag("shutdown-grace", "DURATION", "30s", null, "on SIGTERM, how long running calls may finish"
@@ -90,6 +93,7 @@ public final class FlagParser {
 
             usage: java -jar blocknode.jar [flags]
                    java -jar blocknode.jar client [--endpoint unix:///path] RPC [REQUEST]   (see client --help)
+                   java -jar blocknode.jar status [--state-dir DIR] [--volume ID] [-o text|json]   (see status --help)
 
             """ + usageLines() + "  --help                  this text\n";
 
@@ -162,7 +166,8 @@ public final class FlagParser {
                 PluginMode.parse("mode", take(flags, "mode")),
                 new PluginConfig.Fencing(
                         positive("fencing-renew-interval", take(flags, "fencing-renew-interval")),
-                        positive("fencing-takeover-after", take(flags, "fencing-takeover-after"))));
+                        positive("fencing-takeover-after", take(flags, "fencing-takeover-after"))),
+                LogLevel.parse("log-level", take(flags, "log-level")));
         if (!flags.isEmpty()) {
             throw new IllegalArgumentException("unknown flag --" + flags.keySet().iterator().next()
                     + " (see --help)");

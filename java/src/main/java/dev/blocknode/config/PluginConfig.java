@@ -2,6 +2,7 @@ package dev.blocknode.config;
 
 
 import dev.blocknode.logging.LogFormat;
+import dev.blocknode.logging.LogLevel;
 
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
@@ -28,7 +29,19 @@ public record PluginConfig(
         Optional<Duration> devicePollInterval,
         boolean demo,
         PluginMode mode,
-        Fencing fencing) {
+        Fencing fencing,
+        LogLevel logLevel) {
+
+    /** The settings with the plugin's loggers at {@code info}, the default. */
+    public PluginConfig(Path socket, String nodeId, String driverName, Path kubeletRoot, Path stateDir,
+                        Optional<String> metricsAddress, LogFormat logFormat, Set<PosixFilePermission> socketMode,
+                        Optional<String> socketGroup, Duration shutdownGrace, long maxVolumesPerNode,
+                        String defaultFsType, DeviceWaitMode deviceWait, Optional<Duration> devicePollInterval,
+                        boolean demo, PluginMode mode, Fencing fencing) {
+        this(socket, nodeId, driverName, kubeletRoot, stateDir, metricsAddress, logFormat, socketMode, socketGroup,
+                shutdownGrace, maxVolumesPerNode, defaultFsType, deviceWait, devicePollInterval, demo, mode, fencing,
+                LogLevel.INFO);
+    }
 
     public static final String DEFAULT_DRIVER_NAME = "block.csi.blocknode.dev";
 

@@ -18,7 +18,15 @@ public final class LogSetup {
     private LogSetup() {
     }
 
+    /** The plugin's own loggers' parent, held so that the level set on it is not lost with a collected logger. */
+    private static final Logger PLUGIN = Logger.getLogger("dev.blocknode");
+
     public static void configure(LogFormat format) {
+        configure(format, LogLevel.INFO);
+    }
+
+    /** As {@link #configure(LogFormat)}, with the plugin's own loggers ({@code dev.blocknode}) at {@code level}. */
+    public static void configure(LogFormat format, LogLevel level) {
         Logger root = Logger.getLogger("");
         for (Handler handler : root.getHandlers()) {
             root.removeHandler(handler);
@@ -30,6 +38,7 @@ public final class LogSetup {
         root.setLevel(Level.INFO);
         // gRPC and Netty are chatty at INFO about things an operator cannot act on.
         Logger.getLogger("io.grpc").setLevel(Level.WARNING);
+        PLUGIN.setLevel(level.level());
     }
 
     static final class TextFormatter extends Formatter {

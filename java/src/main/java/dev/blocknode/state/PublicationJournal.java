@@ -58,6 +58,8 @@ final class PublicationJournal implements Closeable {
     private final Map<String, Integer> liveEntryBytes = new HashMap<>();
     private long liveBytes;
     private FileChannel channel;
+    /** Opened by {@link #readOnly}: nothing is written, truncated or compacted. */
+    private final boolean readOnly;
     private long size;
 
     /**
@@ -68,9 +70,32 @@ final class PublicationJournal implements Closeable {
      * file the heap.
      */
     PublicationJournal(Path directory) throws IOException {
-        this.file = directory.resolve(FILE_NAME);
+        this(directory, false);
+    }
+
+    /**
+     * The publications a journal holds, read without changing anything: the file is opened read-only, never
+     * created, and a torn tail is skipped, not cut off ({@code blocknode status}). Empty when there is no journal.
+     */
+    static Map<String, Map<String, PublicationRecord>> readOnly(Path directory) throws IOException {
+        if (!Files.exists(directory.resolve(FILE_NAME), LinkOption.NOFOLLOW_LINKS)) {
+            return Map.of();
+        }
+        PublicationJournal journal = new PublicationJournal(directory, true);
         try {
-            this.channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ,
+            return journal.all();
+        } finally {
+            journal.channel.close();
+        }
+    }
+
+    private PublicationJournal(Path directory, boolean readOnly) throws IOException {
+        this.file = directory.resolve(FILE_NAME);
+        this.readOnly = readOnly;
+        try {
+            this.channel = readOnly
+                    ? FileChannel.open(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)
+                    : FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ,
                     StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
         } catch (IOException e) {
             throw new IOException("publications journal " + file + " cannot be opened (a symbolic link is not"
@@ -210,7 +235,7 @@ final class PublicationJournal implements Closeable {
             good = bytes.position();
         }
         size = good;
-        if (good < length) {
+        if (good < length && !readOnly) {
             long cut = length - good;
             LOG.warning(() -> "publications journal " + file + ": the last " + cut + " bytes are not a complete"
                     + " entry (a write cut short by a kill); cut off at " + size);

@@ -126,6 +126,46 @@ public final class RecordStore {
         return directory;
     }
 
+    /** What {@link #snapshot} read: the records that could be read, with this boot's publications, and the rest. */
+    public record Snapshot(List<StagingRecord> records, List<UnreadableRecordException> unreadable) {
+    }
+
+    /**
+     * The records of a state directory as a store opened now would serve them, read without changing anything on
+     * disk (what {@code blocknode status} reads, with the plugin running or not): no directory is created, no
+     * earlier boot's journal dropped, no publication moved out of an older record, no torn journal tail cut,
+     * nothing logged. A state directory without a {@code volumes} directory holds no records.
+     *
+     * @throws IOException when the state directory cannot be listed, or this boot's journal cannot be read
+     */
+    public static Snapshot snapshot(Path stateDir, String bootId) throws IOException {
+        Path directory = stateDir.resolve("volumes");
+        if (!Files.isDirectory(stateDir)) {
+            throw new IOException("state directory " + stateDir + " is not a directory (or cannot be read)");
+        }
+        Map<String, StagingRecord> read = new TreeMap<>();
+        Map<String, UnreadableRecordException> unreadable = new TreeMap<>();
+        if (Files.isDirectory(directory, LinkOption.NOFOLLOW_LINKS)) {
+            try (DirectoryStream<Path> files = Files.newDirectoryStream(directory, "*" + SUFFIX)) {
+                for (Path file : files) {
+                    try {
+                        read(file).ifPresent(record -> read.put(record.getVolumeId(), record));
+                    } catch (UnreadableRecordException e) {
+                        unreadable.put(file.getFileName().toString(), e);
+                    }
+                }
+            }
+        }
+        Map<String, Map<String, PublicationRecord>> publications = PublicationJournal.readOnly(
+                stateDir.resolve("publications").resolve(BootId.requireWellFormed(bootId)));
+        List<StagingRecord> records = new ArrayList<>();
+        for (StagingRecord record : read.values()) {
+            records.add(record.toBuilder()
+                    .putAllPublications(publications.getOrDefault(record.getVolumeId(), Map.of())).build());
+        }
+        return new Snapshot(List.copyOf(records), List.copyOf(unreadable.values()));
+    }
+
     /**
      * The volume's record, if it has one. A file that could not be read is read again first (an operator may
      * have repaired or removed it).

@@ -60,6 +60,19 @@ final class KubeletPods {
     }
 
     /**
+     * The same, for a target as a record holds it and a kubelet root as given, without opening anything (for
+     * {@code blocknode status}, which runs without the plugin): empty for a target not under {@code root}.
+     */
+    static Optional<String> podOf(Path root, Path target, boolean block) {
+        Path normalRoot = root.toAbsolutePath().normalize();
+        Path normalTarget = target.toAbsolutePath().normalize();
+        if (!normalTarget.startsWith(normalRoot) || normalTarget.equals(normalRoot)) {
+            return Optional.empty();
+        }
+        return (block ? BLOCK : FILESYSTEM).podOf(normalRoot.relativize(normalTarget));
+    }
+
+    /**
      * True only when kubelet's pods directory is there and holds no entry named {@code uid}, looked up by
      * descriptor beneath the kubelet root. No pods directory, or a symlink on the way to it, is doubt, not
      * absence: whatever is decided on a pod being gone must never be decided on doubt.

@@ -76,6 +76,17 @@ class FlagParserUnitTest {
     }
 
     @Test
+    void logLevelIsInfoByDefaultAndDebugIsFine() {
+        assertEquals(dev.blocknode.logging.LogLevel.INFO, parse().logLevel());
+        assertEquals(dev.blocknode.logging.LogLevel.FINE, parse("--log-level=fine").logLevel());
+        assertEquals(dev.blocknode.logging.LogLevel.FINE, parse("--log-level", "DEBUG").logLevel());
+        assertEquals(dev.blocknode.logging.LogLevel.WARNING, parse("--log-level=warning").logLevel());
+        assertEquals(dev.blocknode.logging.LogLevel.ERROR, parse("--log-level=error").logLevel());
+        IllegalArgumentException bad = assertThrows(IllegalArgumentException.class, () -> parse("--log-level=trace"));
+        assertEquals("--log-level must be error, warning, info, fine or debug, got \"trace\"", bad.getMessage());
+    }
+
+    @Test
     void deviceWaitModeAndPollInterval() {
         PluginConfig config = parse("--device-wait=poll", "--device-poll-interval=1s");
         assertEquals(DeviceWaitMode.POLL, config.deviceWait());

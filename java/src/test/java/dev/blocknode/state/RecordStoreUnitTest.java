@@ -23,6 +23,7 @@ import java.security.MessageDigest;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -689,5 +690,46 @@ class RecordStoreUnitTest {
                 mountRecord("nobody").getPublicationsMap()));
         assertTrue(e.getMessage().contains("no staging record"), e.getMessage());
         assertEquals(Optional.empty(), new RecordStore(stateDir, BOOT).load("nobody"));
+    }
+
+    @Test
+    void aSnapshotReadsWhatAStoreWouldServeAndChangesNothing() throws Exception {
+        String boot = "0c6e1d2a-1111-4f00-8000-000000000009";
+        RecordStore store = new RecordStore(stateDir, boot);
+        store.save(mountRecord("current"));                                  // publications in this boot's journal
+        Path volumes = stateDir.resolve("volumes");
+        // What a store would change on opening: an older record holding its publications, an earlier boot's
+        // journal, a torn tail on this boot's, a file that is no record.
+        Files.write(volumes.resolve(sha256("older") + ".pb"), RecordCodec.encode(mountRecord("older")));
+        Path earlier = Files.createDirectories(stateDir.resolve("publications/0c6e1d2a-1111-4f00-8000-00000000000e"));
+        Files.writeString(earlier.resolve("journal"), "stale");
+        try (Stream<Path> journal = Files.list(stateDir.resolve("publications").resolve(boot))) {
+            Files.write(journal.findFirst().orElseThrow(), new byte[]{9, 9}, java.nio.file.StandardOpenOption.APPEND);
+        }
+        Files.writeString(volumes.resolve(sha256("broken") + ".pb"), "not a record");
+        Map<String, String> before = new java.util.TreeMap<>();
+        try (Stream<Path> all = Files.walk(stateDir)) {
+            for (Path path : all.toList()) {
+                before.put(path.toString(), Files.size(path) + " " + Files.getLastModifiedTime(path).toMillis());
+            }
+        }
+
+        RecordStore.Snapshot snapshot = RecordStore.snapshot(stateDir, boot);
+
+        assertEquals(List.of("current", "older"), snapshot.records().stream().map(StagingRecord::getVolumeId).toList());
+        for (StagingRecord record : snapshot.records()) {
+            assertEquals(mountRecord("x").getPublicationsMap(), record.getPublicationsMap(), record.getVolumeId());
+        }
+        assertEquals(List.of(volumes.resolve(sha256("broken") + ".pb")),
+                snapshot.unreadable().stream().map(UnreadableRecordException::file).toList());
+        Map<String, String> after = new java.util.TreeMap<>();
+        try (Stream<Path> all = Files.walk(stateDir)) {
+            for (Path path : all.toList()) {
+                after.put(path.toString(), Files.size(path) + " " + Files.getLastModifiedTime(path).toMillis());
+            }
+        }
+        assertEquals(before, after);
+        assertThrows(IOException.class, () -> RecordStore.snapshot(stateDir.resolve("absent"), boot));
+        assertFalse(Files.exists(stateDir.resolve("absent")));
     }
 }

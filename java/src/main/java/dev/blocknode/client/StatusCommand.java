@@ -1,0 +1,306 @@
+package dev.blocknode.client;
+
+import dev.blocknode.logging.Printable;
+import dev.blocknode.os.HostPaths;
+import dev.blocknode.os.mount.MountEntry;
+import dev.blocknode.os.mount.MountTable;
+import dev.blocknode.state.BootId;
+import dev.blocknode.state.RecordStore;
+import dev.blocknode.volume.HealthProblem;
+import dev.blocknode.volume.NodeStatusReader;
+import dev.blocknode.volume.NodeStatusReader.NodeStatus;
+import dev.blocknode.volume.NodeStatusReader.Publication;
+import dev.blocknode.volume.NodeStatusReader.UnreadableRecord;
+import dev.blocknode.volume.NodeStatusReader.Volume;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * {@code blocknode status}: every volume this node holds, from the state directory's records, the mount table
+ * and sysfs, with the problems found; read-only, and working while the plugin is down. The JSON form and the
+ * exit codes are a documented interface (docs/reference/status.md): change them only by adding.
+ */
+public final class StatusCommand {
+
+    /** Exit codes (docs/reference/status.md). */
+    public static final int HEALTHY = 0;
+    public static final int PROBLEMS = 1;
+    public static final int CANNOT_RUN = 2;
+    public static final int UNKNOWN_VOLUME = 3;
+
+    /** The version of the JSON form: bumped only when a field changes meaning or goes away. */
+    public static final int SCHEMA_VERSION = 1;
+
+    public static final String USAGE = """
+            usage: java -jar blocknode.jar status [--state-dir DIR] [--kubelet-root DIR] [--volume ID] [-o text|json]
+
+            Every volume this node holds, from the plugin's records, the mount table and sysfs, problems first.
+            Read-only; works while the plugin is down. Exit code: 0 all healthy, 1 a volume has a problem or a
+            record cannot be read, 2 the command could not run, 3 --volume names a volume this node has no record of.
+
+              --state-dir DIR      the plugin's --state-dir (default /var/lib/blocknode)
+              --kubelet-root DIR   the plugin's --kubelet-root (default /var/lib/kubelet)
+              --volume ID          only this volume
+              -o, --output FORMAT  text (default) or json
+            """;
+
+    private StatusCommand() {
+    }
+
+    public static int run(List<String> args, PrintStream out, PrintStream err) {
+        return run(args, out, err, HostPaths.real());
+    }
+
+    /** With the host's /sys and /proc at {@code host} (tests fabricate them). */
+    public static int run(List<String> args, PrintStream out, PrintStream err, HostPaths host) {
+        Path stateDir = Path.of("/var/lib/blocknode");
+        Path kubeletRoot = Path.of("/var/lib/kubelet");
+        Optional<String> volume = Optional.empty();
+        boolean json = false;
+        for (int i = 0; i < args.size(); i++) {
+            String arg = args.get(i);
+            if (arg.equals("--help") || arg.equals("-h")) {
+                out.print(USAGE);
+                return HEALTHY;
+            }
+            String name = arg;
+            String value;
+            int eq = arg.indexOf('=');
+            if (arg.startsWith("--") && eq > 0) {
+                name = arg.substring(0, eq);
+                value = arg.substring(eq + 1);
+            } else if (i + 1 < args.size()) {
+                value = args.get(++i);
+            } else {
+                err.println("blocknode status: " + (isFlag(name) ? "flag " + name + " needs a value" : "unexpected"
+                        + " argument \"" + arg + "\"") + " (see status --help)");
+                return CANNOT_RUN;
+            }
+            switch (name) {
+                case "--state-dir" -> stateDir = Path.of(value);
+                case "--kubelet-root" -> kubeletRoot = Path.of(value);
+                case "--volume" -> volume = Optional.of(value);
+                case "-o", "--output" -> {
+                    if (!value.equals("text") && !value.equals("json")) {
+                        err.println("blocknode status: -o must be text or json, got \"" + value + "\"");
+                        return CANNOT_RUN;
+                    }
+                    json = value.equals("json");
+                }
+                default -> {
+                    err.println("blocknode status: " + (isFlag(name) ? "unknown flag " + name : "unexpected argument \""
+                            + arg + "\"") + " (see status --help)");
+                    return CANNOT_RUN;
+                }
+            }
+        }
+        NodeStatus status;
+        try {
+            RecordStore.Snapshot snapshot = RecordStore.snapshot(stateDir, BootId.read(host));
+            List<MountEntry> mounts = MountTable.read(host.mountInfo());
+            status = NodeStatusReader.read(snapshot, mounts, host, kubeletRoot);
+        } catch (IOException | RuntimeException e) {
+            err.println("blocknode status: cannot read the node's volumes: " + e.getMessage());
+            return CANNOT_RUN;
+        } catch (LinkageError e) { // records are read as the plugin reads them, through its native library
+            err.println("blocknode status: cannot read the node's volumes: the native library cannot be loaded: " + e);
+            return CANNOT_RUN;
+        }
+        if (volume.isPresent()) {
+            String id = volume.get();
+            List<Volume> one = status.volumes().stream().filter(v -> v.volumeId().equals(id)).toList();
+            if (one.isEmpty()) {
+                // An unreadable record may be this volume's: its file name cannot be told from here without
+                // hashing, and it is listed, so the caller sees it.
+                status = new NodeStatus(List.of(), status.unreadableRecords());
+                if (json) {
+                    out.print(json(status));
+                }
+                err.println("blocknode status: this node has no record of volume " + id
+                        + (status.unreadableRecords().isEmpty() ? "" : " (but " + status.unreadableRecords().size()
+                        + " record file(s) cannot be read; see status without --volume)"));
+                return UNKNOWN_VOLUME;
+            }
+            status = new NodeStatus(one, status.unreadableRecords());
+        }
+        out.print(json ? json(status) : text(status));
+        return status.healthy() ? HEALTHY : PROBLEMS;
+    }
+
+    private static boolean isFlag(String arg) {
+        return arg.startsWith("-");
+    }
+
+    /** For a person: the problems first, then one aligned row per volume, then its publications. */
+    public static String text(NodeStatus status) {
+        StringBuilder out = new StringBuilder();
+        List<String[]> problems = new ArrayList<>();
+        for (Volume v : status.volumes()) {
+            for (HealthProblem p : v.problems()) {
+                problems.add(new String[]{v.volumeId(), p.kind().reason(), p.message()});
+            }
+        }
+        for (UnreadableRecord r : status.unreadableRecords()) {
+            problems.add(new String[]{"-", HealthProblem.Kind.RECORD_UNREADABLE.reason(), r.reason()});
+        }
+        if (problems.isEmpty()) {
+            out.append("no problems: ").append(status.volumes().size()).append(" volume(s), all healthy\n");
+        } else {
+            out.append("PROBLEMS\n");
+            table(out, new String[]{"VOLUME", "PROBLEM", "DETAIL"}, problems);
+        }
+        if (!status.volumes().isEmpty()) {
+            out.append("\nVOLUMES\n");
+            List<String[]> rows = new ArrayList<>();
+            for (Volume v : status.volumes()) {
+                rows.add(new String[]{v.volumeId(), v.phase(), v.transport(), v.accessType(),
+                        v.device().map(d -> d.path() + " (" + d.number() + ")").orElse("-"),
+                        v.device().map(d -> d.present() ? "yes" : "GONE").orElse("-"),
+                        v.stagingPath().isEmpty() ? "-" : v.stagingPath(),
+                        v.stagingMounted().map(m -> m ? "yes" : "NO").orElse("-"),
+                        v.fenceKey().isPresent() ? String.format("0x%016x", v.fenceKey().getAsLong()) : "-",
+                        v.problems().isEmpty() ? "ok" : String.valueOf(v.problems().size())});
+            }
+            table(out, new String[]{"VOLUME", "PHASE", "TRANSPORT", "ACCESS", "DEVICE", "PRESENT", "STAGING PATH",
+                    "MOUNTED", "FENCE KEY", "PROBLEMS"}, rows);
+            List<String[]> publications = new ArrayList<>();
+            for (Volume v : status.volumes()) {
+                for (Publication p : v.publications()) {
+                    publications.add(new String[]{v.volumeId(), p.podUid().orElse("-"), p.readOnly() ? "ro" : "rw",
+                            p.mounted() ? "yes" : "NO", p.target()});
+                }
+            }
+            if (!publications.isEmpty()) {
+                out.append("\nPUBLICATIONS\n");
+                table(out, new String[]{"VOLUME", "POD UID", "MODE", "MOUNTED", "TARGET"}, publications);
+            }
+            List<String[]> identities = new ArrayList<>();
+            for (Volume v : status.volumes()) {
+                v.device().filter(d -> !d.identity().isEmpty())
+                        .ifPresent(d -> identities.add(new String[]{v.volumeId(), d.identity()}));
+            }
+            if (!identities.isEmpty()) {
+                out.append("\nDEVICE IDENTITIES\n");
+                table(out, new String[]{"VOLUME", "IDENTITY"}, identities);
+            }
+        }
+        if (!status.unreadableRecords().isEmpty()) {
+            out.append("\nUNREADABLE RECORDS\n");
+            List<String[]> rows = new ArrayList<>();
+            for (UnreadableRecord r : status.unreadableRecords()) {
+                rows.add(new String[]{r.file(), r.reason()});
+            }
+            table(out, new String[]{"FILE", "REASON"}, rows);
+        }
+        return out.toString();
+    }
+
+    private static void table(StringBuilder out, String[] header, List<String[]> given) {
+        // A volume id or path is caller input: printed escaped, so it cannot break a line or forge one.
+        List<String[]> rows = new ArrayList<>();
+        for (String[] row : given) {
+            String[] escaped = new String[row.length];
+            for (int i = 0; i < row.length; i++) {
+                escaped[i] = Printable.escape(row[i]);
+            }
+            rows.add(escaped);
+        }
+        int[] widths = new int[header.length];
+        for (int i = 0; i < header.length; i++) {
+            widths[i] = header[i].length();
+            for (String[] row : rows) {
+                widths[i] = Math.max(widths[i], row[i].length());
+            }
+        }
+        List<String[]> all = new ArrayList<>();
+        all.add(header);
+        all.addAll(rows);
+        for (String[] row : all) {
+            StringBuilder line = new StringBuilder();
+            for (int i = 0; i < row.length; i++) {
+                line.append(row[i]);  // escaped when the row was built
+                if (i < row.length - 1) {
+                    line.append(" ".repeat(widths[i] - row[i].length() + 2));
+                }
+            }
+            out.append(line.toString().stripTrailing()).append('\n');
+        }
+    }
+
+    /** The JSON form, schema version {@link #SCHEMA_VERSION} (docs/reference/status.md). */
+    public static String json(NodeStatus status) {
+        StringBuilder out = new StringBuilder("{\"schemaVersion\":").append(SCHEMA_VERSION)
+                .append(",\"healthy\":").append(status.healthy()).append(",\"volumes\":[");
+        for (int i = 0; i < status.volumes().size(); i++) {
+            Volume v = status.volumes().get(i);
+            out.append(i == 0 ? "" : ",").append("{\"volumeId\":").append(quote(v.volumeId()))
+                    .append(",\"phase\":").append(quote(v.phase()))
+                    .append(",\"transport\":").append(quote(v.transport()))
+                    .append(",\"accessType\":").append(quote(v.accessType()))
+                    .append(",\"device\":");
+            if (v.device().isPresent()) {
+                NodeStatusReader.Device d = v.device().get();
+                out.append("{\"path\":").append(quote(d.path()))
+                        .append(",\"majorMinor\":").append(quote(d.number().toString()))
+                        .append(",\"identity\":").append(quote(d.identity()))
+                        .append(",\"present\":").append(d.present()).append('}');
+            } else {
+                out.append("null");
+            }
+            out.append(",\"stagingPath\":").append(quote(v.stagingPath()))
+                    .append(",\"stagingMounted\":").append(v.stagingMounted().map(String::valueOf).orElse("null"))
+                    .append(",\"publications\":[");
+            for (int j = 0; j < v.publications().size(); j++) {
+                Publication p = v.publications().get(j);
+                out.append(j == 0 ? "" : ",").append("{\"target\":").append(quote(p.target()))
+                        .append(",\"readOnly\":").append(p.readOnly())
+                        .append(",\"podUid\":").append(p.podUid().map(StatusCommand::quote).orElse("null"))
+                        .append(",\"mounted\":").append(p.mounted()).append('}');
+            }
+            out.append("],\"fenceKey\":").append(v.fenceKey().isPresent()
+                    ? quote(String.format("0x%016x", v.fenceKey().getAsLong())) : "null")
+                    .append(",\"problems\":[");
+            for (int j = 0; j < v.problems().size(); j++) {
+                HealthProblem p = v.problems().get(j);
+                out.append(j == 0 ? "" : ",").append("{\"reason\":").append(quote(p.kind().reason()))
+                        .append(",\"severity\":").append(quote(p.kind().severity().name()))
+                        .append(",\"message\":").append(quote(p.message())).append('}');
+            }
+            out.append("]}");
+        }
+        out.append("],\"unreadableRecords\":[");
+        for (int i = 0; i < status.unreadableRecords().size(); i++) {
+            UnreadableRecord r = status.unreadableRecords().get(i);
+            out.append(i == 0 ? "" : ",").append("{\"file\":").append(quote(r.file()))
+                    .append(",\"reason\":").append(quote(r.reason())).append('}');
+        }
+        return out.append("]}\n").toString();
+    }
+
+    static String quote(String text) {
+        StringBuilder out = new StringBuilder(text.length() + 2).append('"');
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            switch (c) {
+                case '"' -> out.append("\\\"");
+                case '\\' -> out.append("\\\\");
+                case '\n' -> out.append("\\n");
+                case '\r' -> out.append("\\r");
+                case '\t' -> out.append("\\t");
+                default -> {
+                    if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == '\u2028' || c == '\u2029') {
+                        out.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        out.append(c);
+                    }
+                }
+            }
+        }
+        return out.append('"').toString();
+    }
+}

@@ -1,0 +1,180 @@
+package dev.blocknode.volume;
+
+import dev.blocknode.os.DeviceNumber;
+import dev.blocknode.os.FileStat;
+import dev.blocknode.os.HostPaths;
+import dev.blocknode.os.block.BlockDevices;
+import dev.blocknode.os.mount.MountEntry;
+import dev.blocknode.state.RecordStore;
+import dev.blocknode.state.UnreadableRecordException;
+import dev.blocknode.state.v1.PublicationRecord;
+import dev.blocknode.state.v1.StagePhase;
+import dev.blocknode.state.v1.StagingRecord;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+
+/**
+ * What {@code blocknode status} shows: every volume the state directory's records name, with what the node
+ * has of it (device in sysfs, staging mount and publications in the mount table) and the problems found, in
+ * the plugin's own vocabulary ({@link HealthProblem.Kind}) and by the plugin's own rules where they need no
+ * running plugin ({@link Publications#holdsVolume}, {@link KubeletPods}, {@link StagingRecords}). Reads only:
+ * the records through {@link RecordStore#snapshot}, the mount table as given, sysfs by device number.
+ *
+ * <p>Like NodeGetVolumeHealth, only a STAGED volume is checked: a record in another phase is an operation under
+ * way, or one a crash cut short that the plugin finishes or undoes when it starts. Unlike it, a path's filesystem
+ * is not opened (no read-only filesystem finding) and the storage is not asked (no path or fencing finding):
+ * those need the plugin.
+ */
+public final class NodeStatusReader {
+
+    /** A recorded device: where it was, its number and identity, and whether the kernel still has it. */
+    public record Device(String path, DeviceNumber number, String identity, boolean present) {
+    }
+
+    /** One publication: its target, how it was published, its pod when kubelet's layout says, and whether it is mounted. */
+    public record Publication(String target, boolean readOnly, Optional<String> podUid, boolean mounted) {
+    }
+
+    /**
+     * One volume. {@code stagingMounted} is empty where there is nothing to check: a block volume (its staging
+     * path is a directory, not a mount) or a volume not STAGED.
+     */
+    public record Volume(String volumeId, String phase, String transport, String accessType, Optional<Device> device,
+                         String stagingPath, Optional<Boolean> stagingMounted, List<Publication> publications,
+                         OptionalLong fenceKey, List<HealthProblem> problems) {
+    }
+
+    /** A record file that could not be read, and why. */
+    public record UnreadableRecord(String file, String reason) {
+    }
+
+    /** The node's volumes, problems first then by id, and the record files that could not be read. */
+    public record NodeStatus(List<Volume> volumes, List<UnreadableRecord> unreadableRecords) {
+
+        /** No volume with a problem and no unreadable record. */
+        public boolean healthy() {
+            return unreadableRecords.isEmpty() && volumes.stream().allMatch(v -> v.problems().isEmpty());
+        }
+    }
+
+    private NodeStatusReader() {
+    }
+
+    /**
+     * @param snapshot the records, as {@link RecordStore#snapshot} read them
+     * @param mounts   the mount table (/proc/self/mountinfo)
+     * @param host     where sysfs is
+     * @param kubeletRoot kubelet's root, for the pod of each publication
+     */
+    public static NodeStatus read(RecordStore.Snapshot snapshot, List<MountEntry> mounts, HostPaths host,
+                                  Path kubeletRoot) {
+        BlockDevices devices = new BlockDevices(host);
+        List<Volume> volumes = new ArrayList<>();
+        for (StagingRecord record : snapshot.records()) {
+            volumes.add(volume(record, mounts, devices, kubeletRoot));
+        }
+        volumes.sort(Comparator.comparing((Volume v) -> v.problems().isEmpty()).thenComparing(Volume::volumeId));
+        List<UnreadableRecord> unreadable = new ArrayList<>();
+        for (UnreadableRecordException e : snapshot.unreadable()) {
+            unreadable.add(new UnreadableRecord(e.file().toString(), e.getMessage()));
+        }
+        return new NodeStatus(List.copyOf(volumes), List.copyOf(unreadable));
+    }
+
+    private static Volume volume(StagingRecord record, List<MountEntry> mounts, BlockDevices devices, Path kubeletRoot) {
+        boolean block = record.hasBlock();
+        boolean staged = record.getPhase() == StagePhase.STAGED;
+        Optional<Device> device = Optional.empty();
+        if (record.hasDevice()) {
+            DeviceNumber number = StagingRecords.deviceNumber(record);
+            device = Optional.of(new Device(record.getDevice().getPath(), number, record.getDevice().getIdentity(),
+                    devices.exists(number)));
+        }
+        List<HealthProblem> problems = new ArrayList<>();
+        String volumeId = record.getVolumeId();
+        boolean devicePresent = device.map(Device::present).orElse(false);
+        if (staged && device.isPresent() && !devicePresent) {
+            // As NodeGetVolumeStats says: nothing else is worth saying of a volume whose device is gone.
+            problems.add(new HealthProblem(HealthProblem.Kind.DEVICE_MISSING, "device " + device.get().path() + " ("
+                    + device.get().number() + ") of volume " + volumeId + " is gone from the node"));
+        }
+        Optional<Boolean> stagingMounted = Optional.empty();
+        if (staged && !block && record.hasDevice()) {
+            DeviceNumber number = StagingRecords.deviceNumber(record);
+            boolean mounted = mountAt(mounts, record.getStagingPath())
+                    .filter(entry -> entry.device().equals(number)).isPresent();
+            stagingMounted = Optional.of(mounted);
+            if (!mounted && devicePresent) {
+                problems.add(new HealthProblem(HealthProblem.Kind.STAGING_MOUNT_MISSING, "volume " + volumeId
+                        + " is not mounted at its staging path " + record.getStagingPath()));
+            }
+        }
+        List<Publication> publications = new ArrayList<>();
+        for (Map.Entry<String, PublicationRecord> entry : new java.util.TreeMap<>(record.getPublicationsMap()).entrySet()) {
+            Path target = Path.of(entry.getKey());
+            boolean mounted = staged && record.hasDevice() && publishedAt(record, target, mounts);
+            publications.add(new Publication(entry.getKey(), entry.getValue().getReadonly(),
+                    KubeletPods.podOf(kubeletRoot, target, block), mounted));
+            if (staged && !mounted && devicePresent) {
+                problems.add(new HealthProblem(HealthProblem.Kind.PUBLICATION_MISSING, "volume " + volumeId
+                        + " is no longer mounted at its publication " + target));
+            }
+        }
+        return new Volume(volumeId, record.getPhase().name(), record.getTransport(), block ? "block" : "mount",
+                device, record.getStagingPath(), stagingMounted, List.copyOf(publications),
+                record.getFenceKey() == 0 ? OptionalLong.empty() : OptionalLong.of(record.getFenceKey()),
+                List.copyOf(problems));
+    }
+
+    /** The topmost mount at {@code path} (the last one listed: what a lookup of the path reaches). */
+    private static Optional<MountEntry> mountAt(List<MountEntry> mounts, String path) {
+        Path wanted = Path.of(path);
+        MountEntry found = null;
+        for (MountEntry entry : mounts) {
+            if (entry.mountPoint().equals(wanted)) {
+                found = entry;
+            }
+        }
+        return Optional.ofNullable(found);
+    }
+
+    /**
+     * Whether the volume is mounted at a publication, by the plugin's rule ({@link Publications#holdsVolume}): a
+     * filesystem publication is a mount of the volume's device (the mount table says which); a block one is a
+     * device node of it bind-mounted there (a stat of the target says which device, read without following a link).
+     */
+    private static boolean publishedAt(StagingRecord record, Path target, List<MountEntry> mounts) {
+        Optional<MountEntry> mount = mountAt(mounts, target.toString());
+        if (mount.isEmpty()) {
+            return false;
+        }
+        if (!record.hasBlock()) {
+            return Publications.holdsVolume(record, target,
+                    new FileStat(mount.get().device(), new DeviceNumber(0, 0), 0, FileStat.MountRoot.YES));
+        }
+        try {
+            Map<String, Object> stat = Files.readAttributes(target, "unix:mode,rdev", LinkOption.NOFOLLOW_LINKS);
+            long rdev = (Long) stat.get("rdev");
+            return Publications.holdsVolume(record, target, new FileStat(mount.get().device(), decode(rdev),
+                    (Integer) stat.get("mode"), FileStat.MountRoot.YES));
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
+    }
+
+    /** glibc's dev_t encoding (gnu_dev_major/minor). */
+    static DeviceNumber decode(long dev) {
+        long major = ((dev >>> 8) & 0xfffL) | ((dev >>> 32) & 0xfffff000L);
+        long minor = (dev & 0xffL) | ((dev >>> 12) & 0xffffff00L);
+        return new DeviceNumber(major, minor);
+    }
+}

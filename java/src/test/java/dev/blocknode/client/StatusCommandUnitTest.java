@@ -1,0 +1,241 @@
+package dev.blocknode.client;
+
+import dev.blocknode.os.DeviceNumber;
+import dev.blocknode.state.RecordStore;
+import dev.blocknode.state.v1.DeviceRecord;
+import dev.blocknode.state.v1.MountAccessRecord;
+import dev.blocknode.state.v1.PublicationRecord;
+import dev.blocknode.state.v1.StagePhase;
+import dev.blocknode.state.v1.StagingRecord;
+import dev.blocknode.testing.FakeSysfs;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@code blocknode status} over a fabricated node: a state directory written by the real {@link RecordStore}, a
+ * mount table and sysfs ({@link FakeSysfs}); the model, both renderers, the exit codes, and that nothing on disk
+ * changes.
+ */
+class StatusCommandUnitTest {
+
+    private static final String BOOT = "0b5e3c1a-6f2d-4a7e-9c11-2d3e4f5a6b7c";
+    private static final String POD = "5d1c7e0a-1111-2222-3333-444455556666";
+
+    @TempDir
+    Path dir;
+    private FakeSysfs sysfs;
+    private Path stateDir;
+    private Path kubelet;
+    private Path staging;
+    private Path target;
+
+    @BeforeEach
+    void node() throws IOException {
+        sysfs = new FakeSysfs(Files.createDirectories(dir.resolve("host")));
+        Path bootId = sysfs.paths().bootId();
+        Files.createDirectories(bootId.getParent());
+        Files.writeString(bootId, BOOT + "\n");
+        Files.createDirectories(sysfs.paths().mountInfo().getParent());
+        stateDir = dir.resolve("state");
+        kubelet = dir.resolve("kubelet");
+        staging = kubelet.resolve("plugins/kubernetes.io/csi/block.csi.blocknode.dev/abc/globalmount");
+        target = kubelet.resolve("pods/" + POD + "/volumes/kubernetes.io~csi/pv-db1/mount");
+    }
+
+    private void stageDb1() throws IOException {
+        RecordStore store = new RecordStore(stateDir, BOOT);
+        store.save(StagingRecord.newBuilder().setVolumeId("db1").setPhase(StagePhase.STAGED).setTransport("local")
+                .setStagingPath(staging.toString())
+                .setDevice(DeviceRecord.newBuilder().setPath("/dev/loop3").setMajor(7).setMinor(3)
+                        .setIdentity("loop:/var/lib/db1.img"))
+                .setMount(MountAccessRecord.newBuilder().setFsType("ext4"))
+                .setFenceKey(0x1234L)
+                .build());
+        store.savePublications("db1", Map.of(target.toString(), PublicationRecord.newBuilder().setReadonly(false).build()));
+        sysfs.addBlockDevice("loop3", new DeviceNumber(7, 3));
+    }
+
+    private void mounts(String... mountPoints) throws IOException {
+        StringBuilder table = new StringBuilder("22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n");
+        int id = 100;
+        for (String point : mountPoints) {
+            table.append(id++).append(" 22 7:3 / ").append(point).append(" rw,relatime shared:9 - ext4 /dev/loop3 rw\n");
+        }
+        Files.writeString(sysfs.paths().mountInfo(), table.toString());
+    }
+
+    private record Run(int code, String out, String err) {
+    }
+
+    private Run status(String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        List<String> all = new ArrayList<>(List.of("--state-dir", stateDir.toString(), "--kubelet-root",
+                kubelet.toString()));
+        all.addAll(List.of(args));
+        int code = StatusCommand.run(all, new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8), sysfs.paths());
+        return new Run(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void aHealthyVolumeIsShownWholeAndExitsZero() throws IOException {
+        stageDb1();
+        mounts(staging.toString(), target.toString());
+
+        Run text = status();
+        assertEquals(0, text.code(), text.out() + text.err());
+        assertTrue(text.out().startsWith("no problems: 1 volume(s), all healthy\n"), text.out());
+        assertTrue(text.out().contains("db1     STAGED  local      mount   /dev/loop3 (7:3)  yes"), text.out());
+        assertTrue(text.out().contains("0x0000000000001234"), text.out());
+        assertTrue(text.out().contains("db1     " + POD + "  rw    yes      " + target), text.out());
+        assertTrue(text.out().contains("DEVICE IDENTITIES\nVOLUME  IDENTITY\ndb1     loop:/var/lib/db1.img\n"), text.out());
+
+        Run json = status("-o", "json");
+        assertEquals(0, json.code());
+        assertEquals("{\"schemaVersion\":1,\"healthy\":true,\"volumes\":[{\"volumeId\":\"db1\",\"phase\":\"STAGED\","
+                + "\"transport\":\"local\",\"accessType\":\"mount\",\"device\":{\"path\":\"/dev/loop3\","
+                + "\"majorMinor\":\"7:3\",\"identity\":\"loop:/var/lib/db1.img\",\"present\":true},"
+                + "\"stagingPath\":\"" + staging + "\",\"stagingMounted\":true,\"publications\":[{\"target\":\""
+                + target + "\",\"readOnly\":false,\"podUid\":\"" + POD + "\",\"mounted\":true}],"
+                + "\"fenceKey\":\"0x0000000000001234\",\"problems\":[]}],\"unreadableRecords\":[]}\n", json.out());
+    }
+
+    @Test
+    void aMissingStagingMountAndPublicationAreProblemsListedFirst() throws IOException {
+        stageDb1();
+        mounts();
+
+        Run text = status();
+        assertEquals(1, text.code());
+        assertTrue(text.out().startsWith("PROBLEMS\nVOLUME  PROBLEM              DETAIL\n"
+                + "db1     StagingMountMissing  volume db1 is not mounted at its staging path " + staging + "\n"
+                + "db1     PublicationMissing   volume db1 is no longer mounted at its publication " + target + "\n"),
+                text.out());
+        Run json = status("-o", "json");
+        assertEquals(1, json.code());
+        assertTrue(json.out().contains("\"healthy\":false"), json.out());
+        assertTrue(json.out().contains("\"stagingMounted\":false"), json.out());
+        assertTrue(json.out().contains("{\"reason\":\"PublicationMissing\",\"severity\":\"INACCESSIBLE\","), json.out());
+    }
+
+    @Test
+    void aDeviceGoneIsTheOneProblemOfItsVolume() throws IOException {
+        stageDb1();
+        mounts(staging.toString(), target.toString());
+        Files.delete(sysfs.sys().resolve("dev/block/7:3"));
+
+        Run json = status("-o", "json");
+        assertEquals(1, json.code());
+        assertTrue(json.out().contains("\"present\":false"), json.out());
+        assertTrue(json.out().contains("\"problems\":[{\"reason\":\"DeviceMissing\",\"severity\":\"INACCESSIBLE\","
+                + "\"message\":\"device /dev/loop3 (7:3) of volume db1 is gone from the node\"}]"), json.out());
+        assertTrue(status().out().contains("GONE"));
+    }
+
+    @Test
+    void anUnreadableRecordIsListedWithItsFileAndReason() throws IOException {
+        stageDb1();
+        mounts(staging.toString(), target.toString());
+        Path bad = stateDir.resolve("volumes").resolve("ab".repeat(32) + ".pb");
+        Files.writeString(bad, "not a record");
+
+        Run text = status();
+        assertEquals(1, text.code());
+        assertTrue(text.out().contains("RecordUnreadable"), text.out());
+        assertTrue(text.out().contains("UNREADABLE RECORDS\nFILE"), text.out());
+        assertTrue(text.out().contains(bad.toString()), text.out());
+        Run json = status("-o", "json");
+        assertTrue(json.out().contains("\"unreadableRecords\":[{\"file\":\"" + bad + "\",\"reason\":\"staging record "),
+                json.out());
+        // the healthy volume is still shown whole
+        assertTrue(json.out().contains("\"volumeId\":\"db1\""), json.out());
+    }
+
+    @Test
+    void oneVolumeByIdAndAnUnknownOneExitsThree() throws IOException {
+        stageDb1();
+        mounts(staging.toString(), target.toString());
+        assertEquals(0, status("--volume", "db1").code());
+        Run unknown = status("--volume", "nope", "-o", "json");
+        assertEquals(3, unknown.code());
+        assertTrue(unknown.err().contains("no record of volume nope"), unknown.err());
+        assertTrue(unknown.out().contains("\"volumes\":[]"), unknown.out());
+    }
+
+    @Test
+    void badFlagsAndAnUnreadableStateDirExitTwo() throws IOException {
+        mounts();
+        assertEquals(2, status("--bogus", "x").code());
+        assertEquals(2, status("-o", "yaml").code());
+        assertEquals(2, status("--volume").code());
+        Run missing = status("--state-dir", dir.resolve("absent").toString());
+        assertEquals(2, missing.code());
+        assertTrue(missing.err().contains("is not a directory"), missing.err());
+        assertFalse(Files.exists(dir.resolve("absent")));
+    }
+
+    @Test
+    void anEmptyStateDirHasNoVolumesAndIsLeftEmpty() throws IOException {
+        Files.createDirectories(stateDir);
+        mounts();
+        Run run = status();
+        assertEquals(0, run.code());
+        assertEquals("no problems: 0 volume(s), all healthy\n", run.out());
+        try (Stream<Path> files = Files.list(stateDir)) {
+            assertEquals(0, files.count());
+        }
+    }
+
+    @Test
+    void statusChangesNothingOnDisk() throws Exception {
+        stageDb1();
+        mounts(staging.toString());
+        // What a RecordStore would change on opening: an earlier boot's journal, a torn tail on this boot's.
+        Path earlier = Files.createDirectories(stateDir.resolve("publications/11111111-2222-3333-4444-555555555555"));
+        Files.writeString(earlier.resolve("journal"), "old");
+        Path journal;
+        try (Stream<Path> files = Files.list(stateDir.resolve("publications").resolve(BOOT))) {
+            journal = files.findFirst().orElseThrow();
+        }
+        Files.write(journal, new byte[]{1, 2, 3}, java.nio.file.StandardOpenOption.APPEND);
+        Files.writeString(stateDir.resolve("volumes").resolve("cd".repeat(32) + ".pb"), "garbage");
+        Map<String, String> before = listing(stateDir);
+        Thread.sleep(20);
+
+        assertEquals(1, status().code());
+        assertEquals(1, status("-o", "json").code());
+        assertEquals(before, listing(stateDir));
+    }
+
+    /** Every path under {@code root}, with its size and modification time. */
+    private static Map<String, String> listing(Path root) throws IOException {
+        Map<String, String> out = new TreeMap<>();
+        try (Stream<Path> all = Files.walk(root)) {
+            for (Path path : all.toList()) {
+                BasicFileAttributes a = Files.readAttributes(path, BasicFileAttributes.class);
+                out.put(root.relativize(path).toString(), a.size() + " " + a.lastModifiedTime().toMillis() + " "
+                        + a.lastAccessTime().equals(a.lastAccessTime()));
+            }
+        }
+        return out;
+    }
+}
