@@ -1,7 +1,8 @@
 # ext4, xfs and raw block volumes: each attached to the node through the controller side (a VolumeAttachment
 # marked attached by the external-attacher before kubelet stages), the pod writes, the data is on the device,
 # and deleting the pod leaves nothing on the node (NodeUnpublishVolume + NodeUnstageVolume, no mount, no
-# staging record) and nothing attached.
+# staging record) and nothing attached. While they are in use, `blocknode status` in the plugin's container
+# lists them healthy.
 scenario_filesystems_and_block() {
     local kind dev mode token
     declare -A devices tokens
@@ -37,6 +38,17 @@ scenario_filesystems_and_block() {
     for kind in ext4 xfs block; do
         expect_eq "VolumeAttachments of basic-$kind" "$NODE_NAME true" "$(attachments_of "basic-$kind")"
     done
+    # What an on-call engineer runs: the image's `blocknode status` in the plugin's container, with the flags this
+    # cluster's DaemonSet has. All three volumes staged, their devices present, their publications mounted.
+    local status
+    status=$(kc -n kube-system exec "$(plugin_pod)" -c blocknode -- blocknode status -o json \
+        --state-dir "$STATE_DIR" --kubelet-root "$WORK/kubelet") || kube_fail "blocknode status: exit $?: $status"
+    expect_eq "what blocknode status says of the three volumes" "True basic-block basic-ext4 basic-xfs" \
+        "$(python3 -c 'import json, sys
+s = json.loads(sys.argv[1])
+ok = [v for v in s["volumes"] if v["phase"] == "STAGED" and v["device"]["present"] and not v["problems"]
+      and all(p["mounted"] for p in v["publications"]) and len(v["publications"]) == 1]
+print(s["healthy"], " ".join(sorted(v["volumeId"] for v in ok)))' "$status")"
 
     for kind in ext4 xfs block; do kc -n "$TEST_NS" delete pod "basic-$kind" --wait=false >/dev/null; done
     for kind in ext4 xfs block; do
