@@ -1,5 +1,6 @@
 package dev.blocknode.client;
 
+import dev.blocknode.logging.JsonString;
 import dev.blocknode.logging.Printable;
 import dev.blocknode.os.HostPaths;
 import dev.blocknode.os.mount.MountEntry;
@@ -238,69 +239,47 @@ public final class StatusCommand {
                 .append(",\"healthy\":").append(status.healthy()).append(",\"volumes\":[");
         for (int i = 0; i < status.volumes().size(); i++) {
             Volume v = status.volumes().get(i);
-            out.append(i == 0 ? "" : ",").append("{\"volumeId\":").append(quote(v.volumeId()))
-                    .append(",\"phase\":").append(quote(v.phase()))
-                    .append(",\"transport\":").append(quote(v.transport()))
-                    .append(",\"accessType\":").append(quote(v.accessType()))
+            out.append(i == 0 ? "" : ",").append("{\"volumeId\":").append(JsonString.quote(v.volumeId()))
+                    .append(",\"phase\":").append(JsonString.quote(v.phase()))
+                    .append(",\"transport\":").append(JsonString.quote(v.transport()))
+                    .append(",\"accessType\":").append(JsonString.quote(v.accessType()))
                     .append(",\"device\":");
             if (v.device().isPresent()) {
                 NodeStatusReader.Device d = v.device().get();
-                out.append("{\"path\":").append(quote(d.path()))
-                        .append(",\"majorMinor\":").append(quote(d.number().toString()))
-                        .append(",\"identity\":").append(quote(d.identity()))
+                out.append("{\"path\":").append(JsonString.quote(d.path()))
+                        .append(",\"majorMinor\":").append(JsonString.quote(d.number().toString()))
+                        .append(",\"identity\":").append(JsonString.quote(d.identity()))
                         .append(",\"present\":").append(d.present()).append('}');
             } else {
                 out.append("null");
             }
-            out.append(",\"stagingPath\":").append(quote(v.stagingPath()))
+            out.append(",\"stagingPath\":").append(JsonString.quote(v.stagingPath()))
                     .append(",\"stagingMounted\":").append(v.stagingMounted().map(String::valueOf).orElse("null"))
                     .append(",\"publications\":[");
             for (int j = 0; j < v.publications().size(); j++) {
                 Publication p = v.publications().get(j);
-                out.append(j == 0 ? "" : ",").append("{\"target\":").append(quote(p.target()))
+                out.append(j == 0 ? "" : ",").append("{\"target\":").append(JsonString.quote(p.target()))
                         .append(",\"readOnly\":").append(p.readOnly())
-                        .append(",\"podUid\":").append(p.podUid().map(StatusCommand::quote).orElse("null"))
+                        .append(",\"podUid\":").append(p.podUid().map(JsonString::quote).orElse("null"))
                         .append(",\"mounted\":").append(p.mounted()).append('}');
             }
             out.append("],\"fenceKey\":").append(v.fenceKey().isPresent()
-                    ? quote(String.format("0x%016x", v.fenceKey().getAsLong())) : "null")
+                    ? JsonString.quote(String.format("0x%016x", v.fenceKey().getAsLong())) : "null")
                     .append(",\"problems\":[");
             for (int j = 0; j < v.problems().size(); j++) {
                 HealthProblem p = v.problems().get(j);
-                out.append(j == 0 ? "" : ",").append("{\"reason\":").append(quote(p.kind().reason()))
-                        .append(",\"severity\":").append(quote(p.kind().severity().name()))
-                        .append(",\"message\":").append(quote(p.message())).append('}');
+                out.append(j == 0 ? "" : ",").append("{\"reason\":").append(JsonString.quote(p.kind().reason()))
+                        .append(",\"severity\":").append(JsonString.quote(p.kind().severity().name()))
+                        .append(",\"message\":").append(JsonString.quote(p.message())).append('}');
             }
             out.append("]}");
         }
         out.append("],\"unreadableRecords\":[");
         for (int i = 0; i < status.unreadableRecords().size(); i++) {
             UnreadableRecord r = status.unreadableRecords().get(i);
-            out.append(i == 0 ? "" : ",").append("{\"file\":").append(quote(r.file()))
-                    .append(",\"reason\":").append(quote(r.reason())).append('}');
+            out.append(i == 0 ? "" : ",").append("{\"file\":").append(JsonString.quote(r.file()))
+                    .append(",\"reason\":").append(JsonString.quote(r.reason())).append('}');
         }
         return out.append("]}\n").toString();
-    }
-
-    static String quote(String text) {
-        StringBuilder out = new StringBuilder(text.length() + 2).append('"');
-        for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            switch (c) {
-                case '"' -> out.append("\\\"");
-                case '\\' -> out.append("\\\\");
-                case '\n' -> out.append("\\n");
-                case '\r' -> out.append("\\r");
-                case '\t' -> out.append("\\t");
-                default -> {
-                    if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == '\u2028' || c == '\u2029') {
-                        out.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        out.append(c);
-                    }
-                }
-            }
-        }
-        return out.append('"').toString();
     }
 }

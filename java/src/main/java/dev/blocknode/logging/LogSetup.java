@@ -64,19 +64,19 @@ public final class LogSetup {
             StringBuilder line = new StringBuilder(LINE_OVERHEAD + message.length()).append("{\"time\":\"");
             LogTime.append(line, record.getMillis());
             line.append("\",\"level\":\"").append(record.getLevel().getName()).append("\",\"logger\":");
-            appendQuoted(line, shortName(record.getLoggerName()));
-            appendQuoted(line.append(",\"msg\":"), message);
+            JsonString.appendQuoted(line, shortName(record.getLoggerName()));
+            JsonString.appendQuoted(line.append(",\"msg\":"), message);
             LogContext.current().ifPresent(op -> {
-                appendQuoted(line.append(",\"rpc\":"), op.rpc());
+                JsonString.appendQuoted(line.append(",\"rpc\":"), op.rpc());
                 line.append(",\"request_id\":").append(op.requestId());
                 if (!op.volumeId().isEmpty()) {
-                    appendQuoted(line.append(",\"volume_id\":"), op.volumeId());
+                    JsonString.appendQuoted(line.append(",\"volume_id\":"), op.volumeId());
                 }
             });
             if (record.getThrown() != null) {
                 StringBuilder trace = new StringBuilder();
                 appendThrown(trace, record);
-                appendQuoted(line.append(",\"error\":"), trace.toString());
+                JsonString.appendQuoted(line.append(",\"error\":"), trace.toString());
             }
             return line.append("}\n").toString();
         }
@@ -88,51 +88,6 @@ public final class LogSetup {
     /** The record's message, escaped and bounded (see the class comment). */
     private static String message(Formatter formatter, LogRecord record) {
         return Printable.bounded(formatter.formatMessage(record), Printable.LOG_MESSAGE_LIMIT);
-    }
-
-    static String quote(String text) {
-        StringBuilder out = new StringBuilder(text.length() + 2);
-        appendQuoted(out, text);
-        return out.toString();
-    }
-
-    /**
-     * {@code text} as a JSON string. The usual text has nothing to escape: it is found so by one scan and
-     * appended whole, instead of a character at a time (a third of a log line's cost when it was).
-     */
-    static void appendQuoted(StringBuilder out, String text) {
-        out.append('"');
-        int clean = 0;
-        while (clean < text.length() && !needsEscape(text.charAt(clean))) {
-            clean++;
-        }
-        out.append(text, 0, clean);
-        for (int i = clean; i < text.length(); i++) {
-            char c = text.charAt(i);
-            switch (c) {
-                case '"' -> out.append("\\\"");
-                case '\\' -> out.append("\\\\");
-                case '\n' -> out.append("\\n");
-                case '\r' -> out.append("\\r");
-                case '\t' -> out.append("\\t");
-                default -> {
-                    if (needsEscape(c)) {
-                        out.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        out.append(c);
-                    }
-                }
-            }
-        }
-        out.append('"');
-    }
-
-    /** Quotes, backslashes, controls (C1 too) and the line separators some JSON readers take as line ends. */
-    private static boolean needsEscape(char c) {
-        if (c >= 0x20 && c < 0x7f) {
-            return c == '"' || c == '\\';
-        }
-        return c < 0x20 || c <= 0x9f || c == '\u2028' || c == '\u2029';
     }
 
     private static String shortName(String logger) {

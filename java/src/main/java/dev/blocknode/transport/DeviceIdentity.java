@@ -17,17 +17,20 @@ public final class DeviceIdentity {
 
     /** True only when both identities are known and they name different devices. */
     public static boolean provablyDifferent(String one, String other) {
-        if (one.isBlank() || other.isBlank()) {
-            return false;
-        }
+        return !one.isBlank() && !other.isBlank() && !same(one, other);
+    }
+
+    /** Whether two identities name one device: as WWIDs where both parse, else as normalized text. */
+    public static boolean same(String one, String other) {
         try {
-            return !Wwid.parse(one).matches(Wwid.parse(other));
+            return Wwid.parse(one).matches(Wwid.parse(other));
         } catch (IllegalArgumentException notAWwid) {
-            return !normalized(one).equals(normalized(other));
+            return normalized(one).equals(normalized(other));
         }
     }
 
-    private static String normalized(String identity) {
+    /** Case and runs of white space do not tell identities apart (sysfs pads t10 ids with spaces). */
+    public static String normalized(String identity) {
         return identity.strip().replaceAll("\\s+", " ").toLowerCase(Locale.ROOT);
     }
 }

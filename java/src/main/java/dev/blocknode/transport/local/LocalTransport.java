@@ -7,6 +7,7 @@ import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.scsi.Wwid;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.DeviceIdentity;
 import dev.blocknode.transport.Transport;
 
 import java.io.IOException;
@@ -96,7 +97,7 @@ public final class LocalTransport implements Transport {
                 throw VolumeException.precondition("device " + device + " reports no wwid, so it cannot be verified as "
                         + expected.get());
             }
-            if (!sameWwid(actual.get(), expected.get())) {
+            if (!DeviceIdentity.same(actual.get(), expected.get())) {
                 throw VolumeException.precondition("device " + device + " has wwid " + actual.get()
                         + ", not the expected " + expected.get() + "; refusing to use it");
             }
@@ -148,17 +149,4 @@ public final class LocalTransport implements Transport {
     }
 
     private static final String MULTIPATH_UUID_PREFIX = "mpath-";
-
-    /** The kernel's sysfs form (naa.600...) and the multipath form (3600...) name the same LUN. */
-    static boolean sameWwid(String actual, String expected) {
-        try {
-            return Wwid.parse(actual).matches(Wwid.parse(expected));
-        } catch (IllegalArgumentException unparseable) {
-            return normalizeWwid(actual).equals(normalizeWwid(expected));
-        }
-    }
-
-    static String normalizeWwid(String wwid) {
-        return wwid.strip().replaceAll("\\s+", " ").toLowerCase(java.util.Locale.ROOT);
-    }
 }

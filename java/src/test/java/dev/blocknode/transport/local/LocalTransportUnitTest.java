@@ -13,6 +13,7 @@ import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.testing.QueryOnlyMounter;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.DeviceIdentity;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -301,15 +302,15 @@ class LocalTransportUnitTest {
         assertTrue(Files.exists(node));
     }
 
-    // ---- normalizeWwid ----------------------------------------------------------------------------
+    // ---- DeviceIdentity.normalized ----------------------------------------------------------------------------
 
     @Test
     void normalizeWwid() {
-        assertEquals("naa.6001405abc", LocalTransport.normalizeWwid("  NAA.6001405ABC\n"));
+        assertEquals("naa.6001405abc", DeviceIdentity.normalized("  NAA.6001405ABC\n"));
         assertEquals("t10.ata qemu harddisk qm00001",
-                LocalTransport.normalizeWwid("t10.ATA     QEMU HARDDISK\tQM00001"));
-        assertEquals("eui.0025388b91b3d1a2", LocalTransport.normalizeWwid("eui.0025388B91B3D1A2"));
-        assertEquals("", LocalTransport.normalizeWwid(" \n "));
-        assertTrue(!LocalTransport.normalizeWwid("naa.1").equals(LocalTransport.normalizeWwid("naa.10")));
+                DeviceIdentity.normalized("t10.ATA     QEMU HARDDISK\tQM00001"));
+        assertEquals("eui.0025388b91b3d1a2", DeviceIdentity.normalized("eui.0025388B91B3D1A2"));
+        assertEquals("", DeviceIdentity.normalized(" \n "));
+        assertTrue(!DeviceIdentity.normalized("naa.1").equals(DeviceIdentity.normalized("naa.10")));
     }
 }
