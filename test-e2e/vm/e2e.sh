@@ -203,7 +203,7 @@ leaked_secrets() {
   [[ -n $hits ]] && echo "$hits"
 }
 
-passed=0; failed=0; xfailed=0; report=()
+passed=0; failed=0; xfailed=0; report=(); tails=()
 for r in "${runs[@]}"; do
   name=$(run_name "$r")
   results=$VM_WORK/results/$name
@@ -233,6 +233,7 @@ for r in "${runs[@]}"; do
         failed=$((failed + 1)); report+=("FAIL $s: a secret leaked into:$sleaks")
       else
         failed=$((failed + 1)); report+=("FAIL $s (exit $status, ${took} s; log: $results/$s/console.log)")
+        tails+=("$results/$s/console.log")
       fi
     done
     report+=("     boot $name: exit $rc, ${seconds} s (console: $results/console.log)")
@@ -241,6 +242,7 @@ for r in "${runs[@]}"; do
     # A boot that failed although each scenario passed (the SAN did not stop, the guest crashed...).
     if ((rc != 0 && failed == failed_before)); then
       failed=$((failed + 1)); report+=("FAIL boot $name (exit $rc; console: $results/console.log)")
+      tails+=("$results/console.log")
     fi
   elif ((rc == 0)) && [[ -z $leaks ]]; then
     known=$(grep -h '^X' "$results/xfail" 2>/dev/null | sed 's/^/; /' | tr -d '\n' || true)
@@ -253,6 +255,7 @@ for r in "${runs[@]}"; do
     failed=$((failed + 1)); report+=("FAIL $r: a secret leaked into:$leaks")
   else
     failed=$((failed + 1)); report+=("FAIL $r (exit $rc, ${seconds} s; console: $results/console.log)")
+    tails+=("$results/console.log")
   fi
 done
 
@@ -271,4 +274,9 @@ else
   echo "$label: $passed passed, $failed failed"
 fi
 echo "e2e: wall time $(( ($(now_ms) - started) / 1000 )) s (preparation $(( (prepared - started) / 1000 )) s, guests $(( ($(now_ms) - prepared) / 1000 )) s)"
+# Last, where a CI log's tail shows it: how each failed scenario ended (its last step, what vm-init saw).
+for log in "${tails[@]}"; do
+  echo "--- the end of $log:"
+  tail -n 15 "$log" 2>/dev/null | cut -c1-300
+done
 ((failed == 0))

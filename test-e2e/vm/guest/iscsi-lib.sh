@@ -181,21 +181,38 @@ csi_fails() {
   echo "  $1 refused as expected: ${CSI_REPLY#error }"
 }
 
+# bn_exited PID: the process is gone (bash reaps its children as they end, keeping their status for wait).
+bn_exited() { ! kill -0 "$1" 2>/dev/null; }
+
+# The client ends when its input closes; one that does not within 30 s is killed (a hang must fail the step,
+# not the whole boot at the guest's limit).
 bn_client_stop() {
   if [[ -n ${CLIENT_PID:-} ]]; then
     local fd=${CLIENT[1]} pid=$CLIENT_PID
     exec {fd}>&-
+    vm_wait "the CSI client to exit" 30 bn_exited "$pid" || kill -KILL "$pid" 2>/dev/null
     wait "$pid" 2>/dev/null
     CLIENT_PID=""
   fi
 }
 
+# SIGTERM, as kubelet's container runtime stops the plugin. A plugin still there after 60 s is hung: its
+# threads are dumped into plugin.log (SIGQUIT) for the diagnosis, then it is killed and the step fails.
 bn_plugin_stop() {
   bn_client_stop
   [[ -n $PLUGIN_PID ]] || return 0
   kill -TERM "$PLUGIN_PID" 2>/dev/null
-  local rc=0
-  wait "$PLUGIN_PID" || rc=$?
+  local rc=0 pid=$PLUGIN_PID
+  if ! vm_wait "the plugin to exit after SIGTERM" 60 bn_exited "$pid"; then
+    echo "the plugin did not stop within 60 s of SIGTERM; its threads are in plugin.log" >&2
+    kill -QUIT "$pid" 2>/dev/null
+    vm_wait "the plugin's thread dump" 10 grep -q 'Full thread dump' "$VM_RESULTS/plugin.log"
+    kill -KILL "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    PLUGIN_PID=""
+    return 1
+  fi
+  wait "$pid" || rc=$?
   PLUGIN_PID=""
   [[ $rc == 0 || $rc == 143 ]] || { echo "the plugin exited $rc" >&2; return 1; }
 }
