@@ -57,6 +57,7 @@ var kinds = map[string]func() any{
 	"v1/PersistentVolumeClaim":    func() any { return &corev1.PersistentVolumeClaim{} },
 	"v1/Pod":                      func() any { return &corev1.Pod{} },
 	"v1/Secret":                   func() any { return &corev1.Secret{} },
+	"v1/ConfigMap":                func() any { return &corev1.ConfigMap{} },
 	"v1/ServiceAccount":           func() any { return &corev1.ServiceAccount{} },
 	// RBAC only for the controller side's external-attacher (controller-rbac.yaml); the node plugin and its
 	// sidecars talk to no Kubernetes API. checkRBAC keeps the grants to what the attacher needs.

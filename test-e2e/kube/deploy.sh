@@ -12,7 +12,7 @@ render_deployment() { # manifests|chart -> file
     case $rendering in
         manifests)
             local f
-            for f in csidriver serviceaccount daemonset controller-rbac controller; do
+            for f in csidriver serviceaccount daemonset log-level controller-rbac controller; do
                 echo "---"
                 sed -e "s#registry.example.com/blocknode/blocknode:0.1.0#$PLUGIN_IMAGE#g" \
                     -e "s#/var/lib/kubelet#$WORK/kubelet#g" -e "s#/var/lib/blocknode#$STATE_DIR#g" \

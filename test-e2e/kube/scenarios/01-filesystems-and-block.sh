@@ -2,7 +2,7 @@
 # marked attached by the external-attacher before kubelet stages), the pod writes, the data is on the device,
 # and deleting the pod leaves nothing on the node (NodeUnpublishVolume + NodeUnstageVolume, no mount, no
 # staging record) and nothing attached. While they are in use, `blocknode status` in the plugin's container
-# lists them healthy.
+# lists them healthy; during the teardown the plugin logs at fine, set through its ConfigMap without a restart.
 scenario_filesystems_and_block() {
     local kind dev mode token
     declare -A devices tokens
@@ -50,6 +50,12 @@ ok = [v for v in s["volumes"] if v["phase"] == "STAGED" and v["device"]["present
       and all(p["mounted"] for p in v["publications"]) and len(v["publications"]) == 1]
 print(s["healthy"], " ".join(sorted(v["volumeId"] for v in ok)))' "$status")"
 
+    # The log level changed at run time, as an operator chasing a stuck volume does: the ConfigMap the plugin
+    # reads, no restart. The FINE lines (kubelet's periodic calls: Probe, capabilities, stats) then show; the level
+    # goes back after the teardown.
+    local pod; pod=$(plugin_pod)
+    set_log_level fine "$pod" info
+
     for kind in ext4 xfs block; do kc -n "$TEST_NS" delete pod "basic-$kind" --wait=false >/dev/null; done
     for kind in ext4 xfs block; do
         wait_released "basic-$kind" "${devices[$kind]}"
@@ -61,4 +67,18 @@ print(s["healthy"], " ".join(sorted(v["volumeId"] for v in ok)))' "$status")"
         fi
         delete_volume "basic-$kind"
     done
+    (( $(kc -n kube-system logs "$pod" -c blocknode | grep -c '"level":"FINE"') > 0 )) ||
+        kube_fail "no FINE line in the plugin's log while its level was fine"
+    set_log_level info "$pod" fine
+    expect_eq "the plugin's restarts while its level changed" 0 \
+        "$(kc -n kube-system get pod "$pod" -o jsonpath='{.status.containerStatuses[?(@.name=="blocknode")].restartCount}')"
 }
+
+# set_log_level LEVEL POD FROM: the blocknode-log-level ConfigMap set to LEVEL; waits for the plugin in POD to
+# say it changed from FROM (kubelet refreshes the mounted file at its sync period, 10 s in this cluster).
+set_log_level() {
+    kc -n kube-system patch configmap blocknode-log-level --type merge -p "{\"data\":{\"level\":\"$1\"}}" >/dev/null
+    wait_until "the plugin to log at $1" 90 plugin_logged "$2" "log level $3 -> $1" ||
+        kube_fail "the plugin did not change its level to $1: $(kc -n kube-system logs "$2" -c blocknode --tail=5)"
+}
+plugin_logged() { kc -n kube-system logs "$1" -c blocknode | grep -qF "$2"; } # pod text

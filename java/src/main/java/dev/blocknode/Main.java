@@ -9,6 +9,7 @@ import dev.blocknode.csi.server.UnixSocketServer;
 import dev.blocknode.demo.DemoVolume;
 import dev.blocknode.faults.CrashPoints;
 import dev.blocknode.logging.LogFormat;
+import dev.blocknode.logging.LogLevelFile;
 import dev.blocknode.logging.LogSetup;
 import dev.blocknode.logging.ShutdownSafeLogManager;
 import dev.blocknode.os.host.Host;
@@ -58,6 +59,7 @@ public final class Main {
             return;
         }
         LogSetup.configure(config.logFormat(), config.logLevel());
+        config.logLevelFile().ifPresent(file -> LogLevelFile.watch(file, config.logLevel()));
         try {
             CrashPoints.checkEnvironment().ifPresent(LOG::warning);
         } catch (IllegalArgumentException e) {

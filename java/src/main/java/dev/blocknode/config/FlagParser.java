@@ -65,6 +65,9 @@ public final class FlagParser {
             new Flag("log-format", "FORMAT", "json", null, "`json` (one object per line) or `text`"),
             new Flag("log-level", "LEVEL", "info", null, "the level of the plugin's own loggers: `error`,"
                     + " `warning`, `info`, or `fine` (also spelled `debug`), which adds what each step of a call did"),
+            new Flag("log-level-file", "FILE", null, "none", "a file naming the level (as `--log-level`), read"
+                    + " every 5 s: while it names one, it wins over `--log-level`, so the level changes without a"
+                    + " restart (the chart mounts a ConfigMap key here)"),
             new Flag("socket-mode", "MODE", "0660", null, "permissions of the socket file, octal"),
             new Flag("socket-group", "GROUP", null, "the process's group", "group of the socket file"),
             new Flag("shutdown-grace", "DURATION", "30s", null, "on SIGTERM, how long running calls may finish"
@@ -167,7 +170,8 @@ public final class FlagParser {
                 new PluginConfig.Fencing(
                         positive("fencing-renew-interval", take(flags, "fencing-renew-interval")),
                         positive("fencing-takeover-after", take(flags, "fencing-takeover-after"))),
-                LogLevel.parse("log-level", take(flags, "log-level")));
+                LogLevel.parse("log-level", take(flags, "log-level")),
+                Optional.ofNullable(take(flags, "log-level-file")).filter(s -> !s.isBlank()).map(Path::of));
         if (!flags.isEmpty()) {
             throw new IllegalArgumentException("unknown flag --" + flags.keySet().iterator().next()
                     + " (see --help)");

@@ -30,9 +30,10 @@ public record PluginConfig(
         boolean demo,
         PluginMode mode,
         Fencing fencing,
-        LogLevel logLevel) {
+        LogLevel logLevel,
+        Optional<Path> logLevelFile) {
 
-    /** The settings with the plugin's loggers at {@code info}, the default. */
+    /** The settings with the plugin's loggers at {@code info}, the default, and no log level file. */
     public PluginConfig(Path socket, String nodeId, String driverName, Path kubeletRoot, Path stateDir,
                         Optional<String> metricsAddress, LogFormat logFormat, Set<PosixFilePermission> socketMode,
                         Optional<String> socketGroup, Duration shutdownGrace, long maxVolumesPerNode,
@@ -40,7 +41,7 @@ public record PluginConfig(
                         boolean demo, PluginMode mode, Fencing fencing) {
         this(socket, nodeId, driverName, kubeletRoot, stateDir, metricsAddress, logFormat, socketMode, socketGroup,
                 shutdownGrace, maxVolumesPerNode, defaultFsType, deviceWait, devicePollInterval, demo, mode, fencing,
-                LogLevel.INFO);
+                LogLevel.INFO, Optional.empty());
     }
 
     public static final String DEFAULT_DRIVER_NAME = "block.csi.blocknode.dev";

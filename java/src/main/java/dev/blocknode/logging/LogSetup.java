@@ -41,6 +41,11 @@ public final class LogSetup {
         PLUGIN.setLevel(level.level());
     }
 
+    /** The plugin's own loggers at {@code level} from now on (a run-time change: see {@link LogLevelFile}). */
+    public static void setLevel(LogLevel level) {
+        PLUGIN.setLevel(level.level());
+    }
+
     static final class TextFormatter extends Formatter {
         @Override
         public String format(LogRecord record) {

@@ -87,6 +87,14 @@ class FlagParserUnitTest {
     }
 
     @Test
+    void logLevelFileIsOffByDefault() {
+        assertEquals(java.util.Optional.empty(), parse().logLevelFile());
+        assertEquals(java.util.Optional.empty(), parse("--log-level-file=").logLevelFile());
+        assertEquals(java.util.Optional.of(java.nio.file.Path.of("/etc/blocknode/log-level/level")),
+                parse("--log-level-file", "/etc/blocknode/log-level/level").logLevelFile());
+    }
+
+    @Test
     void deviceWaitModeAndPollInterval() {
         PluginConfig config = parse("--device-wait=poll", "--device-poll-interval=1s");
         assertEquals(DeviceWaitMode.POLL, config.deviceWait());
