@@ -100,6 +100,22 @@ class MetricsScrapeHostTest {
                     "reason=\"invalid_argument\""));
             assertEquals(1.0, sample(text, "blocknode_device_waits_event_driven"), "the uevent socket opened");
             assertTrue(text.contains("# TYPE blocknode_rpc_seconds histogram"), "latency is a histogram");
+            assertEquals(1.0, sample(text, "blocknode_build_info", "version=\"" + dev.blocknode.Version.current()));
+            assertEquals(0.0, sample(text, "blocknode_volumes", "phase=\"staged\""), "unstaged again");
+            assertEquals(0.0, sample(text, "blocknode_fenced_volumes", "state=\"fenced_out\""));
+            assertTrue(sample(text, "process_resident_memory_bytes") > 1 << 20, "the test JVM's RSS");
+        }
+    }
+
+    @Test
+    void aStagedVolumeIsCountedInItsPhase() throws Exception {
+        try (PluginHarness plugin = PluginHarness.startWithMetrics()) {
+            LoopDevice loop = plugin.newLoopDevice("p", 64L << 20);
+            Path staging = plugin.stagingPath("p");
+            plugin.client().node().nodeStageVolume(stage("p", loop.device(), staging, mount("ext4")));
+            assertEquals(1.0, sample(scrape(plugin), "blocknode_volumes", "phase=\"staged\""));
+            plugin.client().node().nodeUnstageVolume(unstage("p", staging));
+            assertEquals(0.0, sample(scrape(plugin), "blocknode_volumes", "phase=\"staged\""));
         }
     }
 }
