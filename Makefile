@@ -148,11 +148,15 @@ validate-deploy: check-rules
 	$(TOOLS)/deploy-validate -deploy deploy
 
 # deploy/monitoring's alert rules: promtool's own check, then the rules' unit tests (deploy/monitoring/tests: each
-# alert fires when it should and not otherwise). Which series they name is checked by deploy/validate's go test.
+# alert fires when it should and not otherwise); and the dashboard's queries, given to promtool as recording rules
+# by the validator, so that each one must parse. Which series both name is checked by deploy/validate's go test.
 .PHONY: check-rules
 check-rules: $(PROMTOOL)
 	$(PROMTOOL) check rules deploy/monitoring/rules.yaml
 	$(PROMTOOL) test rules deploy/monitoring/tests/*.yaml
+	@queries=$$(mktemp --suffix=.yaml) && trap 'rm -f "$$queries"' EXIT && \
+	(cd deploy/validate && go run . -dashboard-rules ../monitoring/dashboard.json) >"$$queries" && \
+	$(PROMTOOL) check rules "$$queries" >/dev/null && echo "dashboard.json: every query parses (promtool)"
 
 # promtool from Debian's prometheus package, downloaded and unpacked into .tools/bin, not installed: installing
 # it would start a Prometheus server (its init script) and bring a web UI's libraries and node-exporter along.

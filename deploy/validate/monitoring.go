@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -301,4 +302,37 @@ func DashboardQueries(dashboard []byte) (map[string]string, error) {
 		}
 	}
 	return queries, nil
+}
+
+// grafanaVariables are what the dashboard's queries use of Grafana's: replaced by what Grafana would put there.
+var grafanaVariables = strings.NewReplacer("$__rate_interval", "5m", "$__interval", "1m", "$job", ".+",
+	"$instance", ".+")
+
+// PrintDashboardRules writes the dashboard's queries as recording rules, Grafana's variables replaced, so that
+// promtool's rule check parses every one of them (make check-rules): a query that is not PromQL fails there.
+func PrintDashboardRules(w io.Writer, dashboardFile string) error {
+	data, err := os.ReadFile(dashboardFile)
+	if err != nil {
+		return err
+	}
+	queries, err := DashboardQueries(data)
+	if err != nil {
+		return fmt.Errorf("%s: %w", dashboardFile, err)
+	}
+	where := make([]string, 0, len(queries))
+	for k := range queries {
+		where = append(where, k)
+	}
+	sort.Strings(where)
+	group := RuleGroup{Name: "dashboard queries of " + filepath.Base(dashboardFile)}
+	for i, k := range where {
+		group.Rules = append(group.Rules, Rule{Record: fmt.Sprintf("dashboard:query%d", i),
+			Expr: grafanaVariables.Replace(queries[k]), Labels: map[string]string{"from": k}})
+	}
+	out, err := sigsyaml.Marshal(RuleFile{Groups: []RuleGroup{group}})
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(out)
+	return err
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -212,5 +213,31 @@ func TestMonitoringCopiesAreCaughtWhenStale(t *testing.T) {
 	problems := CheckMonitoringCopies(dir)
 	if len(problems) != 1 || !strings.Contains(problems[0], "rules.yaml differs") {
 		t.Errorf("want one problem for rules.yaml, got %v", problems)
+	}
+}
+
+// The dashboard's queries as a rule file for promtool (make check-rules): one recording rule per query, Grafana's
+// variables replaced, so that what promtool parses is what Grafana sends.
+func TestDashboardRules(t *testing.T) {
+	var out bytes.Buffer
+	file := filepath.Join(deployDir, "monitoring", "dashboard.json")
+	if err := PrintDashboardRules(&out, file); err != nil {
+		t.Fatal(err)
+	}
+	queries, err := RuleQueries(out.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	panels, err := DashboardQueries(readRepoFile(t, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(queries) != len(panels) || len(queries) < 20 {
+		t.Errorf("%d rules for %d queries", len(queries), len(panels))
+	}
+	for name, expr := range queries {
+		if strings.Contains(expr, "$") {
+			t.Errorf("%s: a Grafana variable is left: %s", name, expr)
+		}
 	}
 }
