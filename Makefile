@@ -25,6 +25,7 @@ SOURCES := $(shell find pom.xml proto native java test-e2e -path '*/target' -pru
 TOOLS := $(CURDIR)/.tools/bin
 CSI_SANITY_VERSION := v5.6.0
 CSI_SANITY := $(TOOLS)/csi-sanity-$(CSI_SANITY_VERSION)
+PROMTOOL := $(TOOLS)/promtool
 
 RUN_DIR := $(CURDIR)/run
 
@@ -140,11 +141,32 @@ e2e-kube: $(PLUGIN_JAR)
 
 # deploy/: every manifest and the Helm chart's rendering decoded strictly into k8s.io/api types, blocknode's
 # own rules, chart-vs-manifest drift, and the validator's negative tests. Go modules from the module proxy
-# (pinned in deploy/validate/go.sum); no cluster, no docker.
+# (pinned in deploy/validate/go.sum); no cluster, no docker. The alert rules first (check-rules).
 .PHONY: validate-deploy
-validate-deploy:
+validate-deploy: check-rules
 	cd deploy/validate && go test ./... && go build -o $(TOOLS)/deploy-validate .
 	$(TOOLS)/deploy-validate -deploy deploy
+
+# deploy/monitoring's alert rules: promtool's own check, then the rules' unit tests (deploy/monitoring/tests: each
+# alert fires when it should and not otherwise); and the dashboard's queries, given to promtool as recording rules
+# by the validator, so that each one must parse. Which series both name is checked by deploy/validate's go test.
+.PHONY: check-rules
+check-rules: $(PROMTOOL)
+	$(PROMTOOL) check rules deploy/monitoring/rules.yaml
+	$(PROMTOOL) test rules deploy/monitoring/tests/*.yaml
+	@queries=$$(mktemp --suffix=.yaml) && trap 'rm -f "$$queries"' EXIT && \
+	(cd deploy/validate && go run . -dashboard-rules ../monitoring/dashboard.json) >"$$queries" && \
+	$(PROMTOOL) check rules "$$queries" >/dev/null && echo "dashboard.json: every query parses (promtool)"
+
+# promtool from Debian's prometheus package, downloaded and unpacked into .tools/bin, not installed: installing
+# it would start a Prometheus server (its init script) and bring a web UI's libraries and node-exporter along.
+$(PROMTOOL):
+	@mkdir -p $(TOOLS)
+	@echo "unpacking promtool from Debian's prometheus package into $(TOOLS) (the package is not installed)"
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && cd "$$tmp" && \
+	{ apt-get download prometheus >/dev/null 2>&1 || { apt-get update -qq && apt-get download prometheus; }; } && \
+	dpkg-deb --fsys-tarfile prometheus_*.deb | tar -xO ./usr/bin/promtool >"$@.tmp" && \
+	chmod 755 "$@.tmp" && mv "$@.tmp" "$@" && "$@" --version | head -n1
 
 # The generated reference pages: docs/reference/flags.md (from FlagParser.FLAGS), metrics.md (from a scrape of
 # the real plugin: a host test, root) and helm-values.md (from the chart's values.yaml and schema). The same

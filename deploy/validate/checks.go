@@ -67,6 +67,10 @@ func Check(objects []*Object) {
 			checkPVC(o, v, s)
 		case *corev1.Secret:
 			checkSecret(o, v, s)
+		case *corev1.ConfigMap:
+			checkDashboardConfigMap(o, v)
+		case *PrometheusRule:
+			checkPrometheusRule(o, v)
 		}
 	}
 }

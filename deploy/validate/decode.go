@@ -53,6 +53,7 @@ var kinds = map[string]func() any{
 	"apps/v1/DaemonSet":           func() any { return &appsv1.DaemonSet{} },
 	"apps/v1/Deployment":          func() any { return &appsv1.Deployment{} },
 	"storage.k8s.io/v1/CSIDriver": func() any { return &storagev1.CSIDriver{} },
+	"v1/ConfigMap":                func() any { return &corev1.ConfigMap{} }, // the Grafana dashboard (chart)
 	"v1/PersistentVolume":         func() any { return &corev1.PersistentVolume{} },
 	"v1/PersistentVolumeClaim":    func() any { return &corev1.PersistentVolumeClaim{} },
 	"v1/Pod":                      func() any { return &corev1.Pod{} },
@@ -65,6 +66,8 @@ var kinds = map[string]func() any{
 	"rbac.authorization.k8s.io/v1/ClusterRoleBinding": func() any { return &rbacv1.ClusterRoleBinding{} },
 	"rbac.authorization.k8s.io/v1/Role":               func() any { return &rbacv1.Role{} },
 	"rbac.authorization.k8s.io/v1/RoleBinding":        func() any { return &rbacv1.RoleBinding{} },
+	// The chart's alerts (monitoring.prometheusRule.enabled): a CRD, decoded into monitoring.go's own struct.
+	"monitoring.coreos.com/v1/PrometheusRule": func() any { return &PrometheusRule{} },
 }
 
 // DecodeStream splits a multi-document YAML stream and decodes every non-empty document.

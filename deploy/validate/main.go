@@ -8,6 +8,7 @@
 //	go run . -deploy ..           validate
 //	go run . -deploy .. -render   print the chart's default rendering
 //	go run . -deploy .. -values-doc   print docs/reference/helm-values.md (the chart's values, generated)
+//	go run . -dashboard-rules ../monitoring/dashboard.json   the dashboard's queries as a rule file (make check-rules)
 //	go run . -deploy .. -render -set image.repository=localhost/blocknode/blocknode -set image.tag=0.1.0
 //	                              print its rendering with those values (helm template's --set and
 //	                              --set-string, repeatable; values.schema.json still rejects unknown keys)
@@ -29,6 +30,7 @@ func main() {
 	quiet := flag.Bool("q", false, "print failures and the totals only")
 	render := flag.Bool("render", false, "print the chart's rendering (like helm template) and exit")
 	valuesDoc := flag.Bool("values-doc", false, "print docs/reference/helm-values.md as the chart renders it now and exit")
+	dashboardRules := flag.String("dashboard-rules", "", "print a Grafana dashboard's queries as a rule file, for promtool check rules, and exit")
 	values := Values{}
 	flag.Var(values.Flag(strvals.ParseInto), "set",
 		"with -render: a chart value, key=value with dotted keys (helm --set); repeatable")
@@ -38,6 +40,13 @@ func main() {
 	if len(values) > 0 && !*render {
 		fmt.Fprintln(os.Stderr, "-set and -set-string apply to -render only")
 		os.Exit(2)
+	}
+	if *dashboardRules != "" {
+		if err := PrintDashboardRules(os.Stdout, *dashboardRules); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
 	}
 	if *valuesDoc {
 		page, err := ValuesDoc(filepath.Join(*deployDir, "helm", "blocknode"))

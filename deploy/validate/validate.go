@@ -62,6 +62,9 @@ func Validate(deployDir string) Report {
 	}
 	r.add(manifests)
 	r.add(rendered)
+	for _, problem := range CheckMonitoringCopies(deployDir) {
+		r.fail("%s", problem)
+	}
 	return r
 }
 

@@ -6,6 +6,7 @@ import dev.blocknode.csi.NodeService;
 import dev.blocknode.csi.server.LoggingInterceptor;
 import dev.blocknode.csi.server.MetricsInterceptor;
 import dev.blocknode.csi.server.UnixSocketServer;
+import dev.blocknode.metrics.BuildInfo;
 import dev.blocknode.metrics.FenceEvents;
 import dev.blocknode.metrics.MetricsEndpoint;
 import dev.blocknode.metrics.RetiredPublications;
@@ -28,6 +29,7 @@ import dev.blocknode.volume.NodeVolumes;
 import dev.blocknode.volume.RecordedStagedVolumes;
 import dev.blocknode.volume.StartupCheck;
 import dev.blocknode.volume.StartupRecovery;
+import dev.blocknode.volume.VolumeCountGauges;
 import dev.blocknode.volume.VolumeFences;
 import dev.blocknode.volume.VolumePathGauges;
 import dev.blocknode.volume.filesystem.FilesystemType;
@@ -57,15 +59,18 @@ public final class Plugin implements AutoCloseable {
     private final PrometheusMeterRegistry registry;
     private final DeviceWaiting deviceWaiting;
     private final CachedHealth health;
+    private final ProcessMetrics processMetrics;
 
     private Plugin(UnixSocketServer server, Optional<MetricsEndpoint> metrics, NodeVolumes volumes,
-                   PrometheusMeterRegistry registry, DeviceWaiting deviceWaiting, CachedHealth health) {
+                   PrometheusMeterRegistry registry, DeviceWaiting deviceWaiting, CachedHealth health,
+                   ProcessMetrics processMetrics) {
         this.server = server;
         this.metrics = metrics;
         this.volumes = volumes;
         this.registry = registry;
         this.deviceWaiting = deviceWaiting;
         this.health = health;
+        this.processMetrics = processMetrics;
     }
 
     public static Plugin start(PluginConfig config, Host host) throws IOException {
@@ -122,13 +127,25 @@ public final class Plugin implements AutoCloseable {
                         + " the log names them").register(registry);
         Gauge.builder("blocknode_device_waits_event_driven", deviceWaiting, w -> w.eventDriven() ? 1 : 0)
                 .description("1 while device waits end on kernel uevents, 0 while they only poll").register(registry);
+        BuildInfo.register(registry.getPrometheusRegistry(), Version.current(), config.nodeId());
+        VolumeCountGauges volumeCounts = new VolumeCountGauges(store, volumes, registry);
+        ProcessMetrics processMetrics = new ProcessMetrics(host.paths(), registry);
         Optional<MetricsEndpoint> metrics = Optional.empty();
         if (config.metricsAddress().isPresent()) {
             VolumePathGauges pathGauges = new VolumePathGauges(transports, store, registry);
-            metrics = Optional.of(MetricsEndpoint.start(config.metricsAddress().get(), registry, () -> {
-                store.recheckUnreadable(); // a file repaired or removed since counts no more
-                pathGauges.refresh();
-            }));
+            NodeIdentityInfo identity = new NodeIdentityInfo(host.paths(), config.nodeId(),
+                    registry.getPrometheusRegistry());
+            try {
+                metrics = Optional.of(MetricsEndpoint.start(config.metricsAddress().get(), registry, () -> {
+                    store.recheckUnreadable(); // a file repaired or removed since counts no more
+                    pathGauges.refresh();
+                    volumeCounts.refresh();
+                    identity.refresh();
+                }));
+            } catch (IOException | RuntimeException e) {
+                processMetrics.close();
+                throw e;
+            }
         }
         CachedHealth health = CachedHealth.start(new HealthCheck(config.stateDir()), HEALTH_CHECK_INTERVAL);
         try {
@@ -140,11 +157,12 @@ public final class Plugin implements AutoCloseable {
                     List.of(new MetricsInterceptor(registry), new LoggingInterceptor()),
                     Stream.of(IdentityService.ANSWERED_FROM_MEMORY, NodeService.ANSWERED_FROM_MEMORY)
                             .flatMap(Set::stream).collect(Collectors.toUnmodifiableSet()));
-            return new Plugin(server, metrics, volumes, registry, deviceWaiting, health);
+            return new Plugin(server, metrics, volumes, registry, deviceWaiting, health, processMetrics);
         } catch (IOException | RuntimeException e) {
             volumes.stopFencing();
             health.close();
             metrics.ifPresent(MetricsEndpoint::close);
+            processMetrics.close();
             Metrics.removeRegistry(registry);
             throw e;
         }
@@ -170,6 +188,7 @@ public final class Plugin implements AutoCloseable {
         server.shutdown(grace);
         volumes.stopFencing();
         metrics.ifPresent(MetricsEndpoint::close);
+        processMetrics.close();
         Metrics.removeRegistry(registry);
         deviceWaiting.close();
         health.close();

@@ -45,7 +45,16 @@ public final class VolumeFences implements AutoCloseable {
         }
     }
 
-    private enum State { HELD, UNREACHABLE, FENCED }
+    /** What a fenced volume's last renewal found; the label is its {@code blocknode_fenced_volumes} state. */
+    enum State {
+        HELD("held"), UNREACHABLE("unreachable"), FENCED("fenced_out");
+
+        final String label;
+
+        State(String label) {
+            this.label = label;
+        }
+    }
 
     /** One fenced volume: what its renewal works from, and what it last found. Guarded by {@code lock}. */
     private static final class Fenced {
@@ -53,7 +62,8 @@ public final class VolumeFences implements AutoCloseable {
         final Fencing fencing;
         final Attachment attachment;
         FenceKey key;
-        State state = State.HELD;
+        /** Volatile besides: the metrics gauge reads it without the lock, which a renewal may hold for long. */
+        volatile State state = State.HELD;
         String why = "";
 
         Fenced(Fencing fencing, Attachment attachment, FenceKey key) {
@@ -250,6 +260,11 @@ public final class VolumeFences implements AutoCloseable {
         }
         return Optional.of(new HealthProblem(HealthProblem.Kind.FENCED, "volume " + volumeId + " was fenced out at the"
                 + " storage by another node: " + volume.why + "; writes from this node fail there"));
+    }
+
+    /** How many volumes under fencing are in {@code state} now; never waits for a renewal. */
+    long count(State state) {
+        return volumes.values().stream().filter(v -> v.state == state).count();
     }
 
     /** The fenced volumes' current keys (for tests and the log). */

@@ -234,7 +234,7 @@ class ExpandAndConditionHostTest {
             plugin.client().node().nodeStageVolume(stage("gone", loop.device(), staging, mount("ext4")));
 
             Host real = plugin.host();
-            HostPaths noDevices = new HostPaths(emptySys, real.paths().dev(), real.paths().proc());
+            HostPaths noDevices = new HostPaths(emptySys, real.paths().dev(), real.paths().proc(), real.paths().etc());
             Host vanished = new Host(noDevices, real.commands(), real.mounter(), new BlockDevices(noDevices));
             NodeVolumes volumes = new NodeVolumes(vanished, new KubeletPaths(plugin.kubeletRoot()),
                     new RecordStore(plugin.stateDir()), new Transports(List.of()), FilesystemType.EXT4,

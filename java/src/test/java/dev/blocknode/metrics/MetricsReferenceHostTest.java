@@ -1,5 +1,6 @@
 package dev.blocknode.metrics;
 
+import dev.blocknode.NodeIdentityInfo;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.host.Host;
 import dev.blocknode.scsi.ScsiAddress;
@@ -16,6 +17,7 @@ import dev.blocknode.transport.Transports;
 import dev.blocknode.transport.fc.FcTransport;
 import dev.blocknode.transport.san.LunAttacher;
 import dev.blocknode.volume.VolumePathGauges;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -30,6 +32,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.locks.LockSupport;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -57,14 +60,56 @@ class MetricsReferenceHostTest {
         try (PluginHarness plugin = PluginHarness.startWithMetrics()) {
             MetricsScrapeHostTest.lifecycle(plugin);
             sanVolumePaths(plugin);
-            text = MetricsScrapeHostTest.scrape(plugin);
+            text = scrapeAfterACollection(plugin) + nodeIdentity();
         }
-        Map<String, Family> families = families(text);
+        Map<String, Family> families = families(text, "blocknode_");
         for (String name : namedInSources()) {
             assertTrue(families.keySet().stream().anyMatch(f -> f.startsWith(name)),
                     name + " is named in the sources but not in the scrape: make this test produce it");
         }
-        GeneratedDocs.check("docs/reference/metrics.md", page(families));
+        Map<String, Family> process = new TreeMap<>(families(text, "process_"));
+        process.putAll(families(text, "jvm_"));
+        // Only the concurrent collectors (G1, ZGC: this test's JVM) time concurrent phases, and only once a
+        // concurrent cycle ran; the image's serial collector has none. Left out so that the page is the same
+        // wherever it is generated.
+        process.keySet().removeIf(name -> name.startsWith("jvm_gc_concurrent_phase_time"));
+        for (String needed : List.of("process_resident_memory_bytes", "jvm_gc_pause_seconds",
+                "jvm_memory_used_bytes", "process_start_time_seconds")) {
+            assertTrue(process.containsKey(needed), needed + " is not in the scrape");
+        }
+        GeneratedDocs.check("docs/reference/metrics.md", page(families, process));
+    }
+
+    /**
+     * A scrape that has jvm_gc_pause_seconds: the GC timer's first sample comes from a collection's notification,
+     * which the JVM delivers on a thread of its own some time after the collection; polled until it is there.
+     */
+    private static String scrapeAfterACollection(PluginHarness plugin) throws Exception {
+        System.gc();
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (true) {
+            String text = MetricsScrapeHostTest.scrape(plugin);
+            if (text.contains("# TYPE jvm_gc_pause_seconds ") || System.nanoTime() > deadline) {
+                return text;
+            }
+            LockSupport.parkNanos(Duration.ofMillis(50).toNanos()); // between polls of the condition above
+        }
+    }
+
+    /**
+     * The node's iSCSI, FC and NVMe names as the plugin's info series show them: the plugin above reads this
+     * machine's /etc and /sys, which have none, so the same class reads a fabricated tree into a registry of its
+     * own, whose exposition is added to the plugin's.
+     */
+    private String nodeIdentity() throws IOException {
+        FakeSysfs host = new FakeSysfs(Files.createDirectories(temp.resolve("identity")));
+        host.etcFile("iscsi/initiatorname.iscsi", "InitiatorName=iqn.1993-08.org.debian:01:5a1b2c3d4e5f\n");
+        host.etcFile("nvme/hostnqn", "nqn.2014-08.org.nvmexpress:uuid:0c0a8a2e-2f7d-4c5e-9a51-0e4b3c6f7a81\n");
+        host.etcFile("nvme/hostid", "0c0a8a2e-2f7d-4c5e-9a51-0e4b3c6f7a81\n");
+        host.fcHost(5, "0x21000024ff7a3b01", "Online");
+        PrometheusMeterRegistry registry = MetricsEndpoint.newRegistry();
+        new NodeIdentityInfo(host.paths(), PluginHarness.NODE_ID, registry.getPrometheusRegistry()).refresh();
+        return registry.scrape();
     }
 
     /** One staged FC volume with two paths, as the plugin's own path gauge reports it, in the plugin's registry. */
@@ -88,15 +133,15 @@ class MetricsReferenceHostTest {
     private record Family(String type, String help, Set<String> labels) {
     }
 
-    /** The blocknode_ families of a Prometheus text exposition: type, help and label names. */
-    private static Map<String, Family> families(String text) {
+    /** The families of a Prometheus text exposition whose names start with {@code prefix}: type, help, labels. */
+    private static Map<String, Family> families(String text, String prefix) {
         Map<String, String> types = new TreeMap<>();
         Map<String, String> helps = new TreeMap<>();
         for (String line : text.lines().toList()) {
-            if (line.startsWith("# TYPE blocknode_")) {
+            if (line.startsWith("# TYPE " + prefix)) {
                 String[] parts = line.split(" ", 4);
                 types.put(parts[2], parts[3]);
-            } else if (line.startsWith("# HELP blocknode_")) {
+            } else if (line.startsWith("# HELP " + prefix)) {
                 String[] parts = line.split(" ", 4);
                 helps.put(parts[2], parts.length > 3 ? parts[3] : "");
             }
@@ -143,13 +188,15 @@ class MetricsReferenceHostTest {
         return names;
     }
 
-    static String page(Map<String, Family> families) {
+    static String page(Map<String, Family> families, Map<String, Family> process) {
         StringBuilder out = new StringBuilder(GeneratedDocs.header("Metrics",
                 "a scrape of the plugin's /metrics in MetricsReferenceHostTest"));
         out.append("""
                 With `--metrics-address` (the chart's `metrics.enabled`, port 9810 by default) the plugin serves
-                Prometheus' text format at `http://<node IP>:9810/metrics`. These are all the series it exports;
-                what to alert on, and how to scrape them, is in [Operations](../operations.md#monitoring).
+                Prometheus' text format at `http://<node IP>:9810/metrics`. These are all the series it exports
+                (blocknode's own here, the JVM's and the process's [below](#the-plugin-process)); what to alert on,
+                how to scrape them, and the dashboard and alert rules in the chart are in
+                [Operations](../operations.md#monitoring).
                 Histograms (`_seconds`) come with `_bucket`, `_count` and `_sum` samples, and Micrometer adds a
                 `_max` gauge beside each. Series with labels appear once a first sample of that label set exists
                 (a method called, a phase run, a SAN volume staged); the others are exported from the start, at 0.
@@ -157,6 +204,24 @@ class MetricsReferenceHostTest {
                 | series | type | labels | what it counts |
                 | --- | --- | --- | --- |
                 """);
+        table(out, families);
+        out.append("""
+
+                ## The plugin process
+
+                The JVM's and the process's own series, from Micrometer's JVM memory, GC and uptime binders, and
+                the resident memory the kernel counts (what the container's memory limit is measured against).
+                `jvm_memory_*` come once per memory pool (`id`) of the collector in use; `jvm_gc_pause_seconds`
+                appears with the first collection.
+
+                | series | type | labels | what it counts |
+                | --- | --- | --- | --- |
+                """);
+        table(out, process);
+        return out.toString();
+    }
+
+    private static void table(StringBuilder out, Map<String, Family> families) {
         for (Map.Entry<String, Family> e : families.entrySet()) {
             Family f = e.getValue();
             List<String> labels = new ArrayList<>();
@@ -165,6 +230,5 @@ class MetricsReferenceHostTest {
                     .append(String.join(", ", labels)).append(" | ").append(f.help().replace("|", "\\|"))
                     .append(" |\n");
         }
-        return out.toString();
     }
 }

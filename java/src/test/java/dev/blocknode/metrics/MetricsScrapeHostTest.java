@@ -2,16 +2,20 @@ package dev.blocknode.metrics;
 
 import dev.blocknode.csi.v1.NodeGetVolumeStatsRequest;
 import dev.blocknode.csi.v1.NodeUnstageVolumeRequest;
+import dev.blocknode.os.HostPaths;
+import dev.blocknode.os.host.Host;
 import dev.blocknode.testing.LoopDevice;
 import dev.blocknode.testing.PluginHarness;
 import io.grpc.StatusRuntimeException;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -22,6 +26,7 @@ import static dev.blocknode.testing.CsiRequests.stage;
 import static dev.blocknode.testing.CsiRequests.unpublish;
 import static dev.blocknode.testing.CsiRequests.unstage;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -100,6 +105,51 @@ class MetricsScrapeHostTest {
                     "reason=\"invalid_argument\""));
             assertEquals(1.0, sample(text, "blocknode_device_waits_event_driven"), "the uevent socket opened");
             assertTrue(text.contains("# TYPE blocknode_rpc_seconds histogram"), "latency is a histogram");
+            assertEquals(1.0, sample(text, "blocknode_build_info", "version=\"" + dev.blocknode.Version.current()));
+            assertEquals(0.0, sample(text, "blocknode_volumes", "phase=\"staged\""), "unstaged again");
+            assertEquals(0.0, sample(text, "blocknode_fenced_volumes", "state=\"fenced_out\""));
+            assertTrue(sample(text, "process_resident_memory_bytes") > 1 << 20, "the test JVM's RSS");
+        }
+    }
+
+    /**
+     * The real plugin's identity series follow the node's files at each scrape: /etc redirected (HostPaths) to a
+     * temporary tree, /sys, /dev and /proc the machine's own.
+     */
+    @Test
+    void theNodesSanIdentityIsReadAtEachScrape(@TempDir Path etc) throws Exception {
+        Host real = Host.real();
+        Host host = new Host(new HostPaths(real.paths().sys(), real.paths().dev(), real.paths().proc(), etc),
+                real.commands(), real.mounter(), real.blockDevices(), real.files(), real.scsi());
+        Path initiator = Files.createDirectories(etc.resolve("iscsi")).resolve("initiatorname.iscsi");
+        Files.writeString(initiator, "InitiatorName=iqn.2026-11.dev.blocknode:first\n");
+        try (PluginHarness plugin = PluginHarness.startWithMetrics(host)) {
+            String text = scrape(plugin);
+            assertEquals(1.0, sample(text, "blocknode_node_iscsi_initiator_info",
+                    "iqn=\"iqn.2026-11.dev.blocknode:first\"", "node=\"" + PluginHarness.NODE_ID + "\""));
+            assertFalse(text.contains("blocknode_node_nvme_host_info{"), "no hostnqn file: no row");
+
+            Files.writeString(initiator, "InitiatorName=iqn.2026-11.dev.blocknode:second\n");
+            Files.createDirectories(etc.resolve("nvme"));
+            Files.writeString(etc.resolve("nvme/hostnqn"), "nqn.2014-08.org.nvmexpress:uuid:1b4e28ba-2fa1\n");
+            text = scrape(plugin);
+            assertEquals(1.0, sample(text, "blocknode_node_iscsi_initiator_info",
+                    "iqn=\"iqn.2026-11.dev.blocknode:second\""));
+            assertFalse(text.contains("iqn.2026-11.dev.blocknode:first"), "the old name is gone");
+            assertEquals(1.0, sample(text, "blocknode_node_nvme_host_info",
+                    "hostnqn=\"nqn.2014-08.org.nvmexpress:uuid:1b4e28ba-2fa1\""));
+        }
+    }
+
+    @Test
+    void aStagedVolumeIsCountedInItsPhase() throws Exception {
+        try (PluginHarness plugin = PluginHarness.startWithMetrics()) {
+            LoopDevice loop = plugin.newLoopDevice("p", 64L << 20);
+            Path staging = plugin.stagingPath("p");
+            plugin.client().node().nodeStageVolume(stage("p", loop.device(), staging, mount("ext4")));
+            assertEquals(1.0, sample(scrape(plugin), "blocknode_volumes", "phase=\"staged\""));
+            plugin.client().node().nodeUnstageVolume(unstage("p", staging));
+            assertEquals(0.0, sample(scrape(plugin), "blocknode_volumes", "phase=\"staged\""));
         }
     }
 }

@@ -22,7 +22,7 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * A fabricated /sys (with /dev and /proc beside it) laid out like the kernel's, symlinks included, for the
+ * A fabricated /sys (with /dev, /proc and /etc beside it) laid out like the kernel's, symlinks included, for the
  * SCSI / FC / device-mapper hardware this machine does not have:
  * <pre>
  * devices/pci0000:00/0000:00:0H.0/hostH/scsi_host/hostH/scan
@@ -65,6 +65,7 @@ public final class FakeSysfs implements SysfsWriter {
 
     private final Path sys;
     private final Path dev;
+    private final Path etc;
     private final HostPaths paths;
     private final Map<Integer, Path> hostDirs = new LinkedHashMap<>();
     private final Map<String, Path> targetParents = new LinkedHashMap<>(); // "H:C:T" -> rport or session dir
@@ -81,7 +82,8 @@ public final class FakeSysfs implements SysfsWriter {
         this.sys = Files.createDirectories(root.resolve("sys"));
         this.dev = Files.createDirectories(root.resolve("dev"));
         Path proc = Files.createDirectories(root.resolve("proc"));
-        this.paths = new HostPaths(sys, dev, proc);
+        this.etc = Files.createDirectories(root.resolve("etc"));
+        this.paths = new HostPaths(sys, dev, proc, etc);
         for (String dir : List.of("class/scsi_host", "class/fc_host", "class/fc_remote_ports", "class/fc_transport",
                 "class/scsi_device", "class/block", "block", "dev/block", "devices/virtual/block")) {
             Files.createDirectories(sys.resolve(dir));
@@ -94,6 +96,13 @@ public final class FakeSysfs implements SysfsWriter {
 
     public Path sys() {
         return sys;
+    }
+
+    /** A file of the node's configuration under the fabricated /etc, e.g. "iscsi/initiatorname.iscsi". */
+    public Path etcFile(String relative, String content) throws IOException {
+        Path file = etc.resolve(relative);
+        Files.createDirectories(file.getParent());
+        return Files.writeString(file, content);
     }
 
     // ---- hosts and ports -----------------------------------------------------------------------

@@ -70,7 +70,12 @@ public final class PluginHarness implements AutoCloseable {
 
     /** With the Prometheus endpoint on a free loopback port (see plugin().metrics()). */
     public static PluginHarness startWithMetrics() throws IOException {
-        return new PluginHarness(Files.createTempDirectory(Path.of("/tmp"), "bn-host-"), Host.real(),
+        return startWithMetrics(Host.real());
+    }
+
+    /** With the Prometheus endpoint, over {@code host}. */
+    public static PluginHarness startWithMetrics(Host host) throws IOException {
+        return new PluginHarness(Files.createTempDirectory(Path.of("/tmp"), "bn-host-"), host,
                 Optional.of("127.0.0.1:0"), false);
     }
 

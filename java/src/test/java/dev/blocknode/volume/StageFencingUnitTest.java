@@ -12,6 +12,7 @@ import dev.blocknode.transport.FenceKey;
 import dev.blocknode.transport.Fencing;
 import dev.blocknode.transport.san.LunFencing;
 import dev.blocknode.transport.san.TakeoverRule;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -208,6 +209,32 @@ class StageFencingUnitTest {
         node.volumes.stage(request(null, filesystem(AccessMode.MULTI_NODE_READER_ONLY)));
         unstage();
         assertEquals(0, reservationOuts());
+    }
+
+    @Test
+    void theFencedVolumesGaugeFollowsTheRenewalsFromHeldToFencedOutAndBackToNone() throws Exception {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        new VolumeCountGauges(node.store, node.volumes, registry);
+        assertEquals(Map.of("held", 0.0, "unreachable", 0.0, "fenced_out", 0.0), fenced(registry), "0 from the start");
+
+        stage(null);
+        assertEquals(Map.of("held", 1.0, "unreachable", 0.0, "fenced_out", 0.0), fenced(registry));
+
+        assertThrows(VolumeException.class, () -> nodeB.acquire(VOLUME, node.device, b)); // B's first look
+        nanos.addAndGet(TAKEOVER.toNanos()); // A stops renewing: B takes the volume over
+        assertInstanceOf(Fencing.Held.class, nodeB.acquire(VOLUME, node.device, b));
+        node.volumes.fences().renewAll();
+        assertEquals(Map.of("held", 0.0, "unreachable", 0.0, "fenced_out", 1.0), fenced(registry));
+
+        unstage();
+        assertEquals(Map.of("held", 0.0, "unreachable", 0.0, "fenced_out", 0.0), fenced(registry));
+    }
+
+    private static Map<String, Double> fenced(SimpleMeterRegistry registry) {
+        Map<String, Double> byState = new HashMap<>();
+        registry.find(VolumeCountGauges.FENCED).gauges().forEach(g -> byState.put(g.getId().getTag("state"),
+                g.value()));
+        return byState;
     }
 
     @Test

@@ -30,8 +30,8 @@ public final class FcPorts {
     static final String ONLINE = "Online";
     static final String FCP_TARGET = "FCP Target";
 
-    /** An HBA port of this node. */
-    public record FcHost(int host, String portName, String state) {
+    /** An HBA port of this node; its node name (WWNN) is empty where sysfs has none. */
+    public record FcHost(int host, String portName, String nodeName, String state) {
 
         public boolean online() {
             return ONLINE.equals(state);
@@ -83,8 +83,10 @@ public final class FcPorts {
             }
             Optional<String> portName = Sysfs.read(dir.resolve(entry).resolve("port_name"));
             Optional<String> state = Sysfs.read(dir.resolve(entry).resolve("port_state"));
+            Optional<String> nodeName = Sysfs.read(dir.resolve(entry).resolve("node_name"));
             if (portName.isPresent() && state.isPresent()) {
-                hosts.add(new FcHost(Integer.parseInt(m.group(1)), normalizedOrRaw(portName.get()), state.get()));
+                hosts.add(new FcHost(Integer.parseInt(m.group(1)), normalizedOrRaw(portName.get()),
+                        nodeName.map(FcPorts::normalizedOrRaw).orElse(""), state.get()));
             }
         }
         return hosts;

@@ -124,8 +124,8 @@ public final class NvmeTcpTransport implements Transport {
     private final Set<DeviceNumber> released = ConcurrentHashMap.newKeySet();
 
     public NvmeTcpTransport(Host host, DeviceWaiter waiter, StagedVolumes staged) {
-        this(host, HostIdentity.DEFAULT_DIRECTORY, FabricsDevice.of(host.paths()), SysfsWriter.DIRECT, waiter, staged,
-                Timeouts.DEFAULTS);
+        this(host, host.paths().nvmeHostDirectory(), FabricsDevice.of(host.paths()), SysfsWriter.DIRECT, waiter,
+                staged, Timeouts.DEFAULTS);
     }
 
     NvmeTcpTransport(Host host, Path hostConfig, FabricsDevice fabrics, SysfsWriter writer, DeviceWaiter waiter,

@@ -39,7 +39,7 @@ class IscsiSessionsUnitTest {
     void readsSessionsHostsTargetsAndDevices(@TempDir Path sys) throws Exception {
         fabricateSession(sys, 1, 3, "iqn.2003-01.org.example:t1", "127.0.0.1", 3260, 0, 1);
         fabricateSession(sys, 2, 4, "iqn.2003-01.org.example:t1", "127.0.0.2", 3260);
-        IscsiSessions sessions = new IscsiSessions(new HostPaths(sys, sys.resolve("dev"), sys.resolve("proc")));
+        IscsiSessions sessions = new IscsiSessions(fakeHost(sys));
 
         assertEquals(2, sessions.all().size());
         IscsiSessions.Session first = sessions.find(new IscsiPath("iqn.2003-01.org.example:t1",
@@ -63,7 +63,7 @@ class IscsiSessionsUnitTest {
         Path sessionDev = sys.resolve("devices/platform/host9/session7");
         Files.delete(sessionDev.resolve("target9:0:0"));
         Files.writeString(sys.resolve("class/iscsi_session/session7/target_id"), "2\n");
-        IscsiSessions.Session session = new IscsiSessions(new HostPaths(sys, sys.resolve("dev"), sys.resolve("proc")))
+        IscsiSessions.Session session = new IscsiSessions(fakeHost(sys))
                 .all().get(0);
         assertTrue(session.scsiTargets().isEmpty());
         assertArrayEquals(new int[]{0, 2}, session.channelAndTarget());
@@ -71,6 +71,10 @@ class IscsiSessionsUnitTest {
 
     @Test
     void noIscsiModuleMeansNoSessions(@TempDir Path sys) throws Exception {
-        assertTrue(new IscsiSessions(new HostPaths(sys, sys, sys)).all().isEmpty());
+        assertTrue(new IscsiSessions(new HostPaths(sys, sys, sys, sys)).all().isEmpty());
+    }
+
+    private static HostPaths fakeHost(Path sys) {
+        return new HostPaths(sys, sys.resolve("dev"), sys.resolve("proc"), sys.resolve("etc"));
     }
 }

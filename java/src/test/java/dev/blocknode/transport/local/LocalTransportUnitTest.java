@@ -60,7 +60,7 @@ class LocalTransportUnitTest {
         dev = Files.createDirectories(root.resolve("dev"));
         sys = Files.createDirectories(root.resolve("sys"));
         Path proc = Files.createDirectories(root.resolve("proc"));
-        HostPaths paths = new HostPaths(sys, dev, proc);
+        HostPaths paths = new HostPaths(sys, dev, proc, root.resolve("etc"));
         mounter = new QueryOnlyMounter();
         transport = new LocalTransport(new Host(paths, new ProcessCommandRunner(), mounter, new BlockDevices(paths)));
     }
