@@ -53,12 +53,11 @@ var kinds = map[string]func() any{
 	"apps/v1/DaemonSet":           func() any { return &appsv1.DaemonSet{} },
 	"apps/v1/Deployment":          func() any { return &appsv1.Deployment{} },
 	"storage.k8s.io/v1/CSIDriver": func() any { return &storagev1.CSIDriver{} },
-	"v1/ConfigMap":                func() any { return &corev1.ConfigMap{} }, // the Grafana dashboard (chart)
+	"v1/ConfigMap":                func() any { return &corev1.ConfigMap{} }, // the log level; the Grafana dashboard (chart)
 	"v1/PersistentVolume":         func() any { return &corev1.PersistentVolume{} },
 	"v1/PersistentVolumeClaim":    func() any { return &corev1.PersistentVolumeClaim{} },
 	"v1/Pod":                      func() any { return &corev1.Pod{} },
 	"v1/Secret":                   func() any { return &corev1.Secret{} },
-	"v1/ConfigMap":                func() any { return &corev1.ConfigMap{} },
 	"v1/ServiceAccount":           func() any { return &corev1.ServiceAccount{} },
 	// RBAC only for the controller side's external-attacher (controller-rbac.yaml); the node plugin and its
 	// sidecars talk to no Kubernetes API. checkRBAC keeps the grants to what the attacher needs.
