@@ -21,6 +21,7 @@ import java.util.concurrent.TimeoutException;
 public final class ProcessCommandRunner implements CommandRunner {
 
     private static final int READ_CHUNK_BYTES = 4 * 1024;
+    private static final long KILL_WAIT_MILLIS = 5_000;
 
     @Override
     public CommandResult run(Command command) throws CommandException {
@@ -61,9 +62,19 @@ public final class ProcessCommandRunner implements CommandRunner {
         return Math.max(0, deadline - System.nanoTime());
     }
 
+    /**
+     * SIGKILL to the process and its descendants, then a bounded wait until the process is reaped: SIGKILL is
+     * asynchronous, and a caller that goes on (a retry, a test counting children) must not still meet it. The
+     * wait is bounded because a process in an uninterruptible kernel wait dies only when that wait ends.
+     */
     private static void kill(Process process) {
         process.descendants().forEach(ProcessHandle::destroyForcibly);
         process.destroyForcibly();
+        try {
+            process.waitFor(KILL_WAIT_MILLIS, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private static void feed(OutputStream in, byte[] input) {
