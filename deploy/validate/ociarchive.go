@@ -99,9 +99,10 @@ func decodeDoc(docs map[string][]byte, name string, v any) error {
 	return nil
 }
 
-// WalkFiles calls fn for every regular file in the image's layers, lowest layer first, with its path
-// relative to / (no leading slash or "./"). Whiteouts are not applied: blocknode's image has one layer.
-func (image *OCIImage) WalkFiles(fn func(name string, r io.Reader) error) error {
+// WalkFiles calls fn for every regular file and symbolic link in the image's layers, lowest layer first,
+// with its path relative to / (no leading slash or "./"). Whiteouts are not applied: blocknode's image has
+// one layer.
+func (image *OCIImage) WalkFiles(fn func(h *tar.Header, name string, r io.Reader) error) error {
 	for _, layer := range image.layers {
 		want := blobPath(layer.Digest)
 		err := walkTar(image.Path, func(h *tar.Header, r io.Reader) error {
@@ -128,8 +129,8 @@ func (image *OCIImage) WalkFiles(fn func(name string, r io.Reader) error) error 
 				if err != nil {
 					return fmt.Errorf("layer %s: %w", layer.Digest, err)
 				}
-				if fh.Typeflag == tar.TypeReg {
-					if err := fn(strings.TrimPrefix(strings.TrimPrefix(fh.Name, "./"), "/"), tr); err != nil {
+				if fh.Typeflag == tar.TypeReg || fh.Typeflag == tar.TypeSymlink {
+					if err := fn(fh, strings.TrimPrefix(strings.TrimPrefix(fh.Name, "./"), "/"), tr); err != nil {
 						return err
 					}
 				}
@@ -142,18 +143,23 @@ func (image *OCIImage) WalkFiles(fn func(name string, r io.Reader) error) error 
 	return nil
 }
 
-// ReadFiles returns the contents of the image's files for which want is true.
-func (image *OCIImage) ReadFiles(want func(name string) bool) (map[string][]byte, error) {
-	files := map[string][]byte{}
-	err := image.WalkFiles(func(name string, r io.Reader) error {
+// ReadFiles returns the contents of the image's regular files for which want is true, and the targets of
+// its symbolic links for which it is.
+func (image *OCIImage) ReadFiles(want func(name string) bool) (files map[string][]byte, links map[string]string, err error) {
+	files, links = map[string][]byte{}, map[string]string{}
+	err = image.WalkFiles(func(h *tar.Header, name string, r io.Reader) error {
 		if !want(name) {
+			return nil
+		}
+		if h.Typeflag == tar.TypeSymlink {
+			links[name] = h.Linkname
 			return nil
 		}
 		data, err := io.ReadAll(r)
 		files[name] = data
 		return err
 	})
-	return files, err
+	return files, links, err
 }
 
 func walkTar(path string, fn func(h *tar.Header, r io.Reader) error) error {

@@ -152,7 +152,7 @@ func checkLabels(labels map[string]string, version string) []string {
 // checkImageJar: the jar in the image says the version in its manifest and in the resource GetPluginInfo's
 // vendor_version comes from (dev.blocknode.Version).
 func checkImageJar(image *OCIImage, version string) []string {
-	files, err := image.ReadFiles(func(name string) bool { return name == "app/blocknode.jar" })
+	files, _, err := image.ReadFiles(func(name string) bool { return name == "app/blocknode.jar" })
 	if err != nil {
 		return []string{fmt.Sprintf("image: %v", err)}
 	}
@@ -294,7 +294,7 @@ func checkSBOM(path string, image *OCIImage, version string, deps []MavenDep) []
 		}
 		have[c.Group+"/"+c.Name+"@"+c.Version] = true
 	}
-	files, err := image.ReadFiles(func(name string) bool { return name == "var/lib/dpkg/status" })
+	files, _, err := image.ReadFiles(func(name string) bool { return name == "var/lib/dpkg/status" })
 	if err != nil {
 		return append(problems, fmt.Sprintf("sbom: %v", err))
 	}

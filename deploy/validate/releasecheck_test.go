@@ -55,6 +55,8 @@ func (ti testImage) files(t *testing.T) map[string][]byte {
 		"var/lib/dpkg/status": []byte("Package: bash\nStatus: install ok installed\nArchitecture: amd64\nVersion: 5.2.15-2+b7\n\n" +
 			"Package: kmod\nStatus: install ok installed\nArchitecture: amd64\nVersion: 30+20221128-1\n"),
 		"usr/share/doc/bash/copyright": []byte("Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n\nFiles: *\nLicense: GPL-3+\n"),
+		// kmod's documentation directory is a link to libkmod2's, as in Debian 12.
+		"usr/share/doc/libkmod2/copyright": []byte("Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n\nFiles: *\nLicense: LGPL-2.1+\n"),
 		"usr/lib/os-release":           []byte("ID=debian\nVERSION_ID=\"12\"\n"),
 		"opt/java/openjdk/release":     []byte("JAVA_VERSION=\"25.0.3\"\nJAVA_RUNTIME_VERSION=\"25.0.3+9-LTS\"\n"),
 		"app/blocknode.jar":            jar.Bytes(),
@@ -68,9 +70,10 @@ func (ti testImage) writeOCIArchive(t *testing.T, path string) string {
 	gz := gzip.NewWriter(&layer)
 	tw := tar.NewWriter(gz)
 	for name, data := range ti.files(t) {
-		tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg})
+		tw.WriteHeader(&tar.Header{Name: "./" + name, Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg})
 		tw.Write(data)
 	}
+	tw.WriteHeader(&tar.Header{Name: "./usr/share/doc/kmod", Linkname: "libkmod2", Mode: 0o777, Typeflag: tar.TypeSymlink})
 	tw.Close()
 	gz.Close()
 	labels := map[string]string{"org.opencontainers.image.version": ti.version}
@@ -188,7 +191,7 @@ func TestReleaseChecksOut(t *testing.T) {
 	}
 	_, sbomFile, _ := ReleaseFiles("1.2.3")
 	data, _ := os.ReadFile(filepath.Join(dist, sbomFile))
-	for _, want := range []string{`"pkg:deb/debian/bash@5.2.15-2%2Bb7?arch=amd64\u0026distro=debian-12"`, `"GPL-3+"`,
+	for _, want := range []string{`"pkg:deb/debian/bash@5.2.15-2%2Bb7?arch=amd64\u0026distro=debian-12"`, `"GPL-3+"`, `"LGPL-2.1+"`,
 		`"pkg:maven/io.grpc/grpc-api@1.85.1?type=jar"`, `"openjdk-runtime"`, `"25.0.3+9-LTS"`} {
 		if !strings.Contains(string(data), want) {
 			t.Errorf("the SBOM lacks %s:\n%s", want, data)

@@ -63,10 +63,12 @@ type ImageSBOMInput struct {
 // BuildSBOM describes the image: metadata.component is the image itself; the components are its Debian
 // packages, its Java runtime, the plugin jar and the jar's dependencies.
 func BuildSBOM(in ImageSBOMInput) (*CycloneDX, error) {
-	files, err := in.Image.ReadFiles(func(name string) bool {
+	files, links, err := in.Image.ReadFiles(func(name string) bool {
 		return name == "var/lib/dpkg/status" || name == "usr/lib/os-release" || name == "etc/os-release" ||
 			name == "opt/java/openjdk/release" ||
-			(strings.HasPrefix(name, "usr/share/doc/") && strings.HasSuffix(name, "/copyright") && strings.Count(name, "/") == 4)
+			(strings.HasPrefix(name, "usr/share/doc/") && strings.HasSuffix(name, "/copyright") && strings.Count(name, "/") == 4) ||
+			// A package whose documentation directory links to another's (libgcc-s1 -> gcc-12-base).
+			(strings.HasPrefix(name, "usr/share/doc/") && strings.Count(name, "/") == 3)
 	})
 	if err != nil {
 		return nil, err
@@ -85,7 +87,11 @@ func BuildSBOM(in ImageSBOMInput) (*CycloneDX, error) {
 		c := CDXComponent{Type: "library", Name: pkg.Name, Version: pkg.Version,
 			Purl: fmt.Sprintf("pkg:deb/debian/%s@%s?arch=%s%s", pkg.Name, purlEscape(pkg.Version), pkg.Architecture, distro)}
 		c.BOMRef = c.Purl
-		for _, license := range CopyrightLicenses(files["usr/share/doc/"+pkg.Name+"/copyright"]) {
+		docDir := pkg.Name
+		if target, ok := links["usr/share/doc/"+pkg.Name]; ok && !strings.Contains(target, "/") {
+			docDir = target
+		}
+		for _, license := range CopyrightLicenses(files["usr/share/doc/"+docDir+"/copyright"]) {
 			c.Licenses = append(c.Licenses, CDXLicenseChoice{License: &CDXLicense{Name: license}})
 		}
 		components = append(components, c)
