@@ -44,6 +44,8 @@ help:
 	@echo "make docs    rewrite the generated reference pages (docs/reference: flags, metrics, Helm values)"
 	@echo "make validate-deploy  check deploy/ offline: manifests and Helm chart, strictly typed, plus its tests"
 	@echo "make image   (root) blocknode's container image, offline with buildah: .tools/images/blocknode.tar (deploy/image)"
+	@echo "make release VERSION=x.y.z  (root) into dist/: the image (OCI archive), its SBOM, the packaged chart, SHA256SUMS (deploy/release)"
+	@echo "make release-check  (root) make test's proof of make release: a release at 0.0.0-check, checked from outside"
 	@echo "make test-images  (root) the sidecar, pause and busybox images the Kubernetes tier runs, beside it"
 	@echo "make image-check  (root) both, imported into a throwaway containerd and run there"
 	@echo "make e2e-vm  (root) boot qemu guests with iSCSI + multipath and NVMe/TCP and run the plugin in them (test-e2e/vm)"
@@ -102,6 +104,7 @@ test: deps $(CSI_SANITY)
 	$(MAKE) --no-print-directory registration-test && \
 	$(MAKE) --no-print-directory liveness-test && \
 	$(MAKE) --no-print-directory validate-deploy && \
+	$(MAKE) --no-print-directory release-check && \
 	$(MAKE) --no-print-directory e2e-vm && \
 	$(MAKE) --no-print-directory e2e-kube && \
 	echo "make test: all tiers passed in $$(( $$(date +%s) - start )) s"
@@ -185,6 +188,28 @@ docs:
 .PHONY: image
 image: $(PLUGIN_JAR)
 	bash deploy/image/build.sh $(PLUGIN_JAR)
+
+# A release (deploy/release/release.sh, docs/install.md): the jar built at VERSION (Maven's -Drevision, in a copy
+# of the working tree, which stays as it is), the image from it with OCI labels, its CycloneDX SBOM, the chart
+# packaged and linted with the image pinned by tag and digest, SHA256SUMS; into dist/. VERSION must be semver.
+# IMAGE_REPOSITORY (default: the chart's image.repository) names the image.
+.PHONY: release
+release: deps
+	@[[ -n "$(VERSION)" ]] || { echo "usage: make release VERSION=x.y.z"; exit 2; }
+	@start=$$(date +%s); rc=0; \
+	bash deploy/release/release.sh "$(VERSION)" || rc=$$?; \
+	echo "make release: $$( ((rc == 0)) && echo "dist/ written" || echo FAILED ) in $$(( $$(date +%s) - start )) s"; \
+	exit $$rc
+
+# make test's proof of make release: a release at 0.0.0-check into .tools/release/check-dist, then sha256sum -c and
+# deploy/validate -check-release (one version everywhere, labels, SBOM against dpkg status and Maven's dependency
+# list, chart lint and rendering); non-semver VERSIONs refused; the working tree unchanged.
+.PHONY: release-check
+release-check: deps
+	@start=$$(date +%s); rc=0; \
+	bash deploy/release/check.sh || rc=$$?; \
+	echo "make release-check: $$( ((rc == 0)) && echo passed || echo FAILED ) in $$(( $$(date +%s) - start )) s"; \
+	exit $$rc
 
 .PHONY: test-images
 test-images:

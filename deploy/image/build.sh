@@ -2,14 +2,23 @@
 # Builds blocknode's container image offline from deploy/Containerfile with buildah, and writes it as an OCI
 # archive: .tools/images/blocknode.tar, its one image named localhost/blocknode/blocknode:VERSION (VERSION:
 # the jar's Implementation-Version, e.g. 0.1.0-SNAPSHOT). Prints "ARCHIVE REF" on stdout; what it did goes
-# to stderr. Root (as make test). `make image` runs it after building the jar.
+# to stderr. Root (as make test). `make image` runs it after building the jar; `make release` too
+# (deploy/release/release.sh), with --repository and --output.
 #
-# usage: deploy/image/build.sh [--context-only] [--refresh-base] [--tag TAG] [PLUGIN_JAR]
+# usage: deploy/image/build.sh [--context-only] [--refresh-base] [--tag TAG] [--repository REPO]
+#                              [--output ARCHIVE] [PLUGIN_JAR]
 #   --context-only  prepare the build context (.tools/images/context) and print its path, for
 #                   `docker build -f deploy/Containerfile .tools/images/context` (or podman)
 #   --refresh-base  bootstrap the Debian base again even if its recipe did not change (security updates)
 #   --tag TAG       the image's tag instead of the jar's version
+#   --repository REPO  the image's name without the tag (default localhost/blocknode/blocknode)
+#   --output ARCHIVE   where the OCI archive goes (default .tools/images/blocknode.tar)
 #   PLUGIN_JAR      default java/target/blocknode.jar
+#
+# The image carries the OCI annotation labels (org.opencontainers.image.*): version (the tag), revision (this
+# checkout's git commit, "-dirty" appended when it has uncommitted changes), created (now, or
+# SOURCE_DATE_EPOCH), source (BLOCKNODE_SOURCE_URL, default the git remote "origin", else the placeholder
+# below), licenses, title, description.
 #
 # The build context, as the Containerfile expects it:
 #   base.tar        deploy/image/base.sh: Debian (this machine's release) + the plugin's host tools, mmdebstrap
@@ -23,16 +32,20 @@ what="image"
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-usage() { fail "usage: deploy/image/build.sh [--context-only] [--refresh-base] [--tag TAG] [PLUGIN_JAR]"; }
+usage() { fail "usage: deploy/image/build.sh [--context-only] [--refresh-base] [--tag TAG] [--repository REPO] [--output ARCHIVE] [PLUGIN_JAR]"; }
 context_only=false
 base_args=()
 tag=""
 jar=""
+repository=localhost/blocknode/blocknode
+output=""
 while (($#)); do
     case $1 in
         --context-only) context_only=true ;;
         --refresh-base) base_args=(--refresh) ;;
         --tag) (($# >= 2)) || usage; tag=$2; shift ;;
+        --repository) (($# >= 2)) || usage; repository=$2; shift ;;
+        --output) (($# >= 2)) || usage; output=$(realpath -m "$2"); shift ;;
         -*) usage ;;
         *) [[ -z $jar ]] || usage; jar=$1 ;;
     esac
@@ -50,7 +63,25 @@ if [[ -z $tag ]]; then
     [[ -n $tag ]] || fail "$jar has no Implementation-Version in its manifest: give --tag"
 fi
 [[ $tag =~ ^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$ ]] || fail "not a valid image tag: $tag"
-ref=localhost/blocknode/blocknode:$tag
+[[ $repository =~ ^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-]+[a-z0-9]+)*)+$ ]] ||
+    fail "not a valid image repository (registry/name, lower case): $repository"
+ref=$repository:$tag
+
+revision=$(git -C "$repo" rev-parse HEAD 2>/dev/null) || fail "$repo is not a git checkout: no revision for the image's label"
+[[ -z $(git -C "$repo" status --porcelain --untracked-files=no 2>/dev/null) ]] || revision=$revision-dirty
+created=$(date -u ${SOURCE_DATE_EPOCH:+-d "@$SOURCE_DATE_EPOCH"} +%Y-%m-%dT%H:%M:%SZ)
+# The project's public repository. No remote named origin (a local clone, the test tiers): a placeholder a
+# release overrides with BLOCKNODE_SOURCE_URL.
+source_url=${BLOCKNODE_SOURCE_URL:-$(git -C "$repo" remote get-url origin 2>/dev/null || echo https://github.com/blocknode/blocknode)}
+labels=(
+    "org.opencontainers.image.title=blocknode"
+    "org.opencontainers.image.description=Kubernetes CSI node plugin for Fibre Channel, iSCSI, NVMe/TCP and local block storage"
+    "org.opencontainers.image.version=$tag"
+    "org.opencontainers.image.revision=$revision"
+    "org.opencontainers.image.created=$created"
+    "org.opencontainers.image.source=$source_url"
+    "org.opencontainers.image.licenses=Apache-2.0"
+)
 
 base=$("$repo/deploy/image/base.sh" "${base_args[@]}")
 jre=$("$repo/deploy/image/jre.sh" "$jar")
@@ -84,11 +115,13 @@ started=$SECONDS
 # Without --layers buildah runs every step in one working container and commits one layer: with vfs no
 # per-step copies of the root filesystem.
 build_log=$images/blocknode.build.log
-if ! bah build --isolation chroot --layers=false -f "$repo/deploy/Containerfile" -t "$ref" "$context" \
+label_args=()
+for label in "${labels[@]}"; do label_args+=(--label "$label"); done
+if ! bah build --isolation chroot --layers=false "${label_args[@]}" -f "$repo/deploy/Containerfile" -t "$ref" "$context" \
         >"$build_log" 2>&1; then
     tail -n 40 "$build_log" >&2
     fail "buildah build failed (whole log: $build_log)"
 fi
 log "built in $((SECONDS - started)) s (log: $build_log)"
-push_archive "$ref" "$ref" blocknode
+push_archive "$ref" "$ref" "${output:-blocknode}"
 log "done in $(elapsed)"

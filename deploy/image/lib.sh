@@ -92,11 +92,12 @@ remove_buildah_storage() {
     exit "$rc"
 }
 
-# push_archive IMAGE REF NAME: write the image as the OCI archive .tools/images/NAME.tar whose one image is
-# named REF (what `ctr images import` names it), replacing an older one only once it is complete; then drop
-# the image from buildah's storage.
+# push_archive IMAGE REF NAME: write the image as the OCI archive .tools/images/NAME.tar (NAME an absolute
+# path: that file) whose one image is named REF (what `ctr images import` names it), replacing an older one
+# only once it is complete; then drop the image from buildah's storage.
 push_archive() {
     local image=$1 ref=$2 out=$images/$3.tar
+    [[ $3 == /* ]] && out=$3
     rm -f "$out.partial"
     bah push --quiet "$image" "oci-archive:$out.partial:$ref" >&2
     mv "$out.partial" "$out"

@@ -12,6 +12,9 @@
 //	go run . -deploy .. -render -set image.repository=localhost/blocknode/blocknode -set image.tag=0.1.0
 //	                              print its rendering with those values (helm template's --set and
 //	                              --set-string, repeatable; values.schema.json still rejects unknown keys)
+//	go run . -deploy .. -package -version 1.2.3 -image-archive IMAGE.oci.tar -out dist
+//	                              the chart packaged and linted for a release (release.go lists the modes
+//	                              make release uses)
 package main
 
 import (
@@ -36,7 +39,11 @@ func main() {
 		"with -render: a chart value, key=value with dotted keys (helm --set); repeatable")
 	flag.Var(values.Flag(strvals.ParseIntoString), "set-string",
 		"with -render: a chart value that stays a string, e.g. image.tag=1 (helm --set-string); repeatable")
+	release := addReleaseFlags()
 	flag.Parse()
+	if release.run(*deployDir) {
+		return
+	}
 	if len(values) > 0 && !*render {
 		fmt.Fprintln(os.Stderr, "-set and -set-string apply to -render only")
 		os.Exit(2)

@@ -32,8 +32,10 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{ trimSuffix "/" .Values.kubeletRoot }}/plugins/{{ .Values.driverName }}
 {{- end }}
 
+{{/* repository:tag, and @digest when the values give one (a released chart does): the tag for people, the
+     digest for the runtime, which then pulls exactly the released image. */}}
 {{- define "blocknode.image" -}}
-{{ .repository }}:{{ .tag }}
+{{ .repository }}:{{ .tag }}{{ with get . "digest" }}@{{ . }}{{ end }}
 {{- end }}
 
 {{/* host:port for --metrics-address; an IPv6 host goes in brackets. */}}

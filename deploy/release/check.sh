@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# make test's proof of make release (make release-check): a release made the way a maintainer makes one,
+# then checked from the outside. Fails when
+#   - release.sh accepts a VERSION that is not semver (1.2, v1.2.3, 1.2.3+build) or leaves anything behind then;
+#   - the release changes the working tree (git status, the development jar java/target/blocknode.jar);
+#   - sha256sum -c SHA256SUMS fails;
+#   - deploy/validate -check-release finds a problem: a version that disagrees anywhere (image tag and label,
+#     the jar's manifest and vendor_version resource inside the image, chart version/appVersion, the chart's
+#     image tag and digest against the archive's), a missing OCI label, an SBOM without one of the image's
+#     Debian packages or the jar's Maven dependencies (from mvn dependency:list, not from the SBOM's own
+#     source), a chart that does not lint or render, or a file SHA256SUMS does not list.
+# The release is made at 0.0.0-check, not the development version, so that something still carrying
+# 0.1.0-SNAPSHOT (or the chart's 0.1.0) shows. Root (the image build); about 1.5 minutes warm.
+#
+# usage: deploy/release/check.sh
+set -euo pipefail
+what="release-check"
+# shellcheck source=../image/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../image/lib.sh"
+
+version=0.0.0-check
+out=$repo/.tools/release/check-dist
+release=$repo/deploy/release/release.sh
+export JAVA_HOME=${JAVA_HOME:-$("$repo/scripts/find-jdk.sh")}
+export MAVEN_OPTS=${MAVEN_OPTS:---sun-misc-unsafe-memory-access=allow}
+
+for bad in 1.2 v1.2.3 1.2.3+build.1 "1.2.3 "; do
+    if bash "$release" "$bad" "$out.refused" >/dev/null 2>&1; then
+        fail "release.sh accepted VERSION='$bad'"
+    fi
+    [[ ! -e $out.refused ]] || fail "release.sh refused VERSION='$bad' but wrote $out.refused"
+done
+log "refuses VERSION=1.2, v1.2.3, 1.2.3+build.1"
+
+tree_state() {
+    git -C "$repo" status --porcelain
+    git -C "$repo" rev-parse HEAD
+    [[ -f $repo/java/target/blocknode.jar ]] && sha256sum "$repo/java/target/blocknode.jar"
+    true
+}
+before=$(tree_state)
+rm -rf "$out"
+bash "$release" "$version" "$out"
+[[ $(tree_state) == "$before" ]] || fail "make release changed the working tree: $(diff <(echo "$before") <(tree_state))"
+log "working tree unchanged"
+
+(cd "$out" && sha256sum --quiet --strict -c SHA256SUMS) || fail "sha256sum -c SHA256SUMS failed in $out"
+log "sha256sum -c SHA256SUMS: $(wc -l <"$out/SHA256SUMS") files verify"
+
+# The plugin jar's dependencies as Maven resolves them (each module writes target/runtime-dependencies.txt).
+(cd "$repo" && timeout 300 mvn -B -q -ntp -pl java -am dependency:list -DincludeScope=runtime \
+    -DoutputFile=target/runtime-dependencies.txt >/dev/null) || fail "mvn dependency:list failed"
+"$repo/.tools/bin/deploy-validate" -deploy "$repo/deploy" -check-release "$out" -version "$version" \
+    -maven-deps "$repo/java/target/runtime-dependencies.txt" || fail "the release in $out does not check out (kept for a look)"
+rm -rf "$out"
+log "passed in $(elapsed)"
