@@ -78,7 +78,7 @@ final class DoctorAtStart implements AutoCloseable {
 
     /** Waits at most {@code millis} for the run to end: for tests. */
     boolean awaitDone(long millis) throws InterruptedException {
-        thread.join(millis);
+        thread.join(Math.max(1, millis)); // join(0) would wait for ever
         return !thread.isAlive();
     }
 

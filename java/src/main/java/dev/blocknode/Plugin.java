@@ -188,9 +188,12 @@ public final class Plugin implements AutoCloseable {
         return volumes;
     }
 
-    /** The checks run at start, on a thread of their own. */
-    DoctorAtStart doctor() {
-        return doctor;
+    /**
+     * Waits at most {@code timeout} for the doctor's checks run at start to end, so that their series are in a
+     * scrape (tests); true when they have.
+     */
+    public boolean awaitDoctorAtStart(Duration timeout) throws InterruptedException {
+        return doctor.awaitDone(timeout.toMillis());
     }
 
     public PrometheusMeterRegistry registry() {

@@ -87,8 +87,8 @@ final class IscsiReadiness {
                 "iscsid", "--version")));
         if (host.isEmpty()) {
             return Finding.ok("iscsiadm-version", "the image's iscsiadm is " + image.get() + "; the host's iscsid"
-                    + " version cannot be read" + (pid.isEmpty() ? " (no iscsid process visible: hostPID is off)"
-                    : ""));
+                    + " version cannot be read" + (pid.isEmpty() ? " (no iscsid process in /proc: it is not running,"
+                    + " or the pod has no hostPID)" : ""));
         }
         if (!host.get().equals(image.get())) {
             return Finding.warning("iscsiadm-version", "the image's iscsiadm is " + image.get()
