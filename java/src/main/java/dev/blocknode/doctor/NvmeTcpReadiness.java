@@ -66,8 +66,11 @@ final class NvmeTcpReadiness {
             Path modules = paths.kernelModules().resolve(release.get());
             for (String list : List.of("modules.dep", "modules.builtin")) {
                 if (HostFiles.read(modules.resolve(list)).orElse("").contains("/nvme-tcp.ko")) {
-                    return Finding.ok("nvme-tcp-module", "nvme_tcp is not loaded but this kernel has it ("
-                            + list + "): the first TCP connect loads it");
+                    // The kernel asks modprobe for it at a TCP connect, but whether the host's modprobe may
+                    // load it then is the host's policy: loaded at boot, nothing depends on it.
+                    return Finding.warning("nvme-tcp-module", "nvme_tcp is not loaded (this kernel has it: "
+                            + list + ")", "on the host: modprobe nvme-tcp, and list nvme-tcp in"
+                            + " /etc/modules-load.d/ for the next boot");
                 }
             }
         }

@@ -83,7 +83,7 @@ class DoctorFcNvmeUnitTest {
     }
 
     @Test
-    void fabricsNotLoadedIsAnErrorAndAnUnloadedTcpModuleTheKernelHasIsOk() throws Exception {
+    void fabricsNotLoadedIsAnErrorAndAnUnloadedTcpModuleTheKernelHasAWarning() throws Exception {
         node.etc("nvme/hostnqn", NQN + "\n").etc("nvme/hostid", HOST_ID + "\n");
         node.file(node.paths().kernelRelease(), "6.1.0-56-amd64\n");
         node.file(node.paths().kernelModules().resolve("6.1.0-56-amd64/modules.dep"),
@@ -91,7 +91,7 @@ class DoctorFcNvmeUnitTest {
         TransportReadiness nvme = node.examine(TransportReadiness.NVME_TCP);
         Finding fabrics = assertFinding(nvme, "nvme-fabrics", Severity.ERROR, "nvme_fabrics is not loaded");
         assertTrue(fabrics.fix().contains("modprobe nvme-tcp"));
-        assertFinding(nvme, "nvme-tcp-module", Severity.OK, "modules.dep");
+        assertFinding(nvme, "nvme-tcp-module", Severity.WARNING, "not loaded", "modules.dep");
         assertFinding(nvme, "native-multipath", Severity.OK, "not loaded yet");
     }
 
