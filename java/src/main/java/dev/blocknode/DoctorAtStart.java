@@ -10,10 +10,10 @@ import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tags;
 
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.TreeMap;
 import java.util.logging.Logger;
 
 /**
@@ -48,7 +48,7 @@ final class DoctorAtStart implements AutoCloseable {
 
     /** Logs the report's problems and sets the gauge to its findings. */
     void record(DoctorReport report) {
-        Map<List<String>, Integer> counts = new TreeMap<>((a, b) -> String.join("\0", a).compareTo(String.join("\0", b)));
+        Map<List<String>, Integer> counts = new LinkedHashMap<>();
         int warnings = 0;
         int errors = 0;
         for (TransportReadiness transport : report.transports()) {

@@ -21,9 +21,4 @@ final class HostFiles {
             return Optional.empty();
         }
     }
-
-    /** Whether the file is there and holds more than blanks: the chart creates an empty one where the host has none. */
-    static boolean hasContent(Path file) throws IOException {
-        return read(file).filter(text -> !text.isBlank()).isPresent();
-    }
 }
