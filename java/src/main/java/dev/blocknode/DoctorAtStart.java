@@ -26,6 +26,7 @@ import java.util.logging.Logger;
 final class DoctorAtStart implements AutoCloseable {
 
     static final String FINDINGS = "blocknode_doctor_findings";
+    private static final long STOP_WAIT_MILLIS = 5_000;
     private static final Logger LOG = Logger.getLogger(DoctorAtStart.class.getName());
 
     private final MultiGauge gauge;
@@ -82,10 +83,20 @@ final class DoctorAtStart implements AutoCloseable {
         return !thread.isAlive();
     }
 
+    /**
+     * Stops a run still under way: the tool it runs is killed and reaped (ProcessCommandRunner, on interrupt), and
+     * so is any it starts after, so the wait is short; bounded all the same, as a shutdown must end.
+     */
     @Override
     public void close() {
-        if (thread != null) {
-            thread.interrupt(); // a tool it runs is killed (ProcessCommandRunner)
+        if (thread == null) {
+            return;
+        }
+        thread.interrupt();
+        try {
+            thread.join(STOP_WAIT_MILLIS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 }
