@@ -152,6 +152,10 @@ jint JNICALL bn_connect_unix_socket(JNIEnv *env, jclass clazz, jstring path);
 jintArray JNICALL bn_peer_credentials(JNIEnv *env, jclass clazz, jint fd);
 jbyteArray JNICALL bn_peer_address(JNIEnv *env, jclass clazz, jint fd);
 
+/* syscalls.c */
+jboolean JNICALL bn_kernel_has_openat2(JNIEnv *env, jclass clazz);
+jboolean JNICALL bn_kernel_has_mount_setattr(JNIEnv *env, jclass clazz);
+
 /* uevent.c */
 jint JNICALL bn_uevent_open(JNIEnv *env, jclass clazz, jint receive_buffer_bytes);
 jbyteArray JNICALL bn_uevent_receive(JNIEnv *env, jclass clazz, jint fd, jint timeout_millis);

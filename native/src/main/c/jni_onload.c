@@ -39,6 +39,8 @@ static const JNINativeMethod linux_native_methods[] = {
     { "xfsGeometry", "(I)[J", (void *) bn_xfs_geometry },
     { "xfsGrowData", "(IJI)V", (void *) bn_xfs_grow_data },
     { "ext4Resize", "(IJ)V", (void *) bn_ext4_resize },
+    { "kernelHasOpenat2", "()Z", (void *) bn_kernel_has_openat2 },
+    { "kernelHasMountSetattr", "()Z", (void *) bn_kernel_has_mount_setattr },
 };
 
 /* On failure an exception is left pending: the JDK rethrows it from System.load. */

@@ -1,6 +1,7 @@
 package dev.blocknode;
 
 import dev.blocknode.client.CsiCommandLine;
+import dev.blocknode.client.DoctorCommand;
 import dev.blocknode.client.StatusCommand;
 import dev.blocknode.config.FlagParser;
 import dev.blocknode.config.PluginConfig;
@@ -39,6 +40,11 @@ public final class Main {
         if (args.length > 0 && args[0].equals("client")) {
             LogSetup.configure(LogFormat.TEXT);
             System.exit(CsiCommandLine.run(Arrays.asList(args).subList(1, args.length), System.out, System.err));
+            return;
+        }
+        if (args.length > 0 && args[0].equals("doctor")) {
+            LogSetup.configure(LogFormat.TEXT);
+            System.exit(DoctorCommand.run(Arrays.asList(args).subList(1, args.length), System.out, System.err));
             return;
         }
         if (args.length > 0 && args[0].equals("status")) {

@@ -6,11 +6,13 @@ import dev.blocknode.csi.NodeService;
 import dev.blocknode.csi.server.LoggingInterceptor;
 import dev.blocknode.csi.server.MetricsInterceptor;
 import dev.blocknode.csi.server.UnixSocketServer;
+import dev.blocknode.doctor.Doctor;
 import dev.blocknode.metrics.BuildInfo;
 import dev.blocknode.metrics.FenceEvents;
 import dev.blocknode.metrics.MetricsEndpoint;
 import dev.blocknode.metrics.RetiredPublications;
 import dev.blocknode.os.host.Host;
+import dev.blocknode.os.host.KernelFeatures;
 import dev.blocknode.os.uevent.NetlinkUeventSource;
 import dev.blocknode.os.wait.DeviceWaiter;
 import dev.blocknode.os.wait.DeviceWaiting;
@@ -60,10 +62,11 @@ public final class Plugin implements AutoCloseable {
     private final DeviceWaiting deviceWaiting;
     private final CachedHealth health;
     private final ProcessMetrics processMetrics;
+    private final DoctorAtStart doctor;
 
     private Plugin(UnixSocketServer server, Optional<MetricsEndpoint> metrics, NodeVolumes volumes,
                    PrometheusMeterRegistry registry, DeviceWaiting deviceWaiting, CachedHealth health,
-                   ProcessMetrics processMetrics) {
+                   ProcessMetrics processMetrics, DoctorAtStart doctor) {
         this.server = server;
         this.metrics = metrics;
         this.volumes = volumes;
@@ -71,6 +74,7 @@ public final class Plugin implements AutoCloseable {
         this.deviceWaiting = deviceWaiting;
         this.health = health;
         this.processMetrics = processMetrics;
+        this.doctor = doctor;
     }
 
     public static Plugin start(PluginConfig config, Host host) throws IOException {
@@ -130,6 +134,7 @@ public final class Plugin implements AutoCloseable {
         BuildInfo.register(registry.getPrometheusRegistry(), Version.current(), config.nodeId());
         VolumeCountGauges volumeCounts = new VolumeCountGauges(store, volumes, registry);
         ProcessMetrics processMetrics = new ProcessMetrics(host.paths(), registry);
+        DoctorAtStart doctor = new DoctorAtStart(registry);
         Optional<MetricsEndpoint> metrics = Optional.empty();
         if (config.metricsAddress().isPresent()) {
             VolumePathGauges pathGauges = new VolumePathGauges(transports, store, registry);
@@ -157,7 +162,10 @@ public final class Plugin implements AutoCloseable {
                     List.of(new MetricsInterceptor(registry), new LoggingInterceptor()),
                     Stream.of(IdentityService.ANSWERED_FROM_MEMORY, NodeService.ANSWERED_FROM_MEMORY)
                             .flatMap(Set::stream).collect(Collectors.toUnmodifiableSet()));
-            return new Plugin(server, metrics, volumes, registry, deviceWaiting, health, processMetrics);
+            // Once the socket is up, off every CSI call's path: readiness and Probe never wait for it.
+            doctor.start(new Doctor(host.paths(), host.commands(), KernelFeatures.real()),
+                    Optional.of(config.kubeletRoot()));
+            return new Plugin(server, metrics, volumes, registry, deviceWaiting, health, processMetrics, doctor);
         } catch (IOException | RuntimeException e) {
             volumes.stopFencing();
             health.close();
@@ -180,11 +188,20 @@ public final class Plugin implements AutoCloseable {
         return volumes;
     }
 
+    /**
+     * Waits at most {@code timeout} for the doctor's checks run at start to end, so that their series are in a
+     * scrape (tests); true when they have.
+     */
+    public boolean awaitDoctorAtStart(Duration timeout) throws InterruptedException {
+        return doctor.awaitDone(timeout.toMillis());
+    }
+
     public PrometheusMeterRegistry registry() {
         return registry;
     }
 
     public void shutdown(Duration grace) {
+        doctor.close();
         server.shutdown(grace);
         volumes.stopFencing();
         metrics.ifPresent(MetricsEndpoint::close);

@@ -97,6 +97,7 @@ public final class FlagParser {
             usage: java -jar blocknode.jar [flags]
                    java -jar blocknode.jar client [--endpoint unix:///path] RPC [REQUEST]   (see client --help)
                    java -jar blocknode.jar status [--state-dir DIR] [--volume ID] [-o text|json]   (see status --help)
+                   java -jar blocknode.jar doctor [--kubelet-root DIR] [-o text|json]   (see doctor --help)
 
             """ + usageLines() + "  --help                  this text\n";
 

@@ -33,6 +33,34 @@ public record HostPaths(Path sys, Path dev, Path proc, Path etc) {
         return sys.resolve("dev/block").resolve(number.toString());
     }
 
+    /** multipath-tools' configuration file (the DaemonSet mounts the host's, created empty where it has none). */
+    public Path multipathConf() {
+        return etc.resolve("multipath.conf");
+    }
+
+    /** The WWIDs multipath may build maps of under find_multipaths strict/yes ({@code multipath -a} adds one). */
+    public Path multipathWwids() {
+        return etc.resolve("multipath/wwids");
+    }
+
+    /** The Unix sockets of this network namespace (the host's, with hostNetwork), abstract ones as "@name". */
+    public Path unixSockets() {
+        return proc.resolve("net/unix");
+    }
+
+    /** The running kernel's release (uname -r): the directory of its modules under {@link #kernelModules()}. */
+    public Path kernelRelease() {
+        return proc.resolve("sys/kernel/osrelease");
+    }
+
+    /**
+     * /lib/modules, beside /etc (the DaemonSet mounts the host's): a test's fabricated tree holds it at
+     * lib/modules beside its etc, so it needs no path of its own in this record.
+     */
+    public Path kernelModules() {
+        return etc.resolveSibling("lib").resolve("modules");
+    }
+
     public Path mountInfo() {
         return proc.resolve("self/mountinfo");
     }

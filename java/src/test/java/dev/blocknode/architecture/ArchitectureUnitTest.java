@@ -20,6 +20,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  *
  * <pre>
  *   entry points   dev.blocknode (Main, Plugin), demo, client: wire everything
+ *   doctor         -> transport (its identity readers), os: the node's readiness, read-only
  *   csi            -> volume, csi.server
  *   csi.server     -> os (the gRPC server's socket file, by descriptor: os.fd.SocketDirectory)
  *   volume         -> state, transport, os (and os.natives' typed exceptions, thrown through os calls)
@@ -50,6 +51,7 @@ class ArchitectureUnitTest {
     private static LayeredArchitecture layers() {
         return layeredArchitecture().consideringOnlyDependenciesInLayers()
                 .layer("Entry points").definedBy("dev.blocknode", "dev.blocknode.demo..", "dev.blocknode.client..")
+                .layer("Doctor").definedBy("dev.blocknode.doctor..")
                 .layer("Csi").definedBy(resideInAPackage("dev.blocknode.csi..")
                         .and(not(resideInAPackage("dev.blocknode.csi.server.."))))
                 .layer("Server").definedBy("dev.blocknode.csi.server..")
@@ -83,17 +85,18 @@ class ArchitectureUnitTest {
     void eachLayerIsUsedOnlyFromAbove() {
         layers().ensureAllClassesAreContainedInArchitecture()
                 .whereLayer("Entry points").mayNotBeAccessedByAnyLayer()
+                .whereLayer("Doctor").mayOnlyBeAccessedByLayers("Entry points")
                 .whereLayer("Csi").mayOnlyBeAccessedByLayers("Entry points")
                 .whereLayer("Server").mayOnlyBeAccessedByLayers("Csi", "Entry points")
                 .whereLayer("Volume").mayOnlyBeAccessedByLayers("Csi", "Entry points")
                 .whereLayer("State").mayOnlyBeAccessedByLayers("Volume", "Entry points")
-                .whereLayer("Transport").mayOnlyBeAccessedByLayers("Volume", "Entry points")
+                .whereLayer("Transport").mayOnlyBeAccessedByLayers("Volume", "Doctor", "Entry points")
                 .whereLayer("Multipath").mayOnlyBeAccessedByLayers("Transport")
                 .whereLayer("Scsi").mayOnlyBeAccessedByLayers("Transport", "Multipath", "Entry points")
                 // The one seam to the host: csi reaches it only through volume; the server that carries csi
                 // holds its own socket file there (by descriptor, under the kubelet root).
                 .whereLayer("Os").mayOnlyBeAccessedByLayers("Volume", "State", "Transport", "Multipath", "Scsi",
-                        "Server", "Entry points")
+                        "Server", "Doctor", "Entry points")
                 // Its typed errno exceptions surface through os calls that volume makes (NoSuchPathException ...);
                 // LinuxNative itself is for os alone (below).
                 .whereLayer("Natives").mayOnlyBeAccessedByLayers("Os", "Volume", "Entry points")

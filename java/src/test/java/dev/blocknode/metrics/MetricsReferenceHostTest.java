@@ -60,6 +60,8 @@ class MetricsReferenceHostTest {
         try (PluginHarness plugin = PluginHarness.startWithMetrics()) {
             MetricsScrapeHostTest.lifecycle(plugin);
             sanVolumePaths(plugin);
+            // The doctor's checks at start run on a thread of their own: their series once they have ended.
+            assertTrue(plugin.plugin().awaitDoctorAtStart(Duration.ofSeconds(60)), "the doctor's checks at start end");
             text = scrapeAfterACollection(plugin) + nodeIdentity();
         }
         Map<String, Family> families = families(text, "blocknode_");

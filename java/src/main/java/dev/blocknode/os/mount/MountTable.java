@@ -67,7 +67,8 @@ public final class MountTable {
                 fields[5],
                 fields[separator + 1],
                 unescape(fields[separator + 2]),
-                separator + 3 < fields.length ? fields[separator + 3] : "");
+                separator + 3 < fields.length ? fields[separator + 3] : "",
+                List.of(fields).subList(6, separator));
     }
 
     /** The kernel writes space, tab, newline and backslash in paths as three-digit octal escapes. */

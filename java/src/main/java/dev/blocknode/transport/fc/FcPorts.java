@@ -30,8 +30,11 @@ public final class FcPorts {
     static final String ONLINE = "Online";
     static final String FCP_TARGET = "FCP Target";
 
-    /** An HBA port of this node; its node name (WWNN) is empty where sysfs has none. */
-    public record FcHost(int host, String portName, String nodeName, String state) {
+    /**
+     * An HBA port of this node; its node name (WWNN) is empty where sysfs has none, its speed ("16 Gbit",
+     * "unknown" while the link is down) where the driver gives none.
+     */
+    public record FcHost(int host, String portName, String nodeName, String state, String speed) {
 
         public boolean online() {
             return ONLINE.equals(state);
@@ -84,9 +87,10 @@ public final class FcPorts {
             Optional<String> portName = Sysfs.read(dir.resolve(entry).resolve("port_name"));
             Optional<String> state = Sysfs.read(dir.resolve(entry).resolve("port_state"));
             Optional<String> nodeName = Sysfs.read(dir.resolve(entry).resolve("node_name"));
+            Optional<String> speed = Sysfs.read(dir.resolve(entry).resolve("speed"));
             if (portName.isPresent() && state.isPresent()) {
                 hosts.add(new FcHost(Integer.parseInt(m.group(1)), normalizedOrRaw(portName.get()),
-                        nodeName.map(FcPorts::normalizedOrRaw).orElse(""), state.get()));
+                        nodeName.map(FcPorts::normalizedOrRaw).orElse(""), state.get(), speed.orElse("")));
             }
         }
         return hosts;

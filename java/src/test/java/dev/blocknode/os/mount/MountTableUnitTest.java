@@ -73,6 +73,19 @@ class MountTableUnitTest {
     }
 
     @Test
+    void theOptionalFieldsTellAPeerGroupFromASlave() {
+        MountEntry shared = MountTable.parseLine("88 21 0:52 / /var/lib/kubelet rw,relatime shared:7 master:1 - tmpfs"
+                + " tmpfs rw");
+        assertEquals(List.of("shared:7", "master:1"), shared.optionalFields());
+        assertTrue(shared.shared());
+        MountEntry slave = MountTable.parseLine("89 21 0:53 / /mnt rw master:1 - tmpfs tmpfs rw");
+        assertFalse(slave.shared());
+        MountEntry none = MountTable.parseLine("90 21 0:54 / /srv rw - tmpfs tmpfs rw");
+        assertEquals(List.of(), none.optionalFields());
+        assertFalse(none.shared());
+    }
+
+    @Test
     void lineWithoutOptionalFields() {
         MountEntry e = MountTable.parseLine("25 22 0:22 / /proc rw,nosuid,nodev,noexec,relatime - proc proc rw");
         assertEquals(new DeviceNumber(0, 22), e.device());

@@ -401,4 +401,20 @@ public final class LinuxNative {
 
     /** close(2) of a descriptor this class handed out. Never retried: Linux frees it even on EINTR. */
     public static native void close(int fd) throws NativeIOException;
+
+    // ---- what the kernel has ----------------------------------------------------------------------
+
+    /**
+     * Whether the kernel has openat2(2) (Linux 5.6), asked of the kernel by a call it refuses (EINVAL) without
+     * opening anything; false where it answers ENOSYS (an older kernel, or a seccomp filter). Why: {@code blocknode
+     * doctor} says whether paths beneath the kubelet root are resolved by openat2 or by the slower component walk.
+     */
+    public static native boolean kernelHasOpenat2();
+
+    /**
+     * Whether the kernel has mount_setattr(2) (the new mount API, Linux 5.12), asked the same way, changing
+     * nothing. Why: {@code blocknode doctor} says whether binds with flags are attached with their flags or
+     * prepared in a scratch mount and moved.
+     */
+    public static native boolean kernelHasMountSetattr();
 }

@@ -294,4 +294,14 @@ class LinuxNativeTest {
         InvocationTargetException e = assertThrows(InvocationTargetException.class, constructor::newInstance);
         assertInstanceOf(AssertionError.class, e.getCause());
     }
+
+    @Test
+    void theKernelSaysItHasOpenat2AndMountSetattr() throws Exception {
+        // Every kernel this project tests on is past 5.12 (both syscalls); the probes must not say otherwise,
+        // and an older one must answer false rather than fail.
+        String[] release = Files.readString(Path.of("/proc/sys/kernel/osrelease")).strip().split("[.-]");
+        int version = Integer.parseInt(release[0]) * 1000 + Integer.parseInt(release[1]);
+        assertEquals(version >= 5006, LinuxNative.kernelHasOpenat2(), "openat2 on " + String.join(".", release));
+        assertEquals(version >= 5012, LinuxNative.kernelHasMountSetattr(), "mount_setattr");
+    }
 }

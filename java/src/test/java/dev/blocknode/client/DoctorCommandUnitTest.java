@@ -1,0 +1,102 @@
+package dev.blocknode.client;
+
+import dev.blocknode.os.host.KernelFeatures;
+import dev.blocknode.testing.FakeSysfs;
+import dev.blocknode.testing.ScriptedCommandRunner;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** {@code blocknode doctor}'s interface: flags, exit codes, the text and the JSON form, over a fabricated host. */
+class DoctorCommandUnitTest {
+
+    @TempDir
+    Path temp;
+
+    private FakeSysfs host;
+    private final ScriptedCommandRunner commands = new ScriptedCommandRunner();
+    private KernelFeatures features = feature -> Optional.empty();
+
+    private record Run(int code, String out, String err) {
+    }
+
+    @BeforeEach
+    void nothingSetUp() throws Exception {
+        host = new FakeSysfs(temp);
+        Files.createDirectories(host.paths().unixSockets().getParent());
+        Files.writeString(host.paths().unixSockets(), "Num       RefCount Protocol Flags    Type St Inode Path\n");
+    }
+
+    private Run doctor(String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code = DoctorCommand.run(List.of(args), new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8), host.paths(), commands, features);
+        return new Run(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void aNodeWithNothingSetUpIsReady() {
+        Run run = doctor();
+        assertEquals(DoctorCommand.ALL_OK, run.code(), run.out());
+        assertTrue(run.out().startsWith("ready: no warnings, no errors\n"), run.out());
+        for (String transport : new String[]{"iscsi", "multipath", "fc", "nvme-tcp"}) {
+            assertTrue(run.out().contains("\n" + transport + ": not set up ("), transport + " in\n" + run.out());
+        }
+        assertTrue(run.out().contains("\nkernel\n  ok       native-library"), run.out());
+        commands.assertAllConsumed();
+    }
+
+    @Test
+    void aWarningIsExitOneAndAnErrorExitTwoWithTheFixUnderIt() throws Exception {
+        features = feature -> feature == KernelFeatures.Feature.OPENAT2 ? Optional.of("ENOSYS") : Optional.empty();
+        Run warned = doctor();
+        assertEquals(DoctorCommand.WARNINGS, warned.code(), warned.out());
+        assertTrue(warned.out().startsWith("0 error(s), 1 warning(s)\n"), warned.out());
+        assertTrue(warned.out().contains("  WARNING  openat2"), warned.out());
+        assertTrue(warned.out().contains("fix: run a newer kernel"), warned.out());
+
+        host.fcHost(3, "0x21000024ff7a3b01", "Linkdown");
+        Run failed = doctor();
+        assertEquals(DoctorCommand.ERRORS, failed.code(), failed.out());
+        assertTrue(failed.out().contains("  ERROR    online"), failed.out());
+    }
+
+    @Test
+    void theJsonFormHasItsSchema() throws Exception {
+        host.fcHost(3, "0x21000024ff7a3b01", "Online");
+        Run run = doctor("-o", "json");
+        assertEquals(0, run.code());
+        String json = run.out();
+        assertTrue(json.startsWith("{\"schemaVersion\":1,\"worst\":\"ok\",\"transports\":[{\"transport\":\"iscsi\","
+                + "\"setUp\":false,\"notSetUp\":\"no "), json);
+        assertTrue(json.contains("{\"transport\":\"fc\",\"setUp\":true,\"notSetUp\":null,\"worst\":\"ok\","
+                + "\"findings\":[{\"check\":\"port\",\"severity\":\"ok\",\"message\":\"host3 (WWPN 21000024ff7a3b01)"
+                + " is Online\",\"fix\":\"\"}]}"), json);
+        assertTrue(json.endsWith("]}\n") && json.lines().count() == 1, json);
+        assertEquals(json, doctor("--output=json").out(), "both flag forms");
+    }
+
+    @Test
+    void aUsageErrorIsExitThree() {
+        assertEquals(DoctorCommand.USAGE, doctor("-o", "yaml").code());
+        assertEquals(DoctorCommand.USAGE, doctor("--volume", "x").code());
+        assertEquals(DoctorCommand.USAGE, doctor("extra").code());
+        Run dangling = doctor("--kubelet-root");
+        assertEquals(DoctorCommand.USAGE, dangling.code());
+        assertTrue(dangling.err().contains("needs a value"), dangling.err());
+        assertEquals(DoctorCommand.ALL_OK, doctor("--help").code());
+        assertTrue(commands.calls().isEmpty());
+    }
+}

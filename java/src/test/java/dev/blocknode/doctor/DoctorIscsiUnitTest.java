@@ -1,0 +1,118 @@
+package dev.blocknode.doctor;
+
+import dev.blocknode.os.exec.CommandException;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.nio.file.Path;
+
+import static dev.blocknode.doctor.DoctorFixture.assertFinding;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The iSCSI checks over a fabricated host: the initiator name, iscsid's socket, iscsiadm against iscsid. */
+class DoctorIscsiUnitTest {
+
+    private static final String IQN = "iqn.1993-08.org.debian:01:5a1b2c3d4e5f";
+
+    @TempDir
+    Path temp;
+
+    private DoctorFixture node;
+
+    @BeforeEach
+    void host() throws Exception {
+        node = new DoctorFixture(temp);
+    }
+
+    @Test
+    void aNodeWithoutNameOrDaemonIsNotSetUpAndRunsNothing() {
+        TransportReadiness iscsi = node.examine(TransportReadiness.ISCSI);
+        assertTrue(iscsi.notSetUp().isPresent());
+        assertTrue(iscsi.findings().isEmpty());
+        assertEquals(Severity.OK, iscsi.worst());
+        assertTrue(node.commands.calls().isEmpty(), "no tool runs for a transport that is not set up");
+    }
+
+    @Test
+    void everythingInPlaceAndOfOneReleaseIsOk() throws Exception {
+        node.etc("iscsi/initiatorname.iscsi", "## generated\nInitiatorName=" + IQN + "\n")
+                .unixSockets(AbstractSockets.ISCSID).process(812, "iscsid");
+        node.commands.expect("iscsiadm", "--version").succeeds("iscsiadm version 2.1.8\n");
+        node.commands.expect("nsenter", "--target", "812", "--mount", "--", "iscsid", "--version")
+                .succeeds("iscsid version 2.1.8\n");
+        TransportReadiness iscsi = node.examine(TransportReadiness.ISCSI);
+        assertFinding(iscsi, "initiator-name", Severity.OK, IQN);
+        assertFinding(iscsi, "iscsid", Severity.OK);
+        assertFinding(iscsi, "iscsiadm-version", Severity.OK, "both 2.1.8");
+        assertEquals(Severity.OK, iscsi.worst());
+        assertTrue(node.commands.calls().stream().allMatch(c -> c.timeout().equals(IscsiReadiness.TOOL_TIMEOUT)));
+    }
+
+    @Test
+    void versionsThatDifferAreAWarningNamingBoth() throws Exception {
+        node.etc("iscsi/initiatorname.iscsi", "InitiatorName=" + IQN + "\n")
+                .unixSockets(AbstractSockets.ISCSID).process(77, "iscsid");
+        node.commands.expect("iscsiadm", "--version").succeeds("iscsiadm version 2.1.9\n");
+        node.commands.expect("nsenter", "--target", "77", "--mount", "--", "iscsid", "--version")
+                .succeeds("iscsid version 2.0.874\n");
+        assertFinding(node.examine(TransportReadiness.ISCSI), "iscsiadm-version", Severity.WARNING, "2.1.9",
+                "2.0.874");
+    }
+
+    @Test
+    void aHostVersionThatCannotBeReadIsNoFinding() throws Exception {
+        node.etc("iscsi/initiatorname.iscsi", "InitiatorName=" + IQN + "\n").unixSockets(AbstractSockets.ISCSID)
+                .process(12, "bash");
+        node.commands.expect("iscsiadm", "--version").succeeds("iscsiadm version 2.1.8\n");
+        assertFinding(node.examine(TransportReadiness.ISCSI), "iscsiadm-version", Severity.OK, "2.1.8",
+                "cannot be read");
+    }
+
+    @Test
+    void anImageWithoutIscsiadmIsAnError() throws Exception {
+        node.etc("iscsi/initiatorname.iscsi", "InitiatorName=" + IQN + "\n").unixSockets(AbstractSockets.ISCSID);
+        node.commands.expect("iscsiadm", "--version")
+                .throwing(c -> new CommandException(c, null, "cannot start iscsiadm", null));
+        assertFinding(node.examine(TransportReadiness.ISCSI), "iscsiadm-version", Severity.ERROR);
+    }
+
+    @Test
+    void aNameWithoutTheDaemonIsAnErrorWithItsFix() throws Exception {
+        node.etc("iscsi/initiatorname.iscsi", "InitiatorName=" + IQN + "\n");
+        node.commands.expect("iscsiadm", "--version").succeeds("iscsiadm version 2.1.8\n");
+        TransportReadiness iscsi = node.examine(TransportReadiness.ISCSI);
+        Finding daemon = assertFinding(iscsi, "iscsid", Severity.ERROR, AbstractSockets.ISCSID);
+        assertTrue(daemon.fix().contains("systemctl enable --now iscsid"), daemon::fix);
+        assertEquals(Severity.ERROR, iscsi.worst());
+    }
+
+    @Test
+    void aFileWithoutANameIsAnError() throws Exception {
+        node.etc("iscsi/initiatorname.iscsi", "# InitiatorName=" + IQN + "\n").unixSockets(AbstractSockets.ISCSID);
+        node.commands.expect("iscsiadm", "--version").succeeds("iscsiadm version 2.1.8\n");
+        assertFinding(node.examine(TransportReadiness.ISCSI), "initiator-name", Severity.ERROR, "names no");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"iqn.93-08.org.debian:01:x", "IQN.1993-08.org.debian", "node1", "eui.02004567A425678",
+            "iqn.1993-08.org debian"})
+    void aMalformedNameIsAnError(String name) throws Exception {
+        node.etc("iscsi/initiatorname.iscsi", "InitiatorName=" + name + "\n").unixSockets(AbstractSockets.ISCSID);
+        node.commands.expect("iscsiadm", "--version").succeeds("iscsiadm version 2.1.8\n");
+        assertFinding(node.examine(TransportReadiness.ISCSI), "initiator-name", Severity.ERROR, "is not an IQN");
+    }
+
+    @Test
+    void theNameFormats() {
+        assertTrue(IscsiReadiness.wellFormed(IQN));
+        assertTrue(IscsiReadiness.wellFormed("iqn.2026-11.dev.blocknode"));
+        assertTrue(IscsiReadiness.wellFormed("eui.02004567A425678D"));
+        assertTrue(IscsiReadiness.wellFormed("naa.52004567BA64678D"));
+        assertFalse(IscsiReadiness.wellFormed("iqn.2026-11.dev.blocknode:has space"));
+    }
+}
