@@ -70,8 +70,9 @@ class TiersListUnitTest {
     }
 
     static String contributingTable(List<Tier> tiers) {
-        StringBuilder out = new StringBuilder("| Tier | Run it alone | Root | Time (warm) | In `make test` | A pass proves |\n"
-                + "| --- | --- | --- | --- | --- | --- |\n");
+        StringBuilder out = new StringBuilder(
+                "| Tier | Run it alone | Root | Time (warm) | In `make test` | A pass proves |\n"
+                        + "| --- | --- | --- | --- | --- | --- |\n");
         for (Tier t : tiers) {
             out.append("| ").append(t.name()).append(" | ").append(t.command()).append(" | ")
                     .append(t.root() ? "yes" : "no").append(" | ").append(t.time()).append(" | ")
