@@ -1,4 +1,4 @@
-# blocknode: the two commands a newcomer needs are `make run` and `make test` (see README.md).
+# blocknode: a newcomer needs `make unit` (seconds, no root), `make run` and `make test` (see CONTRIBUTING.md).
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
@@ -35,25 +35,33 @@ RUN_DIR := $(CURDIR)/run
 SHARED_TOOLS ?= $(CURDIR)/../shared/tools
 export SHARED_TOOLS
 
+# The test tiers, in make test's order: one list for make help, make test and the docs' tables (scripts/tiers.tsv
+# says its columns). make test runs the unit and host tiers inside its one Maven build, then these targets.
+TIERS := scripts/tiers.tsv
+TEST_TARGETS := $(shell awk -F'\t' '!/^\#/ && $$5 == "yes" { print $$2 }' $(TIERS))
+
+# One test class (or a Surefire pattern) for make unit or make host: make unit TEST=VolumePublisherUnitTest.
+TEST ?=
+SUREFIRE := -Dmaven.test.redirectTestOutputToFile=true $(if $(TEST),-Dtest='$(TEST)' -Dsurefire.failIfNoSpecifiedTests=false)
+
 .PHONY: help
 help:
+	@echo "make unit    the fast tests (no root); make unit TEST=SomeUnitTest runs one class (CONTRIBUTING.md)"
 	@echo "make run     build if needed, start the plugin on ./run/csi.sock with a loop-backed demo volume"
-	@echo "make test    install what the tests need, then the unit, host (root), csi-sanity, registration, liveness, deploy and VM tiers"
+	@echo "make test    (root) install what the tests need, then every tier marked * below, in this order"
+	@echo "make deps    (root) the Debian packages the build and the tests use, where a tool is missing"
 	@echo "make build   build the runnable jars"
 	@echo "make clean   remove build output"
-	@echo "make docs    rewrite the generated reference pages (docs/reference: flags, metrics, Helm values)"
-	@echo "make validate-deploy  check deploy/ offline: manifests and Helm chart, strictly typed, plus its tests"
+	@echo "make docs    rewrite the generated pages (docs/reference: flags, metrics, Helm values; the tier tables)"
+	@echo
+	@echo "The tiers ($(TIERS); what each skips and why: docs/design/testing.md):"
+	@awk -F'\t' '!/^#/ { printf "%s make %-18s %-24s %s\n", ($$5 == "no" ? " " : "*"), $$2, \
+	  "(" ($$3 == "yes" ? "root, " : "") $$4 ")", $$6 }' $(TIERS)
+	@echo
 	@echo "make image   (root) blocknode's container image, offline with buildah: .tools/images/blocknode.tar (deploy/image)"
 	@echo "make release VERSION=x.y.z  (root) into dist/: the image (OCI archive), its SBOM, the packaged chart, SHA256SUMS (deploy/release)"
-	@echo "make release-check  (root) make test's proof of make release: a release at 0.0.0-check, checked from outside"
 	@echo "make test-images  (root) the sidecar, pause and busybox images the Kubernetes tier runs, beside it"
 	@echo "make image-check  (root) both, imported into a throwaway containerd and run there"
-	@echo "make e2e-vm  (root) boot qemu guests with iSCSI + multipath and NVMe/TCP and run the plugin in them (test-e2e/vm)"
-	@echo "make e2e-kube  (root) a real single-node Kubernetes (built from source) runs blocknode from its image (test-e2e/kube)"
-	@echo "make registration-test  kubelet registration through the real node-driver-registrar (test-e2e/registration)"
-	@echo "make liveness-test  (root) the real livenessprobe's /healthz: plugin healthy, gone, not ready, back (test-e2e/liveness)"
-	@echo "make bench   (root) benchmark: figures a-f as ratios to same-run baselines (test-e2e/bench)"
-	@echo "make soak    (root) SOAK_CYCLES (10000) lifecycle cycles; plugin fds, threads, RSS must stay flat"
 
 # Host packages the plugin and its tests use. Installed only when a tool is missing.
 .PHONY: deps
@@ -92,22 +100,46 @@ run: deps $(PLUGIN_JAR)
 	  --log-format text \
 	  --demo
 
-# Unit and host tests run inside Maven (host tests mount real loop devices: root only), then csi-sanity,
-# then the real sidecars: registration through node-driver-registrar and health through livenessprobe.
+# Unit and host tests run inside one Maven build that also installs the jars (host tests mount real loop devices:
+# root only), then the tiers scripts/tiers.tsv marks "yes", in its order: the harnesses compile, csi-sanity, the
+# real sidecars (registration, liveness), deploy/, the release, the VMs, Kubernetes. The first failure stops it.
 # Maven is not quiet here, so Surefire's per-class lines and totals stay in the log.
 .PHONY: test
 test: deps $(CSI_SANITY)
-	@start=$$(date +%s); \
+	@[[ -n "$(TEST_TARGETS)" ]] || { echo "make test: no tiers read from $(TIERS)"; exit 2; }; \
+	start=$$(date +%s); \
 	mvn -B -ntp install && \
-	$(MAKE) --no-print-directory compile-harnesses && \
-	CSI_SANITY=$(CSI_SANITY) JAVA=$(JAVA) bash test-e2e/sanity/run-sanity.sh $(PLUGIN_JAR) $(E2E_JAR) && \
-	$(MAKE) --no-print-directory registration-test && \
-	$(MAKE) --no-print-directory liveness-test && \
-	$(MAKE) --no-print-directory validate-deploy && \
-	$(MAKE) --no-print-directory release-check && \
-	$(MAKE) --no-print-directory e2e-vm && \
-	$(MAKE) --no-print-directory e2e-kube && \
+	for target in $(TEST_TARGETS); do $(MAKE) --no-print-directory $$target || exit; done && \
 	echo "make test: all tiers passed in $$(( $$(date +%s) - start )) s"
+
+# The unit tier: every test not tagged "host", in native/, java/ and test-e2e/, with no root and no jar installed.
+# Quiet: a failure prints its assertion; each class's own output is in <module>/target/surefire-reports/.
+.PHONY: unit
+unit:
+	@command -v mvn >/dev/null || { echo "make unit needs Maven: make deps (root) installs it, or apt-get install maven"; exit 2; }; \
+	start=$$(date +%s); rc=0; rm -rf native/target/surefire-reports java/target/surefire-reports test-e2e/target/surefire-reports; \
+	$(MVN) -ntp test -Dtest.excludedGroups=host $(SUREFIRE) || rc=$$?; \
+	echo "make unit: $$( ((rc == 0)) && echo passed || echo FAILED ), $$(scripts/surefire-totals.sh) in $$(( $$(date +%s) - start )) s"; \
+	exit $$rc
+
+# The host tier: the tests tagged "host" (JUnit's @Tag("host"): *HostTest in java/, the root-only tests of native/
+# and test-e2e/): real loop devices, filesystems and mounts, so root. Each test undoes what it made.
+.PHONY: host
+host: deps
+	@[[ $$(id -u) == 0 ]] || { echo "make host needs root (loop devices, mkfs, mounts)"; exit 2; }; \
+	start=$$(date +%s); rc=0; rm -rf native/target/surefire-reports java/target/surefire-reports test-e2e/target/surefire-reports; \
+	$(MVN) -ntp test -Dgroups=host $(SUREFIRE) || rc=$$?; \
+	echo "make host: $$( ((rc == 0)) && echo passed || echo FAILED ), $$(scripts/surefire-totals.sh) in $$(( $$(date +%s) - start )) s"; \
+	exit $$rc
+
+# csi-sanity against the plugin, mount and block, through the sanity front, with the test controller's loop-backed
+# volumes (root); reports in test-e2e/target/sanity.
+.PHONY: sanity-test
+sanity-test: deps $(PLUGIN_JAR) $(E2E_JAR) $(CSI_SANITY)
+	@start=$$(date +%s); rc=0; \
+	CSI_SANITY=$(CSI_SANITY) JAVA=$(JAVA) bash test-e2e/sanity/run-sanity.sh $(PLUGIN_JAR) $(E2E_JAR) || rc=$$?; \
+	echo "make sanity-test: $$( ((rc == 0)) && echo passed || echo FAILED ) in $$(( $$(date +%s) - start )) s"; \
+	exit $$rc
 
 # The bench and soak harnesses are built by their own scripts, not by Maven: compile them here too, so that a
 # change which breaks them fails make test instead of the next make bench.
@@ -172,15 +204,15 @@ $(PROMTOOL):
 	chmod 755 "$@.tmp" && mv "$@.tmp" "$@" && "$@" --version | head -n1
 
 # The generated reference pages: docs/reference/flags.md (from FlagParser.FLAGS), metrics.md (from a scrape of
-# the real plugin: a host test, root) and helm-values.md (from the chart's values.yaml and schema). The same
-# tests, without BLOCKNODE_WRITE_DOCS, fail in make test when a page is stale (Maven's unit and host tiers,
-# deploy/validate's go test).
+# the real plugin: a host test, root) and helm-values.md (from the chart's values.yaml and schema); and the tier
+# tables in README.md and CONTRIBUTING.md (from scripts/tiers.tsv). The same tests, without BLOCKNODE_WRITE_DOCS,
+# fail in make test when a page is stale (Maven's unit and host tiers, deploy/validate's go test).
 .PHONY: docs
 docs:
-	BLOCKNODE_WRITE_DOCS=1 $(MVN) -ntp -pl java -am test -Dtest='FlagsReferenceUnitTest,MetricsReferenceHostTest' \
-	  -Dsurefire.failIfNoSpecifiedTests=false
+	BLOCKNODE_WRITE_DOCS=1 $(MVN) -ntp -pl java -am test \
+	  -Dtest='FlagsReferenceUnitTest,TiersListUnitTest,MetricsReferenceHostTest' -Dsurefire.failIfNoSpecifiedTests=false
 	cd deploy/validate && BLOCKNODE_WRITE_DOCS=1 go test -count=1 -run TestValuesDocIsCurrent .
-	@echo "docs: docs/reference/flags.md, metrics.md and helm-values.md rewritten; review and commit them"
+	@echo "docs: docs/reference/flags.md, metrics.md, helm-values.md and the tier tables rewritten; review and commit them"
 
 # Container images (deploy/README.md, "Build the image"): Debian base by mmdebstrap, Java runtime by jlink, the
 # image by buildah from deploy/Containerfile, each written as an OCI archive under .tools/images/ for

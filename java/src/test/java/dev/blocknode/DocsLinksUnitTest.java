@@ -18,9 +18,9 @@ import java.util.stream.Stream;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Every relative link in README.md, docs/ and the READMEs beside deploy/ and the test tiers leads to a file of
- * the repository, and every #anchor to a heading of the page it names (GitHub's slugs). External links are not
- * followed.
+ * Every relative link in README.md, CONTRIBUTING.md, docs/ and the READMEs beside deploy/ and the test tiers leads
+ * to a file of the repository, and every #anchor to a heading of the page it names (GitHub's slugs). External
+ * links are not followed.
  */
 class DocsLinksUnitTest {
 
@@ -32,6 +32,7 @@ class DocsLinksUnitTest {
         Path root = GeneratedDocs.repositoryRoot();
         List<Path> pages = new ArrayList<>();
         pages.add(root.resolve("README.md"));
+        pages.add(root.resolve("CONTRIBUTING.md"));
         pages.add(root.resolve("deploy/README.md"));
         try (Stream<Path> docs = Files.walk(root.resolve("docs"))) {
             docs.filter(p -> p.toString().endsWith(".md")).sorted().forEach(pages::add);

@@ -48,6 +48,33 @@ public final class GeneratedDocs {
         }
     }
 
+    /**
+     * Like {@link #check}, for a generated block inside a page that is otherwise written by hand: the text between
+     * the line {@code <!-- BEGIN name: ... -->} and the line {@code <!-- END name -->}, both kept as they are.
+     */
+    public static void checkBlock(String relative, String name, String rendered) throws IOException {
+        Path file = repositoryRoot().resolve(relative);
+        String page = Files.readString(file, StandardCharsets.UTF_8);
+        String beginPrefix = "<!-- BEGIN " + name + ":";
+        String end = "<!-- END " + name + " -->\n";
+        int begin = page.indexOf(beginPrefix);
+        int from = begin < 0 ? -1 : page.indexOf('\n', begin) + 1;
+        int to = from <= 0 ? -1 : page.indexOf(end, from);
+        if (begin < 0 || to < 0 || page.indexOf(beginPrefix, from) >= 0) {
+            fail(relative + " has no generated block \"" + name + "\" (one line starting " + beginPrefix
+                    + "..., one line " + end.strip() + ")");
+        }
+        String current = page.substring(from, to);
+        if ("1".equals(System.getenv("BLOCKNODE_WRITE_DOCS"))) {
+            Files.writeString(file, page.substring(0, from) + rendered + page.substring(to), StandardCharsets.UTF_8);
+            return;
+        }
+        if (!current.equals(rendered)) {
+            fail(relative + "'s block \"" + name + "\" is stale: run `make docs` and commit it."
+                    + firstDifference(current, rendered));
+        }
+    }
+
     private static String firstDifference(String current, String rendered) {
         String[] a = current.split("\n", -1);
         String[] b = rendered.split("\n", -1);

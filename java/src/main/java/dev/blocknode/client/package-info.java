@@ -1,0 +1,6 @@
+/**
+ * The command-line tools in the same jar: {@code blocknode client} (any CSI call on a socket) and
+ * {@code blocknode status} (what the node holds, read from the records, the mount table and sysfs, with the plugin
+ * up or down). Entry points like Main: they may use any layer, and nothing uses them.
+ */
+package dev.blocknode.client;

@@ -1,0 +1,5 @@
+/**
+ * Host, which composes the other os packages into the one object the layers above are handed, so that a test
+ * can replace any part of the machine. It sits above the packages it composes (block, mount, exec, fd).
+ */
+package dev.blocknode.os.host;

@@ -1,0 +1,6 @@
+/**
+ * The one seam to the host: its value types (device numbers, stat results, where /sys, /dev and /proc are)
+ * and the small reads and fsyncs that need nothing else. The os packages are the only callers of
+ * os.natives.LinuxNative; everything from volume down reaches the machine through them, and tests redirect them.
+ */
+package dev.blocknode.os;

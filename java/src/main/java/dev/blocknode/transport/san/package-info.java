@@ -1,0 +1,6 @@
+/**
+ * The SCSI stack that the FC and iSCSI transports compose, so that they differ only in how a LUN becomes
+ * reachable: targeted scans and their undo, attach and release with multipath, and fencing by persistent
+ * reservations across a LUN's paths. May use multipath, scsi, scsi.reservation and os.
+ */
+package dev.blocknode.transport.san;
