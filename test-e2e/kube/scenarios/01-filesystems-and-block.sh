@@ -2,7 +2,8 @@
 # marked attached by the external-attacher before kubelet stages), the pod writes, the data is on the device,
 # and deleting the pod leaves nothing on the node (NodeUnpublishVolume + NodeUnstageVolume, no mount, no
 # staging record) and nothing attached. While they are in use, `blocknode status` in the plugin's container
-# lists them healthy; during the teardown the plugin logs at fine, set through its ConfigMap without a restart.
+# lists them healthy and `blocknode doctor` finds the node's kernel and kubelet root ready; during the teardown
+# the plugin logs at fine, set through its ConfigMap without a restart.
 scenario_filesystems_and_block() {
     local kind dev mode token
     declare -A devices tokens
@@ -49,6 +50,27 @@ s = json.loads(sys.argv[1])
 ok = [v for v in s["volumes"] if v["phase"] == "STAGED" and v["device"]["present"] and not v["problems"]
       and all(p["mounted"] for p in v["publications"]) and len(v["publications"]) == 1]
 print(s["healthy"], " ".join(sorted(v["volumeId"] for v in ok)))' "$status")"
+    # The node's readiness, as on-call checks it before any volume: `blocknode doctor` in the plugin's container,
+    # with this cluster's kubelet root. No FC and no NVMe here; the kernel features and the Bidirectional kubelet
+    # root are ok; iSCSI depends on the host (an initiator name without iscsid is an error), so the exit code is
+    # checked against the worst finding rather than fixed.
+    local doctor doctor_code=0
+    doctor=$(kc -n kube-system exec "$(plugin_pod)" -c blocknode -- blocknode doctor -o json \
+        --kubelet-root "$WORK/kubelet") || doctor_code=$?
+    expect_eq "what blocknode doctor says of the node (exit $doctor_code)" \
+        "consistent fc:False nvme-tcp:False kernel:ok kubelet-root:ok" \
+        "$(python3 -c 'import json, sys
+d = json.loads(sys.argv[1]); code = int(sys.argv[2])
+t = {x["transport"]: x for x in d["transports"]}
+root = [f["severity"] for f in t["kernel"]["findings"] if f["check"] == "kubelet-root"]
+print("consistent" if {"ok": 0, "warning": 1, "error": 2}[d["worst"]] == code else "exit %d but worst %s" % (code, d["worst"]),
+      "fc:%s" % t["fc"]["setUp"], "nvme-tcp:%s" % t["nvme-tcp"]["setUp"],
+      "kernel:%s" % t["kernel"]["worst"], "kubelet-root:%s" % ",".join(root))' "$doctor" "$doctor_code")"
+    local doctor_text; doctor_text=$(kc -n kube-system exec "$(plugin_pod)" -c blocknode -- blocknode doctor \
+        --kubelet-root "$WORK/kubelet") || true
+    grep -q '^fc: not set up (' <<<"$doctor_text" && grep -q '^nvme-tcp: not set up (' <<<"$doctor_text" ||
+        kube_fail "blocknode doctor: $doctor_text"
+    kube_log "blocknode doctor in the plugin's container (exit $doctor_code):"$'\n'"$doctor_text"
 
     # The log level changed at run time, as an operator chasing a stuck volume does: the ConfigMap the plugin
     # reads, no restart. The FINE lines (kubelet's periodic calls: Probe, capabilities, stats) then show; the level
