@@ -16,6 +16,7 @@ import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * {@code blocknode doctor}: the node's readiness for each transport before any volume, as findings with their
@@ -55,44 +56,20 @@ public final class DoctorCommand {
     /** With the host's files at {@code host}, tools through {@code commands} (tests fabricate both). */
     public static int run(List<String> args, PrintStream out, PrintStream err, HostPaths host,
                           CommandRunner commands, KernelFeatures features) {
-        Optional<Path> kubeletRoot = Optional.empty();
-        boolean json = false;
-        for (int i = 0; i < args.size(); i++) {
-            String arg = args.get(i);
-            if (arg.equals("--help") || arg.equals("-h")) {
-                out.print(HELP);
-                return ALL_OK;
-            }
-            String name = arg;
-            String value;
-            int eq = arg.indexOf('=');
-            if (arg.startsWith("--") && eq > 0) {
-                name = arg.substring(0, eq);
-                value = arg.substring(eq + 1);
-            } else if (arg.startsWith("-") && i + 1 < args.size()) {
-                value = args.get(++i);
-            } else {
-                err.println("blocknode doctor: " + (arg.startsWith("-") ? "flag " + Printable.escape(name)
-                        + " needs a value" : "unexpected argument \"" + Printable.escape(arg) + "\"")
-                        + " (see doctor --help)");
-                return USAGE;
-            }
-            switch (name) {
-                case "--kubelet-root" -> kubeletRoot = Optional.of(Path.of(value));
-                case "-o", "--output" -> {
-                    if (!value.equals("text") && !value.equals("json")) {
-                        err.println("blocknode doctor: -o must be text or json, got \"" + Printable.escape(value)
-                                + "\"");
-                        return USAGE;
-                    }
-                    json = value.equals("json");
-                }
-                default -> {
-                    err.println("blocknode doctor: unknown flag " + Printable.escape(name) + " (see doctor --help)");
-                    return USAGE;
-                }
-            }
+        SubcommandFlags flags;
+        boolean json;
+        try {
+            flags = SubcommandFlags.parse("doctor", args, Set.of("--kubelet-root", "-o", "--output"));
+            json = flags.json("doctor");
+        } catch (SubcommandFlags.UsageException e) {
+            err.println(e.getMessage());
+            return USAGE;
         }
+        if (flags.help()) {
+            out.print(HELP);
+            return ALL_OK;
+        }
+        Optional<Path> kubeletRoot = flags.get("--kubelet-root").map(Path::of);
         DoctorReport report = new Doctor(host, commands, features).examine(kubeletRoot);
         out.print(json ? json(report) : text(report));
         return exitCode(report.worst());

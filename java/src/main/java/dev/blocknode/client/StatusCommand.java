@@ -20,6 +20,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * {@code blocknode status}: every volume this node holds, from the state directory's records, the mount table
@@ -59,47 +60,23 @@ public final class StatusCommand {
 
     /** With the host's /sys and /proc at {@code host} (tests fabricate them). */
     public static int run(List<String> args, PrintStream out, PrintStream err, HostPaths host) {
-        Path stateDir = Path.of("/var/lib/blocknode");
-        Path kubeletRoot = Path.of("/var/lib/kubelet");
-        Optional<String> volume = Optional.empty();
-        boolean json = false;
-        for (int i = 0; i < args.size(); i++) {
-            String arg = args.get(i);
-            if (arg.equals("--help") || arg.equals("-h")) {
-                out.print(USAGE);
-                return HEALTHY;
-            }
-            String name = arg;
-            String value;
-            int eq = arg.indexOf('=');
-            if (arg.startsWith("--") && eq > 0) {
-                name = arg.substring(0, eq);
-                value = arg.substring(eq + 1);
-            } else if (i + 1 < args.size()) {
-                value = args.get(++i);
-            } else {
-                err.println("blocknode status: " + (isFlag(name) ? "flag " + name + " needs a value" : "unexpected"
-                        + " argument \"" + arg + "\"") + " (see status --help)");
-                return CANNOT_RUN;
-            }
-            switch (name) {
-                case "--state-dir" -> stateDir = Path.of(value);
-                case "--kubelet-root" -> kubeletRoot = Path.of(value);
-                case "--volume" -> volume = Optional.of(value);
-                case "-o", "--output" -> {
-                    if (!value.equals("text") && !value.equals("json")) {
-                        err.println("blocknode status: -o must be text or json, got \"" + value + "\"");
-                        return CANNOT_RUN;
-                    }
-                    json = value.equals("json");
-                }
-                default -> {
-                    err.println("blocknode status: " + (isFlag(name) ? "unknown flag " + name : "unexpected argument \""
-                            + arg + "\"") + " (see status --help)");
-                    return CANNOT_RUN;
-                }
-            }
+        SubcommandFlags flags;
+        boolean json;
+        try {
+            flags = SubcommandFlags.parse("status", args,
+                    Set.of("--state-dir", "--kubelet-root", "--volume", "-o", "--output"));
+            json = flags.json("status");
+        } catch (SubcommandFlags.UsageException e) {
+            err.println(e.getMessage());
+            return CANNOT_RUN;
         }
+        if (flags.help()) {
+            out.print(USAGE);
+            return HEALTHY;
+        }
+        Path stateDir = Path.of(flags.get("--state-dir").orElse("/var/lib/blocknode"));
+        Path kubeletRoot = Path.of(flags.get("--kubelet-root").orElse("/var/lib/kubelet"));
+        Optional<String> volume = flags.get("--volume");
         NodeStatus status;
         try {
             RecordStore.Snapshot snapshot = RecordStore.snapshot(stateDir, BootId.read(host));
@@ -131,10 +108,6 @@ public final class StatusCommand {
         }
         out.print(json ? json(status) : text(status));
         return status.healthy() ? HEALTHY : PROBLEMS;
-    }
-
-    private static boolean isFlag(String arg) {
-        return arg.startsWith("-");
     }
 
     /** For a person: the problems first, then one aligned row per volume, then its publications. */
