@@ -249,7 +249,7 @@ public final class FlagParser {
         return Path.of(path);
     }
 
-    static String driverName(String name) {
+    public static String driverName(String name) {
         if (!DRIVER_NAME.matcher(name).matches()) {
             throw new IllegalArgumentException("--driver-name \"" + name + "\" is not a valid CSI driver name: at most"
                     + " 63 characters, alphanumerics at both ends, dashes, dots and alphanumerics between");
