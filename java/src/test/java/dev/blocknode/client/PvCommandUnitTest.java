@@ -271,6 +271,25 @@ class PvCommandUnitTest {
                 transport + ": ContextKeys and docs/reference/volume-context.md differ"));
     }
 
+    @Test
+    void theReferencePagesInputExamplesPass() throws IOException {
+        String page = Files.readString(GeneratedDocs.repositoryRoot().resolve("docs/reference/pv.md"));
+        String[] parts = page.split("```");
+        int examples = 0;
+        for (int i = 1; i < parts.length; i += 2) {
+            String block = parts[i].substring(parts[i].indexOf('\n') + 1);
+            boolean yaml = block.startsWith("- name:");
+            if (!yaml && !block.startsWith("name,")) {
+                continue;
+            }
+            out.reset();
+            err.reset();
+            assertEquals(PvCommand.PRINTED, run(block, "--format", yaml ? "yaml" : "csv", "-"), block + err());
+            examples++;
+        }
+        assertEquals(5, examples, "docs/reference/pv.md's input examples: four YAML, one CSV");
+    }
+
     private void assertRefused(String yaml, String message) {
         out.reset();
         err.reset();
