@@ -52,6 +52,8 @@ public final class PvCommand {
               FILE                the list; "-" reads standard input
             """;
 
+    private static final List<String> VALUED_FLAGS = List.of("--driver-name", "--namespace", "--format");
+
     private PvCommand() {
     }
 
@@ -82,11 +84,13 @@ public final class PvCommand {
                 file = Optional.of(arg);
                 continue;
             }
-            String name = arg;
+            String name = arg.startsWith("--") && arg.indexOf('=') > 0 ? arg.substring(0, arg.indexOf('=')) : arg;
+            if (!VALUED_FLAGS.contains(name)) {
+                return usage(err, "unknown flag " + Printable.escape(name));
+            }
             String value;
             int eq = arg.indexOf('=');
             if (arg.startsWith("--") && eq > 0) {
-                name = arg.substring(0, eq);
                 value = arg.substring(eq + 1);
             } else if (i + 1 < args.size()) {
                 value = args.get(++i);

@@ -242,6 +242,9 @@ class PvCommandUnitTest {
         assertEquals(PvCommand.USAGE, run("", "--driver-name", "-bad-", "-"));
         assertEquals(PvCommand.USAGE, run(""));
         assertEquals(PvCommand.USAGE, run("", "--bogus", "x", "-"));
+        err.reset();
+        assertEquals(PvCommand.USAGE, run("", "--bogus"));
+        assertTrue(err().contains("unknown flag --bogus"), err());
         assertEquals(PvCommand.PRINTED, run("", "--help"));
     }
 
