@@ -37,7 +37,8 @@ final class YamlLunRows {
                 throw new IllegalArgumentException("line " + number + ": a tab in the indentation (YAML allows spaces"
                         + " only)");
             }
-            if (listKey != null && indent > keyIndent && body.startsWith("- ")) {
+            // Items under their key or level with it (both are YAML): never at 0, where a new LUN starts.
+            if (listKey != null && indent >= keyIndent && indent > 0 && body.startsWith("- ")) {
                 listItems.add(scalar(body.substring(2).strip(), number));
                 continue;
             }

@@ -293,6 +293,27 @@ class PvCommandUnitTest {
         assertEquals(5, examples, "docs/reference/pv.md's input examples: four YAML, one CSV");
     }
 
+    @Test
+    void theYamlSubsetTakesCommentsQuotesAndBothListIndentations() {
+        String yaml = """
+                # a LUN list
+                -
+                  name: a   # the PV
+                  size: '1Gi'
+                  targetPortal: "10.0.0.1:3260"
+                  portals:
+                  - 10.0.0.2
+                  - "10.0.0.3"
+                  iqn: "iqn.2005-10.org.example:a#1"
+                  lun: 0
+                """;
+        assertEquals(PvCommand.PRINTED, run(yaml, "-"), err());
+        assertTrue(out().contains("\"portals\": \"10.0.0.2,10.0.0.3\""), out());
+        assertTrue(out().contains("\"iqn\": \"iqn.2005-10.org.example:a#1\""), out());
+        assertEquals(PvCommand.CANNOT_READ, run("- name: a\n  size: 1Gi\n  size: 2Gi\n", "-"));
+        assertTrue(err().contains("line 3: column \"size\" given twice"), err());
+    }
+
     private void assertRefused(String yaml, String message) {
         out.reset();
         err.reset();
