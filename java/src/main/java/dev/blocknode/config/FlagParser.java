@@ -98,6 +98,7 @@ public final class FlagParser {
                    java -jar blocknode.jar client [--endpoint unix:///path] RPC [REQUEST]   (see client --help)
                    java -jar blocknode.jar status [--state-dir DIR] [--volume ID] [-o text|json]   (see status --help)
                    java -jar blocknode.jar doctor [--kubelet-root DIR] [-o text|json]   (see doctor --help)
+                   java -jar blocknode.jar pv [--claim] [--namespace NS] LUNS.yaml|LUNS.csv|-   (see pv --help)
 
             """ + usageLines() + "  --help                  this text\n";
 
