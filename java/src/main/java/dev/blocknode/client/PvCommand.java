@@ -21,6 +21,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * {@code blocknode pv}: PersistentVolume YAML (and, with {@code --claim}, the claim bound to each) from a short
@@ -52,8 +53,6 @@ public final class PvCommand {
               FILE                the list; "-" reads standard input
             """;
 
-    private static final List<String> VALUED_FLAGS = List.of("--driver-name", "--namespace", "--format");
-
     private PvCommand() {
     }
 
@@ -62,61 +61,31 @@ public final class PvCommand {
     }
 
     public static int run(List<String> args, InputStream in, PrintStream out, PrintStream err) {
-        String driver = PluginConfig.DEFAULT_DRIVER_NAME;
-        boolean claim = false;
-        String namespace = "default";
-        Optional<String> format = Optional.empty();
-        Optional<String> file = Optional.empty();
-        for (int i = 0; i < args.size(); i++) {
-            String arg = args.get(i);
-            if (arg.equals("--help") || arg.equals("-h")) {
-                out.print(HELP);
-                return PRINTED;
-            }
-            if (arg.equals("--claim")) {
-                claim = true;
-                continue;
-            }
-            if (!arg.startsWith("-") || arg.equals("-")) {
-                if (file.isPresent()) {
-                    return usage(err, "one input file only, got a second: \"" + Printable.escape(arg) + "\"");
-                }
-                file = Optional.of(arg);
-                continue;
-            }
-            String name = arg.startsWith("--") && arg.indexOf('=') > 0 ? arg.substring(0, arg.indexOf('=')) : arg;
-            if (!VALUED_FLAGS.contains(name)) {
-                return usage(err, "unknown flag " + Printable.escape(name));
-            }
-            String value;
-            int eq = arg.indexOf('=');
-            if (arg.startsWith("--") && eq > 0) {
-                value = arg.substring(eq + 1);
-            } else if (i + 1 < args.size()) {
-                value = args.get(++i);
-            } else {
-                return usage(err, "flag " + Printable.escape(name) + " needs a value");
-            }
-            switch (name) {
-                case "--driver-name" -> {
-                    try {
-                        driver = FlagParser.driverName(value);
-                    } catch (IllegalArgumentException e) {
-                        return usage(err, Printable.escape(e.getMessage()));
-                    }
-                }
-                case "--namespace" -> namespace = value;
-                case "--format" -> {
-                    if (!value.equals("yaml") && !value.equals("csv")) {
-                        return usage(err, "--format must be yaml or csv, got \"" + Printable.escape(value) + "\"");
-                    }
-                    format = Optional.of(value);
-                }
-                default -> {
-                    return usage(err, "unknown flag " + Printable.escape(name));
-                }
-            }
+        SubcommandFlags flags;
+        try {
+            flags = SubcommandFlags.parse("pv", args, Set.of("--driver-name", "--namespace", "--format"),
+                    Set.of("--claim"), 1);
+        } catch (SubcommandFlags.UsageException e) {
+            err.println(e.getMessage());
+            return USAGE;
         }
+        if (flags.help()) {
+            out.print(HELP);
+            return PRINTED;
+        }
+        String driver;
+        try {
+            driver = FlagParser.driverName(flags.get("--driver-name").orElse(PluginConfig.DEFAULT_DRIVER_NAME));
+        } catch (IllegalArgumentException e) {
+            return usage(err, Printable.escape(e.getMessage()));
+        }
+        boolean claim = flags.has("--claim");
+        String namespace = flags.get("--namespace").orElse("default");
+        Optional<String> format = flags.get("--format");
+        if (format.isPresent() && !format.get().equals("yaml") && !format.get().equals("csv")) {
+            return usage(err, "--format must be yaml or csv, got \"" + Printable.escape(format.get()) + "\"");
+        }
+        Optional<String> file = flags.operands().stream().findFirst();
         if (file.isEmpty()) {
             return usage(err, "no input: give the LUN list's file, or - for standard input");
         }
