@@ -32,7 +32,18 @@ const (
 // Check runs blocknode's own rules over one set of objects (the manifests, or one rendering of the chart),
 // attaching every problem to the object it concerns.
 func Check(objects []*Object) {
+	checkSet(objects, setOptions{})
+}
+
+// setOptions are how a set that is not a whole deployment differs (-pv: a user's PV files).
+type setOptions struct {
+	driverName       string // the driver the PVs must name, when the set deploys none
+	secretsElsewhere bool   // a nodeStageSecretRef may name a Secret outside the set
+}
+
+func checkSet(objects []*Object, options setOptions) {
 	s := newObjectSet(objects)
+	s.options = options
 	for _, o := range objects {
 		if o.Value == nil {
 			continue // did not decode; already failed
@@ -84,6 +95,7 @@ type objectSet struct {
 	clusterRoleBindings []*rbacv1.ClusterRoleBinding
 	roleBindings        []*rbacv1.RoleBinding
 	handles             map[string]string // volumeHandle -> PV name
+	options             setOptions
 }
 
 type pluginInfo struct {
@@ -131,6 +143,9 @@ func (s *objectSet) driverName() string {
 	}
 	if len(s.plugins) > 0 {
 		return s.plugins[0].driver
+	}
+	if s.options.driverName != "" {
+		return s.options.driverName
 	}
 	return defaultDriverName
 }
@@ -564,7 +579,7 @@ var transportKeys = map[string]map[string]bool{
 	"iscsi": {"transport": true, "targetPortal": true, "portals": true, "iqn": true, "lun": true, "wwid": true, "iface": true,
 		"replacementTimeout": true, "fencing": true},
 	"fc":    {"transport": true, "targetWWNs": true, "lun": true, "wwids": true, "wwid": true, "fencing": true},
-	"local": {"transport": true, "devicePath": true, "wwid": true},
+	"local": {"transport": true, "devicePath": true, "wwid": true, "fencing": true},
 	"nvme-tcp": {"transport": true, "subsysNQN": true, "nvmePortals": true, "namespaceNGUID": true,
 		"namespaceEUI64": true, "namespaceUUID": true, "namespaceID": true, "hostNQN": true, "hostID": true, "fencing": true},
 }
@@ -575,6 +590,7 @@ var fencingModes = map[string]map[string]bool{
 	"iscsi":    {"auto": true, "required": true, "off": true},
 	"fc":       {"auto": true, "required": true, "off": true},
 	"nvme-tcp": {"auto": true, "off": true},
+	"local":    {"auto": true, "off": true},
 }
 
 var chapKeys = map[string]bool{
@@ -585,7 +601,7 @@ var chapKeys = map[string]bool{
 }
 
 var (
-	wwnPattern  = regexp.MustCompile(`^(0x)?[0-9a-fA-F]{16}$`)
+	wwnPattern  = regexp.MustCompile(`^((0x)?[0-9a-fA-F]{16}|[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){7})$`)
 	iqnPattern  = regexp.MustCompile(`^(iqn\.\d{4}-\d{2}\.[a-z0-9][a-z0-9.-]*(:\S+)?|eui\.[0-9a-f]{16}|naa\.([0-9a-f]{16}|[0-9a-f]{32}))$`)
 	wwidPattern = regexp.MustCompile(`^\S+$`)
 	// An NVMe qualified name as the nvme-tcp transport accepts it: printable, no ',' or '=' (the fabrics
@@ -653,7 +669,9 @@ func checkPV(o *Object, pv *corev1.PersistentVolume, s *objectSet) {
 	}
 	checkAttributes(o, csi.VolumeAttributes)
 	if ref := csi.NodeStageSecretRef; ref != nil {
-		if s.get("Secret", ref.Namespace, ref.Name) == nil {
+		if ref.Name == "" || ref.Namespace == "" {
+			o.fail("nodeStageSecretRef needs both name and namespace")
+		} else if s.get("Secret", ref.Namespace, ref.Name) == nil && !s.options.secretsElsewhere {
 			o.fail("nodeStageSecretRef %s/%s: no such Secret in this set", ref.Namespace, ref.Name)
 		}
 	}

@@ -7,6 +7,8 @@
 //
 //	go run . -deploy ..           validate
 //	go run . -deploy .. -render   print the chart's default rendering
+//	go run . -pv my-pvs.yaml ...  check a user's own PersistentVolume files (and their claims): the same strict
+//	                              decoding and PV rules (-driver-name NAME when the plugin's is not the default)
 //	go run . -deploy .. -values-doc   print docs/reference/helm-values.md (the chart's values, generated)
 //	go run . -dashboard-rules ../monitoring/dashboard.json   the dashboard's queries as a rule file (make check-rules)
 //	go run . -deploy .. -render -set image.repository=localhost/blocknode/blocknode -set image.tag=0.1.0
@@ -39,8 +41,13 @@ func main() {
 		"with -render: a chart value, key=value with dotted keys (helm --set); repeatable")
 	flag.Var(values.Flag(strvals.ParseIntoString), "set-string",
 		"with -render: a chart value that stays a string, e.g. image.tag=1 (helm --set-string); repeatable")
+	pvFiles := flag.Bool("pv", false, "check the PersistentVolume files named after the flags (a user's own, or blocknode pv's output) and exit")
+	pvDriver := flag.String("driver-name", defaultDriverName, "with -pv: the plugin's --driver-name, which every PV must name")
 	release := addReleaseFlags()
 	flag.Parse()
+	if *pvFiles {
+		os.Exit(pvFilesMode(flag.Args(), *pvDriver, *quiet))
+	}
 	if release.run(*deployDir) {
 		return
 	}

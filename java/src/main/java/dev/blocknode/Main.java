@@ -2,6 +2,7 @@ package dev.blocknode;
 
 import dev.blocknode.client.CsiCommandLine;
 import dev.blocknode.client.DoctorCommand;
+import dev.blocknode.client.PvCommand;
 import dev.blocknode.client.StatusCommand;
 import dev.blocknode.config.FlagParser;
 import dev.blocknode.config.PluginConfig;
@@ -45,6 +46,11 @@ public final class Main {
         if (args.length > 0 && args[0].equals("doctor")) {
             LogSetup.configure(LogFormat.TEXT);
             System.exit(DoctorCommand.run(Arrays.asList(args).subList(1, args.length), System.out, System.err));
+            return;
+        }
+        if (args.length > 0 && args[0].equals("pv")) {
+            LogSetup.configure(LogFormat.TEXT);
+            System.exit(PvCommand.run(Arrays.asList(args).subList(1, args.length), System.out, System.err));
             return;
         }
         if (args.length > 0 && args[0].equals("status")) {

@@ -19,6 +19,7 @@ import dev.blocknode.os.wait.DeviceWaiting;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.BootId;
 import dev.blocknode.state.RecordStore;
+import dev.blocknode.transport.StagedVolumes;
 import dev.blocknode.transport.Transports;
 import dev.blocknode.transport.fc.FcTransport;
 import dev.blocknode.transport.iscsi.IscsiTransport;
@@ -88,14 +89,22 @@ public final class Plugin implements AutoCloseable {
         }
     }
 
+    /**
+     * The transports the node serves, in the order their keys are tried. Also what {@code blocknode pv} checks
+     * PVs with, so that a transport added here is one it knows.
+     */
+    public static Transports transports(Host host, DeviceWaiter waiter, FenceSettings fence, StagedVolumes staged) {
+        return new Transports(List.of(new LocalTransport(host), new FcTransport(host, waiter, fence),
+                new IscsiTransport(host, NodeRecordFiles.defaultDatabase(), waiter, fence),
+                new NvmeTcpTransport(host, waiter, staged)));
+    }
+
     private static Plugin start(PluginConfig config, Host host, DeviceWaiting deviceWaiting) throws IOException {
         KubeletPaths paths = new KubeletPaths(config.kubeletRoot());
         RecordStore store = new RecordStore(config.stateDir(), BootId.read(host.paths()));
         DeviceWaiter waiter = deviceWaiting.waiter();
         FenceSettings fence = FenceSettings.of(config.fencing().takeoverAfter());
-        Transports transports = new Transports(List.of(new LocalTransport(host), new FcTransport(host, waiter, fence),
-                new IscsiTransport(host, NodeRecordFiles.defaultDatabase(), waiter, fence),
-                new NvmeTcpTransport(host, waiter, new RecordedStagedVolumes(store))));
+        Transports transports = transports(host, waiter, fence, new RecordedStagedVolumes(store));
         VolumeFences.Settings fencing = VolumeFences.Settings.of(config.nodeId(), config.fencing().renewInterval());
         NodeVolumes volumes = new NodeVolumes(host, paths, store, transports,
                 FilesystemType.byName(config.defaultFsType()).orElseThrow(), fencing);

@@ -2,7 +2,9 @@ package dev.blocknode.client;
 
 import dev.blocknode.logging.Printable;
 
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -24,10 +26,14 @@ final class SubcommandFlags {
 
     private final boolean help;
     private final Map<String, String> values;
+    private final Set<String> switches;
+    private final List<String> operands;
 
-    private SubcommandFlags(boolean help, Map<String, String> values) {
+    private SubcommandFlags(boolean help, Map<String, String> values, Set<String> switches, List<String> operands) {
         this.help = help;
         this.values = values;
+        this.switches = switches;
+        this.operands = operands;
     }
 
     /**
@@ -35,14 +41,33 @@ final class SubcommandFlags {
      * @param names   every flag it takes, each spelling ({@code -o} and {@code --output} are two)
      */
     static SubcommandFlags parse(String command, List<String> args, Set<String> names) throws UsageException {
+        return parse(command, args, names, Set.of(), 0);
+    }
+
+    /**
+     * As {@link #parse(String, List, Set)}, and also {@code switches} (flags without a value, as {@code --claim})
+     * and up to {@code maxOperands} arguments that are not flags ("-" among them: standard input, by custom).
+     */
+    static SubcommandFlags parse(String command, List<String> args, Set<String> names, Set<String> switches,
+                                 int maxOperands) throws UsageException {
         Map<String, String> values = new HashMap<>();
+        Set<String> given = new HashSet<>();
+        List<String> operands = new ArrayList<>();
         for (int i = 0; i < args.size(); i++) {
             String arg = args.get(i);
             if (arg.equals("--help") || arg.equals("-h")) {
-                return new SubcommandFlags(true, Map.of());
+                return new SubcommandFlags(true, Map.of(), Set.of(), List.of());
             }
-            if (!arg.startsWith("-")) {
-                throw usage(command, "unexpected argument \"" + Printable.escape(arg) + "\"");
+            if (!arg.startsWith("-") || arg.equals("-")) {
+                if (operands.size() == maxOperands) {
+                    throw usage(command, "unexpected argument \"" + Printable.escape(arg) + "\"");
+                }
+                operands.add(arg);
+                continue;
+            }
+            if (switches.contains(arg)) {
+                given.add(arg);
+                continue;
             }
             int eq = arg.indexOf('=');
             String name = arg.startsWith("--") && eq > 0 ? arg.substring(0, eq) : arg;
@@ -57,7 +82,17 @@ final class SubcommandFlags {
                 throw usage(command, "flag " + name + " needs a value");
             }
         }
-        return new SubcommandFlags(false, values);
+        return new SubcommandFlags(false, values, given, List.copyOf(operands));
+    }
+
+    /** Whether the switch {@code name} was given. */
+    boolean has(String name) {
+        return switches.contains(name);
+    }
+
+    /** The arguments that are not flags, in their order. */
+    List<String> operands() {
+        return operands;
     }
 
     /** {@code --help} or {@code -h} was given: the subcommand prints its help and does nothing else. */

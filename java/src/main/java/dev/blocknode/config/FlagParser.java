@@ -98,6 +98,7 @@ public final class FlagParser {
                    java -jar blocknode.jar client [--endpoint unix:///path] RPC [REQUEST]   (see client --help)
                    java -jar blocknode.jar status [--state-dir DIR] [--volume ID] [-o text|json]   (see status --help)
                    java -jar blocknode.jar doctor [--kubelet-root DIR] [-o text|json]   (see doctor --help)
+                   java -jar blocknode.jar pv [--claim] [--namespace NS] LUNS.yaml|LUNS.csv|-   (see pv --help)
 
             """ + usageLines() + "  --help                  this text\n";
 
@@ -249,7 +250,7 @@ public final class FlagParser {
         return Path.of(path);
     }
 
-    static String driverName(String name) {
+    public static String driverName(String name) {
         if (!DRIVER_NAME.matcher(name).matches()) {
             throw new IllegalArgumentException("--driver-name \"" + name + "\" is not a valid CSI driver name: at most"
                     + " 63 characters, alphanumerics at both ends, dashes, dots and alphanumerics between");

@@ -73,15 +73,20 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     @Override
     public void nodeStageVolume(NodeStageVolumeRequest request, StreamObserver<NodeStageVolumeResponse> observer) {
         RpcCall.answer("NodeStageVolume", request.getVolumeId(), observer, () -> {
-            String volumeId = RequestFields.volumeId(request.getVolumeId());
-            String staging = RequestFields.path("staging_target_path", request.getStagingTargetPath());
-            VolumeCapability capability = CapabilityTranslator.required(request.hasVolumeCapability(), request.getVolumeCapability());
-            var volumeContext = RequestFields.context("volume_context", request.getVolumeContextMap());
-            var publishContext = RequestFields.context("publish_context", request.getPublishContextMap());
-            var secrets = new Secrets(RequestFields.secrets("secrets", request.getSecretsMap()));
-            volumes.stage(new Requests.Stage(volumeId, staging, capability, volumeContext, publishContext, secrets));
+            volumes.stage(stageRequest(request));
             return NodeStageVolumeResponse.getDefaultInstance();
         });
+    }
+
+    /** The fields of a NodeStageVolume request, each checked (also for {@link StageRequestCheck}). */
+    static Requests.Stage stageRequest(NodeStageVolumeRequest request) throws VolumeException {
+        String volumeId = RequestFields.volumeId(request.getVolumeId());
+        String staging = RequestFields.path("staging_target_path", request.getStagingTargetPath());
+        VolumeCapability capability = CapabilityTranslator.required(request.hasVolumeCapability(), request.getVolumeCapability());
+        var volumeContext = RequestFields.context("volume_context", request.getVolumeContextMap());
+        var publishContext = RequestFields.context("publish_context", request.getPublishContextMap());
+        var secrets = new Secrets(RequestFields.secrets("secrets", request.getSecretsMap()));
+        return new Requests.Stage(volumeId, staging, capability, volumeContext, publishContext, secrets);
     }
 
     @Override

@@ -94,7 +94,7 @@ public final class VolumeFences implements AutoCloseable {
      * well-formed, and {@code required} is asked only where it can be met (a single-node access mode, a transport
      * that fences).
      */
-    void check(String volumeId, Transport transport, AccessMode accessMode, AttachRequest request)
+    static void check(String volumeId, Transport transport, AccessMode accessMode, AttachRequest request)
             throws VolumeException {
         if (FencingMode.of(request) != FencingMode.REQUIRED) {
             return;

@@ -51,6 +51,7 @@ public final class VolumeStager {
     private final StalePublications stalePublications;
     private final VolumeFences fences;
     private final DeviceClaims claims;
+    private final StageRequestRules rules;
 
     VolumeStager(Host host, KubeletPaths paths, StagingRecords records, Transports transports,
                  OperationGuard guard, FilesystemType defaultFilesystem, StalePublications stalePublications,
@@ -59,6 +60,7 @@ public final class VolumeStager {
         this.paths = paths;
         this.records = records;
         this.transports = transports;
+        this.rules = new StageRequestRules(transports);
         this.guard = guard;
         this.filesystems = new FilesystemPreparer(host.commands(), records, defaultFilesystem);
         this.claims = new DeviceClaims(records);
@@ -69,11 +71,8 @@ public final class VolumeStager {
 
     public void stage(Requests.Stage request) throws VolumeException {
         Path staging = paths.confine("staging_target_path", request.stagingPath());
-        AttachRequest attachRequest = new AttachRequest(request.volumeId(), request.volumeContext(),
-                request.publishContext(), request.secrets());
-        Transport transport = transports.select(attachRequest);
-        transport.validate(attachRequest);
-        fences.check(request.volumeId(), transport, request.capability().accessMode(), attachRequest);
+        AttachRequest attachRequest = StageRequestRules.attachRequest(request);
+        Transport transport = rules.transportFor(request, attachRequest);
         Optional<FilesystemType> requestedFs = StageRetryRules.requestedFilesystem(request.capability());
 
         try (OperationGuard.Permit ignored = guard.enter(request.volumeId(), "NodeStageVolume")) {

@@ -50,4 +50,18 @@ class SubcommandFlagsUnitTest {
                 assertThrows(SubcommandFlags.UsageException.class, () -> parse("-o", "yaml").json("status"))
                         .getMessage());
     }
+
+    @Test
+    void takesSwitchesAndAsManyOperandsAsAllowed() throws Exception {
+        SubcommandFlags flags = SubcommandFlags.parse("pv", List.of("--claim", "--volume=v", "-"), NAMES,
+                Set.of("--claim"), 1);
+        assertTrue(flags.has("--claim"));
+        assertEquals(List.of("-"), flags.operands());
+        assertFalse(SubcommandFlags.parse("pv", List.of("a.csv"), NAMES, Set.of("--claim"), 1).has("--claim"));
+        String refusal = assertThrows(SubcommandFlags.UsageException.class, () -> SubcommandFlags.parse("pv",
+                List.of("a.csv", "b.csv"), NAMES, Set.of(), 1)).getMessage();
+        assertEquals("blocknode pv: unexpected argument \"b.csv\" (see pv --help)", refusal);
+        // status and doctor take no operand, "-" included.
+        assertTrue(refusal("-").contains("unexpected argument \"-\""), refusal("-"));
+    }
 }

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// What "blocknode pv" prints for each transport, checked in by the Java side's PvCommandUnitTest (which fails
+// when its output drifts from these files).
+func pvFixtures(t *testing.T) []string {
+	t.Helper()
+	var files []string
+	for _, transport := range []string{"local", "iscsi", "fc", "nvme-tcp"} {
+		files = append(files, filepath.Join("testdata", "pv", transport+".yaml"))
+	}
+	return files
+}
+
+func TestBlocknodePvOutputPassesForEachTransport(t *testing.T) {
+	for _, file := range pvFixtures(t) {
+		r := ValidatePVFiles([]string{file}, defaultDriverName)
+		if r.Failed != 0 || r.Passed != 2 { // the PV and its claim
+			t.Fatalf("%s: want 2 passed and 0 failed, got %d passed, %d failed:\n%s", file, r.Passed, r.Failed,
+				strings.Join(r.Lines, "\n"))
+		}
+	}
+	if r := ValidatePVFiles(pvFixtures(t), defaultDriverName); r.Failed != 0 {
+		t.Fatalf("the fixtures together: %s", strings.Join(r.Lines, "\n"))
+	}
+}
+
+// A copy of the iSCSI fixture with one edit, validated alone.
+func editedPV(t *testing.T, driver, old, new string) Report {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "pv", "iscsi.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), old) {
+		t.Fatalf("the fixture has no %q", old)
+	}
+	file := filepath.Join(t.TempDir(), "pv.yaml")
+	if err := os.WriteFile(file, []byte(strings.Replace(string(data), old, new, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return ValidatePVFiles([]string{file}, driver)
+}
+
+func wantReportFails(t *testing.T, r Report, fragment string) {
+	t.Helper()
+	all := strings.Join(r.Lines, "\n")
+	if r.Failed == 0 || !strings.Contains(all, fragment) {
+		t.Fatalf("want a failure mentioning %q, got %d failed:\n%s", fragment, r.Failed, all)
+	}
+}
+
+func TestPvFilesRejectMistakes(t *testing.T) {
+	wantReportFails(t, editedPV(t, defaultDriverName, "volumeHandle:", "volumeHandel:"), `unknown field "spec.csi.volumeHandel"`)
+	wantReportFails(t, editedPV(t, defaultDriverName, `"targetPortal":`, `"targetPortl":`),
+		"volumeAttributes.targetPortl is not a key of the iscsi transport")
+	wantReportFails(t, editedPV(t, defaultDriverName, `"iqn.2005-10.org.example:storage.pg"`, `"iqn.2005"`),
+		"is not an iSCSI name")
+	wantReportFails(t, editedPV(t, defaultDriverName, "Retain", "Delete"), "use Retain")
+	wantReportFails(t, editedPV(t, defaultDriverName, `      namespace: "blocknode"`+"\n", ""),
+		"nodeStageSecretRef needs both name and namespace")
+	wantReportFails(t, editedPV(t, defaultDriverName, `  volumeName: "pg-data"`, `  volumeName: "other"`),
+		`no such PersistentVolume in this set`)
+	wantReportFails(t, editedPV(t, "block.example.com", "volumeMode", "volumeMode"),
+		`is not the deployed driver "block.example.com"`)
+	wantReportFails(t, editedPV(t, defaultDriverName, "kind: PersistentVolumeClaim", "kind: ConfigMap"),
+		"-pv checks PersistentVolume, PersistentVolumeClaim and Secret documents only")
+}
+
+func TestPvFilesTakeTheDriverNameGiven(t *testing.T) {
+	if r := editedPV(t, "block.example.com", `"block.csi.blocknode.dev"`, `"block.example.com"`); r.Failed != 0 {
+		t.Fatalf("%s", strings.Join(r.Lines, "\n"))
+	}
+}
+
+func TestPvFilesNeedAnObject(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "empty.yaml")
+	if err := os.WriteFile(file, []byte("# nothing\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wantReportFails(t, ValidatePVFiles([]string{file}, defaultDriverName), "no object in")
+	wantReportFails(t, ValidatePVFiles([]string{filepath.Join(t.TempDir(), "missing.yaml")}, defaultDriverName),
+		"no such file")
+}

@@ -1,0 +1,156 @@
+package dev.blocknode.client;
+
+import dev.blocknode.Plugin;
+import dev.blocknode.config.FlagParser;
+import dev.blocknode.config.PluginConfig;
+import dev.blocknode.logging.Printable;
+import dev.blocknode.os.host.Host;
+import dev.blocknode.os.wait.DeviceWaiter;
+import dev.blocknode.transport.StagedVolumes;
+import dev.blocknode.transport.san.FenceSettings;
+import dev.blocknode.volume.StageRequestRules;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * {@code blocknode pv}: PersistentVolume YAML (and, with {@code --claim}, the claim bound to each) from a short
+ * list of existing LUNs, each checked by NodeStageVolume's own rules first, so that what it prints is what the
+ * plugin stages. All or nothing: one refused row and nothing is printed, so that a half list is never applied.
+ * The exit codes are a documented interface (docs/reference/pv.md).
+ */
+public final class PvCommand {
+
+    /** Exit codes (docs/reference/pv.md). */
+    public static final int PRINTED = 0;
+    public static final int REFUSED = 1;
+    public static final int CANNOT_READ = 2;
+    public static final int USAGE = 3;
+
+    public static final String HELP = """
+            usage: blocknode pv [--driver-name NAME] [--claim] [--namespace NS] [--format yaml|csv] FILE|-
+
+            PersistentVolume YAML for existing LUNs, from a YAML or CSV list of them (docs/reference/pv.md: the
+            columns, an example per transport). Each row is checked as the plugin checks a NodeStageVolume request
+            for that PV, and refused with the plugin's message naming the row; nothing is printed then. No secret
+            is read or printed: a row's secretName becomes the PV's nodeStageSecretRef. Exit code: 0 printed,
+            1 a row refused, 2 the input cannot be read or parsed, 3 a usage error.
+
+              --driver-name NAME  the plugin's --driver-name (default block.csi.blocknode.dev)
+              --claim             also print a PersistentVolumeClaim bound to each PV (and claimRef on the PV)
+              --namespace NS      the claims' namespace, and the Secrets' unless a row says (default "default")
+              --format FORMAT     yaml or csv (default: from the file name's .csv, else yaml)
+              FILE                the list; "-" reads standard input
+            """;
+
+    private PvCommand() {
+    }
+
+    public static int run(List<String> args, PrintStream out, PrintStream err) {
+        return run(args, System.in, out, err);
+    }
+
+    public static int run(List<String> args, InputStream in, PrintStream out, PrintStream err) {
+        SubcommandFlags flags;
+        try {
+            flags = SubcommandFlags.parse("pv", args, Set.of("--driver-name", "--namespace", "--format"),
+                    Set.of("--claim"), 1);
+        } catch (SubcommandFlags.UsageException e) {
+            err.println(e.getMessage());
+            return USAGE;
+        }
+        if (flags.help()) {
+            out.print(HELP);
+            return PRINTED;
+        }
+        String driver;
+        try {
+            driver = FlagParser.driverName(flags.get("--driver-name").orElse(PluginConfig.DEFAULT_DRIVER_NAME));
+        } catch (IllegalArgumentException e) {
+            return usage(err, Printable.escape(e.getMessage()));
+        }
+        boolean claim = flags.has("--claim");
+        String namespace = flags.get("--namespace").orElse("default");
+        Optional<String> format = flags.get("--format");
+        if (format.isPresent() && !format.get().equals("yaml") && !format.get().equals("csv")) {
+            return usage(err, "--format must be yaml or csv, got \"" + Printable.escape(format.get()) + "\"");
+        }
+        Optional<String> file = flags.operands().stream().findFirst();
+        if (file.isEmpty()) {
+            return usage(err, "no input: give the LUN list's file, or - for standard input");
+        }
+        if (!namespace.matches("[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")) {
+            return usage(err, "--namespace \"" + Printable.escape(namespace) + "\" is not a namespace name");
+        }
+        String source = file.get().equals("-") ? "stdin" : file.get();
+        List<LunRow> rows;
+        try {
+            String text = file.get().equals("-") ? new String(in.readAllBytes(), StandardCharsets.UTF_8)
+                    : Files.readString(Path.of(file.get()), StandardCharsets.UTF_8);
+            boolean csv = format.map("csv"::equals).orElse(file.get().endsWith(".csv"));
+            rows = csv ? CsvLunRows.parse(text) : YamlLunRows.parse(text);
+        } catch (IOException | IllegalArgumentException e) {
+            err.println("blocknode pv: cannot read " + Printable.escape(source) + ": " + Printable.escape(
+                    String.valueOf(e.getMessage())));
+            return CANNOT_READ;
+        }
+        if (rows.isEmpty()) {
+            err.println("blocknode pv: " + Printable.escape(source) + " lists no LUN");
+            return CANNOT_READ;
+        }
+        return print(rows, source, driver, claim, namespace, out, err);
+    }
+
+    private static int print(List<LunRow> rows, String source, String driver, boolean claim, String namespace,
+                             PrintStream out, PrintStream err) {
+        StageRequestRules rules = new StageRequestRules(Plugin.transports(Host.real(),
+                DeviceWaiter.polling(DeviceWaiter.DEFAULT_INTERVAL), FenceSettings.DEFAULTS, StagedVolumes.NONE));
+        StringBuilder documents = new StringBuilder();
+        List<String> refusals = new ArrayList<>();
+        Map<String, String> handles = new HashMap<>();
+        Map<String, String> names = new HashMap<>();
+        for (LunRow row : rows) {
+            try {
+                StaticVolume volume = StaticVolume.of(row, rules, namespace);
+                // Kubelet's staging path and the plugin's record are the handle's: two PVs with one are one volume.
+                String other = handles.putIfAbsent(volume.volumeHandle(), row.where());
+                if (other != null) {
+                    throw new IllegalArgumentException("volumeHandle \"" + volume.volumeHandle() + "\" is also "
+                            + other + "'s");
+                }
+                other = names.putIfAbsent(volume.name(), row.where());
+                if (other != null) {
+                    throw new IllegalArgumentException("name \"" + volume.name() + "\" is also " + other + "'s");
+                }
+                documents.append(PvYaml.persistentVolume(volume, driver, namespace, claim));
+                if (claim) {
+                    documents.append(PvYaml.claim(volume, namespace));
+                }
+            } catch (IllegalArgumentException e) {
+                refusals.add(source + " " + row.label() + ": " + e.getMessage());
+            }
+        }
+        if (!refusals.isEmpty()) {
+            refusals.forEach(refusal -> err.println("blocknode pv: " + Printable.escape(refusal)));
+            err.println("blocknode pv: " + refusals.size() + " of " + rows.size() + " row(s) refused; nothing printed");
+            return REFUSED;
+        }
+        out.print(documents);
+        return PRINTED;
+    }
+
+    private static int usage(PrintStream err, String message) {
+        err.println("blocknode pv: " + message + " (see pv --help)");
+        return USAGE;
+    }
+}
