@@ -25,6 +25,7 @@ import dev.blocknode.transport.iscsi.IscsiTransport;
 import dev.blocknode.transport.iscsi.NodeRecordFiles;
 import dev.blocknode.transport.local.LocalTransport;
 import dev.blocknode.transport.san.FenceSettings;
+import dev.blocknode.transport.san.MultipathMapCount;
 import dev.blocknode.transport.nvme.NvmeTcpTransport;
 import dev.blocknode.volume.KubeletPaths;
 import dev.blocknode.volume.NodeVolumes;
@@ -33,6 +34,7 @@ import dev.blocknode.volume.StartupCheck;
 import dev.blocknode.volume.StartupRecovery;
 import dev.blocknode.volume.VolumeCountGauges;
 import dev.blocknode.volume.VolumeFences;
+import dev.blocknode.volume.VolumeLimit;
 import dev.blocknode.volume.VolumePathGauges;
 import dev.blocknode.volume.filesystem.FilesystemType;
 import io.micrometer.core.instrument.Gauge;
@@ -98,7 +100,8 @@ public final class Plugin implements AutoCloseable {
                 new NvmeTcpTransport(host, waiter, new RecordedStagedVolumes(store))));
         VolumeFences.Settings fencing = VolumeFences.Settings.of(config.nodeId(), config.fencing().renewInterval());
         NodeVolumes volumes = new NodeVolumes(host, paths, store, transports,
-                FilesystemType.byName(config.defaultFsType()).orElseThrow(), fencing);
+                FilesystemType.byName(config.defaultFsType()).orElseThrow(), fencing,
+                new VolumeLimit.Settings(config.maxVolumesPerNode(), new MultipathMapCount(host.paths())::countNotAmong));
         LOG.info(() -> "fencing at the storage: this node's reservation key tag is " + fencing.node().tagHex()
                 + "; renewed every " + config.fencing().renewInterval().toMillis() + " ms, taken over after "
                 + config.fencing().takeoverAfter().toMillis() + " ms unchanged");
@@ -157,8 +160,8 @@ public final class Plugin implements AutoCloseable {
             UnixSocketServer server = UnixSocketServer.start(config.socket(), config.socketMode(),
                     config.socketGroup(),
                     List.of(new IdentityService(config.driverName(), Version.current(),
-                                    IdentityService.NODE_PLUGIN, health),
-                            new NodeService(volumes, config.nodeId(), config.maxVolumesPerNode())),
+                                    IdentityService.nodePlugin(!config.topology().isEmpty()), health),
+                            new NodeService(volumes, config.nodeId(), config.topology())),
                     List.of(new MetricsInterceptor(registry), new LoggingInterceptor()),
                     Stream.of(IdentityService.ANSWERED_FROM_MEMORY, NodeService.ANSWERED_FROM_MEMORY)
                             .flatMap(Set::stream).collect(Collectors.toUnmodifiableSet()));
