@@ -102,9 +102,18 @@ public final class Plugin implements AutoCloseable {
         NodeVolumes volumes = new NodeVolumes(host, paths, store, transports,
                 FilesystemType.byName(config.defaultFsType()).orElseThrow(), fencing,
                 new VolumeLimit.Settings(config.maxVolumesPerNode(), new MultipathMapCount(host.paths())::countNotAmong));
+        if (!config.topology().isEmpty()) {
+            LOG.info(() -> "topology: NodeGetInfo reports " + new java.util.TreeMap<>(config.topology()));
+        }
         LOG.info(() -> "fencing at the storage: this node's reservation key tag is " + fencing.node().tagHex()
                 + "; renewed every " + config.fencing().renewInterval().toMillis() + " ms, taken over after "
                 + config.fencing().takeoverAfter().toMillis() + " ms unchanged");
+        if (config.maxVolumesPerNode() > 0) {
+            VolumeLimit.Reading limit = volumes.limit().read();
+            LOG.info(() -> "volume limit: " + limit.limit() + " blocknode volume(s) (--max-volumes-per-node "
+                    + limit.cap() + " less " + limit.outside() + " multipath map(s) no blocknode volume owns), "
+                    + limit.held() + " held now");
+        }
         StartupCheck.Report startup = new StartupCheck(host, store).run();
         PrometheusMeterRegistry registry = MetricsEndpoint.newRegistry();
         Metrics.addRegistry(registry); // phase timings (Phases) are recorded through the global registry

@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.util.HashSet;
 import java.util.Set;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.logging.Logger;
 
 /**
  * How many volumes this node can take, as NodeGetInfo reports it and as a stage of a new volume is admitted.
@@ -60,10 +61,14 @@ public final class VolumeLimit {
         }
     }
 
+    private static final Logger LOG = Logger.getLogger(VolumeLimit.class.getName());
+
     private final Settings settings;
     private final StagingRecords records;
     /** One new volume admitted at a time: the count and the record of its intent are one step. */
     private final ReentrantLock admission = new ReentrantLock();
+    /** The last failure to count the maps that was logged ("" once a count succeeds again). */
+    private volatile String lastFailure = "";
 
     VolumeLimit(Settings settings, StagingRecords records) {
         this.settings = settings;
@@ -71,12 +76,12 @@ public final class VolumeLimit {
     }
 
     /** The bound now; with no cap, zeros, and nothing read. */
-    public Reading read() throws VolumeException {
+    public Reading read() {
         return read("");
     }
 
     /** NodeGetInfo's max_volumes_per_node (0: no limit). */
-    public long reported() throws VolumeException {
+    public long reported() {
         return read().reported();
     }
 
@@ -99,7 +104,7 @@ public final class VolumeLimit {
                         + " multipath map(s) no blocknode volume owns); nothing was attached or recorded", null);
             }
         } catch (VolumeException | RuntimeException e) {
-            admission.unlock();
+            admission.unlock(); // refused: the next stage counts without waiting
             throw e;
         }
         return admission::unlock;
@@ -112,7 +117,7 @@ public final class VolumeLimit {
         void close();
     }
 
-    private Reading read(String except) throws VolumeException {
+    private Reading read(String except) {
         if (settings.cap() == 0) {
             return new Reading(0, 0, 0);
         }
@@ -128,11 +133,21 @@ public final class VolumeLimit {
                 owned.add(StagingRecords.deviceNumber(record));
             }
         }
+        int outside;
         try {
-            int outside = Math.max(0, settings.outside().countNotAmong(owned) - inFlight);
-            return new Reading(settings.cap(), held, outside);
-        } catch (IOException e) {
-            throw VolumeException.internal("cannot count the multipath maps on this node for the volume limit", e);
+            outside = Math.max(0, settings.outside().countNotAmong(owned) - inFlight);
+            lastFailure = "";
+        } catch (IOException | RuntimeException e) {
+            // Not a reason to fail NodeGetInfo (kubelet would not register the plugin) nor a stage: the cap alone
+            // bounds the node until sysfs can be read again. Logged once per distinct failure, not per call.
+            outside = 0;
+            String failure = String.valueOf(e.getMessage());
+            if (!failure.equals(lastFailure)) {
+                lastFailure = failure;
+                LOG.warning(() -> "volume limit: cannot count the multipath maps on this node (" + failure
+                        + "); the limit is --max-volumes-per-node " + settings.cap() + " alone until they can be");
+            }
         }
+        return new Reading(settings.cap(), held, outside);
     }
 }

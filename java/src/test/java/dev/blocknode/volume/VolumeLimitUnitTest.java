@@ -19,7 +19,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * The node's volume limit over the fake lifecycle: the cap less the multipath maps no record names (a fake map
@@ -151,16 +150,24 @@ class VolumeLimitUnitTest {
         List<VolumeLimit.Reading> during = new ArrayList<>();
         node.transport.duringAttach(() -> {
             maps.add(node.device.number()); // the attach made its map; the record is still ATTACHING
-            try {
-                during.add(node.volumes.limit().read());
-            } catch (VolumeException e) {
-                fail(e);
-            }
+            during.add(node.volumes.limit().read());
         });
 
         node.staged(VOLUME, node.device);
 
         assertEquals(List.of(new VolumeLimit.Reading(3, 1, 0)), during);
         assertEquals(new VolumeLimit.Reading(3, 1, 0), node.volumes.limit().read());
+    }
+
+    @Test
+    void mapsThatCannotBeReadLeaveTheCapAloneAndFailNoCall() throws Exception {
+        LifecycleFixture node = new LifecycleFixture(temp, new VolumeLimit.Settings(2, owned -> {
+            throw new java.io.IOException("sysfs is not mounted");
+        }));
+
+        assertEquals(2, node.volumes.limit().reported(), "NodeGetInfo still answers: the cap alone");
+        node.staged(VOLUME, node.device);
+        node.staged(OTHER_VOLUME, node.otherDevice);
+        assertEquals(new VolumeLimit.Reading(2, 2, 0), node.volumes.limit().read());
     }
 }
