@@ -101,7 +101,8 @@ public final class Plugin implements AutoCloseable {
         VolumeFences.Settings fencing = VolumeFences.Settings.of(config.nodeId(), config.fencing().renewInterval());
         NodeVolumes volumes = new NodeVolumes(host, paths, store, transports,
                 FilesystemType.byName(config.defaultFsType()).orElseThrow(), fencing,
-                new VolumeLimit.Settings(config.maxVolumesPerNode(), new MultipathMapCount(host.paths())::countNotAmong));
+                new VolumeLimit.Settings(config.maxVolumesPerNode(),
+                        new MultipathMapCount(host.paths())::countNotAmong));
         if (!config.topology().isEmpty()) {
             LOG.info(() -> "topology: NodeGetInfo reports " + new java.util.TreeMap<>(config.topology()));
         }
