@@ -26,6 +26,7 @@ import dev.blocknode.transport.iscsi.IscsiTransport;
 import dev.blocknode.transport.iscsi.NodeRecordFiles;
 import dev.blocknode.transport.local.LocalTransport;
 import dev.blocknode.transport.san.FenceSettings;
+import dev.blocknode.transport.san.MultipathMapCount;
 import dev.blocknode.transport.nvme.NvmeTcpTransport;
 import dev.blocknode.volume.KubeletPaths;
 import dev.blocknode.volume.NodeVolumes;
@@ -34,6 +35,7 @@ import dev.blocknode.volume.StartupCheck;
 import dev.blocknode.volume.StartupRecovery;
 import dev.blocknode.volume.VolumeCountGauges;
 import dev.blocknode.volume.VolumeFences;
+import dev.blocknode.volume.VolumeLimit;
 import dev.blocknode.volume.VolumePathGauges;
 import dev.blocknode.volume.filesystem.FilesystemType;
 import io.micrometer.core.instrument.Gauge;
@@ -107,10 +109,21 @@ public final class Plugin implements AutoCloseable {
         Transports transports = transports(host, waiter, fence, new RecordedStagedVolumes(store));
         VolumeFences.Settings fencing = VolumeFences.Settings.of(config.nodeId(), config.fencing().renewInterval());
         NodeVolumes volumes = new NodeVolumes(host, paths, store, transports,
-                FilesystemType.byName(config.defaultFsType()).orElseThrow(), fencing);
+                FilesystemType.byName(config.defaultFsType()).orElseThrow(), fencing,
+                new VolumeLimit.Settings(config.maxVolumesPerNode(),
+                        new MultipathMapCount(host.paths())::countNotAmong));
+        if (!config.topology().isEmpty()) {
+            LOG.info(() -> "topology: NodeGetInfo reports " + new java.util.TreeMap<>(config.topology()));
+        }
         LOG.info(() -> "fencing at the storage: this node's reservation key tag is " + fencing.node().tagHex()
                 + "; renewed every " + config.fencing().renewInterval().toMillis() + " ms, taken over after "
                 + config.fencing().takeoverAfter().toMillis() + " ms unchanged");
+        if (config.maxVolumesPerNode() > 0) {
+            VolumeLimit.Reading limit = volumes.limit().read();
+            LOG.info(() -> "volume limit: " + limit.limit() + " blocknode volume(s) (--max-volumes-per-node "
+                    + limit.cap() + " less " + limit.outside() + " multipath map(s) no blocknode volume owns), "
+                    + limit.held() + " held now");
+        }
         StartupCheck.Report startup = new StartupCheck(host, store).run();
         PrometheusMeterRegistry registry = MetricsEndpoint.newRegistry();
         Metrics.addRegistry(registry); // phase timings (Phases) are recorded through the global registry
@@ -166,8 +179,8 @@ public final class Plugin implements AutoCloseable {
             UnixSocketServer server = UnixSocketServer.start(config.socket(), config.socketMode(),
                     config.socketGroup(),
                     List.of(new IdentityService(config.driverName(), Version.current(),
-                                    IdentityService.NODE_PLUGIN, health),
-                            new NodeService(volumes, config.nodeId(), config.maxVolumesPerNode())),
+                                    IdentityService.nodePlugin(!config.topology().isEmpty()), health),
+                            new NodeService(volumes, config.nodeId(), config.topology())),
                     List.of(new MetricsInterceptor(registry), new LoggingInterceptor()),
                     Stream.of(IdentityService.ANSWERED_FROM_MEMORY, NodeService.ANSWERED_FROM_MEMORY)
                             .flatMap(Set::stream).collect(Collectors.toUnmodifiableSet()));

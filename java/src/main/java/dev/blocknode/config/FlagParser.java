@@ -72,8 +72,15 @@ public final class FlagParser {
             new Flag("socket-group", "GROUP", null, "the process's group", "group of the socket file"),
             new Flag("shutdown-grace", "DURATION", "30s", null, "on SIGTERM, how long running calls may finish"
                     + " before they are cancelled"),
-            new Flag("max-volumes-per-node", "N", "0", null, "reported in NodeGetInfo; 0 means no"
-                    + " limit"),
+            new Flag("max-volumes-per-node", "N", "0", null, "the most volumes this node takes: blocknode's"
+                    + " own plus every multipath map on the node no blocknode volume owns (a LUN attached by hand or"
+                    + " another driver, a SAN boot disk); NodeGetInfo reports N less those maps (at least 1), and a"
+                    + " stage beyond it is `RESOURCE_EXHAUSTED`; 0 means no limit (see docs/volumes.md)"),
+            new Flag("topology", "KEY=VALUE[,...]", null, "none", "report these topology segments in NodeGetInfo"
+                    + " (kubelet makes them node labels), so that PVs can name, in their node affinity, the nodes"
+                    + " that reach their LUN, e.g. `topology.blocknode.dev/fabric=fab-a`; keys and values are"
+                    + " checked as Kubernetes label keys and values, keys under kubernetes.io and k8s.io are"
+                    + " refused"),
             new Flag("default-fs-type", "TYPE", "ext4", null, "filesystem for a blank volume whose request names"
                     + " none (`ext4` or `xfs`)"),
             new Flag("device-wait", "MODE", "events", null, "how SAN waits (disks after a scan, a multipath map, a"
@@ -173,13 +180,18 @@ public final class FlagParser {
                         positive("fencing-renew-interval", take(flags, "fencing-renew-interval")),
                         positive("fencing-takeover-after", take(flags, "fencing-takeover-after"))),
                 LogLevel.parse("log-level", take(flags, "log-level")),
-                Optional.ofNullable(take(flags, "log-level-file")).filter(s -> !s.isBlank()).map(Path::of));
+                Optional.ofNullable(take(flags, "log-level-file")).filter(s -> !s.isBlank()).map(Path::of),
+                Topology.parse("topology", take(flags, "topology")));
         if (!flags.isEmpty()) {
             throw new IllegalArgumentException("unknown flag --" + flags.keySet().iterator().next()
                     + " (see --help)");
         }
         if (config.demo() && config.mode() == PluginMode.CONTROLLER) {
             throw new IllegalArgumentException("--demo stages a volume on this node: it needs --mode node");
+        }
+        if (!config.topology().isEmpty() && config.mode() == PluginMode.CONTROLLER) {
+            throw new IllegalArgumentException("--topology is what NodeGetInfo reports of this node: it needs"
+                    + " --mode node");
         }
         if (config.nodeId().isBlank()) {
             throw new IllegalArgumentException("--node-id is not given and neither $NODE_NAME nor the host name"

@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
@@ -31,9 +32,14 @@ public record PluginConfig(
         PluginMode mode,
         Fencing fencing,
         LogLevel logLevel,
-        Optional<Path> logLevelFile) {
+        Optional<Path> logLevelFile,
+        Map<String, String> topology) {
 
-    /** The settings with the plugin's loggers at {@code info}, the default, and no log level file. */
+    public PluginConfig {
+        topology = Map.copyOf(topology);
+    }
+
+    /** The settings with the plugin's loggers at {@code info}, the default, no log level file and no topology. */
     public PluginConfig(Path socket, String nodeId, String driverName, Path kubeletRoot, Path stateDir,
                         Optional<String> metricsAddress, LogFormat logFormat, Set<PosixFilePermission> socketMode,
                         Optional<String> socketGroup, Duration shutdownGrace, long maxVolumesPerNode,
@@ -41,7 +47,7 @@ public record PluginConfig(
                         boolean demo, PluginMode mode, Fencing fencing) {
         this(socket, nodeId, driverName, kubeletRoot, stateDir, metricsAddress, logFormat, socketMode, socketGroup,
                 shutdownGrace, maxVolumesPerNode, defaultFsType, deviceWait, devicePollInterval, demo, mode, fencing,
-                LogLevel.INFO, Optional.empty());
+                LogLevel.INFO, Optional.empty(), Map.of());
     }
 
     public static final String DEFAULT_DRIVER_NAME = "block.csi.blocknode.dev";

@@ -32,6 +32,22 @@ public final class IdentityService extends IdentityGrpc.IdentityImplBase {
             .build());
 
     /**
+     * The node plugin's claims with {@code --topology}: VOLUME_ACCESSIBILITY_CONSTRAINTS as well, because the spec
+     * says a plugin whose NodeGetInfo returns accessible_topology MUST set it. kubelet does not ask (it labels the
+     * node from NodeGetInfo alone), and no provisioner talks to this node-only plugin, so it changes nothing in
+     * Kubernetes; it is there so that what the plugin claims and what it reports agree. Without topology it stays
+     * off: every node then reaches every volume as far as the CO can tell, which is what no topology means.
+     */
+    public static List<PluginCapability> nodePlugin(boolean reportsTopology) {
+        if (!reportsTopology) {
+            return NODE_PLUGIN;
+        }
+        return java.util.stream.Stream.concat(NODE_PLUGIN.stream(), java.util.stream.Stream.of(
+                PluginCapability.newBuilder().setService(PluginCapability.Service.newBuilder()
+                        .setType(PluginCapability.Service.Type.VOLUME_ACCESSIBILITY_CONSTRAINTS)).build())).toList();
+    }
+
+    /**
      * What the controller side ({@code --mode controller}) claims: CONTROLLER_SERVICE, so that the
      * external-attacher and kubelet treat the driver as attachable (see ControllerService).
      */

@@ -22,6 +22,7 @@ import dev.blocknode.csi.v1.NodeUnpublishVolumeRequest;
 import dev.blocknode.csi.v1.NodeUnpublishVolumeResponse;
 import dev.blocknode.csi.v1.NodeUnstageVolumeRequest;
 import dev.blocknode.csi.v1.NodeUnstageVolumeResponse;
+import dev.blocknode.csi.v1.Topology;
 import dev.blocknode.csi.v1.VolumeCondition;
 import dev.blocknode.csi.v1.VolumeUsage;
 import dev.blocknode.outcome.Secrets;
@@ -34,6 +35,7 @@ import dev.blocknode.volume.VolumeStats;
 import io.grpc.stub.StreamObserver;
 
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
@@ -55,19 +57,25 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
             NodeServiceCapability.RPC.Type.GET_STORAGE_HEALTH,
     };
 
-    /** The methods answered from memory, which may run on the server's event loop (see UnixSocketServer). */
+    /**
+     * The methods answered from memory, which may run on the server's event loop (see UnixSocketServer). Not
+     * NodeGetInfo: under a volume cap it reads the records and sysfs (see VolumeLimit).
+     */
     public static final Set<String> ANSWERED_FROM_MEMORY = Set.of(
-            NodeGrpc.getNodeGetCapabilitiesMethod().getFullMethodName(),
-            NodeGrpc.getNodeGetInfoMethod().getFullMethodName());
+            NodeGrpc.getNodeGetCapabilitiesMethod().getFullMethodName());
 
     private final NodeVolumes volumes;
     private final String nodeId;
-    private final long maxVolumesPerNode;
+    private final Map<String, String> topology;
 
-    public NodeService(NodeVolumes volumes, String nodeId, long maxVolumesPerNode) {
+    /**
+     * @param topology the segments NodeGetInfo reports as accessible_topology (--topology); empty: none, and then
+     *                 the field is left out, as the spec has it for a node not subject to any topology
+     */
+    public NodeService(NodeVolumes volumes, String nodeId, Map<String, String> topology) {
         this.volumes = volumes;
         this.nodeId = nodeId;
-        this.maxVolumesPerNode = maxVolumesPerNode;
+        this.topology = Map.copyOf(topology);
     }
 
     @Override
@@ -203,10 +211,17 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
 
     @Override
     public void nodeGetInfo(NodeGetInfoRequest request, StreamObserver<NodeGetInfoResponse> observer) {
-        RpcCall.answer("NodeGetInfo", observer, () -> NodeGetInfoResponse.newBuilder()
-                .setNodeId(nodeId)
-                .setMaxVolumesPerNode(maxVolumesPerNode)
-                .build());
+        RpcCall.answer("NodeGetInfo", observer, () -> {
+            // Read again at every call: kubelet calls again every nodeAllocatableUpdatePeriodSeconds of the
+            // CSIDriver, and at once after a RESOURCE_EXHAUSTED stage, to move CSINode's allocatable count.
+            NodeGetInfoResponse.Builder response = NodeGetInfoResponse.newBuilder()
+                    .setNodeId(nodeId)
+                    .setMaxVolumesPerNode(volumes.limit().reported());
+            if (!topology.isEmpty()) {
+                response.setAccessibleTopology(Topology.newBuilder().putAllSegments(topology));
+            }
+            return response.build();
+        });
     }
 
     private static NodeGetVolumeStatsResponse statsResponse(VolumeStats stats) {

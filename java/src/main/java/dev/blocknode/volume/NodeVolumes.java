@@ -27,16 +27,25 @@ public final class NodeVolumes {
     private final VolumeFences fences;
     private final StagingRecords records;
 
+    private final VolumeLimit limit;
+
+    /** The lifecycle with no volume limit. */
     public NodeVolumes(Host host, KubeletPaths paths, RecordStore store, Transports transports,
                        FilesystemType defaultFilesystem, VolumeFences.Settings fencing) {
+        this(host, paths, store, transports, defaultFilesystem, fencing, VolumeLimit.Settings.NONE);
+    }
+
+    public NodeVolumes(Host host, KubeletPaths paths, RecordStore store, Transports transports,
+                       FilesystemType defaultFilesystem, VolumeFences.Settings fencing, VolumeLimit.Settings limit) {
         this.records = new StagingRecords(store);
+        this.limit = new VolumeLimit(limit, records);
         VolumeLocator locator = new VolumeLocator(host, paths, records);
         this.guard = new OperationGuard();
         this.fences = new VolumeFences(fencing, transports, guard);
         this.publisher = new VolumePublisher(host, paths, records, guard);
         this.stalePublications = new StalePublications(host, paths, records, publisher, guard);
         this.stager = new VolumeStager(host, paths, records, transports, guard, defaultFilesystem, stalePublications,
-                fences);
+                fences, this.limit);
         this.expander = new VolumeExpander(host, locator, guard, transports, new FilesystemGrower(host, paths));
         this.stats = new VolumeStatsReader(host, locator, transports);
         this.health = new VolumeHealthReader(paths, records, stats, stageFailures, fences);
@@ -113,6 +122,11 @@ public final class NodeVolumes {
     /** What is wrong with the storage this node reaches (NodeGetStorageHealth). */
     public List<StorageProblem> storageHealth() throws VolumeException {
         return storageHealth.read();
+    }
+
+    /** How many volumes this node takes (NodeGetInfo's max_volumes_per_node; see {@link VolumeLimit}). */
+    public VolumeLimit limit() {
+        return limit;
     }
 
     public int operationsInFlight() {

@@ -52,10 +52,12 @@ public final class VolumeStager {
     private final VolumeFences fences;
     private final DeviceClaims claims;
     private final StageRequestRules rules;
+    private final VolumeLimit limit;
 
     VolumeStager(Host host, KubeletPaths paths, StagingRecords records, Transports transports,
                  OperationGuard guard, FilesystemType defaultFilesystem, StalePublications stalePublications,
-                 VolumeFences fences) {
+                 VolumeFences fences, VolumeLimit limit) {
+        this.limit = limit;
         this.host = host;
         this.paths = paths;
         this.records = records;
@@ -135,8 +137,10 @@ public final class VolumeStager {
             throws VolumeException {
         StagingRecord.Builder record = describe(request, staging, transport, requestedFs, existing);
         if (noDeviceRecorded) {
-            // One volume per staging path: checked and recorded under the path's node-wide lock.
-            try (KeyedLocks.Held ignored = claims.lockPath(staging)) {
+            // A new volume takes a place under the node's limit (refused before anything is made), and one volume
+            // per staging path: both checked and the intent recorded under their node-wide locks.
+            try (VolumeLimit.Admission admitted = limit.admit(request.volumeId());
+                 KeyedLocks.Held ignored = claims.lockPath(staging)) {
                 claims.requirePathFree(request.volumeId(), staging);
                 createDirectory(paths, staging);
                 recordIntent(existing, transport, attachRequest, record);

@@ -383,8 +383,62 @@ class FlagParserUnitTest {
         assertTrue(FlagParser.USAGE.contains(PluginConfig.DEFAULT_DRIVER_NAME));
         for (String flag : new String[]{"--endpoint", "--node-id", "--driver-name", "--kubelet-root", "--state-dir",
                 "--metrics-address", "--log-format", "--socket-mode", "--socket-group", "--shutdown-grace",
-                "--max-volumes-per-node", "--default-fs-type", "--demo"}) {
+                "--max-volumes-per-node", "--default-fs-type", "--demo", "--topology"}) {
             assertTrue(FlagParser.USAGE.contains(flag), flag);
         }
+    }
+
+    // ---- --topology ------------------------------------------------------------------------------
+
+    @Test
+    void topologySegmentsAreParsed() {
+        assertEquals(java.util.Map.of("topology.blocknode.dev/fabric", "fab-a", "site", "Rack_1.b"),
+                parse("--topology", "topology.blocknode.dev/fabric=fab-a, site=Rack_1.b").topology());
+        assertEquals(java.util.Map.of("topology.blocknode.dev/fabric", "fab-a"),
+                parse("--topology=topology.blocknode.dev/fabric=fab-a").topology());
+        assertEquals(java.util.Map.of(), parse("--topology=").topology(), "empty: no topology, as without the flag");
+        String longest = "p".repeat(63) + "." + "q".repeat(63) + "." + "r".repeat(63) + "." + "s".repeat(61)
+                + "/" + "n".repeat(63);
+        assertEquals(253, longest.indexOf('/'));
+        assertEquals("v".repeat(63), parse("--topology", longest + "=" + "v".repeat(63)).topology().get(longest));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+            "fabric",                                  // no "="
+            "fabric=",                                 // empty value: CSI wants one character at least
+            "=fab-a",                                  // empty key
+            "fabric=fab a",                            // space inside a value
+            "fabric=-fab",                             // value must start with an alphanumeric
+            "fabric=fab.",                             // ... and end with one
+            "fab/ric/x=a",                             // two slashes
+            "Topology.Blocknode.dev/fabric=a",         // uppercase prefix is no DNS subdomain
+            "topology..blocknode.dev/fabric=a",        // empty DNS label
+            "/fabric=a",                               // empty prefix
+            "topology.blocknode.dev/=a",               // empty name
+            "kubernetes.io/fabric=a",                  // reserved
+            "topology.kubernetes.io/zone=a",           // reserved (NodeRestriction)
+            "node.k8s.io/fabric=a",                    // reserved
+            "fabric=a,fabric=b",                       // a key twice
+            "fabric=a,,site=b",                        // an empty pair
+    })
+    void badTopologyIsRefusedNamingTheFlag(String value) {
+        IllegalArgumentException e = refused("--topology", value);
+        assertTrue(e.getMessage().startsWith("--topology"), e.getMessage());
+    }
+
+    @Test
+    void topologyLimitsAreTheLabelLimits() {
+        refused("--topology", "n".repeat(64) + "=a");
+        refused("--topology", "fabric=" + "v".repeat(64));
+        refused("--topology", "p".repeat(64) + ".dev/fabric=a");            // a DNS label of 64
+        String prefix254 = "p".repeat(63) + "." + "q".repeat(63) + "." + "r".repeat(63) + "." + "s".repeat(62);
+        refused("--topology", prefix254 + "/fabric=a");
+    }
+
+    @Test
+    void topologyNeedsNodeMode() {
+        IllegalArgumentException e = refused("--mode", "controller", "--topology", "site=a");
+        assertTrue(e.getMessage().contains("--mode node"), e.getMessage());
     }
 }

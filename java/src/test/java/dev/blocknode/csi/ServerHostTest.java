@@ -234,7 +234,7 @@ class ServerHostTest {
         assertEquals(Set.of("csi.v1.Identity/GetPluginInfo", "csi.v1.Identity/GetPluginCapabilities",
                         "csi.v1.Identity/Probe"),
                 IdentityService.ANSWERED_FROM_MEMORY);
-        assertEquals(Set.of("csi.v1.Node/NodeGetCapabilities", "csi.v1.Node/NodeGetInfo"),
+        assertEquals(Set.of("csi.v1.Node/NodeGetCapabilities"),
                 NodeService.ANSWERED_FROM_MEMORY);
         assertEquals(Set.of("csi.v1.Controller/ControllerGetCapabilities"), ControllerService.ANSWERED_FROM_MEMORY);
     }

@@ -6,6 +6,7 @@ import dev.blocknode.config.PluginMode;
 import dev.blocknode.config.PluginConfig;
 import dev.blocknode.csi.client.CsiClient;
 import dev.blocknode.logging.LogFormat;
+import dev.blocknode.logging.LogLevel;
 import dev.blocknode.os.host.Host;
 import dev.blocknode.os.natives.LinuxNative;
 import dev.blocknode.os.natives.NativeIOException;
@@ -18,6 +19,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -45,6 +47,11 @@ public final class PluginHarness implements AutoCloseable {
 
     private PluginHarness(Path dir, Host host, Optional<String> metricsAddress, boolean sharedKubeletRoot)
             throws IOException {
+        this(dir, host, metricsAddress, sharedKubeletRoot, 0, Map.of());
+    }
+
+    private PluginHarness(Path dir, Host host, Optional<String> metricsAddress, boolean sharedKubeletRoot,
+                          long maxVolumesPerNode, Map<String, String> topology) throws IOException {
         NativeLibrary.load();
         this.dir = dir;
         this.host = host;
@@ -54,8 +61,9 @@ public final class PluginHarness implements AutoCloseable {
         }
         PluginConfig config = new PluginConfig(dir.resolve("csi.sock"), NODE_ID, DRIVER, kubeletRoot,
                 dir.resolve("state"), metricsAddress, LogFormat.TEXT,
-                PosixFilePermissions.fromString("rw-rw----"), Optional.empty(), Duration.ofSeconds(5), 0, "ext4",
-                DeviceWaitMode.EVENTS, Optional.empty(), false, PluginMode.NODE, PluginConfig.Fencing.DEFAULTS);
+                PosixFilePermissions.fromString("rw-rw----"), Optional.empty(), Duration.ofSeconds(5),
+                maxVolumesPerNode, "ext4", DeviceWaitMode.EVENTS, Optional.empty(), false, PluginMode.NODE,
+                PluginConfig.Fencing.DEFAULTS, LogLevel.INFO, Optional.empty(), topology);
         this.plugin = Plugin.start(config, host);
         this.client = new CsiClient(config.socket());
     }
@@ -66,6 +74,12 @@ public final class PluginHarness implements AutoCloseable {
 
     public static PluginHarness start(Host host) throws IOException {
         return new PluginHarness(Files.createTempDirectory(Path.of("/tmp"), "bn-host-"), host);
+    }
+
+    /** With {@code --max-volumes-per-node} and {@code --topology} as given. */
+    public static PluginHarness startWith(long maxVolumesPerNode, Map<String, String> topology) throws IOException {
+        return new PluginHarness(Files.createTempDirectory(Path.of("/tmp"), "bn-host-"), Host.real(),
+                Optional.empty(), false, maxVolumesPerNode, topology);
     }
 
     /** With the Prometheus endpoint on a free loopback port (see plugin().metrics()). */

@@ -52,6 +52,11 @@ final class LifecycleFixture {
     final Attachment otherDevice;
 
     LifecycleFixture(Path temp) throws IOException {
+        this(temp, VolumeLimit.Settings.NONE);
+    }
+
+    /** The fixture with a volume limit (a cap, and a fake count of the maps outside blocknode). */
+    LifecycleFixture(Path temp, VolumeLimit.Settings limit) throws IOException {
         sysfs = new FakeSysfs(temp);
         block = new RecordingBlockDevices(sysfs.paths());
         device = attachable("vdb", new DeviceNumber(254, 16));
@@ -61,7 +66,7 @@ final class LifecycleFixture {
         stateDir = temp.resolve("state");
         store = new RecordStore(stateDir);
         volumes = new NodeVolumes(host, new KubeletPaths(root, ConfinedDirectory.Resolution.OPENAT2, host.files()),
-                store, new Transports(List.of(transport)), FilesystemType.EXT4, FENCING);
+                store, new Transports(List.of(transport)), FilesystemType.EXT4, FENCING, limit);
     }
 
     /** The node's volumes as a restarted plugin has them: the state dir read again, the machine as it is. */

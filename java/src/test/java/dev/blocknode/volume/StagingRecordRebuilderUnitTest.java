@@ -109,7 +109,8 @@ class StagingRecordRebuilderUnitTest {
         StalePublications stale = new StalePublications(host, paths, records,
                 new VolumePublisher(host, paths, records, guard), guard);
         return new VolumeStager(host, paths, records, transports, guard, FilesystemType.EXT4, stale,
-                new VolumeFences(VolumeFences.Settings.of("test-node", Duration.ofSeconds(10)), transports, guard));
+                new VolumeFences(VolumeFences.Settings.of("test-node", Duration.ofSeconds(10)), transports, guard),
+                new VolumeLimit(VolumeLimit.Settings.NONE, records));
     }
 
     @AfterEach
