@@ -6,6 +6,11 @@
 # --root-dir, as on k0s or microk8s) and the state directory (under $WORK, so nothing stays on the host).
 
 DEPLOY=$repo/deploy
+# What the chart's rendering sets beyond the cluster's paths, as an operator of a SAN with fabrics would: a cap on
+# the node's volumes and the node's fabric as topology (the plain manifests keep neither; scenario 04 checks both
+# reach CSINode and the node's labels once the chart is deployed).
+CHART_MAX_VOLUMES=50
+CHART_FABRIC=fab-a
 
 render_deployment() { # manifests|chart -> file
     local rendering=$1 out=$WORK/deploy-$1.yaml
@@ -21,7 +26,8 @@ render_deployment() { # manifests|chart -> file
         chart)
             "$DEPLOY_VALIDATE" -deploy "$DEPLOY" -render \
                 -set "image.repository=${PLUGIN_IMAGE%:*}" -set-string "image.tag=${PLUGIN_IMAGE##*:}" \
-                -set "kubeletRoot=$WORK/kubelet" -set "stateDir=$STATE_DIR" >"$out" ;;
+                -set "kubeletRoot=$WORK/kubelet" -set "stateDir=$STATE_DIR" \
+                -set "maxVolumesPerNode=$CHART_MAX_VOLUMES" -set "topology.fabric=$CHART_FABRIC" >"$out" ;;
         *) kube_fail "unknown rendering '$rendering' (manifests or chart)" ;;
     esac
     grep -q "$WORK/kubelet" "$out" || kube_fail "the $rendering rendering does not use the kubelet root $WORK/kubelet"

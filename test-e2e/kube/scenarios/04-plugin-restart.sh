@@ -1,7 +1,9 @@
 # The blocknode pod replaced under volumes in use, three ways: a redeploy with the other rendering (manifests
 # <-> Helm chart) while a pod runs; the DaemonSet's pod deleted while pods mount and unmount; the plugin's
 # container killed -9 while they do. Mounts live in the kernel, so running pods keep their volumes; kubelet's
-# calls that meet no plugin fail and are retried until the new one registers; nothing is lost or leaked.
+# calls that meet no plugin fail and are retried until the new one registers; nothing is lost or leaked. After
+# the redeploy, kubelet holds what NodeGetInfo says under the new rendering: the chart's volume cap and fabric
+# topology in CSINode and the node's labels, the manifests' neither.
 scenario_plugin_restart() {
     local d1 d2 d3 old other
     d1=$(new_loop_device restart-1 64); d2=$(new_loop_device restart-2 64); d3=$(new_loop_device restart-3 64)
@@ -19,6 +21,7 @@ scenario_plugin_restart() {
     DEPLOYED_RENDERING=$other
     expect_eq "mounts of user-1's device across the redeploy" 2 "$(device_mounts "$d1")"
     expect_eq "user-1's file across the redeploy" one "$(pod_exec user-1 busybox cat /data/token)"
+    expect_node_info "$other"
 
     # 2. The plugin's pod deleted while one pod starts and another stops.
     old=$(plugin_pod)
@@ -60,3 +63,26 @@ replace_plugin_pod_if_unchanged() { # old pod
     fi
 }
 plugin_pod_replaced() { local p; p=$(plugin_pod); [[ -n $p && $p != "$1" ]]; }
+
+# What kubelet made of NodeGetInfo under the RENDERING now deployed: with the chart's cap and topology
+# (deploy.sh), CSINode's allocatable count is the cap (this node has no multipath map of anyone's) and the
+# fabric is a topology key and a node label; with the plain manifests, neither. Either way the CSIDriver asks
+# kubelet to refresh the count every 60 s (KEP-4876).
+expect_node_info() { # rendering
+    expect_eq "the CSIDriver's nodeAllocatableUpdatePeriodSeconds" 60 \
+        "$(kc get csidriver "$DRIVER" -o jsonpath='{.spec.nodeAllocatableUpdatePeriodSeconds}')"
+    if [[ $1 == chart ]]; then
+        wait_until "CSINode to carry the chart's cap and topology" 60 csinode_says \
+            "$CHART_MAX_VOLUMES [\"fabric\"]" || true
+        expect_eq "CSINode's count and topology keys under the chart" "$CHART_MAX_VOLUMES [\"fabric\"]" "$(csinode_info)"
+        expect_eq "the node's fabric label" "$CHART_FABRIC" \
+            "$(kc get node "$NODE_NAME" -o jsonpath='{.metadata.labels.fabric}')"
+    else
+        wait_until "CSINode to carry no cap and no topology" 60 csinode_says " " || true
+        expect_eq "CSINode's count and topology keys under the manifests" " " "$(csinode_info)"
+    fi
+}
+csinode_info() {
+    kc get csinode "$NODE_NAME" -o jsonpath='{.spec.drivers[?(@.name=="'"$DRIVER"'")].allocatable.count} {.spec.drivers[?(@.name=="'"$DRIVER"'")].topologyKeys}'
+}
+csinode_says() { [[ $(csinode_info) == "$1" ]]; }
