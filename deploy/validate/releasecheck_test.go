@@ -57,9 +57,9 @@ func (ti testImage) files(t *testing.T) map[string][]byte {
 		"usr/share/doc/bash/copyright": []byte("Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n\nFiles: *\nLicense: GPL-3+\n"),
 		// kmod's documentation directory is a link to libkmod2's, as in Debian 12.
 		"usr/share/doc/libkmod2/copyright": []byte("Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n\nFiles: *\nLicense: LGPL-2.1+\n"),
-		"usr/lib/os-release":           []byte("ID=debian\nVERSION_ID=\"12\"\n"),
-		"opt/java/openjdk/release":     []byte("JAVA_VERSION=\"25.0.3\"\nJAVA_RUNTIME_VERSION=\"25.0.3+9-LTS\"\n"),
-		"app/blocknode.jar":            jar.Bytes(),
+		"usr/lib/os-release":               []byte("ID=debian\nVERSION_ID=\"12\"\n"),
+		"opt/java/openjdk/release":         []byte("JAVA_VERSION=\"25.0.3\"\nJAVA_RUNTIME_VERSION=\"25.0.3+9-LTS\"\n"),
+		"app/blocknode.jar":                jar.Bytes(),
 	}
 }
 

@@ -174,6 +174,3 @@ func commentText(c string) string {
 func cell(s string) string {
 	return strings.ReplaceAll(s, "|", "\\|")
 }
-
-
-
