@@ -71,6 +71,8 @@ print("consistent" if {"ok": 0, "warning": 1, "error": 2}[d["worst"]] == code el
     grep -q '^fc: not set up (' <<<"$doctor_text" && grep -q '^nvme-tcp: not set up (' <<<"$doctor_text" ||
         kube_fail "blocknode doctor: $doctor_text"
     kube_log "blocknode doctor in the plugin's container (exit $doctor_code):"$'\n'"$doctor_text"
+    # The support bundle a user sends, made with kubectl alone while the volumes are in use.
+    check_support_bundle
 
     # The log level changed at run time, as an operator chasing a stuck volume does: the ConfigMap the plugin
     # reads, no restart. The FINE lines (kubelet's periodic calls: Probe, capabilities, stats) then show; the level
@@ -104,3 +106,35 @@ set_log_level() {
         kube_fail "the plugin did not change its level to $1: $(kc -n kube-system logs "$2" -c blocknode --tail=5)"
 }
 plugin_logged() { kc -n kube-system logs "$1" -c blocknode | grep -qF "$2"; } # pod text
+
+# deploy/support-bundle.sh against this cluster: every container's log, status and doctor of the node, the
+# cluster's objects of the three volumes, no step failed, no Secret.
+check_support_bundle() {
+    local dir=$WORK/support archive
+    mkdir -p "$dir"
+    archive=$dir/bundle.tar.gz
+    PATH="$KUBE_BIN:$PATH" bash "$repo/deploy/support-bundle.sh" -o "$archive" -- \
+        --kubeconfig "$WORK/pki/admin.kubeconfig" >"$dir/out.txt" 2>&1 ||
+        kube_fail "support-bundle.sh failed: $(tail -5 "$dir/out.txt")"
+    tar -C "$dir" -xzf "$archive" || kube_fail "the support bundle is not a tar.gz"
+    local b; b=$(echo "$dir"/blocknode-support-*)
+    [[ ! -s $b/errors.txt ]] || kube_fail "support bundle steps failed: $(cat "$b/errors.txt")"
+    local node=$b/nodes/$NODE_NAME c
+    for c in blocknode node-driver-registrar liveness-probe; do
+        [[ -s $node/logs/$c.log ]] || kube_fail "the support bundle has no log of $c"
+    done
+    expect_eq "the volumes in the bundle's status.json" "basic-block basic-ext4 basic-xfs" \
+        "$(python3 -c 'import json, sys; print(" ".join(sorted(v["volumeId"] for v in json.load(open(sys.argv[1]))["volumes"])))' \
+            "$node/status.json")"
+    expect_eq "the bundle's doctor.json schema" 1 \
+        "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["schemaVersion"])' "$node/doctor.json")"
+    for kind in ext4 xfs block; do
+        grep -q "basic-$kind" "$b/cluster/pvs.yaml" && grep -q "basic-$kind" "$b/cluster/volumeattachments.yaml" ||
+            kube_fail "the support bundle lacks the PV or VolumeAttachment of basic-$kind"
+        [[ -s $b/cluster/pvcs/$TEST_NS/basic-$kind.yaml ]] || kube_fail "the support bundle lacks the PVC basic-$kind"
+    done
+    [[ -s $b/cluster/csidriver.yaml && -s $b/cluster/csinodes.yaml && -s $b/cluster/events/$TEST_NS.txt ]] ||
+        kube_fail "the support bundle lacks the CSIDriver, the CSINodes or the events of $TEST_NS"
+    ! grep -rlq '^kind: Secret$' "$b" || kube_fail "the support bundle holds a Secret"
+    kube_log "support bundle: $(du -h "$archive" | cut -f1), $(find "$b" -type f | wc -l) files"
+}
