@@ -53,6 +53,19 @@ step() {
     [[ -s $file.err ]] || rm -f "$file.err"
 }
 
+# report FILE COMMAND...: as step, for `blocknode status` and `doctor`, whose exit codes 1 and 2 are findings (a
+# volume with a problem, a node not ready), not failures: the code is kept beside the report.
+report() {
+    local file=$bundle/$1 rc=0; shift
+    mkdir -p "$(dirname "$file")"
+    "$@" >"$file" 2>"$file.err" || rc=$?
+    echo "$rc" >"$file.exit"
+    if ((rc > 2)); then
+        echo "${file#"$bundle"/}: $* failed (exit $rc): $(head -c 300 "$file.err")" >>"$bundle/errors.txt"
+    fi
+    [[ -s $file.err ]] || rm -f "$file.err"
+}
+
 echo "support-bundle: collecting into $out"
 step version.txt k version
 driver=$(k get csidriver -l "$driver_label" -o jsonpath='{.items[0].metadata.name}' 2>/dev/null)
@@ -96,9 +109,9 @@ for pod in $(k -n "$namespace" get pods -l "$node_pods" -o jsonpath='{.items[*].
     args=$(k -n "$namespace" get pod "$pod" -o jsonpath='{.spec.containers[?(@.name=="blocknode")].args}')
     state=$(grep -o '"--state-dir=[^"]*"' <<<"$args" | sed 's/.*=//; s/"$//')
     root=$(grep -o '"--kubelet-root=[^"]*"' <<<"$args" | sed 's/.*=//; s/"$//')
-    step "$dir/status.json" k -n "$namespace" exec "$pod" -c blocknode -- blocknode status -o json \
+    report "$dir/status.json" k -n "$namespace" exec "$pod" -c blocknode -- blocknode status -o json \
         --state-dir "${state:-/var/lib/blocknode}" --kubelet-root "${root:-/var/lib/kubelet}"
-    step "$dir/doctor.json" k -n "$namespace" exec "$pod" -c blocknode -- blocknode doctor -o json \
+    report "$dir/doctor.json" k -n "$namespace" exec "$pod" -c blocknode -- blocknode doctor -o json \
         --kubelet-root "${root:-/var/lib/kubelet}"
 done
 
