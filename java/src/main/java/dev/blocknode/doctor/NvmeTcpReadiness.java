@@ -80,7 +80,7 @@ final class NvmeTcpReadiness {
     }
 
     private Finding nativeMultipath() throws IOException {
-        Optional<String> value = HostFiles.read(paths.sys().resolve("module/nvme_core/parameters/multipath"))
+        Optional<String> value = HostFiles.read(paths.nvmeCoreMultipath())
                 .map(String::strip);
         if (value.isEmpty()) {
             return Finding.ok("native-multipath", "nvme_core is not loaded yet: it loads with native NVMe"

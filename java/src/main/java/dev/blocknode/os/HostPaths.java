@@ -48,6 +48,11 @@ public record HostPaths(Path sys, Path dev, Path proc, Path etc) {
         return proc.resolve("net/unix");
     }
 
+    /** nvme_core's multipath parameter, Y or N (absent until nvme_core loads): the kernel's native NVMe multipath. */
+    public Path nvmeCoreMultipath() {
+        return sys.resolve("module/nvme_core/parameters/multipath");
+    }
+
     /** The running kernel's release (uname -r): the directory of its modules under {@link #kernelModules()}. */
     public Path kernelRelease() {
         return proc.resolve("sys/kernel/osrelease");

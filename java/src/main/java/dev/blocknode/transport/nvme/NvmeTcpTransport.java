@@ -576,8 +576,7 @@ public final class NvmeTcpTransport implements Transport {
             return;
         }
         try {
-            String value = Files.readString(host.paths().sys().resolve("module/nvme_core/parameters/multipath"),
-                    StandardCharsets.US_ASCII).strip();
+            String value = Files.readString(host.paths().nvmeCoreMultipath(), StandardCharsets.US_ASCII).strip();
             if (value.equals("N")) {
                 throw VolumeException.precondition("volume " + volumeId + " names " + spec.portals().size()
                         + " portals, but the kernel's native NVMe multipath is off (nvme_core.multipath=N) and"
