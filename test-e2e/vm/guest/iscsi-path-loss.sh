@@ -9,7 +9,8 @@
 #     I/O goes on over the other path after a stall (measured: the longest gap between two writes);
 #   - multipathd shows that path failed and dmsetup status one failed path ("F");
 #   - NodeGetVolumeStats still answers and calls the volume abnormal; blocknode_volume_paths shows
-#     1 serving and 1 failed path, and 2/0 again after the path is back;
+#     1 serving and 1 failed path, and 2/0 again after the path is back; `blocknode status` (a second JVM,
+#     reading only the records and sysfs) says the same: PathsFailed, 1 of 2 paths serving, exit code 1;
 #   - the route is deleted: iscsid logs back in, the path becomes active again, the writer never saw
 #     an error; then unpublish and unstage leave the node clean.
 HERE=$(dirname "$(readlink -f "$0")")
@@ -86,6 +87,17 @@ staged_unfenced() {
     "$VM_RESULTS/plugin.log"
 }
 
+# blocknode status -o json, as an on-call engineer runs it beside the plugin: exit code 1 (a problem), the
+# volume's paths 1 of 2 and the PathsFailed problem naming the failed path.
+status_says_one_failed() {
+  local out code=0
+  out=$("$JAVA" "${VM_JAVA_OPTS[@]}" -jar "$PLUGIN_JAR" status --state-dir "$STATE" --kubelet-root "$KUBELET" -o json) || code=$?
+  echo "  blocknode status: exit $code, $(grep -oE '"paths":\{[^}]*\}' <<<"$out")"
+  [[ $code == 1 ]] || { echo "status exited $code, not 1 (a problem)" >&2; return 1; }
+  grep -q '"paths":{"serving":1,"total":2,' <<<"$out" || { echo "status: $out" >&2; return 1; }
+  grep -q '{"reason":"PathsFailed","severity":"DEGRADED"' <<<"$out" || { echo "status: $out" >&2; return 1; }
+}
+
 trap bn_on_fail EXIT
 
 bn_begin
@@ -109,6 +121,7 @@ step stats-say-degraded stats_degraded
 step health-degraded bn_health_says $VOLUME "$TARGET" "DEGRADED/PathsFailed"
 step storage-degraded bn_storage_health_says "STORAGE_DEGRADED/IscsiPathsFailed"
 step gauge-one-failed eval 'bn_paths_gauge $VOLUME failed 1 && bn_paths_gauge $VOLUME serving 1'
+step status-one-failed status_says_one_failed
 step restore-portal  restore_path
 step io-after        io_goes_on
 step stop-writer     bn_writer_stop

@@ -1,12 +1,23 @@
 package dev.blocknode.client;
 
+import dev.blocknode.Plugin;
 import dev.blocknode.logging.JsonString;
 import dev.blocknode.logging.Printable;
 import dev.blocknode.os.HostPaths;
+import dev.blocknode.os.block.BlockDevices;
+import dev.blocknode.os.exec.CommandException;
+import dev.blocknode.os.exec.CommandRunner;
+import dev.blocknode.os.fd.ConfinedDirectory;
+import dev.blocknode.os.host.Host;
+import dev.blocknode.os.mount.LinuxMounter;
 import dev.blocknode.os.mount.MountEntry;
 import dev.blocknode.os.mount.MountTable;
+import dev.blocknode.os.wait.DeviceWaiter;
 import dev.blocknode.state.BootId;
 import dev.blocknode.state.RecordStore;
+import dev.blocknode.transport.StagedVolumes;
+import dev.blocknode.transport.Transports;
+import dev.blocknode.transport.san.FenceSettings;
 import dev.blocknode.volume.HealthProblem;
 import dev.blocknode.volume.NodeStatusReader;
 import dev.blocknode.volume.NodeStatusReader.NodeStatus;
@@ -81,7 +92,7 @@ public final class StatusCommand {
         try {
             RecordStore.Snapshot snapshot = RecordStore.snapshot(stateDir, BootId.read(host));
             List<MountEntry> mounts = MountTable.read(host.mountInfo());
-            status = NodeStatusReader.read(snapshot, mounts, host, kubeletRoot);
+            status = NodeStatusReader.read(snapshot, mounts, host, kubeletRoot, readOnlyTransports(host));
         } catch (IOException | RuntimeException e) {
             err.println("blocknode status: cannot read the node's volumes: " + e.getMessage());
             return CANNOT_RUN;
@@ -108,6 +119,20 @@ public final class StatusCommand {
         }
         out.print(json ? json(status) : text(status));
         return status.healthy() ? HEALTHY : PROBLEMS;
+    }
+
+    /**
+     * The plugin's own transports, to read each volume's paths exactly as NodeGetVolumeHealth does, over a host
+     * that refuses to run any command: reading paths needs only sysfs, and status must change nothing even if a
+     * transport's health read ever grew a command.
+     */
+    static Transports readOnlyTransports(HostPaths paths) {
+        CommandRunner refusing = command -> {
+            throw new CommandException(command, null, "blocknode status runs no command", null);
+        };
+        Host host = new Host(paths, refusing, new LinuxMounter(paths), new BlockDevices(paths), ConfinedDirectory.REAL);
+        return Plugin.transports(host, DeviceWaiter.polling(DeviceWaiter.DEFAULT_INTERVAL), FenceSettings.DEFAULTS,
+                StagedVolumes.NONE);
     }
 
     /** For a person: the problems first, then one aligned row per volume, then its publications. */
@@ -137,11 +162,12 @@ public final class StatusCommand {
                         v.device().map(d -> d.present() ? "yes" : "GONE").orElse("-"),
                         v.stagingPath().isEmpty() ? "-" : v.stagingPath(),
                         v.stagingMounted().map(m -> m ? "yes" : "NO").orElse("-"),
+                        v.paths().map(p -> p.serving() + "/" + p.total()).orElse("-"),
                         v.fenceKey().isPresent() ? String.format("0x%016x", v.fenceKey().getAsLong()) : "-",
                         v.problems().isEmpty() ? "ok" : String.valueOf(v.problems().size())});
             }
             table(out, new String[]{"VOLUME", "PHASE", "TRANSPORT", "ACCESS", "DEVICE", "PRESENT", "STAGING PATH",
-                    "MOUNTED", "FENCE KEY", "PROBLEMS"}, rows);
+                    "MOUNTED", "PATHS", "FENCE KEY", "PROBLEMS"}, rows);
             List<String[]> publications = new ArrayList<>();
             for (Volume v : status.volumes()) {
                 for (Publication p : v.publications()) {
@@ -228,7 +254,19 @@ public final class StatusCommand {
             }
             out.append(",\"stagingPath\":").append(JsonString.quote(v.stagingPath()))
                     .append(",\"stagingMounted\":").append(v.stagingMounted().map(String::valueOf).orElse("null"))
-                    .append(",\"publications\":[");
+                    .append(",\"paths\":");
+            if (v.paths().isPresent()) {
+                NodeStatusReader.Paths p = v.paths().get();
+                out.append("{\"serving\":").append(p.serving()).append(",\"total\":").append(p.total())
+                        .append(",\"failures\":[");
+                for (int j = 0; j < p.failures().size(); j++) {
+                    out.append(j == 0 ? "" : ",").append(JsonString.quote(p.failures().get(j)));
+                }
+                out.append("]}");
+            } else {
+                out.append("null");
+            }
+            out.append(",\"publications\":[");
             for (int j = 0; j < v.publications().size(); j++) {
                 Publication p = v.publications().get(j);
                 out.append(j == 0 ? "" : ",").append("{\"target\":").append(JsonString.quote(p.target()))

@@ -10,6 +10,8 @@ import dev.blocknode.state.UnreadableRecordException;
 import dev.blocknode.state.v1.PublicationRecord;
 import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
+import dev.blocknode.transport.PathReport;
+import dev.blocknode.transport.Transports;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -30,9 +32,10 @@ import java.util.OptionalLong;
  * the records through {@link RecordStore#snapshot}, the mount table as given, sysfs by device number.
  *
  * <p>Like NodeGetVolumeHealth, only a STAGED volume is checked: a record in another phase is an operation under
- * way, or one a crash cut short that the plugin finishes or undoes when it starts. Unlike it, a path's filesystem
- * is not opened (no read-only filesystem finding) and the storage is not asked (no path or fencing finding):
- * those need the plugin.
+ * way, or one a crash cut short that the plugin finishes or undoes when it starts. A SAN volume's paths are read
+ * as the plugin reads them, by its transport from sysfs (sessions, remote ports, map slaves, NVMe controllers),
+ * so status and NodeGetVolumeHealth name the same lost path. Unlike the plugin, a path's filesystem is not opened
+ * (no read-only filesystem finding) and the storage is not asked (no fencing finding): those need the plugin.
  */
 public final class NodeStatusReader {
 
@@ -44,13 +47,26 @@ public final class NodeStatusReader {
     public record Publication(String target, boolean readOnly, Optional<String> podUid, boolean mounted) {
     }
 
+    /** How a SAN volume's paths serve: how many do, and what is wrong with each of the others. */
+    public record Paths(int serving, List<String> failures) {
+
+        public Paths {
+            failures = List.copyOf(failures);
+        }
+
+        public int total() {
+            return serving + failures.size();
+        }
+    }
+
     /**
      * One volume. {@code stagingMounted} is empty where there is nothing to check: a block volume (its staging
-     * path is a directory, not a mount) or a volume not STAGED.
+     * path is a directory, not a mount) or a volume not STAGED. {@code paths} is empty where its transport has
+     * no paths to read (a local device) or the volume is not STAGED with its device present.
      */
     public record Volume(String volumeId, String phase, String transport, String accessType, Optional<Device> device,
-                         String stagingPath, Optional<Boolean> stagingMounted, List<Publication> publications,
-                         OptionalLong fenceKey, List<HealthProblem> problems) {
+                         String stagingPath, Optional<Boolean> stagingMounted, Optional<Paths> paths,
+                         List<Publication> publications, OptionalLong fenceKey, List<HealthProblem> problems) {
     }
 
     /** A record file that could not be read, and why. */
@@ -74,13 +90,15 @@ public final class NodeStatusReader {
      * @param mounts   the mount table (/proc/self/mountinfo)
      * @param host     where sysfs is
      * @param kubeletRoot kubelet's root, for the pod of each publication
+     * @param transports  the plugin's transports, which read a volume's paths from sysfs; given a host that runs
+     *                    no command, since status only reads
      */
     public static NodeStatus read(RecordStore.Snapshot snapshot, List<MountEntry> mounts, HostPaths host,
-                                  Path kubeletRoot) {
+                                  Path kubeletRoot, Transports transports) {
         BlockDevices devices = new BlockDevices(host);
         List<Volume> volumes = new ArrayList<>();
         for (StagingRecord record : snapshot.records()) {
-            volumes.add(volume(record, mounts, devices, kubeletRoot));
+            volumes.add(volume(record, mounts, devices, kubeletRoot, transports));
         }
         volumes.sort(Comparator.comparing((Volume v) -> v.problems().isEmpty()).thenComparing(Volume::volumeId));
         List<UnreadableRecord> unreadable = new ArrayList<>();
@@ -90,7 +108,8 @@ public final class NodeStatusReader {
         return new NodeStatus(List.copyOf(volumes), List.copyOf(unreadable));
     }
 
-    private static Volume volume(StagingRecord record, List<MountEntry> mounts, BlockDevices devices, Path kubeletRoot) {
+    private static Volume volume(StagingRecord record, List<MountEntry> mounts, BlockDevices devices, Path kubeletRoot,
+                                 Transports transports) {
         boolean block = record.hasBlock();
         boolean staged = record.getPhase() == StagePhase.STAGED;
         Optional<Device> device = Optional.empty();
@@ -106,6 +125,10 @@ public final class NodeStatusReader {
             // As NodeGetVolumeStats says: nothing else is worth saying of a volume whose device is gone.
             problems.add(new HealthProblem(HealthProblem.Kind.DEVICE_MISSING, "device " + device.get().path() + " ("
                     + device.get().number() + ") of volume " + volumeId + " is gone from the node"));
+        }
+        Optional<Paths> paths = Optional.empty();
+        if (staged && devicePresent) {
+            paths = paths(transports, record, problems);
         }
         Optional<Boolean> stagingMounted = Optional.empty();
         if (staged && !block && record.hasDevice()) {
@@ -130,9 +153,27 @@ public final class NodeStatusReader {
             }
         }
         return new Volume(volumeId, record.getPhase().name(), record.getTransport(), block ? "block" : "mount",
-                device, record.getStagingPath(), stagingMounted, List.copyOf(publications),
+                device, record.getStagingPath(), stagingMounted, paths, List.copyOf(publications),
                 record.getFenceKey() == 0 ? OptionalLong.empty() : OptionalLong.of(record.getFenceKey()),
                 List.copyOf(problems));
+    }
+
+    /**
+     * The volume's paths as its transport reads them, adding a lost path's problem as NodeGetVolumeHealth does.
+     * A path that cannot be read is itself the finding: sysfs went away under the read, so the volume's paths are
+     * reported unknown rather than the command failing for every other volume.
+     */
+    private static Optional<Paths> paths(Transports transports, StagingRecord record, List<HealthProblem> problems) {
+        Optional<PathReport> report;
+        try {
+            report = StagingRecords.pathHealth(transports, record);
+        } catch (IOException e) {
+            report = Optional.of(new PathReport(0, List.of("paths cannot be read from sysfs: " + e.getMessage()),
+                    Optional.of("the paths of volume " + record.getVolumeId() + " cannot be read from sysfs: "
+                            + e.getMessage())));
+        }
+        report.flatMap(HealthProblem::of).ifPresent(problems::add);
+        return report.map(r -> new Paths(r.serving(), r.failures()));
     }
 
     /** The topmost mount at {@code path} (the last one listed: what a lookup of the path reaches). */

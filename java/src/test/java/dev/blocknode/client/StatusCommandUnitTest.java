@@ -1,7 +1,9 @@
 package dev.blocknode.client;
 
 import dev.blocknode.os.DeviceNumber;
+import dev.blocknode.scsi.ScsiAddress;
 import dev.blocknode.state.RecordStore;
+import dev.blocknode.state.v1.BlockAccessRecord;
 import dev.blocknode.state.v1.DeviceRecord;
 import dev.blocknode.state.v1.MountAccessRecord;
 import dev.blocknode.state.v1.PublicationRecord;
@@ -114,9 +116,54 @@ class StatusCommandUnitTest {
         assertEquals("{\"schemaVersion\":1,\"healthy\":true,\"volumes\":[{\"volumeId\":\"db1\",\"phase\":\"STAGED\","
                 + "\"transport\":\"local\",\"accessType\":\"mount\",\"device\":{\"path\":\"/dev/loop3\","
                 + "\"majorMinor\":\"7:3\",\"identity\":\"loop:/var/lib/db1.img\",\"present\":true},"
-                + "\"stagingPath\":\"" + staging + "\",\"stagingMounted\":true,\"publications\":[{\"target\":\""
+                + "\"stagingPath\":\"" + staging + "\",\"stagingMounted\":true,\"paths\":null,\"publications\":[{\"target\":\""
                 + target + "\",\"readOnly\":false,\"podUid\":\"" + POD + "\",\"mounted\":true}],"
                 + "\"fenceKey\":\"0x0000000000001234\",\"problems\":[]}],\"unreadableRecords\":[]}\n", json.out());
+    }
+
+    /**
+     * A multipath volume is read by its transport as NodeGetVolumeHealth reads it: its paths' count in the row and
+     * the JSON, a lost path as a PathsFailed problem naming the path, and no command run (the transports status
+     * builds refuse to run one).
+     */
+    @Test
+    void aSanVolumesPathsAreShownAndALostPathIsAProblem() throws IOException {
+        String wwid = "36001405f3d2a1b0c4e5f60718293a4b5";
+        sysfs.addDisk(new ScsiAddress(3, 0, 0, 1), "sdb", new DeviceNumber(8, 16), "naa." + wwid.substring(1));
+        sysfs.addDisk(new ScsiAddress(4, 0, 0, 1), "sdc", new DeviceNumber(8, 32), "naa." + wwid.substring(1));
+        sysfs.addMap(3, "mpatha", wwid, List.of("sdb", "sdc"));
+        Path blockStaging = kubelet.resolve("plugins/kubernetes.io/csi/volumeDevices/staging/pv-logs");
+        new RecordStore(stateDir, BOOT).save(StagingRecord.newBuilder().setVolumeId("logs").setPhase(StagePhase.STAGED)
+                .setTransport("iscsi").setStagingPath(blockStaging.toString())
+                .setDevice(DeviceRecord.newBuilder().setPath("/dev/dm-3").setMajor(253).setMinor(3)
+                        .setIdentity("naa." + wwid.substring(1)))
+                .setBlock(BlockAccessRecord.getDefaultInstance())
+                .putAttachment("wwid", wwid).putAttachment("multipathMap", "mpatha")
+                .putAttachment("paths", "3:0:0:1=sdb,4:0:0:1=sdc")
+                .build());
+        mounts();
+
+        Run healthy = status();
+        assertEquals(0, healthy.code(), healthy.out() + healthy.err());
+        assertTrue(healthy.out().contains("MOUNTED  PATHS  FENCE KEY"), healthy.out());
+        assertTrue(healthy.out().contains(" -        2/2    -  "), healthy.out());
+        assertTrue(status("-o", "json").out().contains("\"paths\":{\"serving\":2,\"total\":2,\"failures\":[]}"));
+
+        sysfs.setState("sdc", "transport-offline");
+        Run degraded = status();
+        assertEquals(1, degraded.code(), degraded.out());
+        assertTrue(degraded.out().startsWith("PROBLEMS\nVOLUME  PROBLEM      DETAIL\n"
+                + "logs    PathsFailed  multipath map mpatha serves on 1 path(s); sdc is transport-offline\n"),
+                degraded.out());
+        assertTrue(degraded.out().contains(" -        1/2    -  "), degraded.out());
+        Run json = status("-o", "json");
+        assertTrue(json.out().contains("\"paths\":{\"serving\":1,\"total\":2,\"failures\":[\"sdc is transport-offline\"]}"),
+                json.out());
+        assertTrue(json.out().contains("{\"reason\":\"PathsFailed\",\"severity\":\"DEGRADED\","), json.out());
+
+        sysfs.setState("sdb", "offline");
+        Run down = status("-o", "json");
+        assertTrue(down.out().contains("{\"reason\":\"NoPathServing\",\"severity\":\"INACCESSIBLE\","), down.out());
     }
 
     @Test
