@@ -1,6 +1,7 @@
 package dev.blocknode.client;
 
 import dev.blocknode.Plugin;
+import dev.blocknode.config.PluginConfig;
 import dev.blocknode.logging.JsonString;
 import dev.blocknode.logging.Printable;
 import dev.blocknode.os.HostPaths;
@@ -23,6 +24,7 @@ import dev.blocknode.volume.NodeStatusReader;
 import dev.blocknode.volume.NodeStatusReader.NodeStatus;
 import dev.blocknode.volume.NodeStatusReader.Publication;
 import dev.blocknode.volume.NodeStatusReader.UnreadableRecord;
+import dev.blocknode.volume.NodeStatusReader.UnrecordedMount;
 import dev.blocknode.volume.NodeStatusReader.Volume;
 
 import java.io.IOException;
@@ -50,7 +52,8 @@ public final class StatusCommand {
     public static final int SCHEMA_VERSION = 1;
 
     public static final String USAGE = """
-            usage: java -jar blocknode.jar status [--state-dir DIR] [--kubelet-root DIR] [--volume ID] [-o text|json]
+            usage: java -jar blocknode.jar status [--state-dir DIR] [--kubelet-root DIR] [--driver-name NAME]
+                                                  [--volume ID] [-o text|json]
 
             Every volume this node holds, from the plugin's records, the mount table and sysfs, problems first.
             Read-only; works while the plugin is down. Exit code: 0 all healthy, 1 a volume has a problem or a
@@ -58,6 +61,7 @@ public final class StatusCommand {
 
               --state-dir DIR      the plugin's --state-dir (default /var/lib/blocknode)
               --kubelet-root DIR   the plugin's --kubelet-root (default /var/lib/kubelet)
+              --driver-name NAME   the plugin's --driver-name (default block.csi.blocknode.dev)
               --volume ID          only this volume
               -o, --output FORMAT  text (default) or json
             """;
@@ -75,7 +79,7 @@ public final class StatusCommand {
         boolean json;
         try {
             flags = SubcommandFlags.parse("status", args,
-                    Set.of("--state-dir", "--kubelet-root", "--volume", "-o", "--output"));
+                    Set.of("--state-dir", "--kubelet-root", "--driver-name", "--volume", "-o", "--output"));
             json = flags.json("status");
         } catch (SubcommandFlags.UsageException e) {
             err.println(e.getMessage());
@@ -86,13 +90,15 @@ public final class StatusCommand {
             return HEALTHY;
         }
         Path stateDir = Path.of(flags.get("--state-dir").orElse("/var/lib/blocknode"));
-        Path kubeletRoot = Path.of(flags.get("--kubelet-root").orElse("/var/lib/kubelet"));
+        NodeStatusReader.KubeletLayout kubelet = new NodeStatusReader.KubeletLayout(
+                Path.of(flags.get("--kubelet-root").orElse("/var/lib/kubelet")),
+                flags.get("--driver-name").orElse(PluginConfig.DEFAULT_DRIVER_NAME));
         Optional<String> volume = flags.get("--volume");
         NodeStatus status;
         try {
             RecordStore.Snapshot snapshot = RecordStore.snapshot(stateDir, BootId.read(host));
             List<MountEntry> mounts = MountTable.read(host.mountInfo());
-            status = NodeStatusReader.read(snapshot, mounts, host, kubeletRoot, readOnlyTransports(host));
+            status = NodeStatusReader.read(snapshot, mounts, host, kubelet, readOnlyTransports(host));
         } catch (IOException | RuntimeException e) {
             err.println("blocknode status: cannot read the node's volumes: " + e.getMessage());
             return CANNOT_RUN;
@@ -106,7 +112,7 @@ public final class StatusCommand {
             if (one.isEmpty()) {
                 // An unreadable record may be this volume's: its file name cannot be told from here without
                 // hashing, and it is listed, so the caller sees it.
-                status = new NodeStatus(List.of(), status.unreadableRecords());
+                status = status.only(List.of());
                 if (json) {
                     out.print(json(status));
                 }
@@ -115,7 +121,7 @@ public final class StatusCommand {
                         + " record file(s) cannot be read; see status without --volume)"));
                 return UNKNOWN_VOLUME;
             }
-            status = new NodeStatus(one, status.unreadableRecords());
+            status = status.only(one);
         }
         out.print(json ? json(status) : text(status));
         return status.healthy() ? HEALTHY : PROBLEMS;
@@ -146,6 +152,9 @@ public final class StatusCommand {
         }
         for (UnreadableRecord r : status.unreadableRecords()) {
             problems.add(new String[]{"-", HealthProblem.Kind.RECORD_UNREADABLE.reason(), r.reason()});
+        }
+        for (UnrecordedMount m : status.unrecordedMounts()) {
+            problems.add(new String[]{m.volumeId().orElse("-"), UNRECORDED_MOUNT, describe(m)});
         }
         if (problems.isEmpty()) {
             out.append("no problems: ").append(status.volumes().size()).append(" volume(s), all healthy\n");
@@ -198,6 +207,16 @@ public final class StatusCommand {
             table(out, new String[]{"FILE", "REASON"}, rows);
         }
         return out.toString();
+    }
+
+    /** The reason an unrecorded mount is listed under, beside the health reasons of a volume's problems. */
+    static final String UNRECORDED_MOUNT = "UnrecordedMount";
+
+    private static String describe(UnrecordedMount m) {
+        return m.volumeId().map(id -> "volume " + id + "'s device " + m.device() + " is also mounted at "
+                        + m.mountPoint() + ", which no record names")
+                .orElse("device " + m.device() + " (" + m.fsType() + ") is mounted at " + m.mountPoint()
+                        + " in the driver's staging directory, but no record names it");
     }
 
     private static void table(StringBuilder out, String[] header, List<String[]> given) {
@@ -290,6 +309,15 @@ public final class StatusCommand {
             UnreadableRecord r = status.unreadableRecords().get(i);
             out.append(i == 0 ? "" : ",").append("{\"file\":").append(JsonString.quote(r.file()))
                     .append(",\"reason\":").append(JsonString.quote(r.reason())).append('}');
+        }
+        out.append("],\"unrecordedMounts\":[");
+        for (int i = 0; i < status.unrecordedMounts().size(); i++) {
+            UnrecordedMount m = status.unrecordedMounts().get(i);
+            out.append(i == 0 ? "" : ",").append("{\"mountPoint\":").append(JsonString.quote(m.mountPoint().toString()))
+                    .append(",\"majorMinor\":").append(JsonString.quote(m.device().toString()))
+                    .append(",\"fsType\":").append(JsonString.quote(m.fsType()))
+                    .append(",\"volumeId\":").append(m.volumeId().map(JsonString::quote).orElse("null"))
+                    .append(",\"message\":").append(JsonString.quote(describe(m))).append('}');
         }
         return out.append("]}\n").toString();
     }

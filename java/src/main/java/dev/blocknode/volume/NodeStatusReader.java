@@ -19,10 +19,13 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
 
 /**
  * What {@code blocknode status} shows: every volume the state directory's records name, with what the node
@@ -73,12 +76,42 @@ public final class NodeStatusReader {
     public record UnreadableRecord(String file, String reason) {
     }
 
-    /** The node's volumes, problems first then by id, and the record files that could not be read. */
-    public record NodeStatus(List<Volume> volumes, List<UnreadableRecord> unreadableRecords) {
+    /**
+     * A mount that looks like a blocknode volume's but that no record names: one in this driver's staging
+     * directory (kubelet staged a volume the plugin has no record of: a lost or deleted record), or a mount of a
+     * recorded volume's device at a path that is neither its staging path nor one of its publications (a
+     * publication left behind, or a mount made by hand). NodeUnstageVolume and NodeUnpublishVolume still release
+     * them (they trace a path to its device), but nothing else will.
+     *
+     * @param volumeId the volume whose device it is, empty for a staging-directory mount of an unknown device
+     */
+    public record UnrecordedMount(Path mountPoint, DeviceNumber device, String fsType, Optional<String> volumeId) {
+    }
 
-        /** No volume with a problem and no unreadable record. */
+    /** Where kubelet keeps this driver's filesystem staging mounts: {@code ROOT/plugins/kubernetes.io/csi/DRIVER}. */
+    public record KubeletLayout(Path root, String driverName) {
+
+        Path stagingRoot() {
+            return root.resolve("plugins/kubernetes.io/csi").resolve(driverName);
+        }
+    }
+
+    /**
+     * The node's volumes, problems first then by id, the record files that could not be read, and the mounts no
+     * record explains.
+     */
+    public record NodeStatus(List<Volume> volumes, List<UnreadableRecord> unreadableRecords,
+                             List<UnrecordedMount> unrecordedMounts) {
+
+        /** No volume with a problem, no unreadable record and no mount that no record explains. */
         public boolean healthy() {
-            return unreadableRecords.isEmpty() && volumes.stream().allMatch(v -> v.problems().isEmpty());
+            return unreadableRecords.isEmpty() && unrecordedMounts.isEmpty()
+                    && volumes.stream().allMatch(v -> v.problems().isEmpty());
+        }
+
+        /** Only {@code volumes}, with everything that is not about one volume kept. */
+        public NodeStatus only(List<Volume> volumes) {
+            return new NodeStatus(volumes, unreadableRecords, unrecordedMounts);
         }
     }
 
@@ -89,23 +122,57 @@ public final class NodeStatusReader {
      * @param snapshot the records, as {@link RecordStore#snapshot} read them
      * @param mounts   the mount table (/proc/self/mountinfo)
      * @param host     where sysfs is
-     * @param kubeletRoot kubelet's root, for the pod of each publication
-     * @param transports  the plugin's transports, which read a volume's paths from sysfs; given a host that runs
-     *                    no command, since status only reads
+     * @param kubelet    kubelet's root, for the pod of each publication, and the driver's staging directory
+     * @param transports the plugin's transports, which read a volume's paths from sysfs; given a host that runs
+     *                   no command, since status only reads
      */
     public static NodeStatus read(RecordStore.Snapshot snapshot, List<MountEntry> mounts, HostPaths host,
-                                  Path kubeletRoot, Transports transports) {
+                                  KubeletLayout kubelet, Transports transports) {
         BlockDevices devices = new BlockDevices(host);
         List<Volume> volumes = new ArrayList<>();
         for (StagingRecord record : snapshot.records()) {
-            volumes.add(volume(record, mounts, devices, kubeletRoot, transports));
+            volumes.add(volume(record, mounts, devices, kubelet.root(), transports));
         }
         volumes.sort(Comparator.comparing((Volume v) -> v.problems().isEmpty()).thenComparing(Volume::volumeId));
         List<UnreadableRecord> unreadable = new ArrayList<>();
         for (UnreadableRecordException e : snapshot.unreadable()) {
             unreadable.add(new UnreadableRecord(e.file().toString(), e.getMessage()));
         }
-        return new NodeStatus(List.copyOf(volumes), List.copyOf(unreadable));
+        return new NodeStatus(List.copyOf(volumes), List.copyOf(unreadable),
+                unrecordedMounts(snapshot.records(), mounts, kubelet));
+    }
+
+    /**
+     * The mounts that look like a volume's but that no record names (see {@link UnrecordedMount}). A block
+     * volume's publications are binds of a device node (the mount table shows devtmpfs, not the volume's device),
+     * so only filesystem mounts can be told this way.
+     */
+    static List<UnrecordedMount> unrecordedMounts(List<StagingRecord> records, List<MountEntry> mounts,
+                                                  KubeletLayout kubelet) {
+        Set<Path> named = new HashSet<>();
+        Map<DeviceNumber, String> volumeOfDevice = new HashMap<>();
+        for (StagingRecord record : records) {
+            if (!record.getStagingPath().isEmpty()) {
+                named.add(Path.of(record.getStagingPath()));
+            }
+            record.getPublicationsMap().keySet().forEach(target -> named.add(Path.of(target)));
+            if (record.hasDevice() && !record.hasBlock()) {
+                volumeOfDevice.put(StagingRecords.deviceNumber(record), record.getVolumeId());
+            }
+        }
+        Path stagingRoot = kubelet.stagingRoot();
+        List<UnrecordedMount> found = new ArrayList<>();
+        for (MountEntry entry : mounts) {
+            if (named.contains(entry.mountPoint())) {
+                continue;
+            }
+            Optional<String> volume = Optional.ofNullable(volumeOfDevice.get(entry.device()));
+            if (volume.isPresent() || entry.mountPoint().startsWith(stagingRoot)) {
+                found.add(new UnrecordedMount(entry.mountPoint(), entry.device(), entry.fsType(), volume));
+            }
+        }
+        found.sort(Comparator.comparing(m -> m.mountPoint().toString()));
+        return List.copyOf(found);
     }
 
     private static Volume volume(StagingRecord record, List<MountEntry> mounts, BlockDevices devices, Path kubeletRoot,

@@ -118,7 +118,7 @@ class StatusCommandUnitTest {
                 + "\"majorMinor\":\"7:3\",\"identity\":\"loop:/var/lib/db1.img\",\"present\":true},"
                 + "\"stagingPath\":\"" + staging + "\",\"stagingMounted\":true,\"paths\":null,\"publications\":[{\"target\":\""
                 + target + "\",\"readOnly\":false,\"podUid\":\"" + POD + "\",\"mounted\":true}],"
-                + "\"fenceKey\":\"0x0000000000001234\",\"problems\":[]}],\"unreadableRecords\":[]}\n", json.out());
+                + "\"fenceKey\":\"0x0000000000001234\",\"problems\":[]}],\"unreadableRecords\":[],\"unrecordedMounts\":[]}\n", json.out());
     }
 
     /**
@@ -164,6 +164,43 @@ class StatusCommandUnitTest {
         sysfs.setState("sdb", "offline");
         Run down = status("-o", "json");
         assertTrue(down.out().contains("{\"reason\":\"NoPathServing\",\"severity\":\"INACCESSIBLE\","), down.out());
+    }
+
+    /**
+     * What no record explains: a mount in the driver's staging directory of a device no record names (a lost
+     * record), and the recorded volume's device mounted once more outside its staging path and publications (a
+     * leftover publication). Both are problems; the recorded mounts are not; another driver's staging mount is
+     * none of ours.
+     */
+    @Test
+    void mountsThatNoRecordExplainsAreProblems() throws IOException {
+        stageDb1();
+        Path lost = kubelet.resolve("plugins/kubernetes.io/csi/block.csi.blocknode.dev/def/globalmount");
+        Path foreign = kubelet.resolve("plugins/kubernetes.io/csi/other.csi.example.com/abc/globalmount");
+        Path extra = dir.resolve("mnt/extra");
+        Files.writeString(sysfs.paths().mountInfo(), "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+                + "100 22 7:3 / " + staging + " rw,relatime shared:9 - ext4 /dev/loop3 rw\n"
+                + "101 22 7:3 / " + target + " rw,relatime shared:9 - ext4 /dev/loop3 rw\n"
+                + "102 22 7:3 / " + extra + " rw,relatime shared:9 - ext4 /dev/loop3 rw\n"
+                + "103 22 8:48 / " + lost + " rw,relatime shared:10 - xfs /dev/sdd rw\n"
+                + "104 22 8:64 / " + foreign + " rw,relatime shared:11 - ext4 /dev/sde rw\n");
+
+        Run text = status();
+        assertEquals(1, text.code(), text.out());
+        assertTrue(text.out().startsWith("PROBLEMS\n"), text.out());
+        assertTrue(text.out().contains("db1     UnrecordedMount  volume db1's device 7:3 is also mounted at " + extra
+                + ", which no record names\n"), text.out());
+        assertTrue(text.out().contains("-       UnrecordedMount  device 8:48 (xfs) is mounted at " + lost
+                + " in the driver's staging directory, but no record names it\n"), text.out());
+        assertFalse(text.out().contains(foreign.toString()), text.out());
+
+        Run json = status("-o", "json");
+        assertEquals(1, json.code());
+        assertTrue(json.out().contains("\"healthy\":false"), json.out());
+        assertTrue(json.out().contains("\"unrecordedMounts\":[{\"mountPoint\":\"" + lost + "\",\"majorMinor\":\"8:48\","
+                + "\"fsType\":\"xfs\",\"volumeId\":null,"), json.out());
+        assertTrue(json.out().contains("{\"mountPoint\":\"" + extra + "\",\"majorMinor\":\"7:3\",\"fsType\":\"ext4\","
+                + "\"volumeId\":\"db1\","), json.out());
     }
 
     @Test
