@@ -122,8 +122,8 @@ unit:
 	echo "make unit: $$( ((rc == 0)) && echo passed || echo FAILED ), $$(scripts/surefire-totals.sh) in $$(( $$(date +%s) - start )) s"; \
 	exit $$rc
 
-# The host tier: the tests tagged "host" (JUnit's @Tag("host"): *HostTest in java/, the root-only tests of native/
-# and test-e2e/): real loop devices, filesystems and mounts, so root. Each test undoes what it made.
+# The host tier: the tests tagged "host" (JUnit's @Tag("host"), the *HostTest classes of native/, java/ and
+# test-e2e/): real loop devices, filesystems and mounts, so root. Each test undoes what it made.
 .PHONY: host
 host: deps
 	@[[ $$(id -u) == 0 ]] || { echo "make host needs root (loop devices, mkfs, mounts)"; exit 2; }; \

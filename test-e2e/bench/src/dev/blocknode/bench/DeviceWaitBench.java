@@ -1,6 +1,6 @@
 package dev.blocknode.bench;
 
-import dev.blocknode.config.DeviceWaitMode;
+import dev.blocknode.os.wait.DeviceWaitMode;
 import dev.blocknode.os.natives.NativeLibrary;
 import dev.blocknode.os.uevent.NetlinkUeventSource;
 import dev.blocknode.os.wait.DeviceWaiter;

@@ -3,6 +3,7 @@ package dev.blocknode.config;
 
 import dev.blocknode.logging.LogFormat;
 import dev.blocknode.logging.LogLevel;
+import dev.blocknode.os.wait.DeviceWaitMode;
 
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -172,7 +173,7 @@ public final class FlagParser {
                 duration("shutdown-grace", take(flags, "shutdown-grace")),
                 nonNegative("max-volumes-per-node", take(flags, "max-volumes-per-node")),
                 fsType(take(flags, "default-fs-type")),
-                DeviceWaitMode.parse("device-wait", take(flags, "device-wait")),
+                deviceWaitMode(take(flags, "device-wait")),
                 Optional.ofNullable(take(flags, "device-poll-interval")).map(v -> positive("device-poll-interval", v)),
                 Boolean.parseBoolean(take(flags, "demo")),
                 PluginMode.parse("mode", take(flags, "mode")),
@@ -226,6 +227,14 @@ public final class FlagParser {
     }
 
     /** The flag's value, else its fallback in {@link #FLAGS} (null: none). */
+    private static DeviceWaitMode deviceWaitMode(String value) {
+        try {
+            return DeviceWaitMode.valueOf(value.toUpperCase(Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--device-wait must be events or poll, got \"" + value + "\"");
+        }
+    }
+
     private static String take(Map<String, String> flags, String name) {
         String value = flags.remove(name);
         return value == null ? flag(name).fallback() : value;

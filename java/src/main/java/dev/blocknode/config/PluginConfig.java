@@ -3,6 +3,7 @@ package dev.blocknode.config;
 
 import dev.blocknode.logging.LogFormat;
 import dev.blocknode.logging.LogLevel;
+import dev.blocknode.os.wait.DeviceWaitMode;
 
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;

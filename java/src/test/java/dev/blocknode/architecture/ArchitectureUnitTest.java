@@ -31,7 +31,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  *   os             -> os.natives (LinuxNative is called from os alone; os.wait: device waits, woken by os.uevent)
  * </pre>
  *
- * outcome, logging, metrics, faults and config are utilities any layer may use and that use no layer. No
+ * config (the flags' values) is for the entry points alone, and uses os only for the setting types of os's own
+ * mechanisms (os.wait's DeviceWaitMode), so that os never reads a flag.
+ * outcome, logging, metrics and faults are utilities any layer may use and that use no layer. No
  * package is in a cycle, and every production class must sit in a layer, so a new package has to be placed
  * here. No exceptions are listed: a back edge is removed, or routed through the layer below (issue 14).
  */
@@ -93,10 +95,11 @@ class ArchitectureUnitTest {
                 .whereLayer("Transport").mayOnlyBeAccessedByLayers("Volume", "Doctor", "Entry points")
                 .whereLayer("Multipath").mayOnlyBeAccessedByLayers("Transport")
                 .whereLayer("Scsi").mayOnlyBeAccessedByLayers("Transport", "Multipath", "Entry points")
+                .whereLayer("Config").mayOnlyBeAccessedByLayers("Entry points")
                 // The one seam to the host: csi reaches it only through volume; the server that carries csi
                 // holds its own socket file there (by descriptor, under the kubelet root).
                 .whereLayer("Os").mayOnlyBeAccessedByLayers("Volume", "State", "Transport", "Multipath", "Scsi",
-                        "Server", "Doctor", "Entry points")
+                        "Server", "Doctor", "Config", "Entry points")
                 // Its typed errno exceptions surface through os calls that volume makes (NoSuchPathException ...);
                 // LinuxNative itself is for os alone (below).
                 .whereLayer("Natives").mayOnlyBeAccessedByLayers("Os", "Volume", "Entry points")
@@ -110,8 +113,8 @@ class ArchitectureUnitTest {
                 .whereLayer("Logging").mayNotAccessAnyLayer()
                 .whereLayer("Metrics").mayNotAccessAnyLayer()
                 .whereLayer("Faults").mayNotAccessAnyLayer()
-                // config holds the flags' values, --log-format's among them.
-                .whereLayer("Config").mayOnlyAccessLayers("Logging")
+                // config holds the flags' values, --log-format's and --device-wait's among them.
+                .whereLayer("Config").mayOnlyAccessLayers("Logging", "Os")
                 .check(classes);
     }
 

@@ -1,7 +1,7 @@
 package dev.blocknode.testing;
 
 import dev.blocknode.Plugin;
-import dev.blocknode.config.DeviceWaitMode;
+import dev.blocknode.os.wait.DeviceWaitMode;
 import dev.blocknode.config.PluginMode;
 import dev.blocknode.config.PluginConfig;
 import dev.blocknode.csi.client.CsiClient;

@@ -1,6 +1,5 @@
 package dev.blocknode.os.wait;
 
-import dev.blocknode.config.DeviceWaitMode;
 import dev.blocknode.os.uevent.KernelEvents;
 import dev.blocknode.os.uevent.UeventSource;
 

@@ -1,6 +1,6 @@
 package dev.blocknode.os.uevent;
 
-import dev.blocknode.config.DeviceWaitMode;
+import dev.blocknode.os.wait.DeviceWaitMode;
 import dev.blocknode.os.natives.PermissionDeniedException;
 import dev.blocknode.os.wait.DeviceWaiter;
 import dev.blocknode.os.wait.DeviceWaiting;

@@ -1,6 +1,6 @@
 package dev.blocknode.os.wait;
 
-import dev.blocknode.config.DeviceWaitMode;
+import dev.blocknode.os.wait.DeviceWaitMode;
 import dev.blocknode.os.natives.PermissionDeniedException;
 import dev.blocknode.testing.ScriptedUevents;
 import io.micrometer.core.instrument.Metrics;

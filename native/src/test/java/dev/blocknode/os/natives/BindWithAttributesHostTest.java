@@ -31,7 +31,7 @@ import org.junit.jupiter.api.Test;
  * is undone by HostFixture (an unmount in the shared tmpfs is propagated to the peer too).
  */
 @Tag("host")
-class BindWithAttributesTest {
+class BindWithAttributesHostTest {
 
     private HostFixture host;
     private Path source;

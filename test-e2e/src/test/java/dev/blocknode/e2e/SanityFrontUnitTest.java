@@ -37,7 +37,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The front changes exactly one thing, and passes everything else through as the plugin said it. */
-class SanityFrontTest {
+class SanityFrontUnitTest {
 
     private static final Metadata.Key<String> DETAIL = Metadata.Key.of("x-detail", Metadata.ASCII_STRING_MARSHALLER);
 

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
  * test machine may lack: there the kernel's EPERM must come back as a PermissionDeniedException.
  */
 @Tag("host")
-class FilesystemGrowTest {
+class FilesystemGrowHostTest {
 
     private static final long SIZE = 320L << 20;
 

@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
  * the host may cause uevents meanwhile, so each test looks for its own device among whatever arrives.
  */
 @Tag("host")
-class UeventTest {
+class UeventHostTest {
 
     private static final int RECEIVE_BUFFER = 1 << 20;
 

@@ -15,7 +15,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 /** connectUnixSocket, peerCredentials and peerAddress against listeners of this JVM. */
-class UnixSocketTest {
+class UnixSocketUnitTest {
 
     @TempDir
     Path tmp;

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 
 /** Real mounts: needs root. Everything is undone by HostFixture, also when a test fails. */
 @Tag("host")
-class MountTest {
+class MountHostTest {
 
     private static final long MIB = 1024 * 1024;
 

@@ -44,7 +44,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * loop devices (root only); every device and file they create is released in {@link #stop()}, which
  * runs whether the test passed or not, and is then checked to be gone.
  */
-class TestControllerServiceTest {
+class TestControllerServiceHostTest {
 
     private static final String NODE = "node-1";
     private static final long MIB = 1L << 20;

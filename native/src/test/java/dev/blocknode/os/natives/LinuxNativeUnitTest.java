@@ -18,7 +18,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** LinuxNative calls that need no root: stat, statvfs, fsync, and their failures. */
-class LinuxNativeTest {
+class LinuxNativeUnitTest {
 
     @TempDir
     Path tmp;

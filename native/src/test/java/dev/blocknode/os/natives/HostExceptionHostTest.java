@@ -21,7 +21,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /** Each typed exception, caused for real: needs root, loop devices, mkfs.ext4 and xfs_io. */
 @Tag("host")
-class HostExceptionTest {
+class HostExceptionHostTest {
 
     private static final long SIZE = 64L * 1024 * 1024;
 
@@ -40,7 +40,7 @@ class HostExceptionTest {
     @Test
     void sgIoOnALoopDeviceFailsAsAnIoctlTheDriverRefusesNotAsAScsiStatus() throws Exception {
         // This kernel's loop driver answers an ioctl it does not know with EINVAL (a regular file gives ENOTTY:
-        // LinuxNativeTest): either way a typed exception, never a status that could pass for a SCSI answer.
+        // LinuxNativeUnitTest): either way a typed exception, never a status that could pass for a SCSI answer.
         LoopDevice loop = host.loop("not-scsi.img", SIZE, false);
         byte[] readReservation = {0x5e, 0x01, 0, 0, 0, 0, 0, 0, 24, 0};
 

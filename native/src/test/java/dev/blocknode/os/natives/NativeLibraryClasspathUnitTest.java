@@ -20,7 +20,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Loading as production does it: no -Dblocknode.native.library, the library extracted from the
  * classpath resource. Each case runs in a forked JVM, since a JVM loads the library only once.
  */
-class NativeLibraryClasspathTest {
+class NativeLibraryClasspathUnitTest {
 
     @TempDir
     Path tmp;

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 
 /** Block device ioctls on a loop device over a 64 MiB sparse file: needs root. */
 @Tag("host")
-class BlockDeviceTest {
+class BlockDeviceHostTest {
 
     private static final long SIZE = 64L * 1024 * 1024;
     private static final long OFFSET = 8192;
