@@ -23,7 +23,6 @@ import dev.blocknode.transport.StagedVolumes;
 import dev.blocknode.transport.Transports;
 import dev.blocknode.transport.fc.FcTransport;
 import dev.blocknode.transport.iscsi.IscsiTransport;
-import dev.blocknode.transport.iscsi.NodeRecordFiles;
 import dev.blocknode.transport.local.LocalTransport;
 import dev.blocknode.transport.san.FenceSettings;
 import dev.blocknode.transport.san.MultipathMapCount;
@@ -97,7 +96,7 @@ public final class Plugin implements AutoCloseable {
      */
     public static Transports transports(Host host, DeviceWaiter waiter, FenceSettings fence, StagedVolumes staged) {
         return new Transports(List.of(new LocalTransport(host), new FcTransport(host, waiter, fence),
-                new IscsiTransport(host, NodeRecordFiles.defaultDatabase(), waiter, fence),
+                new IscsiTransport(host, host.paths().iscsiDatabase(), waiter, fence),
                 new NvmeTcpTransport(host, waiter, staged)));
     }
 

@@ -1,5 +1,6 @@
 package dev.blocknode.os;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
@@ -16,6 +17,18 @@ public record HostPaths(Path sys, Path dev, Path proc, Path etc) {
     /** open-iscsi's name for this node: the IQN that iSCSI targets' access lists name. */
     public Path iscsiInitiatorName() {
         return etc.resolve("iscsi/initiatorname.iscsi");
+    }
+
+    /**
+     * Where the iscsiadm that runs beside the plugin keeps its node records: a Debian-built open-iscsi (the
+     * plugin's image) uses /etc/iscsi whatever the host's distribution does, so /etc/iscsi wins whenever it
+     * exists; /var/lib/iscsi (beside /etc's parent: the same root) only for a host-installed open-iscsi built
+     * that way.
+     */
+    public Path iscsiDatabase() {
+        Path etcIscsi = etc.resolve("iscsi");
+        Path varLib = etc.resolveSibling("var/lib/iscsi");
+        return Files.isDirectory(etcIscsi) || !Files.isDirectory(varLib.resolve("nodes")) ? etcIscsi : varLib;
     }
 
     /** The directory of nvme-cli's hostnqn and hostid files: who this node is to an NVMe subsystem. */

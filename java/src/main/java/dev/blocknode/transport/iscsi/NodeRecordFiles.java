@@ -25,20 +25,9 @@ public final class NodeRecordFiles {
 
     private final Path database;
 
-    /** @param database open-iscsi's database directory: /etc/iscsi on Debian, /var/lib/iscsi elsewhere */
+    /** @param database open-iscsi's database directory ({@code HostPaths.iscsiDatabase()}) */
     public NodeRecordFiles(Path database) {
         this.database = database;
-    }
-
-    /**
-     * Where the iscsiadm that runs beside the plugin keeps its records: a Debian-built open-iscsi (the
-     * plugin's image) uses /etc/iscsi whatever the host's distribution does, so /etc/iscsi wins whenever
-     * it exists; /var/lib/iscsi only for a host-installed open-iscsi built that way.
-     */
-    public static Path defaultDatabase() {
-        Path etc = Path.of("/etc/iscsi");
-        return Files.isDirectory(etc) || !Files.isDirectory(Path.of("/var/lib/iscsi/nodes")) ? etc
-                : Path.of("/var/lib/iscsi");
     }
 
     /** Replaces the given settings in the record of {@code path} (lines for those keys are removed first). */
