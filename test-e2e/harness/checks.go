@@ -30,3 +30,13 @@ func (c *Checks) Check(name string, err error, detail string) bool {
 	c.Pass(name, detail)
 	return true
 }
+
+// Finish prints the closing line, "<harness>: N passed, M failed", and returns the exit code: code, or 1
+// where a check failed and code says nothing worse.
+func (c *Checks) Finish(harness string, code int) int {
+	fmt.Printf("\n%s: %d passed, %d failed\n", harness, c.Passed, c.Failed)
+	if c.Failed > 0 && code == 0 {
+		return 1
+	}
+	return code
+}

@@ -18,7 +18,7 @@ const PidsFile = "pids"
 
 // Runner starts a harness's child processes. Its fields are where the harnesses differ.
 type Runner struct {
-	// Dir is the run's work directory: each child's pid goes into Dir/PidsFile, and Leftovers looks for
+	// Dir is the run's work directory: each child's pid goes into Dir/PidsFile, and NothingLeft looks for
 	// processes whose command line names it.
 	Dir string
 	// AppendLogs makes each start append to its log after a line naming the command, so that a child
@@ -155,8 +155,9 @@ func (p *Process) Kill() {
 	}
 }
 
-// Leftovers lists the processes (other than this one) whose command line names the work directory.
-func (r *Runner) Leftovers() []string {
+// NothingLeft fails, naming them, if processes other than this one still name the work directory in
+// their command line: children that outlived their Stop or Kill, or theirs.
+func (r *Runner) NothingLeft() error {
 	var found []string
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
@@ -169,5 +170,8 @@ func (r *Runner) Leftovers() []string {
 			found = append(found, fmt.Sprintf("%d %s", pid, strings.ReplaceAll(string(cmdline), "\x00", " ")))
 		}
 	}
-	return found
+	if len(found) > 0 {
+		return fmt.Errorf("still running: %s", strings.Join(found, "; "))
+	}
+	return nil
 }

@@ -62,19 +62,20 @@ func TestStopSendsSIGTERMAndRecordsThePid(t *testing.T) {
 func TestKillTakesTheProcessGroupAndLeavesNothing(t *testing.T) {
 	r := &Runner{Dir: t.TempDir()}
 	// The shell names the directory ($0) and has a child of its own: both must go.
-	p, err := r.Start("shell", filepath.Join(r.Dir, "shell.log"), nil, "sh", "-c", "sleep 30; sleep 30", r.Dir)
+	p, err := r.Start("shell", filepath.Join(r.Dir, "shell.log"), nil, "sh", "-c", "sleep 30 && sleep 30", r.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l := r.Leftovers(); len(l) != 1 || !strings.HasPrefix(l[0], strconv.Itoa(p.Pid())+" sh -c") {
-		t.Errorf("Leftovers before Kill: %q, want the shell", l)
+	if err := r.NothingLeft(); err == nil || !strings.HasPrefix(err.Error(), "still running: "+strconv.Itoa(p.Pid())+" sh -c") ||
+		strings.Contains(err.Error(), ";") {
+		t.Errorf("NothingLeft before Kill: %v, want the shell alone", err)
 	}
 	p.Kill()
 	if !p.Exited() || p.Err() == nil {
 		t.Errorf("after Kill: exited %v, err %v", p.Exited(), p.Err())
 	}
-	if l := r.Leftovers(); len(l) != 0 {
-		t.Errorf("Leftovers after Kill: %q", l)
+	if err := r.NothingLeft(); err != nil {
+		t.Errorf("NothingLeft after Kill: %v", err)
 	}
 	var never *Process
 	never.Kill() // a process that never started: nothing to do

@@ -171,14 +171,16 @@ func main() {
 	os.Exit(run())
 }
 
+var checks harness.Checks
+
 func run() (code int) {
-	var checks harness.Checks
 	// The plugin is restarted into one log, which keeps each run; livenessprobe has no SIGTERM handler (it has
 	// nothing to clean up), so death by that signal is a clean stop.
 	children := &harness.Runner{Dir: *workDir, AppendLogs: true, StopDeadline: *stopDeadline, SIGTERMMayKill: true}
 	socket := filepath.Join(*workDir, "plugin", "csi.sock")
 	logs := filepath.Join(*workDir, "logs")
-	for _, dir := range []string{filepath.Dir(socket), logs, filepath.Join(*workDir, "kubelet"), filepath.Join(*workDir, "state")} {
+	blocknode := harness.Plugin{Java: *javaBin, Jar: *pluginJar, Socket: socket, NodeID: "liveness-node", WorkDir: *workDir}
+	for _, dir := range append([]string{filepath.Dir(socket), logs}, blocknode.Dirs()...) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 2
@@ -191,13 +193,7 @@ func run() (code int) {
 	fmt.Printf("livenessprobe: %s\nplugin:        %s\nwork dir:      %s\n\n", label, *pluginJar, *workDir)
 
 	pluginLog := filepath.Join(logs, "plugin.log")
-	pluginArgv := []string{*javaBin, "--enable-native-access=ALL-UNNAMED", "-XX:TieredStopAtLevel=1",
-		"-XX:+UseSerialGC", "-jar", *pluginJar,
-		"--endpoint", "unix://" + socket,
-		"--node-id", "liveness-node",
-		"--kubelet-root", filepath.Join(*workDir, "kubelet"),
-		"--state-dir", filepath.Join(*workDir, "state"),
-		"--log-format", "text"}
+	pluginArgv := blocknode.Argv()
 
 	var plugin, probe *harness.Process
 	var hogs []*harness.Process
@@ -208,10 +204,7 @@ func run() (code int) {
 		if checks.Failed > 0 {
 			harness.PrintLogTails(plugin, probe)
 		}
-		fmt.Printf("\nliveness: %d passed, %d failed\n", checks.Passed, checks.Failed)
-		if checks.Failed > 0 && code == 0 {
-			code = 1
-		}
+		code = checks.Finish("liveness", code)
 	}()
 
 	// startPlugin starts the plugin (in a namespace without the hidden tool when hiding) and waits for its socket.
@@ -329,11 +322,7 @@ func run() (code int) {
 	checks.Check("livenessprobe exits on SIGTERM", err, status)
 	status, err = plugin.Stop()
 	checks.Check("plugin exits on SIGTERM", err, status)
-	var left error
-	if l := children.Leftovers(); len(l) > 0 {
-		left = fmt.Errorf("still running: %s", strings.Join(l, "; "))
-	}
-	checks.Check("nothing left running", left, "")
+	checks.Check("nothing left running", children.NothingLeft(), "")
 	return 0
 }
 

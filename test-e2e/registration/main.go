@@ -76,19 +76,21 @@ func main() {
 	os.Exit(run())
 }
 
+var checks harness.Checks
+
 func run() (code int) {
-	var checks harness.Checks
 	children := &harness.Runner{Dir: *workDir, StopDeadline: *stopDeadline}
 	pluginDir := filepath.Join(*workDir, "plugin")
 	registryDir := filepath.Join(*workDir, "plugins_registry")
 	logs := filepath.Join(*workDir, "logs")
-	for _, dir := range []string{pluginDir, registryDir, logs, filepath.Join(*workDir, "kubelet"), filepath.Join(*workDir, "state")} {
+	pluginSock := filepath.Join(pluginDir, "csi.sock")
+	blocknode := harness.Plugin{Java: *javaBin, Jar: *pluginJar, Socket: pluginSock, NodeID: nodeID, WorkDir: *workDir}
+	for _, dir := range append([]string{pluginDir, registryDir, logs}, blocknode.Dirs()...) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 2
 		}
 	}
-	pluginSock := filepath.Join(pluginDir, "csi.sock")
 	regSock := filepath.Join(registryDir, driverName+"-reg.sock")
 	// On GetInfo the registrar touches <dir of --kubelet-registration-path>/registration for its
 	// kubelet-registration-probe mode. That is a host path: remove it afterwards if this run made it.
@@ -112,22 +114,12 @@ func run() (code int) {
 		if !probeFileBefore && exists(probeFile) {
 			_ = os.Remove(probeFile)
 		}
-		fmt.Printf("\nregistration: %d passed, %d failed\n", checks.Passed, checks.Failed)
-		if checks.Failed > 0 && code == 0 {
-			code = 1
-		}
+		code = checks.Finish("registration", code)
 	}()
 
 	// 1. The plugin, as the DaemonSet's blocknode container runs it.
 	var err error
-	plugin, err = children.Start("plugin", filepath.Join(logs, "plugin.log"), nil, *javaBin,
-		"--enable-native-access=ALL-UNNAMED", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
-		"-jar", *pluginJar,
-		"--endpoint", "unix://"+pluginSock,
-		"--node-id", nodeID,
-		"--kubelet-root", filepath.Join(*workDir, "kubelet"),
-		"--state-dir", filepath.Join(*workDir, "state"),
-		"--log-format", "text")
+	plugin, err = children.Start("plugin", filepath.Join(logs, "plugin.log"), nil, blocknode.Argv()...)
 	if !checks.Check("plugin starts", err, "pid "+strconv.Itoa(plugin.Pid())) {
 		return 1
 	}
@@ -236,11 +228,7 @@ func run() (code int) {
 	checks.Check("plugin exits on SIGTERM", err, status)
 	checks.Check("plugin socket removed", absent(pluginSock), "")
 
-	var left error
-	if l := children.Leftovers(); len(l) > 0 {
-		left = fmt.Errorf("still running: %s", strings.Join(l, "; "))
-	}
-	checks.Check("nothing left running", left, "")
+	checks.Check("nothing left running", children.NothingLeft(), "")
 	return 0
 }
 
