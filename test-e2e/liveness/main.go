@@ -16,14 +16,11 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -31,6 +28,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"blocknode/test-e2e/harness"
 )
 
 var (
@@ -53,169 +52,7 @@ var (
 // The plugin's fixed tool search path (java/.../os/exec/ToolLocator.SEARCH_PATH).
 var searchPath = []string{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"}
 
-// ---------------------------------------------------------------------------------------------- checks
-
-var passed, failed int
-
-func pass(name, detail string) {
-	passed++
-	fmt.Printf("PASS  %-44s %s\n", name, detail)
-}
-
-func fail(name string, err error) {
-	failed++
-	fmt.Printf("FAIL  %-44s %v\n", name, err)
-}
-
-func check(name string, err error, detail string) bool {
-	if err != nil {
-		fail(name, err)
-		return false
-	}
-	pass(name, detail)
-	return true
-}
-
-// ---------------------------------------------------------------------------------------------- processes
-
-type proc struct {
-	name string
-	cmd  *exec.Cmd
-	log  string
-	done chan struct{}
-	err  error // Wait's result, once done is closed
-}
-
-func start(name, logPath string, attr *syscall.SysProcAttr, argv ...string) (*proc, error) {
-	logFile, err := os.OpenFile(logPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(logFile, "=== %s: %s\n", name, strings.Join(argv, " "))
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if attr == nil {
-		attr = &syscall.SysProcAttr{}
-	}
-	// Own process group, and killed if this harness dies.
-	attr.Setpgid, attr.Pdeathsig = true, syscall.SIGKILL
-	cmd.SysProcAttr = attr
-	if err := cmd.Start(); err != nil {
-		logFile.Close()
-		return nil, err
-	}
-	p := &proc{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		logFile.Close()
-		close(p.done)
-	}()
-	// run.sh's trap kills whatever is listed here should this harness itself be killed.
-	if f, err := os.OpenFile(filepath.Join(*workDir, "pids"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
-		fmt.Fprintf(f, "%d\n", cmd.Process.Pid)
-		f.Close()
-	}
-	return p, nil
-}
-
-func (p *proc) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// stop sends SIGTERM and waits up to the stop deadline. Clean: exit 0, 143 (the JVM after its shutdown
-// hooks ran), or death by that SIGTERM (livenessprobe installs no handler for it: it has nothing to clean).
-func (p *proc) stop() (string, error) {
-	if p.exited() {
-		return "", fmt.Errorf("%s had already exited (%v) before SIGTERM", p.name, p.err)
-	}
-	began := time.Now()
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		return "", err
-	}
-	select {
-	case <-p.done:
-	case <-time.After(*stopDeadline):
-		return "", fmt.Errorf("%s still running %s after SIGTERM", p.name, *stopDeadline)
-	}
-	took := time.Since(began).Round(time.Millisecond)
-	var exitErr *exec.ExitError
-	if errors.As(p.err, &exitErr) {
-		ws, _ := exitErr.Sys().(syscall.WaitStatus)
-		if exitErr.ExitCode() != 143 && !(ws.Signaled() && ws.Signal() == syscall.SIGTERM) {
-			return "", fmt.Errorf("%s ended with %s after SIGTERM", p.name, exitErr.ProcessState)
-		}
-		return fmt.Sprintf("%s in %s", exitErr.ProcessState, took), nil
-	} else if p.err != nil {
-		return "", p.err
-	}
-	return fmt.Sprintf("exit 0 in %s", took), nil
-}
-
-// kill ends the process group at once and waits for the process.
-func (p *proc) kill() {
-	if p != nil && !p.exited() {
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		<-p.done
-	}
-}
-
-func tail(path string, lines int) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	all := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(all) > lines {
-		all = all[len(all)-lines:]
-	}
-	return "    | " + strings.Join(all, "\n    | ")
-}
-
-// leftovers lists the processes (other than this one) whose command line mentions the work directory.
-func leftovers() []string {
-	var found []string
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && strings.Contains(string(cmdline), *workDir) {
-			found = append(found, fmt.Sprintf("%d %s", pid, strings.ReplaceAll(string(cmdline), "\x00", " ")))
-		}
-	}
-	return found
-}
-
 // ---------------------------------------------------------------------------------------------- waiting
-
-// waitForSocket polls until socket accepts a connection, the process has exited, or the deadline passes.
-func waitForSocket(socket string, p *proc) (time.Duration, error) {
-	began := time.Now()
-	deadline := began.Add(*startDeadline)
-	for {
-		if c, err := net.DialTimeout("unix", socket, time.Second); err == nil {
-			c.Close()
-			return time.Since(began).Round(time.Millisecond), nil
-		}
-		if p.exited() {
-			return 0, fmt.Errorf("%s exited (%v) before %s answered", p.name, p.err, socket)
-		}
-		if time.Now().After(deadline) {
-			return 0, fmt.Errorf("%s did not answer within %s", socket, *startDeadline)
-		}
-		select {
-		case <-p.done:
-		case <-time.After(20 * time.Millisecond): // poll interval, bounded by the deadline above
-		}
-	}
-}
 
 type answer struct {
 	status int
@@ -334,10 +171,16 @@ func main() {
 	os.Exit(run())
 }
 
+var checks harness.Checks
+
 func run() (code int) {
+	// The plugin is restarted into one log, which keeps each run; livenessprobe has no SIGTERM handler (it has
+	// nothing to clean up), so death by that signal is a clean stop.
+	children := &harness.Runner{Dir: *workDir, AppendLogs: true, StopDeadline: *stopDeadline, SIGTERMMayKill: true}
 	socket := filepath.Join(*workDir, "plugin", "csi.sock")
 	logs := filepath.Join(*workDir, "logs")
-	for _, dir := range []string{filepath.Dir(socket), logs, filepath.Join(*workDir, "kubelet"), filepath.Join(*workDir, "state")} {
+	blocknode := harness.Plugin{Java: *javaBin, Jar: *pluginJar, Socket: socket, NodeID: "liveness-node", WorkDir: *workDir}
+	for _, dir := range append([]string{filepath.Dir(socket), logs}, blocknode.Dirs()...) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 2
@@ -350,31 +193,18 @@ func run() (code int) {
 	fmt.Printf("livenessprobe: %s\nplugin:        %s\nwork dir:      %s\n\n", label, *pluginJar, *workDir)
 
 	pluginLog := filepath.Join(logs, "plugin.log")
-	pluginArgv := []string{*javaBin, "--enable-native-access=ALL-UNNAMED", "-XX:TieredStopAtLevel=1",
-		"-XX:+UseSerialGC", "-jar", *pluginJar,
-		"--endpoint", "unix://" + socket,
-		"--node-id", "liveness-node",
-		"--kubelet-root", filepath.Join(*workDir, "kubelet"),
-		"--state-dir", filepath.Join(*workDir, "state"),
-		"--log-format", "text"}
+	pluginArgv := blocknode.Argv()
 
-	var plugin, probe *proc
-	var hogs []*proc
+	var plugin, probe *harness.Process
+	var hogs []*harness.Process
 	defer func() {
 		for _, p := range append(hogs, probe, plugin) {
-			p.kill()
+			p.Kill()
 		}
-		if failed > 0 {
-			for _, p := range []*proc{plugin, probe} {
-				if p != nil {
-					fmt.Printf("\n--- last lines of %s (%s)\n%s\n", p.name, p.log, tail(p.log, 30))
-				}
-			}
+		if checks.Failed > 0 {
+			harness.PrintLogTails(plugin, probe)
 		}
-		fmt.Printf("\nliveness: %d passed, %d failed\n", passed, failed)
-		if failed > 0 && code == 0 {
-			code = 1
-		}
+		code = checks.Finish("liveness", code)
 	}()
 
 	// startPlugin starts the plugin (in a namespace without the hidden tool when hiding) and waits for its socket.
@@ -383,120 +213,116 @@ func run() (code int) {
 		if len(hiding) > 0 {
 			self, err := os.Executable()
 			if err != nil {
-				fail(what+" starts", err)
+				checks.Fail(what+" starts", err)
 				return false
 			}
 			cover := filepath.Join(*workDir, "not-an-executable")
 			if err := os.WriteFile(cover, nil, 0o644); err != nil {
-				fail(what+" starts", err)
+				checks.Fail(what+" starts", err)
 				return false
 			}
 			argv = append(append(append([]string{self, "hide-and-exec", cover}, hiding...), "--"), pluginArgv...)
 			attr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
 		}
 		var err error
-		plugin, err = start("plugin", pluginLog, attr, argv...)
-		if !check(what+" starts", err, "pid "+strconv.Itoa(pidOf(plugin))) {
+		plugin, err = children.Start("plugin", pluginLog, attr, argv...)
+		if !checks.Check(what+" starts", err, "pid "+strconv.Itoa(plugin.Pid())) {
 			return false
 		}
-		took, err := waitForSocket(socket, plugin)
-		return check(what+" socket answers", err, fmt.Sprintf("after %s", took))
+		took, err := harness.WaitForSocket(socket, plugin, *startDeadline)
+		return checks.Check(what+" socket answers", err, fmt.Sprintf("after %s", took))
 	}
 
 	// 1. A healthy plugin, then livenessprobe as the DaemonSet runs it.
 	if !startPlugin("plugin", nil) {
 		return 1
 	}
-	httpAddr, err := freeLoopbackAddr()
+	httpAddr, err := harness.FreeLoopbackAddr()
 	if err != nil {
-		fail("free port for livenessprobe", err)
+		checks.Fail("free port for livenessprobe", err)
 		return 1
 	}
-	probe, err = start("livenessprobe", filepath.Join(logs, "livenessprobe.log"), nil, *probeBin,
+	probe, err = children.Start("livenessprobe", filepath.Join(logs, "livenessprobe.log"), nil, *probeBin,
 		"--csi-address="+socket, "--http-endpoint="+httpAddr, "--probe-timeout="+probeTimeout.String())
-	if !check("livenessprobe starts", err, fmt.Sprintf("pid %d, --probe-timeout=%s", pidOf(probe), *probeTimeout)) {
+	if !checks.Check("livenessprobe starts", err, fmt.Sprintf("pid %d, --probe-timeout=%s", probe.Pid(), *probeTimeout)) {
 		return 1
 	}
 	a, took, err := waitForHealthz(httpAddr, *startDeadline, is200)
-	if !check("healthy plugin: /healthz 200", err, fmt.Sprintf("%s (after %s)", a, took)) {
+	if !checks.Check("healthy plugin: /healthz 200", err, fmt.Sprintf("%s (after %s)", a, took)) {
 		return 1
 	}
 
 	// 2. How long /healthz takes on this machine now; every answer must be 200 and within the timeouts.
 	idle, err := sample(httpAddr, *healthySample, 0)
-	check(fmt.Sprintf("%d GETs, all 200, within %s", *healthySample, *probeTimeout), err, idle.String())
+	checks.Check(fmt.Sprintf("%d GETs, all 200, within %s", *healthySample, *probeTimeout), err, idle.String())
 
 	// 3. The same with every core busy (only with -load: it takes the machine for that long).
 	if *load > 0 {
 		self, err := os.Executable()
 		if err != nil {
-			fail("CPU hogs", err)
+			checks.Fail("CPU hogs", err)
 			return 1
 		}
 		for i := 0; i < *hogCount; i++ {
-			h, err := start(fmt.Sprintf("hog%d", i), filepath.Join(logs, "hogs.log"), nil, self, "hog", *workDir)
+			h, err := children.Start(fmt.Sprintf("hog%d", i), filepath.Join(logs, "hogs.log"), nil, self, "hog", *workDir)
 			if err != nil {
-				fail("CPU hogs", err)
+				checks.Fail("CPU hogs", err)
 				return 1
 			}
 			hogs = append(hogs, h)
 		}
 		loaded, err := sample(httpAddr, 0, *load)
 		for _, h := range hogs {
-			h.kill()
+			h.Kill()
 		}
 		hogs = nil
-		check(fmt.Sprintf("under load (%d hogs, %d cores, %s): all 200, within %s", *hogCount, runtime.NumCPU(),
+		checks.Check(fmt.Sprintf("under load (%d hogs, %d cores, %s): all 200, within %s", *hogCount, runtime.NumCPU(),
 			*load, *probeTimeout),
 			err, loaded.String())
 	}
 
 	// 4. The plugin is gone (killed, no cleanup: its socket file stays): 500.
-	plugin.kill()
+	plugin.Kill()
 	a, took, err = waitForHealthz(httpAddr, *stateDeadline, func(a answer) bool { return a.status == 500 })
-	check("plugin killed: /healthz 500", err, fmt.Sprintf("%s (after %s)", a, took))
-	if probe.exited() {
-		fail("livenessprobe runs on without the plugin", fmt.Errorf("exited: %v", probe.err))
+	checks.Check("plugin killed: /healthz 500", err, fmt.Sprintf("%s (after %s)", a, took))
+	if probe.Exited() {
+		checks.Fail("livenessprobe runs on without the plugin", fmt.Errorf("exited: %v", probe.Err()))
 		return 1
 	}
-	pass("livenessprobe runs on without the plugin", "")
+	checks.Pass("livenessprobe runs on without the plugin", "")
 
 	// 5. The plugin back on the same socket, but a tool it needs is missing: its Probe says not ready.
 	hiding := toolPaths(*hideTool)
 	if len(hiding) == 0 {
-		fail("find "+*hideTool, fmt.Errorf("not on the plugin's search path %s: the machine lacks it (make deps)",
+		checks.Fail("find "+*hideTool, fmt.Errorf("not on the plugin's search path %s: the machine lacks it (make deps)",
 			strings.Join(searchPath, ":")))
 		return 1
 	}
 	if !startPlugin("plugin without "+*hideTool, hiding) {
 		return 1
 	}
-	check("the host's mount table untouched", mountedOn(hiding), fmt.Sprintf("%s hidden from the plugin only",
+	checks.Check("the host's mount table untouched", mountedOn(hiding), fmt.Sprintf("%s hidden from the plugin only",
 		strings.Join(hiding, ", ")))
 	a, took, err = waitForHealthz(httpAddr, *stateDeadline, func(a answer) bool {
 		return a.status == 500 && strings.Contains(a.body, "host tools missing: "+*hideTool)
 	})
-	check("plugin not ready: /healthz 500", err, fmt.Sprintf("%s (after %s)", a, took))
-	status, err := plugin.stop()
-	check("not-ready plugin exits on SIGTERM", err, status)
+	checks.Check("plugin not ready: /healthz 500", err, fmt.Sprintf("%s (after %s)", a, took))
+	status, err := plugin.Stop()
+	checks.Check("not-ready plugin exits on SIGTERM", err, status)
 
 	// 6. A healthy plugin again on the same socket: livenessprobe reconnects and answers 200.
 	if !startPlugin("healthy plugin again", nil) {
 		return 1
 	}
 	a, took, err = waitForHealthz(httpAddr, *stateDeadline, is200)
-	check("plugin back: /healthz 200", err, fmt.Sprintf("%s (after %s)", a, took))
+	checks.Check("plugin back: /healthz 200", err, fmt.Sprintf("%s (after %s)", a, took))
 
 	// 7. Teardown: livenessprobe, then the plugin; nothing may be left.
-	status, err = probe.stop()
-	check("livenessprobe exits on SIGTERM", err, status)
-	status, err = plugin.stop()
-	check("plugin exits on SIGTERM", err, status)
-	var left error
-	if l := leftovers(); len(l) > 0 {
-		left = fmt.Errorf("still running: %s", strings.Join(l, "; "))
-	}
-	check("nothing left running", left, "")
+	status, err = probe.Stop()
+	checks.Check("livenessprobe exits on SIGTERM", err, status)
+	status, err = plugin.Stop()
+	checks.Check("plugin exits on SIGTERM", err, status)
+	checks.Check("nothing left running", children.NothingLeft(), "")
 	return 0
 }
 
@@ -550,20 +376,4 @@ func mountedOn(paths []string) error {
 		}
 	}
 	return nil
-}
-
-func pidOf(p *proc) int {
-	if p == nil {
-		return 0
-	}
-	return p.cmd.Process.Pid
-}
-
-func freeLoopbackAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
 }

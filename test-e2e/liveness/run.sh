@@ -57,24 +57,8 @@ label="livenessprobe $version ($livenessprobe, sha256 $(sha256sum "$livenessprob
 
 # shellcheck source=../sidecars/lib.sh
 source "$repo/test-e2e/sidecars/lib.sh"
+make_work_dir liveness bn-live
 
-started=$SECONDS
-# Short on purpose: a Unix socket path must be shorter than 108 bytes.
-work=$(mktemp -d /tmp/bn-live.XXXXXX)
-
-cleanup() {
-    local rc=$?
-    kill_recorded_children "$work" # the harness kills its children itself; this is for a harness killed first
-    rm -rf "$work"
-    exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-(cd "$here" && go build -o "$work/liveness" .)
-rc=0
-"$work/liveness" -java "$JAVA" -jar "$plugin_jar" -livenessprobe "$livenessprobe" -livenessprobe-label "$label" \
+run_harness "$here" -java "$JAVA" -jar "$plugin_jar" -livenessprobe "$livenessprobe" -livenessprobe-label "$label" \
     -probe-timeout "$probe_timeout" -http-timeout "$http_timeout" -load "${LIVENESS_LOAD:-0}" \
-    ${LIVENESS_HOGS:+-hogs "$LIVENESS_HOGS"} -work "$work" || rc=$?
-echo "liveness test: $((SECONDS - started)) s wall"
-exit "$rc"
+    ${LIVENESS_HOGS:+-hogs "$LIVENESS_HOGS"}

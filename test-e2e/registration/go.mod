@@ -15,3 +15,8 @@ require (
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
+
+// The harnesses' shared helpers, from this checkout: no download, no checksum.
+require blocknode/test-e2e/harness v0.0.0
+
+replace blocknode/test-e2e/harness => ../harness

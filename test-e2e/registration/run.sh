@@ -31,24 +31,7 @@ fi
 
 # shellcheck source=../sidecars/lib.sh
 source "$repo/test-e2e/sidecars/lib.sh"
-
-started=$SECONDS
-# Short on purpose: a Unix socket path must be shorter than 108 bytes.
-work=$(mktemp -d /tmp/bn-reg.XXXXXX)
-
-cleanup() {
-    local rc=$?
-    kill_recorded_children "$work" # the harness kills its children itself; this is for a harness killed first
-    if findmnt -rn -o TARGET 2>/dev/null | grep -qF "$work"; then
-        echo "registration: something is mounted under $work; leaving it for inspection" >&2
-        rc=1
-    else
-        rm -rf "$work"
-    fi
-    exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+make_work_dir registration bn-reg keep-if-mounted
 
 # ---------------------------------------------------------------------------------------------- registrar
 
@@ -81,9 +64,4 @@ esac
 
 # ---------------------------------------------------------------------------------------------- the test
 
-(cd "$here" && go build -o "$work/registration" .)
-rc=0
-"$work/registration" -java "$JAVA" -jar "$plugin_jar" -registrar "$registrar" -registrar-label "$label" \
-    -work "$work" || rc=$?
-echo "registration test: $((SECONDS - started)) s wall"
-exit "$rc"
+run_harness "$here" -java "$JAVA" -jar "$plugin_jar" -registrar "$registrar" -registrar-label "$label"

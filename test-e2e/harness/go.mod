@@ -1,0 +1,3 @@
+module blocknode/test-e2e/harness
+
+go 1.26.0
