@@ -254,10 +254,12 @@ image-check: image test-images
 # Kubelet's registration path: the plugin, node-driver-registrar (from ../shared/tools, sha256-checked, into
 # .tools/bin; or REGISTRAR=/path/to/binary; REGISTRAR=standin runs the harness's stand-in, a self-test of
 # the harness only), and a Go harness playing kubelet's plugin watcher. See test-e2e/registration/README.md.
+# First the unit tests of test-e2e/harness, the process helpers this harness and the liveness one share.
 .PHONY: registration-test
 registration-test: $(PLUGIN_JAR)
 	@start=$$(date +%s); rc=0; \
-	JAVA=$(JAVA) bash test-e2e/registration/run.sh $(PLUGIN_JAR) || rc=$$?; \
+	(cd test-e2e/harness && go test ./...) || rc=$$?; \
+	((rc != 0)) || JAVA=$(JAVA) bash test-e2e/registration/run.sh $(PLUGIN_JAR) || rc=$$?; \
 	echo "make registration-test: $$( ((rc == 0)) && echo passed || echo FAILED ) in $$(( $$(date +%s) - start )) s"; \
 	exit $$rc
 
