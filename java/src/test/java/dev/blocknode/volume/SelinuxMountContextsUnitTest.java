@@ -134,6 +134,20 @@ class SelinuxMountContextsUnitTest {
     }
 
     @Test
+    void contextsAreComparedAsContextsNotAsTheFlagsSpelling() throws Exception {
+        String level = "system_u:object_r:container_file_t:s0";
+        node.expectBlankFormatted(node.device);
+        node.stage(VOLUME, node.device, labelled(level));
+        node.machine.clearActions();
+        Path target = node.target("pod-a", VOLUME);
+
+        node.publish(VOLUME, target, filesystem(AccessMode.SINGLE_NODE_WRITER, "nodev,context=" + level), false);
+
+        assertEquals(List.of("bind " + node.staging(VOLUME) + " -> " + target + " (rw,0x4)"), node.machine.actions(),
+                "a context without a comma may come bare; the bind carries only the per-mount flag");
+    }
+
+    @Test
     void aPublicationWithAContextOfAVolumeStagedWithoutOneIsRefused() throws Exception {
         node.staged(VOLUME, node.device);
         node.machine.clearActions();
