@@ -72,6 +72,18 @@ final class SelinuxMountContexts {
         }
     }
 
+    /**
+     * What to add to a mount's EINVAL when its options hold an SELinux context: the kernel refuses one on a node
+     * that does not run SELinux (the filesystem then sees an option it does not know) and one whose type or
+     * level the loaded policy does not define, and the caller can check neither from the message alone.
+     */
+    static String einvalHint(MountOptions options) {
+        boolean labelled = options.data().stream()
+                .anyMatch(o -> SecurityContext.MOUNT_OPTIONS.stream().anyMatch(name -> o.startsWith(name + "=")));
+        return labelled ? "; an SELinux context needs SELinux running on the node and a type and level its policy"
+                + " defines" : "";
+    }
+
     private static Optional<SecurityContext> contextOf(AccessType.Mount mount) {
         return SecurityContext.mountContextOf(mount.options().data());
     }

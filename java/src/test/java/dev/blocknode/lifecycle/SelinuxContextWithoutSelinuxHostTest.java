@@ -52,7 +52,8 @@ class SelinuxContextWithoutSelinuxHostTest {
 
             assertEquals(Status.Code.INVALID_ARGUMENT, refused.getStatus().getCode(), refused.getMessage());
             String message = refused.getStatus().getDescription();
-            assertTrue(message.contains("[context=]") && message.contains("EINVAL"), message);
+            assertTrue(message.contains("[context=]") && message.contains("EINVAL")
+                    && message.contains("needs SELinux running on the node"), message);
             assertEquals(2, new ProcessCommandRunner().run(Command.of("blkid", "-p", loop.device().toString()))
                     .exitCode(), "blkid finds nothing: the refused stage took its own format off");
             try (Stream<Path> records = Files.list(plugin.stateDir().resolve("volumes"))) {

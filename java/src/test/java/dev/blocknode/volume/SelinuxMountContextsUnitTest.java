@@ -148,6 +148,14 @@ class SelinuxMountContextsUnitTest {
     }
 
     @Test
+    void anEinvalOfALabelledMountSaysWhatTheKernelNeedsForIt() {
+        assertTrue(SelinuxMountContexts.einvalHint(AccessType.Mount.parsed("ext4",
+                List.of("context=\"" + POD_A + "\"")).options()).contains("SELinux running on the node"));
+        assertEquals("", SelinuxMountContexts.einvalHint(AccessType.Mount.parsed("ext4",
+                List.of("journal_async_commit")).options()));
+    }
+
+    @Test
     void aPublicationWithAContextOfAVolumeStagedWithoutOneIsRefused() throws Exception {
         node.staged(VOLUME, node.device);
         node.machine.clearActions();
