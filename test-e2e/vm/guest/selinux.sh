@@ -104,7 +104,8 @@ kubelet_context_refused() {
   local vol; vol=$(vol_of ext4)
   csi_fails INVALID_ARGUMENT stagex "$vol" "$(staging_of "$vol")" ext4 "devicePath=${LOOP[ext4]}" \
     "$(flag_of "$KUBELET_CTX")" || return
-  [[ $CSI_REPLY == *"context="* ]] || { echo "the refusal does not name the context option" >&2; return 1; }
+  [[ $CSI_REPLY == *"[context=]"*"a type and level its policy defines"* ]] ||
+    { echo "the refusal does not name the context option and what it needs" >&2; return 1; }
 }
 left_nothing() { # volume device
   local content
