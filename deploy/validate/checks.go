@@ -570,6 +570,12 @@ func checkCSIDriver(o *Object, d *storagev1.CSIDriver, s *objectSet) {
 	if d.Spec.FSGroupPolicy == nil || *d.Spec.FSGroupPolicy != storagev1.FileFSGroupPolicy {
 		o.fail("fsGroupPolicy must be File")
 	}
+	// Left out, the API's default is false, and on SELinux nodes every pod start relabels its volumes file by
+	// file: an opt-out must be written out, not lost with a line.
+	if d.Spec.SELinuxMount == nil {
+		o.fail("seLinuxMount must be set: true (the default) mounts volumes with the pod's SELinux context, " +
+			"false (written out) makes kubelet relabel every file at each pod start")
+	}
 }
 
 // ---- PersistentVolumes and their volume attributes -----------------------------------------------------

@@ -177,6 +177,7 @@ func TestRulesCatchBrokenDeployments(t *testing.T) {
 		{"container without requests", "daemonset.yaml", "              cpu: 20m\n", "", "container blocknode has no cpu request"},
 		{"attach required without the controller side", "controller.yaml", "--mode=controller", "--mode=node",
 			"attachRequired is true but the set deploys no controller side"},
+		{"SELinux mount opt-in lost", "csidriver.yaml", "  seLinuxMount: true\n", "", "seLinuxMount must be set"},
 		{"controller side without attach required", "csidriver.yaml", "attachRequired: true", "attachRequired: false",
 			"attachRequired is false but the set deploys the controller side"},
 		{"controller for another driver", "controller.yaml", "--driver-name=block.csi.blocknode.dev",
@@ -280,6 +281,20 @@ func TestChartNodeOnlyMode(t *testing.T) {
 		case "CSIDriver":
 			if d := o.Value.(*storagev1.CSIDriver); d.Spec.AttachRequired == nil || *d.Spec.AttachRequired {
 				t.Errorf("node-only mode renders attachRequired %v", d.Spec.AttachRequired)
+			}
+		}
+	}
+}
+
+// seLinuxMount is on by default, and one value turns it off, written out, with the rules still holding.
+func TestChartSeLinuxMount(t *testing.T) {
+	for _, tc := range []struct {
+		overrides map[string]any
+		want      bool
+	}{{nil, true}, {map[string]any{"seLinuxMount": false}, false}} {
+		for _, o := range renderValid(t, tc.overrides) {
+			if d, ok := o.Value.(*storagev1.CSIDriver); ok && (d.Spec.SELinuxMount == nil || *d.Spec.SELinuxMount != tc.want) {
+				t.Errorf("values %v render seLinuxMount %v, want %v", tc.overrides, d.Spec.SELinuxMount, tc.want)
 			}
 		}
 	}

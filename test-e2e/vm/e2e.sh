@@ -6,7 +6,7 @@
 #                                   NAME:SCENARIO+SCENARIO... (guest/suite.sh runs them in turn in one boot,
 #                                   the SAN started once; results in results/NAME/SCENARIO/)
 #   default: smoke, every iscsi-* scenario in one boot, iscsi-crash, sanity, nvme-tcp, sanity-nvme, fc,
-#   sanity-fc (DEFAULT_RUNS)
+#   sanity-fc, fencing, selinux (DEFAULT_RUNS)
 #
 # Needs root (qemu reads the whole host / to share it) and the packages of setup.sh; the plugin's jar
 # must be built (make e2e-vm does both). Host-side preparation, all cached under $VM_WORK:
@@ -27,8 +27,10 @@ source "$VM_DIR/guest/jvm.sh"
 # need no iSCSI daemon: boots of their own.
 # fc (the plugin's fc transport over FCoE VN2VN with LIO tcm_fc as the array) sets scsi_mod's scan mode to
 # manual for its boot: a boot of its own; so does sanity-fc, csi-sanity over it.
+# selinux boots with SELinux as the kernel's LSM (its "# vm-append:" line) and a policy loaded: a boot of its own,
+# so that no other scenario runs under it.
 DEFAULT_RUNS=(smoke iscsi:iscsi-fs+iscsi-shared-session+iscsi-wrong-lun+iscsi-chap+iscsi-lost-record+iscsi-path-loss
-              iscsi-crash sanity nvme-tcp sanity-nvme fc sanity-fc fencing)
+              iscsi-crash sanity nvme-tcp sanity-nvme fc sanity-fc fencing selinux)
 runs=("$@")
 ((${#runs[@]})) || runs=("${DEFAULT_RUNS[@]}")
 [[ $(id -u) -eq 0 ]] || { echo "e2e.sh: must run as root (qemu shares the host's / with the guest)" >&2; exit 2; }
@@ -42,6 +44,12 @@ export GUEST_CSI_SANITY=${VM_CSI_SANITY:-$REPO_ROOT/.tools/bin/csi-sanity-v5.6.0
 # run_name RUN / run_scenarios RUN: "NAME:A+B" -> NAME / "A B"; "A" -> A / A.
 run_name() { [[ $1 == *:* ]] && echo "${1%%:*}" || echo "$1"; }
 run_scenarios() { local list=${1#*:}; echo "${list//+/ }"; }
+# run_append RUN: the kernel command line a run's scenarios ask for, each in a "# vm-append: WORDS" line of its
+# header (the selinux scenario's security=selinux), added to $VM_APPEND for that boot only.
+run_append() {
+  local s
+  for s in $(run_scenarios "$1"); do sed -n 's/^# vm-append: //p' "$VM_DIR/guest/$s.sh"; done | tr '\n' ' '
+}
 scenario_count=0
 for r in "${runs[@]}"; do
   for s in $(run_scenarios "$r"); do
@@ -209,11 +217,13 @@ for r in "${runs[@]}"; do
   results=$VM_WORK/results/$name
   t0=$(now_ms)
   rc=0
+  append="${VM_APPEND:-} $(run_append "$r")"
   if [[ $r == *:* ]]; then
     rm -rf "$results"
-    GUEST_SUITE="$(run_scenarios "$r")" "$VM_DIR/run-guest.sh" "$VM_DIR/guest/suite.sh" "$results" || rc=$?
+    VM_APPEND=$append GUEST_SUITE="$(run_scenarios "$r")" "$VM_DIR/run-guest.sh" "$VM_DIR/guest/suite.sh" "$results" ||
+      rc=$?
   else
-    "$VM_DIR/run-guest.sh" "$VM_DIR/guest/$r.sh" "$results" || rc=$?
+    VM_APPEND=$append "$VM_DIR/run-guest.sh" "$VM_DIR/guest/$r.sh" "$results" || rc=$?
   fi
   seconds=$(( ($(now_ms) - t0) / 1000 ))
   leaks=$(leaked_secrets "$results" || true)

@@ -23,6 +23,14 @@ PACKAGES=(
   xfsprogs e2fsprogs # filesystems the plugin creates
   iproute2           # `ip link set lo up` in the guest (the portals are loopback addresses)
   sg3-utils          # sg_persist: the fencing scenario reads the LUN's reservation from outside the plugin
+  # The selinux scenario loads Debian's reference policy in the guest (its kernel boots with
+  # security=selinux). On this host they are inert: selinux-policy-default's postinst builds the policy
+  # with `semodule -n` (no load) unless SELinux runs, policycoreutils' only writes /etc/selinux/config
+  # (SELINUX=permissive) when there is none and registers an init script that relabels only on a host
+  # running SELinux; neither touches the boot loader (that is selinux-basics, not installed).
+  selinux-policy-default  # the policy: container_file_t, MCS levels
+  selinux-utils           # getenforce, in the guest
+  policycoreutils         # load_policy, in the guest
 )
 # Daemons these packages ship; none may be left running on the host.
 DAEMONS=(iscsid tgtd multipathd systemd-udevd udevd)

@@ -40,11 +40,12 @@ import java.util.concurrent.TimeUnit;
  *   unpublish VOLUME_ID TARGET_PATH
  *   unstage   VOLUME_ID STAGING_PATH
  *
- *   stagex    VOLUME_ID STAGING_PATH ACCESS [KEY=VALUE | secret:KEY=VALUE]...
+ *   stagex    VOLUME_ID STAGING_PATH ACCESS [KEY=VALUE | secret:KEY=VALUE | flag:MOUNT_FLAG]...
  *             ACCESS: ext4, xfs, mount (no fs_type) or block; KEY=VALUE goes into volume_context (any
  *             transport), secret:KEY=VALUE into the NodeStage secrets (send these on stdin, in serve mode,
- *             so that no secret is ever in an argv)
- *   publishx  VOLUME_ID STAGING_PATH TARGET_PATH ACCESS
+ *             so that no secret is ever in an argv), flag:MOUNT_FLAG into the capability's mount_flags
+ *             (as kubelet writes them: flag:context="system_u:object_r:container_file_t:s0:c1,c2")
+ *   publishx  VOLUME_ID STAGING_PATH TARGET_PATH ACCESS [flag:MOUNT_FLAG]...
  *   stats     VOLUME_ID VOLUME_PATH [STAGING_PATH]   replies "ok MS used=.. total=.. available=..
  *             inodes-used=.. abnormal=BOOL message=TEXT" (what was reported)
  *   expand    VOLUME_ID VOLUME_PATH STAGING_PATH     NodeExpandVolume (no capacity range); replies
@@ -192,11 +193,15 @@ public final class GuestClient {
                     throw new IllegalArgumentException("stagex takes VOLUME_ID STAGING_PATH ACCESS [KEY=VALUE]...");
                 }
                 Files.createDirectories(Path.of(words[2]));
+                List<String> rest = Arrays.asList(Arrays.copyOfRange(words, 4, words.length));
                 NodeStageVolumeRequest.Builder request = NodeStageVolumeRequest.newBuilder()
                         .setVolumeId(words[1])
                         .setStagingTargetPath(words[2])
-                        .setVolumeCapability(capability(words[3]));
-                for (String pair : Arrays.copyOfRange(words, 4, words.length)) {
+                        .setVolumeCapability(capability(words[3], mountFlags(rest)));
+                for (String pair : rest) {
+                    if (pair.startsWith(FLAG)) {
+                        continue;
+                    }
                     boolean secret = pair.startsWith("secret:");
                     String keyValue = secret ? pair.substring("secret:".length()) : pair;
                     int eq = keyValue.indexOf('=');
@@ -212,13 +217,20 @@ public final class GuestClient {
                 node.nodeStageVolume(request.build());
             }
             case "publishx" -> {
-                expect(words, 5);
+                if (words.length < 5) {
+                    throw new IllegalArgumentException("publishx takes VOLUME_ID STAGING_PATH TARGET_PATH ACCESS"
+                            + " [flag:MOUNT_FLAG]...");
+                }
+                List<String> rest = Arrays.asList(Arrays.copyOfRange(words, 5, words.length));
+                if (mountFlags(rest).size() != rest.size()) {
+                    throw new IllegalArgumentException("publishx takes only flag:MOUNT_FLAG after ACCESS");
+                }
                 Files.createDirectories(Path.of(words[3]).getParent());
                 node.nodePublishVolume(NodePublishVolumeRequest.newBuilder()
                         .setVolumeId(words[1])
                         .setStagingTargetPath(words[2])
                         .setTargetPath(words[3])
-                        .setVolumeCapability(capability(words[4]))
+                        .setVolumeCapability(capability(words[4], mountFlags(rest)))
                         .build());
             }
             case "stats" -> {
@@ -289,6 +301,25 @@ public final class GuestClient {
             default -> throw new IllegalArgumentException("unknown command " + words[0]);
         }
         return "";
+    }
+
+    private static final String FLAG = "flag:";
+
+    /** The mount flags among a command's extra words (flag:MOUNT_FLAG), in order. */
+    private static List<String> mountFlags(List<String> words) {
+        return words.stream().filter(w -> w.startsWith(FLAG)).map(w -> w.substring(FLAG.length())).toList();
+    }
+
+    /** ACCESS with mount flags: a block volume takes none (CSI's BlockVolume has no field for them). */
+    private static VolumeCapability capability(String access, List<String> flags) {
+        VolumeCapability capability = capability(access);
+        if (flags.isEmpty()) {
+            return capability;
+        }
+        if (!capability.hasMount()) {
+            throw new IllegalArgumentException("mount flags given for a block volume");
+        }
+        return capability.toBuilder().setMount(capability.getMount().toBuilder().addAllMountFlags(flags)).build();
     }
 
     /** ext4 / xfs / mount (no fs_type): a filesystem volume; block: a raw block volume. */

@@ -104,6 +104,7 @@ final class StageRetryRules {
         }
         if (capability.accessType() instanceof AccessType.Mount mount) {
             requireSameFilesystem(record, requestedFs);
+            SelinuxMountContexts.requireSameAsStaged(record, mount);
             if (!record.getMount().getMountFlagsList().equals(mount.mountFlags())) {
                 throw VolumeException.alreadyExists("volume " + volume + " is already staged with mount flags "
                         + record.getMount().getMountFlagsList() + ", the request asks for " + mount.mountFlags());

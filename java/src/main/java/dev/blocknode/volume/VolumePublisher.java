@@ -73,6 +73,7 @@ public final class VolumePublisher {
                         + (record.hasBlock() ? "block" : "filesystem") + " access; the request asks for "
                         + (request.capability().isBlock() ? "block" : "filesystem") + " access");
             }
+            SelinuxMountContexts.requirePublishable(record, request.capability());
             boolean readOnly = request.readonly() || request.capability().accessMode().readOnly();
             List<String> flags = request.capability().accessType() instanceof AccessType.Mount mount
                     ? mount.mountFlags() : List.of();

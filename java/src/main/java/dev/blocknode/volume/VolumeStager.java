@@ -505,7 +505,7 @@ public final class VolumeStager {
                         ? o.substring(0, o.indexOf('=') + 1) : o).toList();
                 throw VolumeException.invalid("mounting " + device + " (" + type.kernelName() + ") at " + staging
                         + " with options " + names + " failed with EINVAL: check volume_capability.mount"
-                        + ".mount_flags (" + e.getMessage() + ")");
+                        + ".mount_flags" + SelinuxMountContexts.einvalHint(options) + " (" + e.getMessage() + ")");
             }
             throw VolumeException.internal("mounting " + device + " (" + type.kernelName() + ") at " + staging
                     + " failed", e);

@@ -67,21 +67,9 @@ public final class FilesystemOptions {
         };
     }
 
-    /**
-     * An SELinux security context, {@code user:role:type[:level]}; a level with categories holds commas and is
-     * then in double quotes, as kubelet writes it ({@code "system_u:object_r:container_file_t:s0:c1,c2"}).
-     */
-    private static final Pattern SELINUX_CONTEXT = Pattern.compile(
-            "[A-Za-z0-9_.]+:[A-Za-z0-9_.]+:[A-Za-z0-9_.]+(:[A-Za-z0-9_.:,-]+)?");
-
-    private static final Value SECURITY_CONTEXT = new Value(FilesystemOptions::isSecurityContext,
-            "an SELinux context user:role:type[:level], in double quotes when it holds a comma");
-
-    private static boolean isSecurityContext(String value) {
-        boolean quoted = value.length() >= 2 && value.startsWith("\"") && value.endsWith("\"");
-        String context = quoted ? value.substring(1, value.length() - 1) : value;
-        return SELINUX_CONTEXT.matcher(context).matches() && (quoted || !context.contains(","));
-    }
+    private static final Value SECURITY_CONTEXT = new Value(v -> SecurityContext.parse(v).isPresent(),
+            "an SELinux context user:role:type[:level] of at most " + SecurityContext.MAX_LENGTH
+                    + " characters, in double quotes when it holds a comma");
 
     /** Options the LSM takes for any filesystem (security/selinux: context mounts). */
     private static final Map<String, Value> GENERIC = Map.of(
@@ -186,6 +174,7 @@ public final class FilesystemOptions {
      * @throws IllegalArgumentException naming the first option {@code type} would not take, and why
      */
     public static void check(FilesystemType type, List<String> data, boolean readOnly) {
+        SecurityContext.checkOptions(data);
         for (String option : data) {
             if (READ_ONLY_ONLY.contains(option) && (type == FilesystemType.EXT4 || option.equals("norecovery"))) {
                 if (!readOnly) {

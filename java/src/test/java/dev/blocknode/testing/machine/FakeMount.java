@@ -18,7 +18,10 @@ final class FakeMount {
     final DeviceNumber device;
     /** The path inside its filesystem that is mounted (mountinfo's root): "/" but for a device node's bind. */
     final String rootInFilesystem;
-    /** "rw", or for a bind made with flags "ro" / "rw" and the MS_ flag bits ("ro,0x3"). */
+    /**
+     * "rw", or for a bind made with flags "ro" / "rw" and the MS_ flag bits ("ro,0x3"); for a filesystem mounted
+     * with data options, "rw," or "ro," and the data string.
+     */
     String flags = "rw";
 
     FakeMount(int id, Path at, FakeNode root, String source, String fsType, DeviceNumber device,

@@ -31,7 +31,11 @@ final class FakeMounter implements Mounter {
             Path at = directoryTarget(target);
             machine.injected("mount", at);
             DeviceNumber number = machine.deviceNode(device).orElseThrow(() -> Errno.noEntry("mount", device));
-            machine.mount(at, machine.filesystem(number), device.toString(), fsType, number, "/");
+            FakeMount made = machine.mount(at, machine.filesystem(number), device.toString(), fsType, number, "/");
+            if (options.dataString() != null) {
+                // The filesystem's own options, as /proc/self/mountinfo's super options would show them.
+                made.flags = (options.readOnly() ? "ro," : "rw,") + options.dataString();
+            }
             machine.record("mount " + device + " -> " + at + " (" + fsType + ")");
         }
     }
