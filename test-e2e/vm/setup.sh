@@ -28,7 +28,7 @@ PACKAGES=(
   # with `semodule -n` (no load) unless SELinux runs, policycoreutils' only writes /etc/selinux/config
   # (SELINUX=permissive) when there is none and registers an init script that relabels only on a host
   # running SELinux; neither touches the boot loader (that is selinux-basics, not installed).
-  selinux-policy-default  # the policy: container_file_t, MCS levels
+  selinux-policy-default  # the reference policy, with MCS levels (no container module: guest/selinux.sh)
   selinux-utils           # getenforce, in the guest
   policycoreutils         # load_policy, in the guest
 )
