@@ -26,7 +26,7 @@ class MkfsOptionsUnitTest {
     @ValueSource(strings = {
             "", "  ", "-b 4096", "-i 65536 -I 512 -m 1", "-N 100000", "-L data_01", "-T largefile",
             "-O ^metadata_csum,64bit,project,quota", "-E stride=16,stripe_width=64,root_owner=1000:1000",
-            "-E discard,lazy_itable_init=0", "-J size=128", "-e remount-ro", "-b 1024\t-m 0"})
+            "-E nodiscard,lazy_itable_init=0", "-J size=128", "-e remount-ro", "-b 1024\t-m 0"})
     void ext4TakesOptionsThatShapeTheFilesystem(String text) {
         MkfsOptions options = MkfsOptions.parse(text, FilesystemType.EXT4);
         assertEquals(text.isBlank(), options.isEmpty());
@@ -52,6 +52,7 @@ class MkfsOptionsUnitTest {
             "-O journal_dev|-O of mkfs.ext4 has a value it does not take",
             "-J device=/dev/sdb|-J of mkfs.ext4 has a value it does not take",
             "-E offset=4096|-E of mkfs.ext4 has a value it does not take",
+            "-E discard|-E of mkfs.ext4 has a value it does not take",
             "-e panic|-e of mkfs.ext4 has a value it does not take",
             "-b 4096 -b 1024|-b is given twice",
             "-b|-b needs a value",
