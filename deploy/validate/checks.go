@@ -583,11 +583,13 @@ func checkCSIDriver(o *Object, d *storagev1.CSIDriver, s *objectSet) {
 // transportKeys are the volume_context keys each transport reads (docs/reference/volume-context.md; docs/design/architecture.md).
 var transportKeys = map[string]map[string]bool{
 	"iscsi": {"transport": true, "targetPortal": true, "portals": true, "iqn": true, "lun": true, "wwid": true, "iface": true,
-		"replacementTimeout": true, "fencing": true},
-	"fc":    {"transport": true, "targetWWNs": true, "lun": true, "wwids": true, "wwid": true, "fencing": true},
-	"local": {"transport": true, "devicePath": true, "wwid": true, "fencing": true},
+		"replacementTimeout": true, "fencing": true, "mkfsOptions": true, "fsck": true},
+	"fc": {"transport": true, "targetWWNs": true, "lun": true, "wwids": true, "wwid": true, "fencing": true,
+		"mkfsOptions": true, "fsck": true},
+	"local": {"transport": true, "devicePath": true, "wwid": true, "fencing": true, "mkfsOptions": true, "fsck": true},
 	"nvme-tcp": {"transport": true, "subsysNQN": true, "nvmePortals": true, "namespaceNGUID": true,
-		"namespaceEUI64": true, "namespaceUUID": true, "namespaceID": true, "hostNQN": true, "hostID": true, "fencing": true},
+		"namespaceEUI64": true, "namespaceUUID": true, "namespaceID": true, "hostNQN": true, "hostID": true, "fencing": true,
+		"mkfsOptions": true, "fsck": true},
 }
 
 // fencingModes are volume_context "fencing"'s values per transport (docs/design/fencing.md): the SAN
@@ -706,6 +708,9 @@ func checkAttributes(o *Object, attrs map[string]string) {
 	if mode, ok := attrs["fencing"]; ok && !fencingModes[transport][mode] {
 		o.fail("volumeAttributes.fencing %q is not one the %s transport takes (%s)", mode, transport,
 			strings.Join(sortedKeys(fencingModes[transport]), ", "))
+	}
+	if mode, ok := attrs["fsck"]; ok && mode != "preen" && mode != "off" {
+		o.fail("volumeAttributes.fsck %q is not preen or off", mode)
 	}
 	lunOK := func() {
 		if n, err := strconv.Atoi(attrs["lun"]); err != nil || n < 0 {

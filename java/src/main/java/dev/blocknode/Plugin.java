@@ -108,7 +108,7 @@ public final class Plugin implements AutoCloseable {
         Transports transports = transports(host, waiter, fence, new RecordedStagedVolumes(store));
         VolumeFences.Settings fencing = VolumeFences.Settings.of(config.nodeId(), config.fencing().renewInterval());
         NodeVolumes volumes = new NodeVolumes(host, paths, store, transports,
-                FilesystemType.byName(config.defaultFsType()).orElseThrow(), fencing,
+                FilesystemType.byName(config.defaultFsType()).orElseThrow(), config.fsck(), fencing,
                 new VolumeLimit.Settings(config.maxVolumesPerNode(),
                         new MultipathMapCount(host.paths())::countNotAmong));
         if (!config.topology().isEmpty()) {

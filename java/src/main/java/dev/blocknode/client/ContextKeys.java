@@ -13,14 +13,17 @@ import java.util.TreeSet;
 final class ContextKeys {
 
     static final String TRANSPORT = "transport";
+    /** The filesystem keys every transport's volumes take (the volume layer reads them, not the transport). */
+    private static final String MKFS_OPTIONS = "mkfsOptions";
+    private static final String FSCK = "fsck";
 
     static final Map<String, List<String>> BY_TRANSPORT = Map.of(
-            "local", List.of(TRANSPORT, "devicePath", "wwid", "fencing"),
+            "local", List.of(TRANSPORT, "devicePath", "wwid", "fencing", MKFS_OPTIONS, FSCK),
             "iscsi", List.of(TRANSPORT, "targetPortal", "portals", "iqn", "lun", "wwid", "iface",
-                    "replacementTimeout", "fencing"),
-            "fc", List.of(TRANSPORT, "targetWWNs", "lun", "wwids", "wwid", "fencing"),
+                    "replacementTimeout", "fencing", MKFS_OPTIONS, FSCK),
+            "fc", List.of(TRANSPORT, "targetWWNs", "lun", "wwids", "wwid", "fencing", MKFS_OPTIONS, FSCK),
             "nvme-tcp", List.of(TRANSPORT, "subsysNQN", "nvmePortals", "namespaceNGUID", "namespaceEUI64",
-                    "namespaceUUID", "namespaceID", "hostNQN", "hostID", "fencing"));
+                    "namespaceUUID", "namespaceID", "hostNQN", "hostID", "fencing", MKFS_OPTIONS, FSCK));
 
     private ContextKeys() {
     }

@@ -84,6 +84,10 @@ public final class FlagParser {
                     + " refused"),
             new Flag("default-fs-type", "TYPE", "ext4", null, "filesystem for a blank volume whose request names"
                     + " none (`ext4` or `xfs`)"),
+            new Flag("fsck", "MODE", "preen", null, "`preen`: an ext4 filesystem a stage finds on its device (not one"
+                    + " it has just made) is checked with `e2fsck -p` before it is mounted, and a filesystem that needs"
+                    + " a manual repair is refused (`FAILED_PRECONDITION`); `off`: never (a volume turns it off alone"
+                    + " with volume_context `fsck: off`; see docs/volumes.md)"),
             new Flag("device-wait", "MODE", "events", null, "how SAN waits (disks after a scan, a multipath map, a"
                     + " device going away) end: `events` wakes them on the kernel's uevents (a netlink socket;"
                     + " blocknode falls back to polling, with one warning, where it cannot be opened), `poll` only"
@@ -182,7 +186,8 @@ public final class FlagParser {
                         positive("fencing-takeover-after", take(flags, "fencing-takeover-after"))),
                 LogLevel.parse("log-level", take(flags, "log-level")),
                 Optional.ofNullable(take(flags, "log-level-file")).filter(s -> !s.isBlank()).map(Path::of),
-                Topology.parse("topology", take(flags, "topology")));
+                Topology.parse("topology", take(flags, "topology")),
+                fsck(take(flags, "fsck")));
         if (!flags.isEmpty()) {
             throw new IllegalArgumentException("unknown flag --" + flags.keySet().iterator().next()
                     + " (see --help)");
@@ -341,6 +346,15 @@ public final class FlagParser {
             // reported below
         }
         throw new IllegalArgumentException("--" + flag + " must be a whole number >= 0, got \"" + value + "\"");
+    }
+
+    /** --fsck: true for preen, false for off. */
+    private static boolean fsck(String value) {
+        return switch (value) {
+            case "preen" -> true;
+            case "off" -> false;
+            default -> throw new IllegalArgumentException("--fsck must be preen or off, got \"" + value + "\"");
+        };
     }
 
     private static String fsType(String value) {

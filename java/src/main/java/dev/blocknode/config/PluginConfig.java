@@ -34,10 +34,23 @@ public record PluginConfig(
         Fencing fencing,
         LogLevel logLevel,
         Optional<Path> logLevelFile,
-        Map<String, String> topology) {
+        Map<String, String> topology,
+        boolean fsck) {
 
     public PluginConfig {
         topology = Map.copyOf(topology);
+    }
+
+    /** The settings with an ext4 filesystem preened before its mount (--fsck preen, the default). */
+    public PluginConfig(Path socket, String nodeId, String driverName, Path kubeletRoot, Path stateDir,
+                        Optional<String> metricsAddress, LogFormat logFormat, Set<PosixFilePermission> socketMode,
+                        Optional<String> socketGroup, Duration shutdownGrace, long maxVolumesPerNode,
+                        String defaultFsType, DeviceWaitMode deviceWait, Optional<Duration> devicePollInterval,
+                        boolean demo, PluginMode mode, Fencing fencing, LogLevel logLevel, Optional<Path> logLevelFile,
+                        Map<String, String> topology) {
+        this(socket, nodeId, driverName, kubeletRoot, stateDir, metricsAddress, logFormat, socketMode, socketGroup,
+                shutdownGrace, maxVolumesPerNode, defaultFsType, deviceWait, devicePollInterval, demo, mode, fencing,
+                logLevel, logLevelFile, topology, true);
     }
 
     /** The settings with the plugin's loggers at {@code info}, the default, no log level file and no topology. */
@@ -48,7 +61,7 @@ public record PluginConfig(
                         boolean demo, PluginMode mode, Fencing fencing) {
         this(socket, nodeId, driverName, kubeletRoot, stateDir, metricsAddress, logFormat, socketMode, socketGroup,
                 shutdownGrace, maxVolumesPerNode, defaultFsType, deviceWait, devicePollInterval, demo, mode, fencing,
-                LogLevel.INFO, Optional.empty(), Map.of());
+                LogLevel.INFO, Optional.empty(), Map.of(), true);
     }
 
     public static final String DEFAULT_DRIVER_NAME = "block.csi.blocknode.dev";

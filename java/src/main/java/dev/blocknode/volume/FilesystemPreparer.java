@@ -9,11 +9,14 @@ import dev.blocknode.os.exec.CommandRunner;
 import dev.blocknode.os.mount.MountOptions;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.StagingRecord;
+import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.volume.filesystem.DeviceContent;
 import dev.blocknode.volume.filesystem.DeviceProbe;
+import dev.blocknode.volume.filesystem.Ext4Preen;
 import dev.blocknode.volume.filesystem.FilesystemOptions;
 import dev.blocknode.volume.filesystem.FilesystemType;
+import dev.blocknode.volume.filesystem.MkfsOptions;
 
 import java.io.IOException;
 import java.io.RandomAccessFile;
@@ -25,7 +28,9 @@ import java.util.logging.Logger;
 /**
  * The filesystem a staged volume is mounted from: a blank device is formatted (the intent recorded durably
  * before mkfs writes a byte), a matching filesystem is accepted, anything else is refused; a format this
- * plugin began and never finished is the one thing ever formatted over.
+ * plugin began and never finished is the one thing ever formatted over. A blank device is formatted with the
+ * volume's own mkfs options ({@link FilesystemKeys}); an ext4 filesystem found on the device is preened before it is
+ * mounted ({@link Ext4Preen}), unless the node or the volume turns that off.
  */
 final class FilesystemPreparer {
 
@@ -35,12 +40,28 @@ final class FilesystemPreparer {
     private final DeviceProbe probe;
     private final StagingRecords records;
     private final FilesystemType defaultFilesystem;
+    private final Ext4Preen preen;
+    private final boolean fsckOnNode;
 
-    FilesystemPreparer(CommandRunner commands, StagingRecords records, FilesystemType defaultFilesystem) {
+    FilesystemPreparer(CommandRunner commands, StagingRecords records, FilesystemType defaultFilesystem,
+                       boolean fsckOnNode) {
         this.commands = commands;
         this.probe = new DeviceProbe(commands);
         this.records = records;
         this.defaultFilesystem = defaultFilesystem;
+        this.preen = new Ext4Preen(commands);
+        this.fsckOnNode = fsckOnNode;
+    }
+
+    /**
+     * The volume's filesystem keys, checked from the request alone before anything is touched: the mkfs options
+     * against the filesystem a blank device would get. A block volume has no filesystem and ignores them.
+     */
+    void checkKeys(VolumeCapability capability, AttachRequest contexts, Optional<FilesystemType> requested)
+            throws VolumeException {
+        if (capability.accessType() instanceof AccessType.Mount) {
+            FilesystemKeys.check(contexts, requested.orElse(defaultFilesystem));
+        }
     }
 
     /**
@@ -79,10 +100,11 @@ final class FilesystemPreparer {
             case DeviceContent.Blank blank -> {
                 type = requested.orElse(defaultFilesystem);
                 requireOptionsOf(type, options);
+                MkfsOptions mkfsOptions = FilesystemKeys.mkfsOptions(contexts(record), type);
                 // Durably, before mkfs writes a byte: what it leaves if it is cut short is ours to overwrite.
                 record.getMountBuilder().setFormattingStarted(type.kernelName());
                 records.save(record.build());
-                runMkfs(volumeId, device, type, type.format(device));
+                runMkfs(volumeId, device, type, type.format(device, mkfsOptions));
                 formatted = true;
                 CrashPoints.reach(CrashPoint.STAGE_FORMATTED);
                 LOG.info(() -> "formatted blank device " + device + " of volume " + volumeId + " as "
@@ -101,6 +123,7 @@ final class FilesystemPreparer {
                 }
                 type = found.get();
                 requireOptionsOf(type, options);
+                preenBeforeMount(volumeId, device, type, options, record);
             }
             default -> throw VolumeException.precondition("device " + device + " of volume " + volumeId + " holds "
                     + content.describe() + "; blocknode never formats or mounts over existing data");
@@ -121,12 +144,39 @@ final class FilesystemPreparer {
         LOG.warning(() -> "device " + device + " of volume " + volumeId + ": formatting it as " + type.kernelName()
                 + " was interrupted (the plugin stopped, or mkfs failed, before it was recorded as done); the"
                 + " device was blank before that mkfs, so it is formatted again");
-        runMkfs(volumeId, device, type, type.formatOverInterruptedFormat(device));
+        runMkfs(volumeId, device, type, type.formatOverInterruptedFormat(device,
+                FilesystemKeys.mkfsOptions(contexts(record), type)));
         CrashPoints.reach(CrashPoint.STAGE_FORMATTED);
         record.setMount(record.getMount().toBuilder().setFsType(type.kernelName())
                 .setFormattingStarted(type.kernelName()).setFormattedHere(true));
         records.save(record.build());
         return type;
+    }
+
+    /**
+     * An ext4 filesystem the device already held is preened before it is mounted, unless the node or the volume
+     * turns that off. Never when the mount is read-only (a preen writes: it replays the journal, it repairs) nor in
+     * a multi-node access mode, where another node may have the filesystem mounted while this one would repair it
+     * under that mount. A volume's mkfs options have nothing to do on a device that holds a filesystem: the
+     * filesystem was made once, and a stage of it again (after an unstage, on another node) must find it as it is.
+     */
+    private void preenBeforeMount(String volumeId, Path device, FilesystemType type, MountOptions options,
+                                  StagingRecord.Builder record) throws VolumeException {
+        AttachRequest contexts = contexts(record);
+        if (contexts.key(FilesystemKeys.MKFS_OPTIONS).isPresent()) {
+            LOG.fine(() -> "device " + device + " of volume " + volumeId + " holds " + type.kernelName()
+                    + " already: its volume_context." + FilesystemKeys.MKFS_OPTIONS + " are not used");
+        }
+        if (type != FilesystemType.EXT4 || !fsckOnNode || !FilesystemKeys.fsck(contexts) || options.readOnly()
+                || AccessMode.valueOf(record.getAccessMode()).multiNode()) {
+            return;
+        }
+        preen.preen(volumeId, device);
+    }
+
+    /** The contexts this stage received, as the record holds them (never the secrets). */
+    private static AttachRequest contexts(StagingRecord.Builder record) {
+        return StagingRecords.attachRequest(record.build());
     }
 
     /**

@@ -4,11 +4,14 @@ import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Transport;
 import dev.blocknode.transport.Transports;
+import dev.blocknode.volume.filesystem.FilesystemType;
+
+import java.util.Optional;
 
 /**
  * What NodeStageVolume can tell from the request alone, before it touches the host: the transport the contexts
  * name, each of that transport's keys and secrets, and the fencing key against the access mode. The stager runs
- * it first; {@code blocknode pv} runs it on every PV it prints, so that a PV it prints is one the plugin accepts.
+ * it first (and checks the filesystem keys itself, against its default filesystem); {@code blocknode pv} runs it on every PV it prints, so that a PV it prints is one the plugin accepts.
  */
 public final class StageRequestRules {
 
@@ -25,7 +28,17 @@ public final class StageRequestRules {
      *                         the key, exactly as a stage would fail
      */
     public String check(Requests.Stage request) throws VolumeException {
-        return transportFor(request, attachRequest(request)).name();
+        AttachRequest attachRequest = attachRequest(request);
+        String transport = transportFor(request, attachRequest).name();
+        if (request.capability().accessType() instanceof AccessType.Mount) {
+            Optional<FilesystemType> fsType = StageRetryRules.requestedFilesystem(request.capability());
+            if (fsType.isPresent()) {
+                FilesystemKeys.check(attachRequest, fsType.get());
+            } else {
+                FilesystemKeys.checkForEither(attachRequest);
+            }
+        }
+        return transport;
     }
 
     Transport transportFor(Requests.Stage request, AttachRequest attachRequest) throws VolumeException {

@@ -53,10 +53,11 @@ public final class VolumeStager {
     private final DeviceClaims claims;
     private final StageRequestRules rules;
     private final VolumeLimit limit;
+    private final SharedXfsUuid sharedXfsUuid;
 
     VolumeStager(Host host, KubeletPaths paths, StagingRecords records, Transports transports,
-                 OperationGuard guard, FilesystemType defaultFilesystem, StalePublications stalePublications,
-                 VolumeFences fences, VolumeLimit limit) {
+                 OperationGuard guard, FilesystemType defaultFilesystem, boolean fsckOnNode,
+                 StalePublications stalePublications, VolumeFences fences, VolumeLimit limit) {
         this.limit = limit;
         this.host = host;
         this.paths = paths;
@@ -64,7 +65,8 @@ public final class VolumeStager {
         this.transports = transports;
         this.rules = new StageRequestRules(transports);
         this.guard = guard;
-        this.filesystems = new FilesystemPreparer(host.commands(), records, defaultFilesystem);
+        this.filesystems = new FilesystemPreparer(host.commands(), records, defaultFilesystem, fsckOnNode);
+        this.sharedXfsUuid = new SharedXfsUuid(host);
         this.claims = new DeviceClaims(records);
         this.rebuilder = new StagingRecordRebuilder(host, paths, records, transports, fences.nodeKey(), claims);
         this.stalePublications = stalePublications;
@@ -76,6 +78,7 @@ public final class VolumeStager {
         AttachRequest attachRequest = StageRequestRules.attachRequest(request);
         Transport transport = rules.transportFor(request, attachRequest);
         Optional<FilesystemType> requestedFs = StageRetryRules.requestedFilesystem(request.capability());
+        filesystems.checkKeys(request.capability(), attachRequest, requestedFs);
 
         try (OperationGuard.Permit ignored = guard.enter(request.volumeId(), "NodeStageVolume")) {
             Optional<StagingRecord> existing = records.find(request.volumeId());
@@ -492,6 +495,8 @@ public final class VolumeStager {
             options = options.withReadOnly();
         }
         FilesystemType type = filesystems.prepare(request.volumeId(), device, requestedFs, options, record);
+        options = sharedXfsUuid.forMount(request.volumeId(), device, type, record.getMount().getFormattedHere(),
+                options);
         try (OpenedPath directory = paths.openDirectoryCreating("staging_target_path", staging)) {
             MountOptions finalOptions = options;
             Phases.run("mount", () -> host.mounter().mount(device, directory.viaDescriptor(), type.kernelName(),

@@ -141,6 +141,35 @@ class PvCommandUnitTest {
     }
 
     @Test
+    void theFilesystemKeysAreCheckedAsAtStage() {
+        assertRefused("""
+                - name: a
+                  size: 1Gi
+                  devicePath: /dev/sdb
+                  fsType: xfs
+                  mkfsOptions: -b 4096
+                """, "volume_context.mkfsOptions (for xfs): option -b of mkfs.xfs has a value it does not take");
+        assertRefused("""
+                - name: a
+                  size: 1Gi
+                  devicePath: /dev/sdb
+                  mkfsOptions: -f
+                """, "volume_context.mkfsOptions (for ext4): option -f is not one blocknode passes to mkfs.ext4");
+        assertRefused("""
+                - name: a
+                  size: 1Gi
+                  devicePath: /dev/sdb
+                  fsck: full
+                """, "volume_context.fsck must be preen or off");
+        String csv = """
+                name,size,devicePath,mkfsOptions,fsck
+                a,1Gi,/dev/sdb,-m reflink=0,off
+                """;
+        assertEquals(PvCommand.PRINTED, run(csv, "--format", "csv", "-"), err());
+        assertTrue(out().contains("\"mkfsOptions\": \"-m reflink=0\""), out());
+    }
+
+    @Test
     void theCsvKeepsAQuotedListInOneCell() {
         String csv = """
                 name,size,targetPortal,portals,iqn,lun

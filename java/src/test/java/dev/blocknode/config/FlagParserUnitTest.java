@@ -355,6 +355,14 @@ class FlagParserUnitTest {
         assertEquals("xfs", parse("--default-fs-type", "xfs").defaultFsType());
     }
 
+    @Test
+    void fsckPreensByDefaultAndIsTurnedOffNodeWide() {
+        assertTrue(parse().fsck());
+        assertTrue(parse("--fsck", "preen").fsck());
+        assertFalse(parse("--fsck=off").fsck());
+        assertTrue(refused("--fsck=full").getMessage().contains("--fsck must be preen or off"));
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"btrfs", "ext3", "", "vfat"})
     void unsupportedDefaultFsTypeIsRefused(String value) {

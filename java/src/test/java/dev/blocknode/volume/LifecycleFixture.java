@@ -57,6 +57,11 @@ final class LifecycleFixture {
 
     /** The fixture with a volume limit (a cap, and a fake count of the maps outside blocknode). */
     LifecycleFixture(Path temp, VolumeLimit.Settings limit) throws IOException {
+        this(temp, limit, true);
+    }
+
+    /** The fixture with a volume limit, and with the preen of ext4 before a mount on or off (--fsck). */
+    LifecycleFixture(Path temp, VolumeLimit.Settings limit, boolean fsckOnNode) throws IOException {
         sysfs = new FakeSysfs(temp);
         block = new RecordingBlockDevices(sysfs.paths());
         device = attachable("vdb", new DeviceNumber(254, 16));
@@ -66,7 +71,7 @@ final class LifecycleFixture {
         stateDir = temp.resolve("state");
         store = new RecordStore(stateDir);
         volumes = new NodeVolumes(host, new KubeletPaths(root, ConfinedDirectory.Resolution.OPENAT2, host.files()),
-                store, new Transports(List.of(transport)), FilesystemType.EXT4, FENCING, limit);
+                store, new Transports(List.of(transport)), FilesystemType.EXT4, fsckOnNode, FENCING, limit);
     }
 
     /** The node's volumes as a restarted plugin has them: the state dir read again, the machine as it is. */
@@ -130,6 +135,15 @@ final class LifecycleFixture {
                 Map.of(ScriptedTransport.DEVICE_KEY, on.device().getFileName().toString()), Map.of(), Secrets.NONE);
     }
 
+    /** {@link #stageRequest} with more volume_context keys. */
+    Requests.Stage stageRequest(String volumeId, Attachment on, VolumeCapability capability,
+                                Map<String, String> moreContext) {
+        Map<String, String> context = new java.util.HashMap<>(moreContext);
+        context.put(ScriptedTransport.DEVICE_KEY, on.device().getFileName().toString());
+        return new Requests.Stage(volumeId, staging(volumeId).toString(), capability, context, Map.of(),
+                Secrets.NONE);
+    }
+
     void stage(String volumeId, Attachment on, VolumeCapability capability) throws VolumeException {
         volumes.stage(stageRequest(volumeId, on, capability));
     }
@@ -142,6 +156,12 @@ final class LifecycleFixture {
 
     ScriptedCommandRunner.Expectation expectProbe(Attachment on) {
         return commands.expect("blkid", "-p", "-o", "export", on.device().toString());
+    }
+
+    /** e2fsck -p of the ext4 filesystem on {@code on}, before its mount. */
+    ScriptedCommandRunner.Expectation expectPreen(Attachment on) {
+        return commands.expect(dev.blocknode.volume.filesystem.Ext4Preen.command(on.device()).argv()
+                .toArray(String[]::new));
     }
 
     ScriptedCommandRunner.Expectation expectFormat(Attachment on) {

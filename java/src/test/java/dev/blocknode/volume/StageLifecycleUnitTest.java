@@ -114,6 +114,7 @@ class StageLifecycleUnitTest {
         assertFalse(node.machine.isMounted(node.staging(VOLUME)));
 
         node.expectProbe(node.device).returns(0, "TYPE=ext4\nUSAGE=filesystem\n", "");
+        node.expectPreen(node.device).returns(0, "", "");
         node.stage(VOLUME, node.device, filesystem());
 
         assertEquals(StagePhase.STAGED, node.phase(VOLUME));

@@ -108,7 +108,7 @@ class StagingRecordRebuilderUnitTest {
         OperationGuard guard = new OperationGuard();
         StalePublications stale = new StalePublications(host, paths, records,
                 new VolumePublisher(host, paths, records, guard), guard);
-        return new VolumeStager(host, paths, records, transports, guard, FilesystemType.EXT4, stale,
+        return new VolumeStager(host, paths, records, transports, guard, FilesystemType.EXT4, true, stale,
                 new VolumeFences(VolumeFences.Settings.of("test-node", Duration.ofSeconds(10)), transports, guard),
                 new VolumeLimit(VolumeLimit.Settings.NONE, records));
     }

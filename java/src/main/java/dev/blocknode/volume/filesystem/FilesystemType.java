@@ -3,6 +3,7 @@ package dev.blocknode.volume.filesystem;
 import dev.blocknode.os.exec.Command;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
@@ -18,16 +19,24 @@ public enum FilesystemType {
 
     EXT4("ext4") {
         @Override
-        public Command format(Path device) {
-            // nodiscard: a blank LUN needs no discard pass, and on a large thin LUN it can take minutes.
-            return Command.of("mkfs.ext4", "-q", "-E", "nodiscard,lazy_itable_init=1,lazy_journal_init=1",
-                    device.toString());
+        public Command format(Path device, MkfsOptions options) {
+            // nodiscard: a blank LUN needs no discard pass, and on a large thin LUN it can take minutes. mke2fs
+            // reads only its last -E, so a volume's own extended options are appended to these (the later wins).
+            String extended = "nodiscard,lazy_itable_init=1,lazy_journal_init=1"
+                    + options.valueOf("-E").map(e -> "," + e).orElse("");
+            List<String> argv = new ArrayList<>(List.of("mkfs.ext4", "-q", "-E", extended));
+            argv.addAll(options.argv("-E"));
+            argv.add(device.toString());
+            return Command.of(argv.toArray(String[]::new));
         }
     },
     XFS("xfs") {
         @Override
-        public Command format(Path device) {
-            return Command.of("mkfs.xfs", "-q", "-K", device.toString());
+        public Command format(Path device, MkfsOptions options) {
+            List<String> argv = new ArrayList<>(List.of("mkfs.xfs", "-q", "-K"));
+            argv.addAll(options.argv(""));
+            argv.add(device.toString());
+            return Command.of(argv.toArray(String[]::new));
         }
     };
 
@@ -41,7 +50,15 @@ public enum FilesystemType {
         return kernelName;
     }
 
-    public abstract Command format(Path device);
+    /**
+     * The format of a blank device with a volume's own options (checked: {@link MkfsOptions#parse}), placed before
+     * the device, which is always the last word.
+     */
+    public abstract Command format(Path device, MkfsOptions options);
+
+    public Command format(Path device) {
+        return format(device, MkfsOptions.NONE);
+    }
 
     /**
      * {@link #format} with the tool's force flag: only for finishing this plugin's own format of a device
@@ -49,17 +66,21 @@ public enum FilesystemType {
      * filesystem to mkfs.xfs, and holds nothing anyone wrote.
      */
     public Command formatOverInterruptedFormat(Path device) {
-        List<String> argv = new java.util.ArrayList<>(format(device).argv());
+        return formatOverInterruptedFormat(device, MkfsOptions.NONE);
+    }
+
+    public Command formatOverInterruptedFormat(Path device, MkfsOptions options) {
+        List<String> argv = new ArrayList<>(format(device, options).argv());
         argv.add(1, this == EXT4 ? "-F" : "-f");
         return Command.of(argv.toArray(String[]::new));
     }
 
     /**
-     * The tools this filesystem needs on the host: its mkfs only. Growing is done by descriptor with the kernel's
+     * The tools this filesystem needs on the host: its mkfs, and for ext4 the e2fsck that preens it before a mount. Growing is done by descriptor with the kernel's
      * ioctl (VolumeExpander), never by resize2fs or xfs_growfs, which look the mount up by name.
      */
     public List<String> tools() {
-        return this == EXT4 ? List.of("mkfs.ext4") : List.of("mkfs.xfs");
+        return this == EXT4 ? List.of("mkfs.ext4", "e2fsck") : List.of("mkfs.xfs");
     }
 
     public static Optional<FilesystemType> byName(String name) {

@@ -79,10 +79,30 @@ class FilesystemTypeUnitTest {
         assertTrue(FilesystemType.XFS.format(DEVICE).argv().contains("-K"));
     }
 
-    /** Growing is by descriptor (FilesystemGrower), so no grow tool is needed: neither resize2fs nor xfs_growfs. */
+    /**
+     * Growing is by descriptor (FilesystemGrower), so no grow tool is needed: neither resize2fs nor xfs_growfs; ext4
+     * adds the e2fsck that preens it before a mount (Ext4Preen).
+     */
     @ParameterizedTest
     @EnumSource(FilesystemType.class)
-    void theToolsAreTheMkfsAlone(FilesystemType type) {
-        assertEquals(List.of(type.format(DEVICE).program()), type.tools());
+    void theToolsAreTheMkfsAndForExt4ItsPreen(FilesystemType type) {
+        List<String> expected = new java.util.ArrayList<>(List.of(type.format(DEVICE).program()));
+        if (type == FilesystemType.EXT4) {
+            expected.add(Ext4Preen.PROGRAM);
+        }
+        assertEquals(expected, type.tools());
+    }
+
+    @Test
+    void aVolumesOwnOptionsComeBeforeTheDeviceAndExt4sExtendedOnesJoinBlocknodes() {
+        MkfsOptions ext4 = MkfsOptions.parse("-E stride=16,stripe_width=64 -b 4096 -L data", FilesystemType.EXT4);
+        assertEquals(List.of("mkfs.ext4", "-q", "-E", "nodiscard,lazy_itable_init=1,lazy_journal_init=1,stride=16,"
+                        + "stripe_width=64", "-b", "4096", "-L", "data", DEVICE.toString()),
+                FilesystemType.EXT4.format(DEVICE, ext4).argv());
+        MkfsOptions xfs = MkfsOptions.parse("-m reflink=0 -i size=512", FilesystemType.XFS);
+        assertEquals(List.of("mkfs.xfs", "-q", "-K", "-m", "reflink=0", "-i", "size=512", DEVICE.toString()),
+                FilesystemType.XFS.format(DEVICE, xfs).argv());
+        assertEquals(List.of("mkfs.xfs", "-f", "-q", "-K", "-m", "reflink=0", "-i", "size=512", DEVICE.toString()),
+                FilesystemType.XFS.formatOverInterruptedFormat(DEVICE, xfs).argv());
     }
 }
