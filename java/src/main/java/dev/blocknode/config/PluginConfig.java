@@ -33,13 +33,20 @@ public record PluginConfig(
         Fencing fencing,
         LogLevel logLevel,
         Optional<Path> logLevelFile,
-        Map<String, String> topology) {
+        Map<String, String> topology,
+        Duration repairInterval) {
+
+    /** Why 30 s: a returned path is back in use within a minute, and a pass over healthy volumes reads sysfs only. */
+    public static final Duration DEFAULT_REPAIR_INTERVAL = Duration.ofSeconds(30);
 
     public PluginConfig {
         topology = Map.copyOf(topology);
     }
 
-    /** The settings with the plugin's loggers at {@code info}, the default, no log level file and no topology. */
+    /**
+     * The settings with the plugin's loggers at {@code info}, the default, no log level file, no topology and the
+     * default repair interval.
+     */
     public PluginConfig(Path socket, String nodeId, String driverName, Path kubeletRoot, Path stateDir,
                         Optional<String> metricsAddress, LogFormat logFormat, Set<PosixFilePermission> socketMode,
                         Optional<String> socketGroup, Duration shutdownGrace, long maxVolumesPerNode,
@@ -47,7 +54,7 @@ public record PluginConfig(
                         boolean demo, PluginMode mode, Fencing fencing) {
         this(socket, nodeId, driverName, kubeletRoot, stateDir, metricsAddress, logFormat, socketMode, socketGroup,
                 shutdownGrace, maxVolumesPerNode, defaultFsType, deviceWait, devicePollInterval, demo, mode, fencing,
-                LogLevel.INFO, Optional.empty(), Map.of());
+                LogLevel.INFO, Optional.empty(), Map.of(), DEFAULT_REPAIR_INTERVAL);
     }
 
     public static final String DEFAULT_DRIVER_NAME = "block.csi.blocknode.dev";

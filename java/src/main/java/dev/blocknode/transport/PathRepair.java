@@ -1,0 +1,38 @@
+package dev.blocknode.transport;
+
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * What one repair of a staged volume's paths did ({@link Transport#repairPaths}): the paths it brought back into
+ * use, the devices it found at a path's address that were another LUN (taken off again, never used), the paths it
+ * tried and could not bring back, and, when it did nothing on purpose, why (every path down: it waits and
+ * reports). Each entry names the path (an address, a device) and never carries caller input beyond the volume id.
+ */
+public record PathRepair(List<String> restored, List<String> wrongLun, List<String> failed,
+                         Optional<String> waiting) {
+
+    /** Nothing to repair: every expected path is in use, or the transport repairs nothing. */
+    public static final PathRepair NONE = new PathRepair(List.of(), List.of(), List.of(), Optional.empty());
+
+    public PathRepair {
+        restored = List.copyOf(restored);
+        wrongLun = List.copyOf(wrongLun);
+        failed = List.copyOf(failed);
+    }
+
+    /** Nothing done on purpose: {@code why} says what the repair waits for. */
+    public static PathRepair waiting(String why) {
+        return new PathRepair(List.of(), List.of(), List.of(), Optional.of(why));
+    }
+
+    /** Whether a path was tried and not brought back: what the repair loop backs off after. */
+    public boolean failedAny() {
+        return !wrongLun.isEmpty() || !failed.isEmpty();
+    }
+
+    /** Whether the repair did or tried anything (a log line and a count each). */
+    public boolean actedOn() {
+        return !restored.isEmpty() || failedAny();
+    }
+}
