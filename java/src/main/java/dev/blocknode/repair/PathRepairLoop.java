@@ -131,6 +131,9 @@ public final class PathRepairLoop implements AutoCloseable {
             }
             long started = nanoTime.getAsLong();
             PathRepair repair = transport.get().repairPaths(held.request(), held.attachment());
+            if (repair.attachment().isPresent()) {
+                held.recordAttachment(repair.attachment().get());
+            }
             report(volumeId, repair, Duration.ofNanos(nanoTime.getAsLong() - started));
         } catch (VolumeException | RuntimeException e) {
             long skipped = backoff.failed(volumeId, pass);

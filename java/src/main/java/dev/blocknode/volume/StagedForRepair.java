@@ -8,6 +8,7 @@ import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -22,11 +23,37 @@ public final class StagedForRepair {
      * A staged volume, held until closed: what its transport attached and the contexts it was staged with (never
      * secrets), and whether it is fenced at the storage.
      */
-    public record Held(AttachRequest request, Attachment attachment, boolean fenced, OperationGuard.Permit permit)
-            implements AutoCloseable {
+    public final class Held implements AutoCloseable {
+        private final StagingRecord record;
+        private final OperationGuard.Permit permit;
+
+        private Held(StagingRecord record, OperationGuard.Permit permit) {
+            this.record = record;
+            this.permit = permit;
+        }
 
         public String volumeId() {
-            return request.volumeId();
+            return record.getVolumeId();
+        }
+
+        public AttachRequest request() {
+            return StagingRecords.attachRequest(record);
+        }
+
+        public Attachment attachment() {
+            return StagingRecords.attachment(record);
+        }
+
+        public boolean fenced() {
+            return record.getFenceKey() != 0;
+        }
+
+        /**
+         * Records what the transport's details say now (a path back under another device name), durably, while
+         * the volume is still held: path health and release read them.
+         */
+        public void recordAttachment(Map<String, String> details) throws VolumeException {
+            records.save(record.toBuilder().clearAttachment().putAllAttachment(details).build());
         }
 
         @Override
@@ -67,8 +94,7 @@ public final class StagedForRepair {
         try {
             Optional<StagingRecord> record = records.find(volumeId).filter(StagedForRepair::isStaged);
             if (record.isPresent()) {
-                return Optional.of(new Held(StagingRecords.attachRequest(record.get()),
-                        StagingRecords.attachment(record.get()), record.get().getFenceKey() != 0, permit));
+                return Optional.of(new Held(record.get(), permit));
             }
         } catch (VolumeException | RuntimeException unreadable) {
             // reported where records are read for calls and health; a repair leaves such a volume alone

@@ -110,7 +110,7 @@ class PathRepairLoopUnitTest {
     }
 
     private static PathRepair failed() {
-        return new PathRepair(List.of(), List.of(), List.of("2:0:1:3: no disk appeared"), Optional.empty());
+        return new PathRepair(List.of(), List.of(), List.of("2:0:1:3: no disk appeared"));
     }
 
     @Test
@@ -120,6 +120,18 @@ class PathRepairLoopUnitTest {
         record("vol-attaching", StagePhase.ATTACHING, 0);
         loop(transport).pass();
         assertEquals(List.of("vol-a 1:0:0:3=sdb", "vol-b 1:0:0:3=sdb"), transport.repaired.stream().sorted().toList());
+    }
+
+    @Test
+    void aPathBackUnderAnotherNameIsRecorded() throws Exception {
+        record("vol-a", StagePhase.STAGED, 0);
+        transport.answers.add(new PathRepair(List.of("2:0:1:3=sdd"), List.of(), List.of(), Optional.empty(),
+                Optional.of(Map.of("paths", "1:0:0:3=sdb,2:0:1:3=sdd", "wwid", "3600140"))));
+        loop(transport).pass();
+        StagingRecord now = store.load("vol-a").orElseThrow();
+        assertEquals(Map.of("paths", "1:0:0:3=sdb,2:0:1:3=sdd", "wwid", "3600140"), now.getAttachmentMap());
+        assertEquals(StagePhase.STAGED, now.getPhase());
+        assertEquals("/dev/dm-0", now.getDevice().getPath(), "nothing else of the record changes");
     }
 
     @Test
@@ -170,7 +182,7 @@ class PathRepairLoopUnitTest {
         transport.answers.add(failed());
         loop.pass(); // pass 1 fails: pass 2 skipped
         loop.pass();
-        transport.answers.add(new PathRepair(List.of("2:0:1:3=sdd"), List.of(), List.of(), Optional.empty()));
+        transport.answers.add(new PathRepair(List.of("2:0:1:3=sdd"), List.of(), List.of()));
         loop.pass(); // pass 3 restores
         loop.pass();
         loop.pass();

@@ -77,7 +77,7 @@ public final class LunPathRepair {
                 return PathRepair.waiting("no path of multipath map " + map.get() + " serves I/O; nothing is"
                         + " scanned or removed until one does");
             }
-            return repairAt(volumeId, lun, map.get(), expected);
+            return repairAt(volumeId, attachment, lun, map.get(), expected);
         } catch (InterruptedIOException e) {
             Thread.currentThread().interrupt();
             throw VolumeException.internal("volume " + volumeId + ": path repair interrupted", e);
@@ -86,7 +86,8 @@ public final class LunPathRepair {
         }
     }
 
-    private PathRepair repairAt(String volumeId, AttachedLun lun, MultipathMap map, List<ScsiAddress> expected)
+    private PathRepair repairAt(String volumeId, Attachment attachment, AttachedLun lun, MultipathMap map,
+                                List<ScsiAddress> expected)
             throws IOException, VolumeException {
         List<String> wrongLun = new ArrayList<>();
         List<String> failed = new ArrayList<>();
@@ -128,8 +129,19 @@ public final class LunPathRepair {
             }
             toAdd.put(address, disk);
         }
-        List<String> restored = toAdd.isEmpty() ? List.of() : addToMap(lun, toAdd, failed);
-        return new PathRepair(restored, wrongLun, failed, Optional.empty());
+        List<AttachedLun.LunPath> restored = toAdd.isEmpty() ? List.of() : addToMap(lun, toAdd, failed);
+        return new PathRepair(restored.stream().map(AttachedLun.LunPath::toString).toList(), wrongLun, failed,
+                Optional.empty(), restored.isEmpty() ? Optional.empty() : Optional.of(recorded(attachment, lun,
+                restored)));
+    }
+
+    /** The attachment's details with the returned paths in place of those recorded at their addresses. */
+    private static Map<String, String> recorded(Attachment attachment, AttachedLun lun,
+                                                List<AttachedLun.LunPath> returned) {
+        Map<String, String> details = new LinkedHashMap<>(attachment.details());
+        details.remove(AttachedLun.MISSING);
+        details.putAll(lun.withPaths(returned).details());
+        return details;
     }
 
     /** A disk of this LUN (as it was probed) that is running and that nothing holds: one multipathd left out. */
@@ -139,7 +151,7 @@ public final class LunPathRepair {
     }
 
     /** Asks multipathd to take the verified disks into the LUN's map (the stage's own step); returns those it took. */
-    private List<String> addToMap(AttachedLun lun, Map<ScsiAddress, ScsiDisk> disks, List<String> failed)
+    private List<AttachedLun.LunPath> addToMap(AttachedLun lun, Map<ScsiAddress, ScsiDisk> disks, List<String> failed)
             throws IOException {
         List<String> names = disks.values().stream().map(ScsiDisk::name).toList();
         LunIdentity identity = devices.identity(disks.values().iterator().next()).orElseThrow();
@@ -151,9 +163,9 @@ public final class LunPathRepair {
                     + lun.wwid() + " took it"));
             return List.of();
         }
-        List<String> restored = new ArrayList<>();
+        List<AttachedLun.LunPath> restored = new ArrayList<>();
         for (Map.Entry<ScsiAddress, ScsiDisk> entry : disks.entrySet()) {
-            String path = entry.getKey() + "=" + entry.getValue().name();
+            AttachedLun.LunPath path = new AttachedLun.LunPath(entry.getKey(), entry.getValue().name());
             if (map.slaves().contains(entry.getValue().name())) {
                 restored.add(path);
             } else {

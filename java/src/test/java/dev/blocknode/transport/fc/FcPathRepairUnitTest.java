@@ -117,6 +117,9 @@ class FcPathRepairUnitTest {
         assertEquals(List.of("class/scsi_host/host2/scan=0 1 3"), writesSinceStage(),
                 "exactly the lost path's H:C:T:L is scanned: nothing behind port 1, no wildcard");
         assertEquals(1, repairs("restored") - before);
+        assertEquals("1:0:0:3=sdb,2:0:1:3=sdd", repair.attachment().orElseThrow().get("paths"),
+                "the record is to name the returned path's new disk");
+        assertEquals("mpatha", repair.attachment().orElseThrow().get("multipathMap"));
 
         assertEquals(PathRepair.NONE, transport.repairPaths(VOLUME, staged), "both paths in the map: nothing to do");
         assertEquals(1, writesSinceStage().size(), "and nothing scanned again");
