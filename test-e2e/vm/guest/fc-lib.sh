@@ -152,6 +152,23 @@ fc_port_timeouts() {
     [[ -e $r && $(sed 's/^0x//' "$r/port_name") == "$want" ]] && echo "dev_loss_tmo $(cat "$r/dev_loss_tmo") fast_io_fail_tmo $(cat "$r/fast_io_fail_tmo")"
   done
 }
+# fc_rport_of I: the sysfs directory of the node's remote port for array port I (an FCP Target).
+fc_rport_of() {
+  local r want=${FC_WWPN[${FC_ARRAY_PORTS[$1]}]//:/}
+  for r in /sys/class/fc_remote_ports/rport-"${FC_HOST[${FC_NODE_PORTS[$1]}]}":*; do
+    [[ -e $r && $(sed 's/^0x//' "$r/port_name") == "$want" ]] && grep -q "FCP Target" "$r/roles" && { echo "$r"; return; }
+  done
+  return 1
+}
+# fc_port_short_loss I SECONDS: the node's remote port for array port I gives its disks up SECONDS after it is
+# lost (dev_loss_tmo), where multipathd made it 60 s; fast_io_fail_tmo 1 first, as it must stay below. The
+# kernel takes neither while the port is Blocked, so this is set while it is Online; multipathd sets its own
+# values again when the path is next added to a map.
+fc_port_short_loss() {
+  local r; r=$(fc_rport_of "$1") || { echo "no remote port for array port $(($1 + 1))" >&2; return 1; }
+  echo 1 > "$r/fast_io_fail_tmo" && echo "$2" > "$r/dev_loss_tmo" || return
+  echo "  ${r##*/}: $(fc_port_timeouts "$1")"
+}
 fc_targets_online() { [[ $(fc_target_port_state 0) == Online && $(fc_target_port_state 1) == Online ]]; }
 
 # Enables the four controllers: VN2VN claims port ids, the ends log in to each other.

@@ -16,6 +16,13 @@
 #             port 1, NodeGetVolumeStats abnormal, health DEGRADED/PathsFailed, blocknode_volume_paths 1
 #             failed), then up again (the path comes back: healthy, 2 serving); no write failed.
 #   teardown: unstaging both leaves no disk, map or mount.
+#   repair:   LUN 0 staged again as another volume, unfenced (fencing=off: the repair loop leaves fenced
+#             volumes alone), with a writer on it and the plugin's repair loop every 5 s (--repair-interval=5s
+#             for this boot): array port 2's remote port given a dev_loss_tmo of 3 s, its link down until the
+#             kernel deleted the port's disk of LUN 0 (with scsi_mod.scan=manual nothing scans it back), then up:
+#             the plugin scans exactly that LUN behind the returned port, checks its WWID and has multipathd add
+#             it; both paths active again (measured from the port's return), no write failed, the checksum
+#             right, the repair in the log and in blocknode_path_repairs_total, the path gauge at 2 serving.
 #   wrong:    LUN 0 asked for with LUN 2's WWID: FAILED_PRECONDITION naming the WWID found, no disk or map
 #             left, no staging record; NodeUnstageVolume then succeeds.
 #   reused:   disks of LUN 2 left on the node (scanned by hand, as an HBA's own scan leaves them; multipathd
@@ -93,6 +100,52 @@ bn_on_fail() {
   bn_writer_kill
   [[ $LINK_DOWN == yes ]] && ip link set "${FC_ARRAY_PORTS[1]}" up && LINK_DOWN=no
   true
+}
+
+# ------------------------------------------------------------------------------------------- repair
+
+REP=fc-repair
+REP_STAGING=$(staging_of $REP)
+REP_TARGET=$(target_of $REP)
+REPAIR_INTERVAL=5
+GUEST_PLUGIN_ARGS="${GUEST_PLUGIN_ARGS:-} --repair-interval=${REPAIR_INTERVAL}s"
+UP_AT=0
+port_2_disks() { fc_disks | awk -v h="${FC_HOST[${FC_NODE_PORTS[1]}]}:" 'index($1, h) == 1'; }
+no_disk_behind_port_2() { [[ -z $(port_2_disks) ]]; }
+map_paths() { ls "/sys/block/$(basename "$(readlink -f "/dev/mapper/$(fc_wwid "$1")")")/slaves" | wc -l; }
+# Past dev_loss_tmo: the port is Not Present and the kernel deleted its disks; each map serves on one path.
+link_down_past_dev_loss() {
+  CUT_AT=$(vm_now_ms)
+  ip link set "${FC_ARRAY_PORTS[1]}" down && LINK_DOWN=yes || return
+  vm_wait "the kernel to delete the disks behind array port 2" 30 no_disk_behind_port_2 || return
+  udevadm settle --timeout=30
+  echo "  port 2's disk deleted $(( $(vm_now_ms) - CUT_AT )) ms after the cut; remote port $(fc_target_port_state 1);" \
+    "LUN 0's map on $(map_paths 0) path(s)"
+  [[ $(map_paths 0) == 1 ]] || { echo "expected the map on one path" >&2; return 1; }
+}
+map_whole() { [[ $(map_paths 0) == 2 ]] && map_all_active; }
+# Nothing scans a LUN but the plugin (scan=manual): the path comes back by its repair, within two intervals of
+# the port's return and the time a repair itself takes on a loaded machine (scan, disk, multipathd: 10 s).
+link_up_repaired() {
+  ip link set "${FC_ARRAY_PORTS[1]}" up && LINK_DOWN=no || return
+  vm_wait "the remote port of array port 2 Online" 90 port_2_online || return
+  UP_AT=$(vm_now_ms)
+  vm_wait "both paths back in LUN 0's map" $((2 * REPAIR_INTERVAL + 10)) map_whole || return
+  echo "  LUN 0's map on 2 active paths $(( $(vm_now_ms) - UP_AT )) ms after the port came back (repair interval" \
+    "${REPAIR_INTERVAL} s): $(port_2_disks | tr '\n' ' ')"
+}
+repair_logged() {
+  local lines
+  lines=$(grep -E "volume $REP: path repair brought back \[[0-9:]+=sd[a-z]+\] in [0-9]+ ms" "$VM_RESULTS/plugin.log") ||
+    { echo "no repair line for $REP in the plugin's log" >&2; return 1; }
+  echo "$lines" | sed 's/^/  /'
+}
+repairs_counted() {
+  local value
+  value=$(curl -sf --max-time 10 "http://$BN_METRICS/metrics" | awk 'index($0, "blocknode_path_repairs_total{") == 1 &&
+    /kind="lun_path"/ && /outcome="restored"/ && /transport="fc"/ {print $NF}')
+  echo "  blocknode_path_repairs_total{transport=\"fc\",kind=\"lun_path\",outcome=\"restored\"} ${value:-absent}"
+  [[ -n $value ]] && awk -v a="$value" 'BEGIN {exit !(a >= 1)}' || { echo "expected at least 1" >&2; return 1; }
 }
 
 # ---------------------------------------------------------------------------------------- refusals
@@ -214,6 +267,23 @@ step unstage-fs-2       csi unstage $FS "$FS_STAGING"
 step unpublish-block    csi unpublish $BLK "$BLK_TARGET"
 step unstage-block      csi unstage $BLK "$BLK_STAGING"
 step all-released       eval 'udevadm settle --timeout=30; fc_leftovers && vm_leftovers'
+
+step stage-repair       csi stagex $REP "$REP_STAGING" ext4 $(fc_ctx 0) fencing=off
+step publish-repair     csi publishx $REP "$REP_STAGING" "$REP_TARGET" ext4
+step start-writer-2     bn_writer_start "$REP_TARGET/w"
+step short-dev-loss     fc_port_short_loss 1 3
+step link-down-lost     link_down_past_dev_loss
+step link-up-repaired   link_up_repaired
+step io-after-repair    io_goes_on
+step stop-writer-2      bn_writer_stop
+step repaired-map       check_map "$REP_STAGING" 0
+step repair-logged      repair_logged
+step repair-counted     repairs_counted
+step gauge-repaired     eval 'bn_paths_gauge $REP failed 0 && bn_paths_gauge $REP serving 2'
+step verify-after-loss  bn_verify_file "$REP_TARGET/data" "$SUM"
+step unpublish-repair   csi unpublish $REP "$REP_TARGET"
+step unstage-repair     csi unstage $REP "$REP_STAGING"
+step repair-released    released "$REP_STAGING"
 
 step wrong-lun-refused  wrong_refused
 step wrong-lun-undone   nothing_left_of $WRONG

@@ -17,6 +17,7 @@ import dev.blocknode.os.uevent.NetlinkUeventSource;
 import dev.blocknode.os.wait.DeviceWaiter;
 import dev.blocknode.os.wait.DeviceWaiting;
 import dev.blocknode.outcome.VolumeException;
+import dev.blocknode.repair.PathRepairLoop;
 import dev.blocknode.state.BootId;
 import dev.blocknode.state.RecordStore;
 import dev.blocknode.transport.StagedVolumes;
@@ -65,10 +66,11 @@ public final class Plugin implements AutoCloseable {
     private final CachedHealth health;
     private final ProcessMetrics processMetrics;
     private final DoctorAtStart doctor;
+    private final Optional<PathRepairLoop> repairs;
 
     private Plugin(UnixSocketServer server, Optional<MetricsEndpoint> metrics, NodeVolumes volumes,
                    PrometheusMeterRegistry registry, DeviceWaiting deviceWaiting, CachedHealth health,
-                   ProcessMetrics processMetrics, DoctorAtStart doctor) {
+                   ProcessMetrics processMetrics, DoctorAtStart doctor, Optional<PathRepairLoop> repairs) {
         this.server = server;
         this.metrics = metrics;
         this.volumes = volumes;
@@ -77,6 +79,7 @@ public final class Plugin implements AutoCloseable {
         this.health = health;
         this.processMetrics = processMetrics;
         this.doctor = doctor;
+        this.repairs = repairs;
     }
 
     public static Plugin start(PluginConfig config, Host host) throws IOException {
@@ -186,7 +189,12 @@ public final class Plugin implements AutoCloseable {
             // Once the socket is up, off every CSI call's path: readiness and Probe never wait for it.
             doctor.start(new Doctor(host.paths(), host.commands(), KernelFeatures.real()),
                     Optional.of(config.kubeletRoot()));
-            return new Plugin(server, metrics, volumes, registry, deviceWaiting, health, processMetrics, doctor);
+            // After start-up recovery: the loop repairs only what the records say is staged.
+            Optional<PathRepairLoop> repairs = config.repairInterval().isZero() ? Optional.empty() : Optional.of(
+                    new PathRepairLoop(volumes.stagedForRepair(), transports, config.repairInterval(), System::nanoTime));
+            repairs.ifPresent(PathRepairLoop::start);
+            return new Plugin(server, metrics, volumes, registry, deviceWaiting, health, processMetrics, doctor,
+                    repairs);
         } catch (IOException | RuntimeException e) {
             volumes.stopFencing();
             health.close();
@@ -222,6 +230,7 @@ public final class Plugin implements AutoCloseable {
     }
 
     public void shutdown(Duration grace) {
+        repairs.ifPresent(PathRepairLoop::close);
         doctor.close();
         server.shutdown(grace);
         volumes.stopFencing();

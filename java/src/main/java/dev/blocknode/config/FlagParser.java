@@ -100,6 +100,9 @@ public final class FlagParser {
             new Flag("fencing-takeover-after", "DURATION", "60s", null, "how long another node's reservation key"
                     + " must stand still before a stage here may preempt it; at least 3 x `--fencing-renew-interval`,"
                     + " or the plugin refuses to start"),
+            new Flag("repair-interval", "DURATION", "30s", null, "how often the lost paths of staged volumes that"
+                    + " have returned are brought back (an FC remote port back after its dev_loss_tmo); `0` turns the"
+                    + " repair loop off (see docs/operations.md#path-repair)"),
             new Flag("demo", "", "false", "off", "also create, stage and publish a loop-backed demo volume (what"
                     + " `make run` uses); needs `--mode node`"));
 
@@ -187,7 +190,8 @@ public final class FlagParser {
                 LogLevel.parse("log-level", take(flags, "log-level")),
                 Optional.ofNullable(take(flags, "log-level-file")).filter(s -> !s.isBlank()).map(Path::of),
                 Topology.parse("topology", take(flags, "topology")),
-                fsck(take(flags, "fsck")));
+                fsck(take(flags, "fsck")),
+                repairInterval(take(flags, "repair-interval")));
         if (!flags.isEmpty()) {
             throw new IllegalArgumentException("unknown flag --" + flags.keySet().iterator().next()
                     + " (see --help)");
@@ -326,6 +330,11 @@ public final class FlagParser {
             throw new IllegalArgumentException("--" + flag + " must not be negative, got \"" + value + "\"");
         }
         return parsed;
+    }
+
+    /** A duration, or {@code 0} without a unit: the repair loop off. */
+    private static Duration repairInterval(String value) {
+        return value.strip().equals("0") ? Duration.ZERO : duration("repair-interval", value);
     }
 
     private static Duration positive(String flag, String value) {

@@ -35,13 +35,20 @@ public record PluginConfig(
         LogLevel logLevel,
         Optional<Path> logLevelFile,
         Map<String, String> topology,
-        boolean fsck) {
+        boolean fsck,
+        Duration repairInterval) {
+
+    /** Why 30 s: a returned path is back in use within a minute, and a pass over healthy volumes reads sysfs only. */
+    public static final Duration DEFAULT_REPAIR_INTERVAL = Duration.ofSeconds(30);
 
     public PluginConfig {
         topology = Map.copyOf(topology);
     }
 
-    /** The settings with an ext4 filesystem preened before its mount (--fsck preen, the default). */
+    /**
+     * The settings with an ext4 filesystem preened before its mount (--fsck preen, the default) and the default
+     * repair interval.
+     */
     public PluginConfig(Path socket, String nodeId, String driverName, Path kubeletRoot, Path stateDir,
                         Optional<String> metricsAddress, LogFormat logFormat, Set<PosixFilePermission> socketMode,
                         Optional<String> socketGroup, Duration shutdownGrace, long maxVolumesPerNode,
@@ -50,10 +57,13 @@ public record PluginConfig(
                         Map<String, String> topology) {
         this(socket, nodeId, driverName, kubeletRoot, stateDir, metricsAddress, logFormat, socketMode, socketGroup,
                 shutdownGrace, maxVolumesPerNode, defaultFsType, deviceWait, devicePollInterval, demo, mode, fencing,
-                logLevel, logLevelFile, topology, true);
+                logLevel, logLevelFile, topology, true, DEFAULT_REPAIR_INTERVAL);
     }
 
-    /** The settings with the plugin's loggers at {@code info}, the default, no log level file and no topology. */
+    /**
+     * The settings with the plugin's loggers at {@code info}, the default, no log level file, no topology, ext4
+     * preened and the default repair interval.
+     */
     public PluginConfig(Path socket, String nodeId, String driverName, Path kubeletRoot, Path stateDir,
                         Optional<String> metricsAddress, LogFormat logFormat, Set<PosixFilePermission> socketMode,
                         Optional<String> socketGroup, Duration shutdownGrace, long maxVolumesPerNode,
@@ -61,7 +71,7 @@ public record PluginConfig(
                         boolean demo, PluginMode mode, Fencing fencing) {
         this(socket, nodeId, driverName, kubeletRoot, stateDir, metricsAddress, logFormat, socketMode, socketGroup,
                 shutdownGrace, maxVolumesPerNode, defaultFsType, deviceWait, devicePollInterval, demo, mode, fencing,
-                LogLevel.INFO, Optional.empty(), Map.of(), true);
+                LogLevel.INFO, Optional.empty(), Map.of(), true, DEFAULT_REPAIR_INTERVAL);
     }
 
     public static final String DEFAULT_DRIVER_NAME = "block.csi.blocknode.dev";

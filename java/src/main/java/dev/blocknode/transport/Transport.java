@@ -77,6 +77,17 @@ public interface Transport {
     }
 
     /**
+     * Brings back into use the paths of a staged volume that returned after the kernel had removed them (a remote
+     * port or session back after its loss timeout), each path's identity verified before multipath may use it;
+     * never removes or logs out anything that carries the volume, and does nothing but report while every path is
+     * down. Called by the repair loop while no call holds the volume, never for a fenced one (a new path would
+     * carry no reservation key). A transport whose paths come back by themselves repairs nothing.
+     */
+    default PathRepair repairPaths(AttachRequest request, Attachment attachment) throws VolumeException {
+        return PathRepair.NONE;
+    }
+
+    /**
      * Fencing at the storage for this transport's LUNs (SCSI-3 persistent reservations); empty where there is none:
      * a device already on the node, and NVMe/TCP (not built: the guest kernel's target has no reservations).
      */

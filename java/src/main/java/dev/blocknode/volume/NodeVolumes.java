@@ -136,6 +136,11 @@ public final class NodeVolumes {
         return limit;
     }
 
+    /** The staged volumes, as the repair loop takes them (see {@link StagedForRepair}). */
+    public StagedForRepair stagedForRepair() {
+        return new StagedForRepair(records, guard);
+    }
+
     public int operationsInFlight() {
         return guard.inFlight();
     }

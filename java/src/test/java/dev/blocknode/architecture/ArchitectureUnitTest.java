@@ -23,6 +23,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  *   doctor         -> transport (its identity readers), os: the node's readiness, read-only
  *   csi            -> volume, csi.server
  *   csi.server     -> os (the gRPC server's socket file, by descriptor: os.fd.SocketDirectory)
+ *   repair         -> volume (staged volumes under their guard), transport: the path repair loop
  *   volume         -> state, transport, os (and os.natives' typed exceptions, thrown through os calls)
  *   state          -> os
  *   transport      -> multipath, scsi, os (transport.san: the SCSI stack that FC and iSCSI compose)
@@ -57,6 +58,7 @@ class ArchitectureUnitTest {
                 .layer("Csi").definedBy(resideInAPackage("dev.blocknode.csi..")
                         .and(not(resideInAPackage("dev.blocknode.csi.server.."))))
                 .layer("Server").definedBy("dev.blocknode.csi.server..")
+                .layer("Repair").definedBy("dev.blocknode.repair..")
                 .layer("Volume").definedBy("dev.blocknode.volume..")
                 .layer("State").definedBy("dev.blocknode.state..")
                 .layer("Transport").definedBy("dev.blocknode.transport..")
@@ -90,9 +92,10 @@ class ArchitectureUnitTest {
                 .whereLayer("Doctor").mayOnlyBeAccessedByLayers("Entry points")
                 .whereLayer("Csi").mayOnlyBeAccessedByLayers("Entry points")
                 .whereLayer("Server").mayOnlyBeAccessedByLayers("Csi", "Entry points")
-                .whereLayer("Volume").mayOnlyBeAccessedByLayers("Csi", "Entry points")
+                .whereLayer("Repair").mayOnlyBeAccessedByLayers("Entry points")
+                .whereLayer("Volume").mayOnlyBeAccessedByLayers("Csi", "Repair", "Entry points")
                 .whereLayer("State").mayOnlyBeAccessedByLayers("Volume", "Entry points")
-                .whereLayer("Transport").mayOnlyBeAccessedByLayers("Volume", "Doctor", "Entry points")
+                .whereLayer("Transport").mayOnlyBeAccessedByLayers("Volume", "Repair", "Doctor", "Entry points")
                 .whereLayer("Multipath").mayOnlyBeAccessedByLayers("Transport")
                 .whereLayer("Scsi").mayOnlyBeAccessedByLayers("Transport", "Multipath", "Entry points")
                 .whereLayer("Config").mayOnlyBeAccessedByLayers("Entry points")

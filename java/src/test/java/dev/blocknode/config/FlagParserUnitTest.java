@@ -104,6 +104,15 @@ class FlagParserUnitTest {
     }
 
     @Test
+    void theRepairLoopRunsEvery30SecondsUnlessToldOtherwiseAndZeroTurnsItOff() {
+        assertEquals(Duration.ofSeconds(30), parse().repairInterval());
+        assertEquals(Duration.ofSeconds(5), parse("--repair-interval=5s").repairInterval());
+        assertEquals(Duration.ZERO, parse("--repair-interval=0").repairInterval());
+        assertEquals(Duration.ZERO, parse("--repair-interval", "0s").repairInterval());
+        assertThrows(IllegalArgumentException.class, () -> parse("--repair-interval=-5s"));
+    }
+
+    @Test
     void fencingIntervalsDefaultTo10And60SecondsAndTheTakeoverMustCoverThreeRenewals() {
         assertEquals(new PluginConfig.Fencing(Duration.ofSeconds(10), Duration.ofSeconds(60)), parse().fencing());
         PluginConfig.Fencing quick = parse("--fencing-renew-interval=2s", "--fencing-takeover-after=6s").fencing();

@@ -246,6 +246,11 @@ public final class FakeSysfs implements SysfsWriter {
         return this;
     }
 
+    /** The array stops presenting a LUN at {@code address}: a scan there finds nothing (a disk already there stays). */
+    public void unpresentLun(ScsiAddress address) {
+        presented.remove(address);
+    }
+
     /** A disk present now, as after a scan: SCSI device, block device, class links, /dev node. */
     public Disk addDisk(ScsiAddress address, String name, DeviceNumber number, String wwid, byte[] vpd83,
                         String state) throws IOException {
@@ -377,6 +382,17 @@ public final class FakeSysfs implements SysfsWriter {
             link(lower.resolve("holders/" + kernelName), dmDir);
         }
         return dmDir;
+    }
+
+    /** What {@code multipathd add path} does to a map that exists: the disk becomes one of its slaves. */
+    public void addSlave(String mapKernelName, String slave) throws IOException {
+        Path dmDir = maps.get(mapKernelName);
+        if (dmDir == null) {
+            throw new IllegalStateException("no dm device " + mapKernelName);
+        }
+        Path lower = sys.resolve("class/block/" + slave).toRealPath();
+        link(dmDir.resolve("slaves/" + slave), lower);
+        link(lower.resolve("holders/" + mapKernelName), dmDir);
     }
 
     /** What a successful dm remove does: the map and the holder links of its slaves disappear. */

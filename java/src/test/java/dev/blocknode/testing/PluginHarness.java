@@ -63,7 +63,7 @@ public final class PluginHarness implements AutoCloseable {
                 dir.resolve("state"), metricsAddress, LogFormat.TEXT,
                 PosixFilePermissions.fromString("rw-rw----"), Optional.empty(), Duration.ofSeconds(5),
                 maxVolumesPerNode, "ext4", DeviceWaitMode.EVENTS, Optional.empty(), false, PluginMode.NODE,
-                PluginConfig.Fencing.DEFAULTS, LogLevel.INFO, Optional.empty(), topology);
+                PluginConfig.Fencing.DEFAULTS, LogLevel.INFO, Optional.empty(), topology, true, Duration.ZERO);
         this.plugin = Plugin.start(config, host);
         this.client = new CsiClient(config.socket());
     }

@@ -1,5 +1,6 @@
 package dev.blocknode.transport.fc;
 
+import dev.blocknode.metrics.PathRepairs;
 import dev.blocknode.metrics.Phases;
 import dev.blocknode.multipath.MultipathDaemon;
 import dev.blocknode.os.DeviceNumber;
@@ -11,6 +12,7 @@ import dev.blocknode.scsi.SysfsWriter;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.Fencing;
+import dev.blocknode.transport.PathRepair;
 import dev.blocknode.transport.PathReport;
 import dev.blocknode.transport.Transport;
 import dev.blocknode.transport.san.AttachedLun;
@@ -59,6 +61,7 @@ public final class FcTransport implements Transport {
                        LunAttacher.Timeouts timeouts, FenceSettings fence) {
         this.ports = new FcPorts(host.paths());
         this.san = new SanStack(host, writer, waiter, daemon, timeouts, fence);
+        PathRepairs.register(NAME, PathRepairs.LUN_PATH);
     }
 
     @Override
@@ -170,35 +173,10 @@ public final class FcTransport implements Transport {
      * the node logged in, stays an initiator only until it logs in again (measured there too).
      */
     private List<ScsiAddress> lunAddresses(String volumeId, FcVolumeSpec spec) throws VolumeException {
-        List<ScsiAddress> addresses = new ArrayList<>();
         List<String> skipped = new ArrayList<>();
+        List<ScsiAddress> addresses;
         try {
-            List<Integer> onlineHosts = new ArrayList<>();
-            for (FcPorts.FcHost host : ports.hosts()) {
-                if (host.online()) {
-                    onlineHosts.add(host.host());
-                } else {
-                    skipped.add("host" + host.host() + " is " + host.state());
-                }
-            }
-            for (FcPorts.RemotePort port : ports.remotePorts()) {
-                if (!spec.targetWwpns().contains(port.portName())) {
-                    continue;
-                }
-                String why = !onlineHosts.contains(port.host()) ? "its HBA host" + port.host() + " is not Online"
-                        : !port.online() ? "it is " + port.state()
-                        : !port.isScsiTarget() ? "it is not a SCSI target (scsi_target_id -1)"
-                        : !port.isFcpTarget() ? "it does not have the FCP Target role (roles: " + port.roles() + ")"
-                        : null;
-                if (why != null) {
-                    skipped.add(port.name() + " (0x" + port.portName() + ") skipped: " + why);
-                    continue;
-                }
-                ScsiAddress address = port.lunAddress(spec.lun().orElseThrow());
-                if (!addresses.contains(address)) {
-                    addresses.add(address);
-                }
-            }
+            addresses = usableAddresses(spec, skipped);
         } catch (IOException e) {
             throw VolumeException.internal("volume " + volumeId + ": cannot read the node's FC ports", e);
         }
@@ -211,6 +189,69 @@ public final class FcTransport implements Transport {
                     + (skipped.isEmpty() ? "" : " (" + String.join("; ", skipped) + ")"));
         }
         return addresses;
+    }
+
+    /** The addresses of {@link #lunAddresses}, saying in {@code skipped} why each other port of the targets is not used. */
+    private List<ScsiAddress> usableAddresses(FcVolumeSpec spec, List<String> skipped) throws IOException {
+        List<ScsiAddress> addresses = new ArrayList<>();
+        List<Integer> onlineHosts = new ArrayList<>();
+        for (FcPorts.FcHost host : ports.hosts()) {
+            if (host.online()) {
+                onlineHosts.add(host.host());
+            } else {
+                skipped.add("host" + host.host() + " is " + host.state());
+            }
+        }
+        for (FcPorts.RemotePort port : ports.remotePorts()) {
+            if (!spec.targetWwpns().contains(port.portName())) {
+                continue;
+            }
+            String why = !onlineHosts.contains(port.host()) ? "its HBA host" + port.host() + " is not Online"
+                    : !port.online() ? "it is " + port.state()
+                    : !port.isScsiTarget() ? "it is not a SCSI target (scsi_target_id -1)"
+                    : !port.isFcpTarget() ? "it does not have the FCP Target role (roles: " + port.roles() + ")"
+                    : null;
+            if (why != null) {
+                skipped.add(port.name() + " (0x" + port.portName() + ") skipped: " + why);
+                continue;
+            }
+            ScsiAddress address = port.lunAddress(spec.lun().orElseThrow());
+            if (!addresses.contains(address)) {
+                addresses.add(address);
+            }
+        }
+        return addresses;
+    }
+
+    /**
+     * After the stage: the LUN behind every remote port of its targets that is usable now (the stage's own choice of
+     * ports), so that a port back from a loss longer than its dev_loss_tmo, whose disk the kernel deleted and, with
+     * scsi_mod.scan=manual, never scans back, gets its path again. A volume attached by WWID alone scanned nothing
+     * at its stage and is not scanned here either.
+     */
+    @Override
+    public PathRepair repairPaths(AttachRequest request, Attachment attachment) throws VolumeException {
+        FcVolumeSpec spec = FcVolumeSpec.parse(request);
+        if (!spec.scansTargets()) {
+            return PathRepair.NONE;
+        }
+        List<ScsiAddress> addresses;
+        try {
+            addresses = usableAddresses(spec, new ArrayList<>());
+        } catch (IOException e) {
+            throw VolumeException.internal("volume " + request.volumeId() + ": cannot read the node's FC ports", e);
+        }
+        if (addresses.isEmpty()) {
+            return PathRepair.waiting("no remote port of its targets is Online");
+        }
+        return counted(san.pathRepair().repair(request.volumeId(), attachment, addresses));
+    }
+
+    private static PathRepair counted(PathRepair repair) {
+        PathRepairs.count(NAME, PathRepairs.LUN_PATH, PathRepairs.RESTORED, repair.restored().size());
+        PathRepairs.count(NAME, PathRepairs.LUN_PATH, PathRepairs.WRONG_LUN, repair.wrongLun().size());
+        PathRepairs.count(NAME, PathRepairs.LUN_PATH, PathRepairs.FAILED, repair.failed().size());
+        return repair;
     }
 
     /**

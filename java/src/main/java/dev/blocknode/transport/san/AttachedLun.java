@@ -53,6 +53,18 @@ public record AttachedLun(Wwid wwid, List<LunPath> paths, Optional<String> mapNa
         return paths.stream().map(LunPath::name).toList();
     }
 
+    /**
+     * The LUN with {@code returned} among its paths: each replaces the recorded path at its address (the kernel
+     * may have given the returned disk another name) and is no longer missing.
+     */
+    public AttachedLun withPaths(List<LunPath> returned) {
+        List<ScsiAddress> at = returned.stream().map(LunPath::address).toList();
+        List<LunPath> now = new ArrayList<>(paths.stream().filter(p -> !at.contains(p.address())).toList());
+        now.addAll(returned);
+        return new AttachedLun(wwid, now, mapName, device, number,
+                missing.stream().filter(a -> !at.contains(a)).toList());
+    }
+
     /** The attachment details to persist: what {@link #fromDetails} needs. */
     public Map<String, String> details() {
         Map<String, String> details = new LinkedHashMap<>();

@@ -208,7 +208,8 @@ public final class LunAttacher {
         }
     }
 
-    private Map<ScsiAddress, ScsiDisk> awaitDisks(String volumeId, List<ScsiAddress> addresses)
+    /** The disks that appeared at {@code addresses} within the paths timeout, in their order (attach, path repair). */
+    Map<ScsiAddress, ScsiDisk> awaitDisks(String volumeId, List<ScsiAddress> addresses)
             throws VolumeException {
         Map<ScsiAddress, ScsiDisk> found = new LinkedHashMap<>();
         try {

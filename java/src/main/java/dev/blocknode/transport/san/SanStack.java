@@ -42,6 +42,7 @@ public final class SanStack {
     private final LunAttacher attacher;
     private final ScanUndo scanUndo;
     private final LunFencing fencing;
+    private final LunPathRepair pathRepair;
 
     public SanStack(Host host, SysfsWriter writer, DeviceWaiter waiter, MultipathDaemon daemon,
                     LunAttacher.Timeouts timeouts, FenceSettings fence) {
@@ -55,6 +56,7 @@ public final class SanStack {
                 fence.commandTimeout());
         this.fencing = new LunFencing(reservations, this::pathDevices,
                 new TakeoverRule(fence.takeoverAfter(), fence.nanoTime()));
+        this.pathRepair = new LunPathRepair(devices, targetedScan, scanUndo, attacher, daemon, timeouts);
     }
 
     public ScsiHosts hosts() {
@@ -79,6 +81,10 @@ public final class SanStack {
 
     public Fencing fencing() {
         return fencing;
+    }
+
+    public LunPathRepair pathRepair() {
+        return pathRepair;
     }
 
     /**

@@ -1,0 +1,42 @@
+package dev.blocknode.metrics;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Metrics;
+
+/**
+ * What the repair loop did to staged volumes' paths, counted by transport, kind and outcome; each also has a log
+ * line naming the volume and the paths. A rising {@code wrong_lun} says the storage presents another LUN at a
+ * volume's number behind a returned port; a rising {@code failed}, a path that comes back without its LUN.
+ */
+public final class PathRepairs {
+
+    public static final String NAME = "blocknode_path_repairs";
+    /** A SCSI path of a LUN scanned back in and taken into its multipath map. */
+    public static final String LUN_PATH = "lun_path";
+    public static final String RESTORED = "restored";
+    public static final String WRONG_LUN = "wrong_lun";
+    public static final String FAILED = "failed";
+
+    private PathRepairs() {
+    }
+
+    public static void count(String transport, String kind, String outcome, int paths) {
+        counter(transport, kind, outcome).increment(paths);
+    }
+
+    /** The series of a transport that repairs, at 0 from the start, so that a rate over them sees the first one. */
+    public static void register(String transport, String kind) {
+        for (String outcome : new String[] {RESTORED, WRONG_LUN, FAILED}) {
+            counter(transport, kind, outcome);
+        }
+    }
+
+    private static Counter counter(String transport, String kind, String outcome) {
+        return Counter.builder(NAME)
+                .description("paths of staged volumes the repair loop worked on, by outcome: restored (back in use),"
+                        + " wrong_lun (another LUN answered at the path's address: taken off again, never used),"
+                        + " failed (not brought back; tried again after a back-off)")
+                .tags("transport", transport, "kind", kind, "outcome", outcome)
+                .register(Metrics.globalRegistry);
+    }
+}

@@ -1,0 +1,190 @@
+package dev.blocknode.repair;
+
+import dev.blocknode.outcome.VolumeException;
+import dev.blocknode.transport.PathRepair;
+import dev.blocknode.transport.Transport;
+import dev.blocknode.transport.Transports;
+import dev.blocknode.volume.StagedForRepair;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * Every interval, one pass over the staged volumes: each one no call holds is taken under its operation guard and
+ * its transport brings back the paths that returned ({@link Transport#repairPaths}). Passes never overlap (a fixed
+ * delay between the end of one and the start of the next); a pass starts no new volume once it has run for
+ * {@link #PASS_BUDGET}, and the volumes it did not reach come first in the next one. A volume whose repair failed
+ * is left alone for a growing number of passes ({@link RepairBackoff}); a fenced volume is never repaired (a path
+ * brought back would carry no reservation key, and its writes would fail at the storage).
+ */
+public final class PathRepairLoop implements AutoCloseable {
+
+    private static final Logger LOG = Logger.getLogger(PathRepairLoop.class.getName());
+    static final String OPERATION = "path repair";
+    /** Long enough for a few volumes' scans and waits (15 s for a disk, 30 s for a map), short against a minute. */
+    static final Duration PASS_BUDGET = Duration.ofSeconds(60);
+
+    private final StagedForRepair volumes;
+    private final Transports transports;
+    private final Duration interval;
+    private final LongSupplier nanoTime;
+    private final RepairBackoff backoff = new RepairBackoff();
+    private final Set<String> waiting = new HashSet<>();
+    private final Set<String> fencedNoted = new HashSet<>();
+    private final Set<String> notReached = new LinkedHashSet<>();
+    private long pass;
+    /** start and close take this, not the loop's monitor, which a pass holds for as long as it runs. */
+    private final Object lifecycle = new Object();
+    private ScheduledExecutorService thread;
+
+    public PathRepairLoop(StagedForRepair volumes, Transports transports, Duration interval, LongSupplier nanoTime) {
+        if (interval.isZero() || interval.isNegative()) {
+            throw new IllegalArgumentException("a repair loop needs an interval above zero, got " + interval);
+        }
+        this.volumes = volumes;
+        this.transports = transports;
+        this.interval = interval;
+        this.nanoTime = nanoTime;
+    }
+
+    /** The first pass after one interval: start-up recovery and kubelet's re-stages come first. */
+    public void start() {
+        synchronized (lifecycle) {
+            if (thread == null) {
+                thread = schedule();
+            }
+        }
+    }
+
+    private ScheduledExecutorService schedule() {
+        ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor(runnable -> {
+            Thread t = new Thread(runnable, "blocknode-path-repair");
+            t.setDaemon(true);
+            return t;
+        });
+        long millis = interval.toMillis();
+        executor.scheduleWithFixedDelay(this::passLogged, millis, millis, TimeUnit.MILLISECONDS);
+        LOG.info(() -> "path repair: every " + millis + " ms, the lost paths of staged volumes that returned are"
+                + " brought back");
+        return executor;
+    }
+
+    private void passLogged() {
+        try {
+            pass();
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "path repair: a pass failed; the next one runs in " + interval.toMillis() + " ms", e);
+        }
+    }
+
+    /** One pass over the staged volumes; what the thread runs every interval (tests call it directly). */
+    public synchronized void pass() {
+        pass++;
+        List<String> staged = volumes.staged();
+        backoff.retainOnly(staged);
+        waiting.retainAll(staged);
+        List<String> order = new ArrayList<>(notReached);
+        order.retainAll(staged);
+        staged.stream().filter(v -> !order.contains(v)).forEach(order::add);
+        notReached.clear();
+        long start = nanoTime.getAsLong();
+        for (String volumeId : order) {
+            if (nanoTime.getAsLong() - start > PASS_BUDGET.toNanos()) {
+                notReached.add(volumeId);
+            } else if (backoff.due(volumeId, pass)) {
+                repair(volumeId);
+            }
+        }
+        if (!notReached.isEmpty()) {
+            LOG.warning(() -> "path repair: the pass ran past " + PASS_BUDGET.toSeconds() + " s; " + notReached.size()
+                    + " volume(s) wait for the next one");
+        }
+    }
+
+    private void repair(String volumeId) {
+        Optional<StagedForRepair.Held> taken = volumes.hold(volumeId, OPERATION);
+        if (taken.isEmpty()) {
+            return; // a call holds it, or it is no longer staged: the next pass looks again
+        }
+        try (StagedForRepair.Held held = taken.get()) {
+            Optional<Transport> transport = transports.named(held.attachment().transport());
+            if (transport.isEmpty()) {
+                return;
+            }
+            if (held.fenced()) {
+                if (fencedNoted.add(volumeId)) {
+                    LOG.info(() -> "volume " + volumeId + ": fenced at the storage, so its lost paths are not brought"
+                            + " back by the repair loop (a returned path would carry no reservation key)");
+                }
+                return;
+            }
+            long started = nanoTime.getAsLong();
+            PathRepair repair = transport.get().repairPaths(held.request(), held.attachment());
+            if (repair.attachment().isPresent()) {
+                held.recordAttachment(repair.attachment().get());
+            }
+            report(volumeId, repair, Duration.ofNanos(nanoTime.getAsLong() - started));
+        } catch (VolumeException | RuntimeException e) {
+            long skipped = backoff.failed(volumeId, pass);
+            LOG.log(Level.WARNING, "volume " + volumeId + ": path repair failed (tried again in " + (skipped + 1)
+                    + " pass(es)): " + e.getMessage(), e instanceof VolumeException ? null : e);
+        }
+    }
+
+    private void report(String volumeId, PathRepair repair, Duration took) {
+        if (repair.waiting().isPresent()) {
+            if (waiting.add(volumeId)) {
+                LOG.warning(() -> "volume " + volumeId + ": path repair waits: " + repair.waiting().get());
+            }
+            return;
+        }
+        if (waiting.remove(volumeId)) {
+            LOG.info(() -> "volume " + volumeId + ": path repair no longer waits");
+        }
+        if (!repair.actedOn()) {
+            backoff.succeeded(volumeId);
+            return;
+        }
+        String line = "volume " + volumeId + ": path repair"
+                + (repair.restored().isEmpty() ? "" : " brought back " + repair.restored())
+                + (repair.wrongLun().isEmpty() ? "" : " refused another LUN at " + repair.wrongLun())
+                + (repair.failed().isEmpty() ? "" : " did not bring back " + repair.failed())
+                + " in " + took.toMillis() + " ms";
+        if (repair.failedAny()) {
+            long skipped = backoff.failed(volumeId, pass);
+            LOG.warning(() -> line + "; tried again in " + (skipped + 1) + " pass(es)");
+        } else {
+            backoff.succeeded(volumeId);
+            LOG.info(line);
+        }
+    }
+
+    @Override
+    public void close() {
+        ScheduledExecutorService stopping;
+        synchronized (lifecycle) {
+            stopping = thread;
+            thread = null;
+        }
+        if (stopping == null) {
+            return;
+        }
+        stopping.shutdownNow(); // a repair interrupted midway is finished by the next plugin's pass: each step repeats
+        try {
+            stopping.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,178 @@
+package dev.blocknode.transport.san;
+
+import dev.blocknode.multipath.Multipath;
+import dev.blocknode.multipath.MultipathDaemon;
+import dev.blocknode.multipath.MultipathMap;
+import dev.blocknode.multipath.PathHealth;
+import dev.blocknode.os.wait.WaitTimeoutException;
+import dev.blocknode.outcome.VolumeException;
+import dev.blocknode.scsi.LunIdentity;
+import dev.blocknode.scsi.ScsiAddress;
+import dev.blocknode.scsi.ScsiDevices;
+import dev.blocknode.scsi.ScsiDisk;
+import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.PathRepair;
+
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Brings a staged LUN's lost paths back into its multipath map, for every SCSI transport: the transport names the
+ * addresses where the LUN should be now (FC: behind each Online remote port of its targets), and each one without a
+ * disk is scanned ({@link TargetedScan}, this LUN only), the disk that appears is checked to be the LUN the volume
+ * was staged with before multipathd is asked to take it, as at stage, and a disk that is another LUN is taken off
+ * again ({@link ScanUndo}) and reported. A disk of the LUN already at an address but outside the map (multipathd
+ * did not take it) is handed to multipathd as well.
+ *
+ * <p>What it never does, so that a repair cannot make an outage worse: remove or flush anything of the volume's
+ * map or of a path in it; scan anything while no path of the map serves (every path down: the map may be queueing
+ * I/O, and a scan behind a port that flaps only adds devices in limbo; it reports and waits); build a map for a LUN
+ * staged without one.
+ */
+public final class LunPathRepair {
+
+    private final ScsiDevices devices;
+    private final TargetedScan targetedScan;
+    private final ScanUndo scanUndo;
+    private final LunAttacher attacher;
+    private final MultipathDaemon daemon;
+    private final LunAttacher.Timeouts timeouts;
+
+    LunPathRepair(ScsiDevices devices, TargetedScan targetedScan, ScanUndo scanUndo, LunAttacher attacher,
+                  MultipathDaemon daemon, LunAttacher.Timeouts timeouts) {
+        this.devices = devices;
+        this.targetedScan = targetedScan;
+        this.scanUndo = scanUndo;
+        this.attacher = attacher;
+        this.daemon = daemon;
+        this.timeouts = timeouts;
+    }
+
+    /**
+     * Repairs the attachment's LUN at {@code expected}, the addresses its transport reaches it through now.
+     *
+     * @throws VolumeException INTERNAL when the record is unreadable or sysfs cannot be read
+     */
+    public PathRepair repair(String volumeId, Attachment attachment, List<ScsiAddress> expected)
+            throws VolumeException {
+        AttachedLun lun = LunAttacher.recorded(attachment.details(), attachment.device(), attachment.number());
+        if (lun.mapName().isEmpty()) {
+            return PathRepair.NONE; // staged on one path without multipathd: there is no map to add a path to
+        }
+        try {
+            Multipath multipath = attacher.multipath();
+            Optional<MultipathMap> map = multipath.maps().byName(lun.mapName().get());
+            if (map.isEmpty()) {
+                return PathRepair.waiting("its multipath map " + lun.mapName().get() + " is gone; nothing is scanned"
+                        + " for a map that is not there");
+            }
+            Optional<PathHealth.Report> health = attacher.pathHealth(attachment.details(), attachment.device(),
+                    attachment.number());
+            if (health.isPresent() && health.get().serving() == 0) {
+                return PathRepair.waiting("no path of multipath map " + map.get() + " serves I/O; nothing is"
+                        + " scanned or removed until one does");
+            }
+            return repairAt(volumeId, attachment, lun, map.get(), expected);
+        } catch (InterruptedIOException e) {
+            Thread.currentThread().interrupt();
+            throw VolumeException.internal("volume " + volumeId + ": path repair interrupted", e);
+        } catch (IOException e) {
+            throw VolumeException.internal("volume " + volumeId + ": cannot read the LUN's paths to repair them", e);
+        }
+    }
+
+    private PathRepair repairAt(String volumeId, Attachment attachment, AttachedLun lun, MultipathMap map,
+                                List<ScsiAddress> expected)
+            throws IOException, VolumeException {
+        List<String> wrongLun = new ArrayList<>();
+        List<String> failed = new ArrayList<>();
+        List<ScsiAddress> toScan = new ArrayList<>();
+        Map<ScsiAddress, ScsiDisk> toAdd = new LinkedHashMap<>();
+        for (ScsiAddress address : expected) {
+            Optional<ScsiDisk> disk = devices.diskAt(address);
+            if (disk.isEmpty()) {
+                toScan.add(address);
+            } else if (!map.slaves().contains(disk.get().name()) && isUnheldPathOf(lun, disk.get())) {
+                toAdd.put(address, disk.get());
+            }
+            // Anything else at the address (a path in the map, another LUN, a disk something holds) is left alone.
+        }
+        List<ScsiAddress> scanned = new ArrayList<>();
+        for (ScsiAddress address : toScan) {
+            try {
+                targetedScan.bringIn(volumeId, address);
+                scanned.add(address);
+            } catch (InterruptedIOException e) {
+                throw e;
+            } catch (IOException e) {
+                failed.add(address + ": the scan failed: " + e.getMessage());
+            }
+        }
+        Map<ScsiAddress, ScsiDisk> appeared = scanned.isEmpty() ? Map.of() : attacher.awaitDisks(volumeId, scanned);
+        for (ScsiAddress address : scanned) {
+            ScsiDisk disk = appeared.get(address);
+            if (disk == null) {
+                failed.add(address + ": no disk appeared within " + timeouts.paths().toSeconds() + " s of its scan");
+                continue;
+            }
+            Optional<LunIdentity> identity = devices.identity(disk);
+            if (identity.isEmpty() || !identity.get().matches(lun.wwid())) {
+                wrongLun.add(address + "=" + disk.name() + " is "
+                        + identity.map(i -> "LUN " + i.wwid()).orElse("a disk without a WWID") + ", not " + lun.wwid());
+                scanUndo.removeUnheld(volumeId, List.of(address), "finding another LUN at a path of the volume");
+                continue;
+            }
+            toAdd.put(address, disk);
+        }
+        List<AttachedLun.LunPath> restored = toAdd.isEmpty() ? List.of() : addToMap(lun, toAdd, failed);
+        return new PathRepair(restored.stream().map(AttachedLun.LunPath::toString).toList(), wrongLun, failed,
+                Optional.empty(), restored.isEmpty() ? Optional.empty() : Optional.of(recorded(attachment, lun,
+                restored)));
+    }
+
+    /** The attachment's details with the returned paths in place of those recorded at their addresses. */
+    private static Map<String, String> recorded(Attachment attachment, AttachedLun lun,
+                                                List<AttachedLun.LunPath> returned) {
+        Map<String, String> details = new LinkedHashMap<>(attachment.details());
+        details.remove(AttachedLun.MISSING);
+        details.putAll(lun.withPaths(returned).details());
+        return details;
+    }
+
+    /** A disk of this LUN (as it was probed) that is running and that nothing holds: one multipathd left out. */
+    private boolean isUnheldPathOf(AttachedLun lun, ScsiDisk disk) throws IOException {
+        return devices.identity(disk).map(i -> i.matches(lun.wwid())).orElse(false)
+                && devices.state(disk).isRunning() && devices.holders(disk.name()).isEmpty();
+    }
+
+    /** Asks multipathd to take the verified disks into the LUN's map (the stage's own step); returns those it took. */
+    private List<AttachedLun.LunPath> addToMap(AttachedLun lun, Map<ScsiAddress, ScsiDisk> disks, List<String> failed)
+            throws IOException {
+        List<String> names = disks.values().stream().map(ScsiDisk::name).toList();
+        LunIdentity identity = devices.identity(disks.values().iterator().next()).orElseThrow();
+        MultipathMap map;
+        try {
+            map = attacher.multipath().assemble(identity, names, daemon.isRunning(), timeouts.map());
+        } catch (WaitTimeoutException e) {
+            disks.forEach((address, disk) -> failed.add(address + "=" + disk.name() + ": no multipath map of LUN "
+                    + lun.wwid() + " took it"));
+            return List.of();
+        }
+        List<AttachedLun.LunPath> restored = new ArrayList<>();
+        for (Map.Entry<ScsiAddress, ScsiDisk> entry : disks.entrySet()) {
+            AttachedLun.LunPath path = new AttachedLun.LunPath(entry.getKey(), entry.getValue().name());
+            if (map.slaves().contains(entry.getValue().name())) {
+                restored.add(path);
+            } else {
+                failed.add(path + ": multipath map " + map + " did not take it within " + timeouts.map().toSeconds()
+                        + " s");
+            }
+        }
+        return restored;
+    }
+}

@@ -1,0 +1,109 @@
+package dev.blocknode.volume;
+
+import dev.blocknode.outcome.VolumeException;
+import dev.blocknode.state.RecordStore;
+import dev.blocknode.state.v1.StagePhase;
+import dev.blocknode.state.v1.StagingRecord;
+import dev.blocknode.transport.AttachRequest;
+import dev.blocknode.transport.Attachment;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The staged volumes as a background task that works on their paths (the repair loop) may take them: one at a
+ * time, under the volume's operation guard, and only while no call holds it, so that a repair never runs beside a
+ * stage, unstage or expansion of the same volume. A call that arrives while a repair holds the volume gets ABORTED
+ * and is retried by kubelet, as for any busy volume; the repair's own bounds keep that short.
+ */
+public final class StagedForRepair {
+
+    /**
+     * A staged volume, held until closed: what its transport attached and the contexts it was staged with (never
+     * secrets), and whether it is fenced at the storage.
+     */
+    public final class Held implements AutoCloseable {
+        private final StagingRecord record;
+        private final OperationGuard.Permit permit;
+
+        private Held(StagingRecord record, OperationGuard.Permit permit) {
+            this.record = record;
+            this.permit = permit;
+        }
+
+        public String volumeId() {
+            return record.getVolumeId();
+        }
+
+        public AttachRequest request() {
+            return StagingRecords.attachRequest(record);
+        }
+
+        public Attachment attachment() {
+            return StagingRecords.attachment(record);
+        }
+
+        public boolean fenced() {
+            return record.getFenceKey() != 0;
+        }
+
+        /**
+         * Records what the transport's details say now (a path back under another device name), durably, while
+         * the volume is still held: path health and release read them.
+         */
+        public void recordAttachment(Map<String, String> details) throws VolumeException {
+            records.save(record.toBuilder().clearAttachment().putAllAttachment(details).build());
+        }
+
+        @Override
+        public void close() {
+            permit.close();
+        }
+    }
+
+    private final StagingRecords records;
+    private final OperationGuard guard;
+
+    /** Over a store and a guard of their own: for tests and tools; the plugin's comes from NodeVolumes. */
+    public StagedForRepair(RecordStore store, OperationGuard guard) {
+        this(new StagingRecords(store), guard);
+    }
+
+    StagedForRepair(StagingRecords records, OperationGuard guard) {
+        this.records = records;
+        this.guard = guard;
+    }
+
+    /** The volumes whose records say they are staged with a device: the candidates of a repair pass. */
+    public List<String> staged() {
+        return records.all().stream().filter(StagedForRepair::isStaged).map(StagingRecord::getVolumeId).toList();
+    }
+
+    /**
+     * Takes the volume when no call holds it and its record, read again under the guard, still says it is staged;
+     * empty otherwise (busy, unstaged meanwhile, unreadable: the next pass looks again).
+     */
+    public Optional<Held> hold(String volumeId, String operation) {
+        OperationGuard.Permit permit;
+        try {
+            permit = guard.enter(volumeId, operation);
+        } catch (VolumeException busy) {
+            return Optional.empty();
+        }
+        try {
+            Optional<StagingRecord> record = records.find(volumeId).filter(StagedForRepair::isStaged);
+            if (record.isPresent()) {
+                return Optional.of(new Held(record.get(), permit));
+            }
+        } catch (VolumeException | RuntimeException unreadable) {
+            // reported where records are read for calls and health; a repair leaves such a volume alone
+        }
+        permit.close();
+        return Optional.empty();
+    }
+
+    private static boolean isStaged(StagingRecord record) {
+        return record.getPhase() == StagePhase.STAGED && record.hasDevice();
+    }
+}

@@ -1,0 +1,211 @@
+package dev.blocknode.repair;
+
+import dev.blocknode.outcome.VolumeException;
+import dev.blocknode.state.RecordStore;
+import dev.blocknode.state.v1.DeviceRecord;
+import dev.blocknode.state.v1.StagePhase;
+import dev.blocknode.state.v1.StagingRecord;
+import dev.blocknode.transport.AttachRequest;
+import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.PathRepair;
+import dev.blocknode.transport.Transport;
+import dev.blocknode.transport.Transports;
+import dev.blocknode.volume.OperationGuard;
+import dev.blocknode.volume.StagedForRepair;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+/**
+ * The repair loop over real staging records in a temp dir and a transport that answers scripted repairs: which
+ * volumes a pass takes, that it never takes one a call holds, and how it backs off.
+ */
+class PathRepairLoopUnitTest {
+
+    private static final Duration INTERVAL = Duration.ofSeconds(30);
+
+    /** Answers each repair with the next scripted one (none left: nothing to repair) and logs the volumes asked. */
+    private static final class RepairingTransport implements Transport {
+        final List<String> repaired = new ArrayList<>();
+        final Deque<PathRepair> answers = new ArrayDeque<>();
+        Runnable during = () -> { };
+
+        @Override
+        public String name() {
+            return "fc";
+        }
+
+        @Override
+        public Set<String> identifyingKeys() {
+            return Set.of("lun");
+        }
+
+        @Override
+        public void validate(AttachRequest request) {
+        }
+
+        @Override
+        public Attachment attach(AttachRequest request) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public void detach(Attachment attachment) {
+        }
+
+        @Override
+        public void abandon(AttachRequest request) {
+        }
+
+        @Override
+        public PathRepair repairPaths(AttachRequest request, Attachment attachment) {
+            repaired.add(request.volumeId() + " " + attachment.details().get("paths"));
+            during.run();
+            return answers.isEmpty() ? PathRepair.NONE : answers.poll();
+        }
+    }
+
+    @TempDir
+    Path temp;
+
+    private RecordStore store;
+    private final OperationGuard guard = new OperationGuard();
+    private final RepairingTransport transport = new RepairingTransport();
+    private final AtomicLong nanos = new AtomicLong();
+
+    @BeforeEach
+    void store() throws Exception {
+        store = new RecordStore(temp.resolve("state"));
+    }
+
+    private void record(String volumeId, StagePhase phase, long fenceKey) throws Exception {
+        StagingRecord.Builder record = StagingRecord.newBuilder().setFormatVersion(RecordStore.FORMAT_VERSION)
+                .setVolumeId(volumeId).setPhase(phase).setTransport("fc")
+                .setStagingPath("/var/lib/kubelet/staging/" + volumeId)
+                .putAttachment("paths", "1:0:0:3=sdb").putAttachment("wwid", "3600140")
+                .putVolumeContext("lun", "3").setFenceKey(fenceKey);
+        if (phase != StagePhase.ATTACHING) {
+            record.setDevice(DeviceRecord.newBuilder().setPath("/dev/dm-0").setMajor(253).setMinor(0));
+        }
+        store.save(record.build());
+    }
+
+    private PathRepairLoop loop(Transport... transports) {
+        return new PathRepairLoop(new StagedForRepair(store, guard), new Transports(List.of(transports)), INTERVAL,
+                nanos::get);
+    }
+
+    private static PathRepair failed() {
+        return new PathRepair(List.of(), List.of(), List.of("2:0:1:3: no disk appeared"));
+    }
+
+    @Test
+    void aPassRepairsEveryStagedVolumeWithItsRecordedAttachment() throws Exception {
+        record("vol-a", StagePhase.STAGED, 0);
+        record("vol-b", StagePhase.STAGED, 0);
+        record("vol-attaching", StagePhase.ATTACHING, 0);
+        loop(transport).pass();
+        assertEquals(List.of("vol-a 1:0:0:3=sdb", "vol-b 1:0:0:3=sdb"), transport.repaired.stream().sorted().toList());
+    }
+
+    @Test
+    void aPathBackUnderAnotherNameIsRecorded() throws Exception {
+        record("vol-a", StagePhase.STAGED, 0);
+        transport.answers.add(new PathRepair(List.of("2:0:1:3=sdd"), List.of(), List.of(), Optional.empty(),
+                Optional.of(Map.of("paths", "1:0:0:3=sdb,2:0:1:3=sdd", "wwid", "3600140"))));
+        loop(transport).pass();
+        StagingRecord now = store.load("vol-a").orElseThrow();
+        assertEquals(Map.of("paths", "1:0:0:3=sdb,2:0:1:3=sdd", "wwid", "3600140"), now.getAttachmentMap());
+        assertEquals(StagePhase.STAGED, now.getPhase());
+        assertEquals("/dev/dm-0", now.getDevice().getPath(), "nothing else of the record changes");
+    }
+
+    @Test
+    void aVolumeACallHoldsIsSkippedAndTheRepairHoldsTheVolumeAgainstCalls() throws Exception {
+        record("vol-a", StagePhase.STAGED, 0);
+        PathRepairLoop loop = loop(transport);
+        try (OperationGuard.Permit staging = guard.enter("vol-a", "NodeStageVolume")) {
+            loop.pass();
+        }
+        assertEquals(List.of(), transport.repaired, "never beside a stage or unstage of the same volume");
+
+        transport.during = () -> assertEquals(VolumeException.Outcome.ABORTED, assertThrows(VolumeException.class,
+                () -> guard.enter("vol-a", "NodeUnstageVolume")).outcome());
+        loop.pass();
+        assertEquals(1, transport.repaired.size());
+        guard.enter("vol-a", "NodeUnstageVolume").close(); // released once the repair ended
+    }
+
+    @Test
+    void aFencedVolumeIsNeverRepaired() throws Exception {
+        record("vol-fenced", StagePhase.STAGED, 0x0123456789abcdefL);
+        loop(transport).pass();
+        assertEquals(List.of(), transport.repaired);
+    }
+
+    @Test
+    void aVolumeWhoseRepairFailedIsLeftAloneForGrowingNumbersOfPasses() throws Exception {
+        record("vol-a", StagePhase.STAGED, 0);
+        PathRepairLoop loop = loop(transport);
+        List<Integer> triedIn = new ArrayList<>();
+        for (int pass = 1; pass <= 12; pass++) {
+            transport.answers.add(failed());
+            int before = transport.repaired.size();
+            loop.pass();
+            if (transport.repaired.size() > before) {
+                triedIn.add(pass);
+            } else {
+                transport.answers.clear();
+            }
+        }
+        assertEquals(List.of(1, 3, 6, 11), triedIn, "after each failure 1, 2, 4 ... passes are skipped");
+    }
+
+    @Test
+    void aRepairThatFailsNothingEndsTheBackOff() throws Exception {
+        record("vol-a", StagePhase.STAGED, 0);
+        PathRepairLoop loop = loop(transport);
+        transport.answers.add(failed());
+        loop.pass(); // pass 1 fails: pass 2 skipped
+        loop.pass();
+        transport.answers.add(new PathRepair(List.of("2:0:1:3=sdd"), List.of(), List.of()));
+        loop.pass(); // pass 3 restores
+        loop.pass();
+        loop.pass();
+        assertEquals(4, transport.repaired.size());
+    }
+
+    @Test
+    void aPassStartsNoVolumeAfterItsBudgetAndTakesTheRestFirstNextTime() throws Exception {
+        record("vol-a", StagePhase.STAGED, 0);
+        record("vol-b", StagePhase.STAGED, 0);
+        transport.during = () -> nanos.addAndGet(PathRepairLoop.PASS_BUDGET.toNanos() + 1);
+        PathRepairLoop loop = loop(transport);
+        loop.pass();
+        assertEquals(1, transport.repaired.size());
+        String first = transport.repaired.get(0);
+        loop.pass();
+        assertEquals(2, transport.repaired.size());
+        assertEquals(false, transport.repaired.get(1).equals(first), "the volume not reached comes first");
+    }
+
+    @Test
+    void aZeroIntervalIsNoLoop() {
+        assertThrows(IllegalArgumentException.class, () -> new PathRepairLoop(new StagedForRepair(store, guard),
+                new Transports(List.of(transport)), Duration.ZERO, nanos::get));
+    }
+}
