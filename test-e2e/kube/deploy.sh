@@ -129,13 +129,16 @@ deploy_blocknode() { # release|manifests|chart
     done
     # The DaemonSet mounts the host's udev database (type Directory): a node without udevd has none.
     mkdir -p /run/udev "$STATE_DIR"
+    local file
     if [[ $1 == release ]]; then
         install_release
+        wait_plugin_ready
+        check_monitoring_objects
     else
-        kc apply -f "$(render_deployment "$1")" >/dev/null
+        file=$(render_deployment "$1")
+        kc apply -f "$file" >/dev/null
+        wait_plugin_ready
     fi
-    wait_plugin_ready
-    [[ $1 == release ]] && check_monitoring_objects
     kc create namespace "$TEST_NS" --dry-run=client -o yaml | kc apply -f - >/dev/null
     DEPLOYED_RENDERING=$1
 }
