@@ -60,6 +60,7 @@ help:
 	@echo
 	@echo "make image   (root) blocknode's container image, offline with buildah: .tools/images/blocknode.tar (deploy/image)"
 	@echo "make release VERSION=x.y.z  (root) into dist/: the image (OCI archive), its SBOM, the packaged chart, SHA256SUMS (deploy/release)"
+	@echo "make publish REGISTRY=host[:port]  the release in dist/ into that registry: image (skopeo), chart (helm, OCI)"
 	@echo "make test-images  (root) the sidecar, pause and busybox images the Kubernetes tier runs, beside it"
 	@echo "make image-check  (root) both, imported into a throwaway containerd and run there"
 
@@ -165,12 +166,13 @@ e2e-vm: $(PLUGIN_JAR) $(E2E_JAR) $(CSI_SANITY)
 	exit $$rc
 
 # Kubernetes for real: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubelet (built from the Go
-# module proxy into .tools/kubernetes), containerd + runc (Debian), blocknode's image built by deploy/image and
-# deployed from deploy/ with the real sidecars; scenarios in test-e2e/kube/scenarios. See test-e2e/kube/README.md.
+# module proxy into .tools/kubernetes), containerd + runc (Debian), a release (make release) published into a
+# registry on loopback (make publish) and installed from it with helm, then redeployed from deploy/'s manifests,
+# with the real sidecars; scenarios in test-e2e/kube/scenarios. See test-e2e/kube/README.md.
 .PHONY: e2e-kube
-e2e-kube: $(PLUGIN_JAR)
+e2e-kube:
 	@start=$$(date +%s); rc=0; \
-	bash test-e2e/kube/run.sh $(PLUGIN_JAR) || rc=$$?; \
+	bash test-e2e/kube/run.sh || rc=$$?; \
 	echo "make e2e-kube: $$( ((rc == 0)) && echo passed || echo FAILED ) in $$(( $$(date +%s) - start )) s"; \
 	exit $$rc
 
@@ -232,6 +234,15 @@ release: deps
 	bash deploy/release/release.sh "$(VERSION)" || rc=$$?; \
 	echo "make release: $$( ((rc == 0)) && echo "dist/ written" || echo FAILED ) in $$(( $$(date +%s) - start )) s"; \
 	exit $$rc
+
+# A release's image and chart pushed into REGISTRY (deploy/release/publish.sh, docs/operations.md "Publish a
+# release"): the image by skopeo (its digest kept, the chart's), the chart by helm as an OCI artifact under
+# REGISTRY/<the image's namespace>/charts. REGISTRY must be the registry the release's chart names its image in.
+# Credentials: skopeo's and helm's own auth files (REGISTRY_AUTH_FILE for both). DIST defaults to dist/.
+.PHONY: publish
+publish:
+	@[[ -n "$(REGISTRY)" ]] || { echo "usage: make publish REGISTRY=host[:port] [DIST=dir]"; exit 2; }
+	bash deploy/release/publish.sh "$(REGISTRY)" $(DIST)
 
 # make test's proof of make release: a release at 0.0.0-check into .tools/release/check-dist, then sha256sum -c and
 # deploy/validate -check-release (one version everywhere, labels, SBOM against dpkg status and Maven's dependency

@@ -8,7 +8,8 @@
 #     the jar's manifest and vendor_version resource inside the image, chart version/appVersion, the chart's
 #     image tag and digest against the archive's), a missing OCI label, an SBOM without one of the image's
 #     Debian packages or the jar's Maven dependencies (from mvn dependency:list, not from the SBOM's own
-#     source), a chart that does not lint or render, or a file SHA256SUMS does not list.
+#     source), a chart that does not lint or render, or a file SHA256SUMS does not list;
+#   - make publish accepts a REGISTRY other than the one the release's chart names its image in.
 # The release is made at 0.0.0-check, not the development version, so that something still carrying
 # 0.1.0-SNAPSHOT (or the chart's 0.1.0) shows. Root (the image build); about 1.5 minutes warm.
 #
@@ -52,5 +53,12 @@ log "sha256sum -c SHA256SUMS: $(wc -l <"$out/SHA256SUMS") files verify"
     -DoutputFile=target/runtime-dependencies.txt >/dev/null) || fail "mvn dependency:list failed"
 "$repo/.tools/bin/deploy-validate" -deploy "$repo/deploy" -check-release "$out" -version "$version" \
     -maven-deps "$repo/java/target/runtime-dependencies.txt" || fail "the release in $out does not check out (kept for a look)"
+# make publish into a registry the release was not made for is refused before anything is pushed, naming the
+# make release that fits (the kube tier publishes a release into the registry it was made for).
+if refusal=$(bash "$repo/deploy/release/publish.sh" 127.0.0.1:1 "$out" 2>&1); then
+    fail "make publish REGISTRY=127.0.0.1:1 accepted a release made for another registry"
+fi
+[[ $refusal == *"IMAGE_REPOSITORY=127.0.0.1:1/"* ]] || fail "make publish's refusal names no make release to run: $refusal"
+log "make publish refuses a registry the release's chart does not name"
 rm -rf "$out"
 log "passed in $(elapsed)"

@@ -22,6 +22,16 @@ type OCIImage struct {
 	archived map[string]bool // blob paths the archive holds
 }
 
+// RepositoryAndTag splits RefName at the tag's colon, the last one after the last slash: a registry's port
+// (127.0.0.1:5000/blocknode/blocknode:1.2.3) is part of the repository, not a tag.
+func (i *OCIImage) RepositoryAndTag() (repository, tag string) {
+	colon := strings.LastIndex(i.RefName, ":")
+	if colon < 0 || colon < strings.LastIndex(i.RefName, "/") {
+		return i.RefName, ""
+	}
+	return i.RefName[:colon], i.RefName[colon+1:]
+}
+
 type ociDescriptor struct {
 	MediaType   string            `json:"mediaType"`
 	Digest      string            `json:"digest"`

@@ -50,7 +50,7 @@ func (f releaseFlags) run(deployDir string) bool {
 		exitOn(CheckSemver(*f.semver))
 	case *f.pkg:
 		image := f.image()
-		repository, _, _ := strings.Cut(image.RefName, ":")
+		repository, _ := image.RepositoryAndTag()
 		packaged, err := PackageChart(chartDir, ReleaseChart{Version: *f.version, Repository: repository,
 			Digest: image.Digest}, *f.out)
 		exitOn(err)
@@ -59,7 +59,7 @@ func (f releaseFlags) run(deployDir string) bool {
 		image := f.image()
 		bom, err := os.ReadFile(*f.mavenBOM)
 		exitOn(err)
-		repository, _, _ := strings.Cut(image.RefName, ":")
+		repository, _ := image.RepositoryAndTag()
 		doc, err := BuildSBOM(ImageSBOMInput{Image: image, Repository: repository, Version: *f.version,
 			MavenBOM: bom, Now: sourceDate()})
 		exitOn(err)

@@ -62,7 +62,7 @@ func CheckRelease(dist, version, chartDir string, deps []MavenDep) []string {
 		add("image: %v", err)
 		return problems
 	}
-	repository, tag, _ := strings.Cut(image.RefName, ":")
+	repository, tag := image.RepositoryAndTag()
 	if tag != version || repository == "" {
 		add("image: named %q in its archive, want REPOSITORY:%s", image.RefName, version)
 	}

@@ -277,3 +277,19 @@ func TestSBOMRefusesAMavenBOMOfAnotherVersion(t *testing.T) {
 		t.Errorf("BuildSBOM with a 0.1.0-SNAPSHOT Maven bom: %v", err)
 	}
 }
+
+// A registry's port is part of the repository: make release IMAGE_REPOSITORY=host:port/... once packaged a chart
+// whose image.repository was the host alone.
+func TestImageRepositoryKeepsTheRegistrysPort(t *testing.T) {
+	for ref, want := range map[string][2]string{
+		"127.0.0.1:5000/blocknode/blocknode:1.2.3":             {"127.0.0.1:5000/blocknode/blocknode", "1.2.3"},
+		"registry.example.com/blocknode/blocknode:0.0.0-check": {"registry.example.com/blocknode/blocknode", "0.0.0-check"},
+		"localhost:5000/blocknode":                             {"localhost:5000/blocknode", ""},
+		"blocknode:1.2.3":                                      {"blocknode", "1.2.3"},
+	} {
+		repository, tag := (&OCIImage{RefName: ref}).RepositoryAndTag()
+		if repository != want[0] || tag != want[1] {
+			t.Errorf("%s: repository %q tag %q, want %q %q", ref, repository, tag, want[0], want[1])
+		}
+	}
+}

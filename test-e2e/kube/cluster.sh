@@ -173,6 +173,10 @@ state = "$WORK/containerd/state"
       runtime_type = "io.containerd.runc.v2"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         SystemdCgroup = false
+  # Registry hosts (hosts.toml per registry, read at each pull): registry.sh names the loopback registry there
+  # as plain HTTP, so the pull does not depend on containerd's default for a registry on 127.0.0.1.
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "$WORK/containerd/certs.d"
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
     conf_dir = "$WORK/cni/net.d"
@@ -277,6 +281,7 @@ cluster_down() {
     stop_component controller-manager
     stop_component apiserver
     stop_component etcd
+    stop_component registry
     local m
     for m in $(findmnt -rn -o TARGET | grep "^$WORK" | sort -r); do
         umount "$m" 2>/dev/null || umount -l "$m"

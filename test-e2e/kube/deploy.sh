@@ -1,14 +1,18 @@
 # blocknode deployed into the kube tier's cluster as a user deploys it; sourced by run.sh.
 #
-# Two renderings of the same deployment: the plain manifests of deploy/kubernetes/ and the Helm chart of
-# deploy/helm/blocknode rendered with values (by deploy/validate's renderer, which uses Helm's own engine).
-# Only what a user changes for this cluster is changed: the image reference, the kubelet root (this kubelet's
-# --root-dir, as on k0s or microk8s) and the state directory (under $WORK, so nothing stays on the host).
+# Three renderings of the same deployment:
+#   release    helm install of the released chart from the loopback registry (registry.sh), as
+#              docs/install.md tells a user, with the monitoring values on (check_monitoring_objects);
+#   manifests  the plain manifests of deploy/kubernetes/, applied with kubectl;
+#   chart      the chart of deploy/helm/blocknode rendered by deploy/validate's renderer (Helm's own engine).
+# Each runs the released image. Only what a user changes for this cluster is changed: the image reference (not
+# for the release, whose chart pins it), the kubelet root (this kubelet's --root-dir, as on k0s or microk8s) and
+# the state directory (under $WORK, so nothing stays on the host).
 
 DEPLOY=$repo/deploy
-# What the chart's rendering sets beyond the cluster's paths, as an operator of a SAN with fabrics would: a cap on
-# the node's volumes and the node's fabric as topology (the plain manifests keep neither; scenario 04 checks both
-# reach CSINode and the node's labels once the chart is deployed).
+# What the chart's renderings (release, chart) set beyond the cluster's paths, as an operator of a SAN with
+# fabrics would: a cap on the node's volumes and the node's fabric as topology (the plain manifests keep neither;
+# scenario 04 checks both reach CSINode and the node's labels, or neither, after its redeploy).
 CHART_MAX_VOLUMES=50
 CHART_FABRIC=fab-a
 
@@ -32,6 +36,51 @@ render_deployment() { # manifests|chart -> file
     esac
     grep -q "$WORK/kubelet" "$out" || kube_fail "the $rendering rendering does not use the kubelet root $WORK/kubelet"
     echo "$out"
+}
+
+# helm, with its configuration, cache and data under $WORK (nothing left in root's home) and the cluster's admin.
+helm_kc() {
+    HELM_CONFIG_HOME=$WORK/helm/config HELM_CACHE_HOME=$WORK/helm/cache HELM_DATA_HOME=$WORK/helm/data \
+        timeout 300 "$HELM" --kubeconfig "$WORK/pki/admin.kubeconfig" "$@"
+}
+
+# The released chart installed from the registry as docs/install.md says, with this cluster's paths, the
+# chart renderings' cap and topology, and the monitoring objects (behind their values; the PrometheusRule needs
+# its CRD, which a cluster gets from the Prometheus Operator and this one from a test-only file).
+install_release() {
+    kc apply -f "$here/prometheusrule-crd.yaml" >/dev/null
+    kc wait --for=condition=Established --timeout=60s crd/prometheusrules.monitoring.coreos.com >/dev/null ||
+        kube_fail "the test-only PrometheusRule CRD was not established"
+    helm_kc install blocknode "$CHART_REF" --version "$RELEASE_VERSION" --plain-http --namespace kube-system \
+        --set "kubeletRoot=$WORK/kubelet" --set "stateDir=$STATE_DIR" \
+        --set "maxVolumesPerNode=$CHART_MAX_VOLUMES" --set "topology.fabric=$CHART_FABRIC" \
+        --set monitoring.prometheusRule.enabled=true --set monitoring.dashboard.enabled=true >"$WORK/logs/helm-install.log" 2>&1 ||
+        kube_fail "helm install $CHART_REF --version $RELEASE_VERSION failed: $(tail -5 "$WORK/logs/helm-install.log")"
+    local image
+    image=$(kc -n kube-system get ds blocknode-node -o jsonpath='{.spec.template.spec.containers[?(@.name=="blocknode")].image}')
+    [[ $image == "$PLUGIN_IMAGE@sha256:"* ]] ||
+        kube_fail "the released chart runs the image $image, not $PLUGIN_IMAGE pinned by digest"
+}
+
+# The chart's monitoring objects as the API server holds them: the PrometheusRule's rules pass promtool and are
+# as many as deploy/monitoring/rules.yaml's, and the dashboard's ConfigMap holds dashboard.json as it is.
+check_monitoring_objects() {
+    local rules=$WORK/prometheusrule.json promtool=$repo/.tools/bin/promtool
+    make --no-print-directory -s -C "$repo" "$promtool" >/dev/null || kube_fail "no promtool (make $promtool)"
+    kc -n kube-system get prometheusrule blocknode -o jsonpath='{.spec}' >"$rules" ||
+        kube_fail "the chart installed no PrometheusRule blocknode in kube-system"
+    local found expected
+    found=$("$promtool" check rules "$rules" 2>&1) || kube_fail "promtool check rules of the PrometheusRule read back: $found"
+    expected=$("$promtool" check rules "$repo/deploy/monitoring/rules.yaml" 2>&1 | grep -o '[0-9]* rules found')
+    [[ $found == *"$expected"* ]] ||
+        kube_fail "the PrometheusRule read back has not deploy/monitoring/rules.yaml's $expected: $found"
+    kc -n kube-system get configmap blocknode-dashboard -o jsonpath='{.data.blocknode\.json}' >"$WORK/dashboard.json" ||
+        kube_fail "the chart installed no ConfigMap blocknode-dashboard in kube-system"
+    cmp -s <(sed -e '$a\' "$WORK/dashboard.json") "$repo/deploy/monitoring/dashboard.json" ||
+        kube_fail "the dashboard ConfigMap's blocknode.json differs from deploy/monitoring/dashboard.json"
+    expect_eq "the dashboard ConfigMap's Grafana label" 1 \
+        "$(kc -n kube-system get configmap blocknode-dashboard -o jsonpath='{.metadata.labels.grafana_dashboard}')"
+    kube_log "monitoring from the chart: PrometheusRule read back, promtool: $expected; dashboard ConfigMap as deploy/monitoring/dashboard.json"
 }
 
 NODE_PLUGIN_PODS=app.kubernetes.io/name=blocknode,app.kubernetes.io/component=node-plugin
@@ -73,7 +122,7 @@ attacher_leads() {
         -o jsonpath='{.spec.holderIdentity}' 2>/dev/null) ]]
 }
 
-deploy_blocknode() { # manifests|chart
+deploy_blocknode() { # release|manifests|chart
     local port
     for port in 9808 9810; do
         port_free "$port" || kube_fail "port $port (blocknode's DaemonSet on the host network) is in use"
@@ -81,9 +130,15 @@ deploy_blocknode() { # manifests|chart
     # The DaemonSet mounts the host's udev database (type Directory): a node without udevd has none.
     mkdir -p /run/udev "$STATE_DIR"
     local file
-    file=$(render_deployment "$1")
-    kc apply -f "$file" >/dev/null
-    wait_plugin_ready
+    if [[ $1 == release ]]; then
+        install_release
+        wait_plugin_ready
+        check_monitoring_objects
+    else
+        file=$(render_deployment "$1")
+        kc apply -f "$file" >/dev/null
+        wait_plugin_ready
+    fi
     kc create namespace "$TEST_NS" --dry-run=client -o yaml | kc apply -f - >/dev/null
     DEPLOYED_RENDERING=$1
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs, from Debian's packages, what the kube tier's node runs besides Kubernetes itself: containerd and
 # runc (the container runtime kubelet drives over CRI), the CNI plugins (bridge, host-local, loopback), etcd
-# (the apiserver's store), iptables and conntrack (the bridge plugin and kubelet use them). Only what is
+# (the apiserver's store), iptables and conntrack (the bridge plugin and kubelet use them), docker-registry (the
+# loopback registry the release is published into: registry.sh) and skopeo (make publish's image push). Only what is
 # missing is installed; versions are Debian bookworm's (containerd 1.6, runc 1.1, etcd 3.4).
 set -euo pipefail
 
@@ -19,6 +20,8 @@ need iptables iptables
 need conntrack conntrack
 need openssl openssl
 need curl curl
+need docker-registry docker-registry
+need skopeo skopeo
 if ((${#missing[@]})); then
     mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
     echo "kube: installing Debian packages: ${missing[*]}" >&2
@@ -27,7 +30,7 @@ if ((${#missing[@]})); then
 fi
 # Debian's packages would start their daemons where an init system runs; the tier starts its own instances
 # with their own sockets and directories, so a packaged etcd or containerd left running is only noted.
-for daemon in containerd etcd; do
+for daemon in containerd etcd docker-registry; do
     if pgrep -x "$daemon" >/dev/null; then
         echo "kube: note: a $daemon is already running on this machine; the tier starts its own beside it" >&2
     fi

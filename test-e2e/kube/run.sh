@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
 # The kube tier (make e2e-kube): a real single-node Kubernetes on this machine drives blocknode, deployed the
-# way a user deploys it (image, manifests or Helm chart, real sidecars), through the scenarios in scenarios/.
+# way a user deploys it (a release published into a registry on loopback and installed from it by helm, or the
+# manifests or the chart's rendering; real sidecars), through the scenarios in scenarios/.
 # See README.md beside this script.
 #
-# usage: test-e2e/kube/run.sh PLUGIN_JAR
+# usage: test-e2e/kube/run.sh [PLUGIN_JAR]
+#   PLUGIN_JAR             accepted for older callers and not used: the image is the release's, whose jar
+#                          make release builds from a copy of this working tree
 #   KUBE_VERSION=v1.X.Y    the Kubernetes release (default: versions.txt)
 #   KUBE_SCENARIOS="a b"   run only these scenarios (file names in scenarios/ without the number and .sh)
-#   KUBE_RENDERING=chart|manifests   deploy with the chart's rendering or the plain manifests first (default:
-#                          manifests; the redeploy scenario switches to the other one)
+#   KUBE_RENDERING=release|manifests|chart   how blocknode is deployed first (default: release, helm install
+#                          from the registry; the redeploy scenario switches to the manifests, or from them to
+#                          the chart's rendering)
 #   KUBE_KEEP=1            leave the cluster running at the end (for debugging; tear down with down.sh WORK)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-PLUGIN_JAR=$(realpath "${1:?usage: run.sh PLUGIN_JAR}")
 KUBE_T0=$(date +%s)
 NODE_NAME=blocknode-kube
 DRIVER=block.csi.blocknode.dev
@@ -33,6 +36,7 @@ source "$here/cluster.sh"
 source "$here/deploy.sh"
 source "$here/volumes.sh"
 source "$here/images.sh"
+source "$here/registry.sh"
 # Before anything can change it (buildah, containerd, kubelet): what the host looks like now.
 record_host_state
 
@@ -65,13 +69,15 @@ finish() {
 }
 trap finish EXIT
 
-build_images "$PLUGIN_JAR"
+up_registry
+release_and_publish
+build_test_images
 cluster_up
 import_images "${IMAGE_ARCHIVES[@]}"
 up_kubelet
 wait_node_ready
 kube_log "node $NODE_NAME Ready (Kubernetes $("$KUBE_BIN/kubectl" version --client -o json | sed -n 's/.*"gitVersion": "\(v[^"]*\)".*/\1/p' | head -1))"
-deploy_blocknode "${KUBE_RENDERING:-manifests}"
+deploy_blocknode "${KUBE_RENDERING:-release}"
 kube_log "blocknode deployed ($DEPLOYED_RENDERING) and registered with kubelet"
 report_rss
 
