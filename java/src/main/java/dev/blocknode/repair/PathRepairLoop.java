@@ -91,7 +91,14 @@ public final class PathRepairLoop implements AutoCloseable {
     /** One pass over the staged volumes; what the thread runs every interval (tests call it directly). */
     public synchronized void pass() {
         pass++;
-        List<String> staged = volumes.staged();
+        List<StagedForRepair.Candidate> candidates = volumes.candidates();
+        List<String> staged = candidates.stream().map(StagedForRepair.Candidate::volumeId).toList();
+        Set<String> worthHolding = new HashSet<>();
+        for (StagedForRepair.Candidate candidate : candidates) {
+            if (mayRepair(candidate)) {
+                worthHolding.add(candidate.volumeId());
+            }
+        }
         backoff.retainOnly(staged);
         waiting.retainAll(staged);
         List<String> order = new ArrayList<>(notReached);
@@ -102,7 +109,7 @@ public final class PathRepairLoop implements AutoCloseable {
         for (String volumeId : order) {
             if (nanoTime.getAsLong() - start > PASS_BUDGET.toNanos()) {
                 notReached.add(volumeId);
-            } else if (backoff.due(volumeId, pass)) {
+            } else if (worthHolding.contains(volumeId) && backoff.due(volumeId, pass)) {
                 repair(volumeId);
             }
         }
@@ -110,6 +117,15 @@ public final class PathRepairLoop implements AutoCloseable {
             LOG.warning(() -> "path repair: the pass ran past " + PASS_BUDGET.toSeconds() + " s; " + notReached.size()
                     + " volume(s) wait for the next one");
         }
+    }
+
+    /**
+     * Whether the volume's transport sees anything to repair, looked at without holding the volume: a healthy volume
+     * is never held, so kubelet's calls on it are never turned away by a pass.
+     */
+    private boolean mayRepair(StagedForRepair.Candidate candidate) {
+        Optional<Transport> transport = transports.named(candidate.attachment().transport());
+        return transport.isPresent() && transport.get().mayRepairPaths(candidate.request(), candidate.attachment());
     }
 
     private void repair(String volumeId) {

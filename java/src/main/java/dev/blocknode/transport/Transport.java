@@ -88,6 +88,16 @@ public interface Transport {
     }
 
     /**
+     * Whether {@link #repairPaths} could do anything for the volume now: a look at sysfs with no side effect, taken
+     * without holding the volume. The repair loop holds a volume (which turns kubelet's calls on it away with
+     * ABORTED while it does) only when this says yes, so that a pass over healthy volumes never competes with a
+     * stage or publish. When unsure, yes: the repair itself then says what is wrong.
+     */
+    default boolean mayRepairPaths(AttachRequest request, Attachment attachment) {
+        return false;
+    }
+
+    /**
      * Fencing at the storage for this transport's LUNs (SCSI-3 persistent reservations); empty where there is none:
      * a device already on the node, and NVMe/TCP (not built: the guest kernel's target has no reservations).
      */

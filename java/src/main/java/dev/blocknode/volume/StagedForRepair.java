@@ -75,9 +75,23 @@ public final class StagedForRepair {
         this.guard = guard;
     }
 
+    /**
+     * A staged volume as its record said when the pass read it, without holding it: what its transport needs to
+     * tell whether a repair could do anything ({@code Transport.mayRepairPaths}). Never secrets.
+     */
+    public record Candidate(String volumeId, AttachRequest request, Attachment attachment) {
+    }
+
     /** The volumes whose records say they are staged with a device: the candidates of a repair pass. */
     public List<String> staged() {
-        return records.all().stream().filter(StagedForRepair::isStaged).map(StagingRecord::getVolumeId).toList();
+        return candidates().stream().map(Candidate::volumeId).toList();
+    }
+
+    /** {@link #staged()} with what each record says, read without holding the volumes. */
+    public List<Candidate> candidates() {
+        return records.all().stream().filter(StagedForRepair::isStaged)
+                .map(r -> new Candidate(r.getVolumeId(), StagingRecords.attachRequest(r), StagingRecords.attachment(r)))
+                .toList();
     }
 
     /**

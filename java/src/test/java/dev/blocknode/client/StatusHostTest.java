@@ -70,12 +70,12 @@ class StatusHostTest {
             assertTrue(json.out().contains("\"present\":true},\"stagingPath\":\"" + scenario.fsStaging()
                     + "\",\"stagingMounted\":true"), json.out());
             assertTrue(json.out().contains("\"podUid\":\"pod-a\",\"mounted\":true"), json.out());
-            assertTrue(json.out().endsWith("\"unreadableRecords\":[]}\n"), json.out());
+            assertTrue(json.out().endsWith("\"unreadableRecords\":[],\"unrecordedMounts\":[]}\n"), json.out());
             // A block volume: no staging mount to check; its publication is the device node bind-mounted (a stat of
             // the target says which device); this target is not in kubelet's layout, so no pod is named.
             assertTrue(json.out().contains("\"volumeId\":\"" + BLOCK + "\",\"phase\":\"STAGED\",\"transport\":\"local\","
                     + "\"accessType\":\"block\""), json.out());
-            assertTrue(json.out().contains("\"stagingMounted\":null,\"publications\":[{\"target\":\""
+            assertTrue(json.out().contains("\"stagingMounted\":null,\"paths\":null,\"publications\":[{\"target\":\""
                     + scenario.blockTarget() + "\",\"readOnly\":false,\"podUid\":null,\"mounted\":true}]"), json.out());
 
             LinuxNative.umount2(scenario.fsTarget().toString(), 0);
@@ -88,6 +88,20 @@ class StatusHostTest {
             assertEquals(1, brokenJson.code(), brokenJson.out());
             assertTrue(brokenJson.out().contains("\"podUid\":\"pod-a\",\"mounted\":false"), brokenJson.out());
             assertEquals(3, status(dir, "--volume", "not-here").code());
+
+            // The volume's filesystem mounted once more by hand, where no record says: what no record explains.
+            Path extra = Files.createDirectories(dir.resolve("extra"));
+            LinuxNative.mount(scenario.fsStaging().toString(), extra.toString(), null, LinuxNative.MS_BIND, null);
+            try {
+                Run unrecorded = status(dir, "-o", "json");
+                assertEquals(1, unrecorded.code(), unrecorded.out());
+                assertTrue(unrecorded.out().contains("\"unrecordedMounts\":[{\"mountPoint\":\"" + extra + "\","),
+                        unrecorded.out());
+                assertTrue(unrecorded.out().contains("\"volumeId\":\"" + FS + "\",\"message\":\"volume " + FS
+                        + "'s device "), unrecorded.out());
+            } finally {
+                LinuxNative.umount2(extra.toString(), 0);
+            }
             assertEquals(before, listing(state), "status changes nothing in the state directory");
 
             try (PluginProcess again = PluginProcess.start(dir, Map.of())) {

@@ -28,6 +28,7 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 /**
@@ -43,6 +44,11 @@ class PathRepairLoopUnitTest {
         final List<String> repaired = new ArrayList<>();
         final Deque<PathRepair> answers = new ArrayDeque<>();
         Runnable during = () -> { };
+        /** What the unheld look says; while it says no, the volume is neither held nor repaired. */
+        boolean mayRepair = true;
+        /** Each look, and whether the volume was held while it ran (the guard's view, set by the test). */
+        final List<String> looked = new ArrayList<>();
+        java.util.function.Predicate<String> held = volumeId -> false;
 
         @Override
         public String name() {
@@ -69,6 +75,12 @@ class PathRepairLoopUnitTest {
 
         @Override
         public void abandon(AttachRequest request) {
+        }
+
+        @Override
+        public boolean mayRepairPaths(AttachRequest request, Attachment attachment) {
+            looked.add(request.volumeId() + (held.test(request.volumeId()) ? " held" : " unheld"));
+            return mayRepair;
         }
 
         @Override
@@ -120,6 +132,29 @@ class PathRepairLoopUnitTest {
         record("vol-attaching", StagePhase.ATTACHING, 0);
         loop(transport).pass();
         assertEquals(List.of("vol-a 1:0:0:3=sdb", "vol-b 1:0:0:3=sdb"), transport.repaired.stream().sorted().toList());
+    }
+
+    /**
+     * The transport's look comes first and without holding the volume; a volume it sees nothing to repair in is
+     * never held, so a pass over healthy volumes never turns a call away.
+     */
+    @Test
+    void aVolumeWithNothingToRepairIsNeverHeld() throws Exception {
+        record("vol-a", StagePhase.STAGED, 0);
+        transport.held = guard::isBusy;
+        transport.mayRepair = false;
+        transport.during = () -> transport.looked.add("repaired while held: " + guard.isBusy("vol-a"));
+        PathRepairLoop loop = loop(transport);
+        loop.pass();
+        loop.pass();
+        assertEquals(List.of("vol-a unheld", "vol-a unheld"), transport.looked);
+        assertEquals(List.of(), transport.repaired);
+
+        transport.mayRepair = true;
+        loop.pass();
+        assertEquals(List.of("vol-a unheld", "vol-a unheld", "vol-a unheld", "repaired while held: true"),
+                transport.looked);
+        assertFalse(guard.isBusy("vol-a"));
     }
 
     @Test

@@ -247,6 +247,21 @@ public final class FcTransport implements Transport {
         return counted(san.pathRepair().repair(request.volumeId(), attachment, addresses));
     }
 
+    @Override
+    public boolean mayRepairPaths(AttachRequest request, Attachment attachment) {
+        try {
+            FcVolumeSpec spec = FcVolumeSpec.parse(request);
+            if (!spec.scansTargets()) {
+                return false;
+            }
+            List<ScsiAddress> addresses = usableAddresses(spec, new ArrayList<>());
+            // No port Online: the repair reports that it waits (once), and touches nothing.
+            return addresses.isEmpty() || san.pathRepair().needed(attachment, addresses);
+        } catch (VolumeException | IOException | RuntimeException e) {
+            return true;
+        }
+    }
+
     private static PathRepair counted(PathRepair repair) {
         PathRepairs.count(NAME, PathRepairs.LUN_PATH, PathRepairs.RESTORED, repair.restored().size());
         PathRepairs.count(NAME, PathRepairs.LUN_PATH, PathRepairs.WRONG_LUN, repair.wrongLun().size());

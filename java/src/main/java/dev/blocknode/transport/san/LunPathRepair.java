@@ -86,6 +86,28 @@ public final class LunPathRepair {
         }
     }
 
+    /**
+     * Whether {@link #repair} would scan or add anything at {@code expected}: an address without a disk, or an unheld
+     * disk of the LUN outside its map; also a map that is gone (the repair reports it). Reads sysfs only.
+     */
+    public boolean needed(Attachment attachment, List<ScsiAddress> expected) throws IOException, VolumeException {
+        AttachedLun lun = LunAttacher.recorded(attachment.details(), attachment.device(), attachment.number());
+        if (lun.mapName().isEmpty()) {
+            return false;
+        }
+        Optional<MultipathMap> map = attacher.multipath().maps().byName(lun.mapName().get());
+        if (map.isEmpty()) {
+            return true;
+        }
+        for (ScsiAddress address : expected) {
+            Optional<ScsiDisk> disk = devices.diskAt(address);
+            if (disk.isEmpty() || (!map.get().slaves().contains(disk.get().name()) && isUnheldPathOf(lun, disk.get()))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private PathRepair repairAt(String volumeId, Attachment attachment, AttachedLun lun, MultipathMap map,
                                 List<ScsiAddress> expected)
             throws IOException, VolumeException {

@@ -105,7 +105,10 @@ class FcPathRepairUnitTest {
 
     @Test
     void aPortBackOnlineGetsItsLunScannedCheckedAndAddedToTheMap() throws Exception {
+        assertFalse(transport.mayRepairPaths(VOLUME, staged), "port 2 still gone: nothing a repair could do");
         portTwoReturnsPresenting(NAA);
+        assertTrue(transport.mayRepairPaths(VOLUME, staged), "port 2 back without its disk: worth a repair");
+        assertEquals(List.of(), writesSinceStage(), "the look scans nothing");
         commands.expect("multipath", "-a", WWID);
         commands.expect("multipathd", "add", "path", "sdd").succeeds("ok\n").andDo(c -> sysfs.addSlave("dm-0", "sdd"));
         double before = repairs("restored");
@@ -121,6 +124,7 @@ class FcPathRepairUnitTest {
                 "the record is to name the returned path's new disk");
         assertEquals("mpatha", repair.attachment().orElseThrow().get("multipathMap"));
 
+        assertFalse(transport.mayRepairPaths(VOLUME, staged), "both paths in the map: nothing worth holding it for");
         assertEquals(PathRepair.NONE, transport.repairPaths(VOLUME, staged), "both paths in the map: nothing to do");
         assertEquals(1, writesSinceStage().size(), "and nothing scanned again");
     }
