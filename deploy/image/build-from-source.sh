@@ -143,7 +143,9 @@ log "built in $((SECONDS - started)) s"
 # The image's own Java starts, and its jar is the version asked for (the AOT training run in the build
 # already ran the plugin against the image's host tools).
 container=$(bah from --pull=never "$ref")
-java_version=$(bah run --isolation chroot "$container" -- java -version 2>&1 | head -n1)
+# (its first line taken after it ends: head would close the pipe on a java still writing, SIGPIPE under pipefail)
+java_version=$(bah run --isolation chroot "$container" -- java -version 2>&1)
+java_version=${java_version%%$'\n'*}
 [[ $java_version == *'"25'* ]] || fail "the image's java -version says: $java_version"
 jar_version=$(unzip -p "$(bah mount "$container")/app/blocknode.jar" META-INF/MANIFEST.MF |
     sed -n 's/^Implementation-Version: *\([^[:space:]]*\).*/\1/p')
