@@ -59,6 +59,7 @@ help:
 	  "(" ($$3 == "yes" ? "root, " : "") $$4 ")", $$6 }' $(TIERS)
 	@echo
 	@echo "make image   (root) blocknode's container image, offline with buildah: .tools/images/blocknode.tar (deploy/image)"
+	@echo "make image-from-source  (root) the same image built as docker/podman users build it, from deploy/Containerfile.source"
 	@echo "make release VERSION=x.y.z  (root) into dist/: the image (OCI archive), its SBOM, the packaged chart, SHA256SUMS (deploy/release)"
 	@echo "make publish REGISTRY=host[:port]  the release in dist/ into that registry: image (skopeo), chart (helm, OCI)"
 	@echo "make test-images  (root) the sidecar, pause and busybox images the Kubernetes tier runs, beside it"
@@ -222,6 +223,15 @@ docs:
 .PHONY: image
 image: $(PLUGIN_JAR)
 	bash deploy/image/build.sh $(PLUGIN_JAR)
+
+# The image as a user without a Debian host builds it (docker/podman build -f deploy/Containerfile.source .): jar,
+# JNI library and Java runtime made inside a Debian trixie builder stage, from a copy of the checkout's tracked
+# files; here with buildah, from a Debian root bootstrapped by mmdebstrap, into .tools/images/blocknode-source.tar.
+# Needs deb.debian.org and Maven Central. Not part of make test (minutes): deploy/validate's test checks the file
+# against deploy/Containerfile and base.sh. VERSION sets the jar's and the image's version.
+.PHONY: image-from-source
+image-from-source:
+	bash deploy/image/build-from-source.sh $(if $(VERSION),--version $(VERSION))
 
 # A release (deploy/release/release.sh, docs/install.md): the jar built at VERSION (Maven's -Drevision, in a copy
 # of the working tree, which stays as it is), the image from it with OCI labels, its CycloneDX SBOM, the chart
