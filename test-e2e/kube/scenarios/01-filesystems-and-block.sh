@@ -50,6 +50,9 @@ s = json.loads(sys.argv[1])
 ok = [v for v in s["volumes"] if v["phase"] == "STAGED" and v["device"]["present"] and not v["problems"]
       and all(p["mounted"] for p in v["publications"]) and len(v["publications"]) == 1]
 print(s["healthy"], " ".join(sorted(v["volumeId"] for v in ok)))' "$status")"
+    local status_text; status_text=$(kc -n kube-system exec "$(plugin_pod)" -c blocknode -- blocknode status \
+        --state-dir "$STATE_DIR" --kubelet-root "$WORK/kubelet") || kube_fail "blocknode status: $status_text"
+    kube_log "blocknode status in the plugin's container:"$'\n'"$status_text"
     # The node's readiness, as on-call checks it before any volume: `blocknode doctor` in the plugin's container,
     # with this cluster's kubelet root. No FC and no NVMe here; the kernel features and the Bidirectional kubelet
     # root are ok; iSCSI depends on the host (an initiator name without iscsid is an error), so the exit code is
