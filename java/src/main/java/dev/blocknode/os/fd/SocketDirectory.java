@@ -1,5 +1,6 @@
 package dev.blocknode.os.fd;
 
+import dev.blocknode.os.Errno;
 import dev.blocknode.os.FileStat;
 import dev.blocknode.os.natives.LinuxNative;
 import dev.blocknode.os.natives.NativeIOException;
@@ -203,7 +204,7 @@ public final class SocketDirectory implements AutoCloseable {
             closeQuietly(LinuxNative.connectUnixSocket(opened.toString()));
             return true;
         } catch (NativeIOException e) {
-            return e.errnoName().equals("EAGAIN"); // a listener whose backlog is full is live
+            return Errno.of(e) == Errno.EAGAIN; // a listener whose backlog is full is live
         }
     }
 

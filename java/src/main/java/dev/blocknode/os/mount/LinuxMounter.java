@@ -1,5 +1,6 @@
 package dev.blocknode.os.mount;
 
+import dev.blocknode.os.Errno;
 import dev.blocknode.os.FileStat;
 import dev.blocknode.os.HostPaths;
 import dev.blocknode.os.natives.DeviceBusyException;
@@ -102,7 +103,7 @@ public final class LinuxMounter implements Mounter {
                 attachedBind.bind(source.toString(), target.toString(), attributes.set(), attributes.clear());
                 return;
             } catch (NativeIOException e) {
-                if (!"ENOSYS".equals(e.errnoName())) {
+                if (Errno.of(e) != Errno.ENOSYS) {
                     throw e;
                 }
                 moveBinds = true;

@@ -1,5 +1,6 @@
 package dev.blocknode.os.uevent;
 
+import dev.blocknode.os.Errno;
 import dev.blocknode.os.natives.LinuxNative;
 import dev.blocknode.os.natives.NativeIOException;
 
@@ -38,7 +39,8 @@ public final class NetlinkUeventSource implements UeventSource {
         try {
             message = LinuxNative.receiveUevent(fd, millis);
         } catch (NativeIOException e) {
-            if ("ENOBUFS".equals(e.errnoName()) || "EMSGSIZE".equals(e.errnoName())) {
+            Errno errno = Errno.of(e);
+            if (errno == Errno.ENOBUFS || errno == Errno.EMSGSIZE) {
                 throw new EventsLostException("kernel uevents were lost", e);
             }
             throw e;
