@@ -17,6 +17,8 @@ import java.util.Arrays;
 import java.util.Optional;
 import java.util.Set;
 
+import static dev.blocknode.os.SyscallException.retyped;
+
 /**
  * The directory of a listening Unix socket, held open by descriptor from before the bind until after the
  * listener is closed, so that every step on the socket file is taken in this directory and on the file this
@@ -58,7 +60,7 @@ public final class SocketDirectory implements AutoCloseable {
         }
         String name = OpenedPath.requireElement(absolute.getFileName().toString());
         Files.createDirectories(parent);
-        return new SocketDirectory(socket, name, LinuxNative.openDirectory(parent.toString()));
+        return new SocketDirectory(socket, name, retyped(() -> LinuxNative.openDirectory(parent.toString())));
     }
 
     /** The socket's path as configured: for messages. */
@@ -78,6 +80,10 @@ public final class SocketDirectory implements AutoCloseable {
      * if the name still names what was looked at.
      */
     public synchronized void removeStale() throws IOException {
+        retyped(this::removeStaleNatively);
+    }
+
+    private void removeStaleNatively() throws IOException {
         requireOpen();
         int entry;
         try {
@@ -121,6 +127,10 @@ public final class SocketDirectory implements AutoCloseable {
      */
     public synchronized void claim(Set<PosixFilePermission> mode, Optional<GroupPrincipal> group)
             throws IOException {
+        retyped(() -> claimNatively(mode, group));
+    }
+
+    private void claimNatively(Set<PosixFilePermission> mode, Optional<GroupPrincipal> group) throws IOException {
         requireOpen();
         int entry;
         try {
@@ -153,9 +163,9 @@ public final class SocketDirectory implements AutoCloseable {
         if (closed || claimed == null) {
             return;
         }
-        long[] now = LinuxNative.statAt(fd, name);
+        long[] now = retyped(() -> LinuxNative.statAt(fd, name));
         if (now != null && FileStat.of(now).sameFileAs(claimed)) {
-            LinuxNative.unlinkAt(fd, name, false);
+            retyped(() -> LinuxNative.unlinkAt(fd, name, false));
         }
     }
 
