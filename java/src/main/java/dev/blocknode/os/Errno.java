@@ -8,9 +8,9 @@ import java.util.function.Function;
 import java.util.stream.Collectors;
 
 /**
- * The errnos blocknode tells apart, by their symbolic names. The JNI layer reports an errno by name (the C
- * library's, not a number, which differs between architectures); {@link #of} is the one place such a name is
- * compared, so that a caller tests a constant, which the compiler checks, and never a string.
+ * The errnos blocknode tells apart, by the names the C library gives them (errors.c passes each failure's name
+ * along; a number can differ between architectures). {@link #of} is the one place such a name is compared, so
+ * that a caller tests a constant, which the compiler checks, and never a string.
  */
 public enum Errno {
     EPERM, ENOENT, ENXIO, EAGAIN, EACCES, EBUSY, EEXIST, EXDEV, ENODEV, ENOTDIR, EISDIR, EINVAL, ENOTTY, EROFS,
