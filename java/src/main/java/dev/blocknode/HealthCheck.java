@@ -1,7 +1,7 @@
 package dev.blocknode;
 
 import dev.blocknode.os.exec.ToolLocator;
-import dev.blocknode.os.natives.NativeLibrary;
+import dev.blocknode.os.host.SyscallLibrary;
 import dev.blocknode.volume.filesystem.FilesystemType;
 
 import java.nio.file.Files;
@@ -32,8 +32,8 @@ final class HealthCheck implements Supplier<List<String>> {
     @Override
     public List<String> get() {
         List<String> problems = new ArrayList<>();
-        if (!NativeLibrary.isLoaded()) {
-            Throwable why = NativeLibrary.loadFailure();
+        if (!SyscallLibrary.isLoaded()) {
+            Throwable why = SyscallLibrary.loadFailure();
             problems.add("native library not loaded" + (why == null ? "" : ": " + why.getMessage()));
         }
         List<String> missing = ToolLocator.missing(REQUIRED_TOOLS);

@@ -15,7 +15,7 @@ import dev.blocknode.logging.LogLevelFile;
 import dev.blocknode.logging.LogSetup;
 import dev.blocknode.logging.ShutdownSafeLogManager;
 import dev.blocknode.os.host.Host;
-import dev.blocknode.os.natives.NativeLibrary;
+import dev.blocknode.os.host.SyscallLibrary;
 
 import java.io.IOException;
 import java.util.Arrays;
@@ -81,7 +81,7 @@ public final class Main {
         }
         try {
             if (config.mode() == PluginMode.NODE) { // the controller side makes no syscall of its own
-                NativeLibrary.load();
+                SyscallLibrary.load();
             }
         } catch (Throwable e) {
             // Keep serving: Probe reports the failure, which is what an operator looks at.

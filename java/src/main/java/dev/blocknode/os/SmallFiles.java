@@ -10,6 +10,8 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Optional;
 
+import static dev.blocknode.os.SyscallException.retyped;
+
 /**
  * Reads a small file the plugin keeps itself (a staging record) without trusting what its name is now: opened
  * without following a final symlink and without waiting ({@link LinuxNative#openForReading}), checked to be a
@@ -29,6 +31,10 @@ public final class SmallFiles {
      * anything else is refused.
      */
     public static Optional<byte[]> readRegularIfPresent(Path file, int maxBytes) throws IOException {
+        return retyped(() -> readNatively(file, maxBytes));
+    }
+
+    private static Optional<byte[]> readNatively(Path file, int maxBytes) throws IOException {
         int fd;
         try {
             fd = LinuxNative.openForReading(file.toString());

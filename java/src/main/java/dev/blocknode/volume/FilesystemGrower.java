@@ -5,7 +5,7 @@ import dev.blocknode.os.FileStat;
 import dev.blocknode.os.fd.OpenedFilesystem;
 import dev.blocknode.os.fd.OpenedPath;
 import dev.blocknode.os.host.Host;
-import dev.blocknode.os.natives.PermissionDeniedException;
+import dev.blocknode.os.PermissionDeniedException;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.volume.filesystem.FilesystemType;

@@ -3,8 +3,8 @@ package dev.blocknode.volume;
 import dev.blocknode.logging.Printable;
 import dev.blocknode.os.fd.ConfinedDirectory;
 import dev.blocknode.os.fd.OpenedPath;
-import dev.blocknode.os.natives.NoSuchPathException;
-import dev.blocknode.os.natives.UnsafePathException;
+import dev.blocknode.os.NoSuchPathException;
+import dev.blocknode.os.UnsafePathException;
 import dev.blocknode.outcome.VolumeException;
 
 import java.io.IOException;

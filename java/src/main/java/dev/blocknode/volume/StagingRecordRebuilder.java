@@ -4,7 +4,7 @@ import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.FileStat;
 import dev.blocknode.os.fd.OpenedPath;
 import dev.blocknode.os.host.Host;
-import dev.blocknode.os.natives.NoSuchPathException;
+import dev.blocknode.os.NoSuchPathException;
 import dev.blocknode.os.mount.MountEntry;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.DeviceRecord;

@@ -3,6 +3,7 @@ package dev.blocknode.volume;
 import dev.blocknode.faults.CrashPoint;
 import dev.blocknode.faults.CrashPoints;
 import dev.blocknode.os.DeviceNumber;
+import dev.blocknode.os.Errno;
 import dev.blocknode.os.FileStat;
 import dev.blocknode.os.block.LoopDevices;
 import dev.blocknode.os.exec.CommandException;
@@ -10,9 +11,9 @@ import dev.blocknode.logging.LogContext;
 import dev.blocknode.os.fd.OpenedPath;
 import dev.blocknode.os.host.Host;
 import dev.blocknode.os.mount.MountOptions;
-import dev.blocknode.os.natives.NativeIOException;
-import dev.blocknode.os.natives.NoSuchPathException;
-import dev.blocknode.os.natives.UnsafePathException;
+import dev.blocknode.os.NoSuchPathException;
+import dev.blocknode.os.SyscallException;
+import dev.blocknode.os.UnsafePathException;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.DeviceRecord;
 import dev.blocknode.state.v1.PublicationRecord;
@@ -332,8 +333,8 @@ public final class VolumePublisher {
         if (existing.isPresent() && existing.get().isDirectory()) {
             try {
                 parent.remove(name, true); // an empty directory left by an older kubelet: the device needs a file
-            } catch (NativeIOException e) {
-                if (!"ENOTEMPTY".equals(e.errnoName())) {
+            } catch (SyscallException e) {
+                if (e.errno() != Errno.ENOTEMPTY) {
                     throw e;
                 }
                 throw VolumeException.precondition("target path " + target + " is a non-empty directory; a block "
@@ -414,12 +415,13 @@ public final class VolumePublisher {
         }
         try {
             directory.remove(name, stat.isDirectory());
-        } catch (NativeIOException e) {
-            if ("ENOTEMPTY".equals(e.errnoName()) || "EEXIST".equals(e.errnoName())) {
+        } catch (SyscallException e) {
+            // rmdir(2) may say EEXIST for a directory with entries, as ENOTEMPTY does.
+            if (e.errno() == Errno.ENOTEMPTY || e.errno() == Errno.EEXIST) {
                 throw VolumeException.precondition("target path " + target + " of volume " + volumeId
                         + " is not empty after unmounting; refusing to delete what is in it");
             }
-            if ("EISDIR".equals(e.errnoName()) || "ENOTDIR".equals(e.errnoName())) {
+            if (e.errno() == Errno.EISDIR || e.errno() == Errno.ENOTDIR) {
                 throw VolumeException.precondition("target path " + target + " of volume " + volumeId
                         + " was replaced while it was being removed (something else writes there); left it");
             }

@@ -24,12 +24,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  *   csi            -> volume, csi.server
  *   csi.server     -> os (the gRPC server's socket file, by descriptor: os.fd.SocketDirectory)
  *   repair         -> volume (staged volumes under their guard), transport: the path repair loop
- *   volume         -> state, transport, os (and os.natives' typed exceptions, thrown through os calls)
+ *   volume         -> state, transport, os (a failed syscall as os's SyscallException, re-typed at the os seam)
  *   state          -> os
  *   transport      -> multipath, scsi, os (transport.san: the SCSI stack that FC and iSCSI compose)
  *   multipath      -> scsi, os
  *   scsi           -> os
- *   os             -> os.natives (LinuxNative is called from os alone; os.wait: device waits, woken by os.uevent)
+ *   os             -> os.natives (reached from os alone, LinuxNative and its exceptions; os.wait: device waits,
+ *                     woken by os.uevent)
  * </pre>
  *
  * config (the flags' values) is for the entry points alone, and uses os only for the setting types of os's own
@@ -103,9 +104,9 @@ class ArchitectureUnitTest {
                 // holds its own socket file there (by descriptor, under the kubelet root).
                 .whereLayer("Os").mayOnlyBeAccessedByLayers("Volume", "State", "Transport", "Multipath", "Scsi",
                         "Server", "Doctor", "Config", "Entry points")
-                // Its typed errno exceptions surface through os calls that volume makes (NoSuchPathException ...);
-                // LinuxNative itself is for os alone (below).
-                .whereLayer("Natives").mayOnlyBeAccessedByLayers("Os", "Volume", "Entry points")
+                // os alone: it re-types the JNI layer's exceptions at its seam (SyscallException) and loads the
+                // library for the entry points (os.host.SyscallLibrary).
+                .whereLayer("Natives").mayOnlyBeAccessedByLayers("Os")
                 .check(classes);
     }
 

@@ -12,6 +12,8 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.Optional;
 
+import static dev.blocknode.os.SyscallException.retyped;
+
 /**
  * Block devices as the kernel knows them: sizes and flushes through ioctls, names and liveness through
  * sysfs (by device number, so a /dev entry that was renamed or re-created cannot mislead us).
@@ -25,16 +27,16 @@ public class BlockDevices {
     }
 
     public long sizeBytes(Path device) throws IOException {
-        return LinuxNative.blockDeviceSize(device.toString());
+        return retyped(() -> LinuxNative.blockDeviceSize(device.toString()));
     }
 
     public int logicalSectorSize(Path device) throws IOException {
-        return LinuxNative.blockSectorSize(device.toString());
+        return retyped(() -> LinuxNative.blockSectorSize(device.toString()));
     }
 
     /** Writes back dirty pages of the device and drops its buffer cache (BLKFLSBUF). */
     public void flush(Path device) throws IOException {
-        LinuxNative.flushBlockBuffers(device.toString());
+        retyped(() -> LinuxNative.flushBlockBuffers(device.toString()));
     }
 
     /**
@@ -42,7 +44,7 @@ public class BlockDevices {
      * map or md array built on it, swap (open with O_EXCL fails with EBUSY).
      */
     public boolean isClaimed(Path device) throws IOException {
-        return LinuxNative.isBlockDeviceClaimed(device.toString());
+        return retyped(() -> LinuxNative.isBlockDeviceClaimed(device.toString()));
     }
 
     /** The kernel names of devices stacked on this one (dm-3, md0), from sysfs holders/. */

@@ -9,6 +9,8 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Arrays;
 
+import static dev.blocknode.os.SyscallException.retyped;
+
 /** A block device opened read-only for SG_IO (see {@link ScsiPassThrough}); closing it closes the descriptor. */
 final class SgIoChannel implements ScsiPassThrough.Channel {
 
@@ -26,6 +28,10 @@ final class SgIoChannel implements ScsiPassThrough.Channel {
     }
 
     static SgIoChannel open(Path device) throws IOException {
+        return retyped(() -> openNatively(device));
+    }
+
+    private static SgIoChannel openNatively(Path device) throws IOException {
         int fd = LinuxNative.openBlockDevice(device.toString());
         try {
             return new SgIoChannel(device, fd, FileStat.of(LinuxNative.statAt(fd, "")).rdev());
@@ -71,7 +77,7 @@ final class SgIoChannel implements ScsiPassThrough.Channel {
     public void close() throws IOException {
         if (!closed) {
             closed = true;
-            LinuxNative.close(fd);
+            retyped(() -> LinuxNative.close(fd));
         }
     }
 }

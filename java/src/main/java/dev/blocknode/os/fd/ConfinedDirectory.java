@@ -1,6 +1,6 @@
 package dev.blocknode.os.fd;
 
-import dev.blocknode.os.natives.NoSuchPathException;
+import dev.blocknode.os.NoSuchPathException;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -9,8 +9,8 @@ import java.util.Optional;
 /**
  * A directory that paths are opened beneath and never outside of (the kubelet root): every element of a
  * relative path is resolved from the directory with no symlink followed and no way out. A symlink anywhere
- * on the way is refused with {@link dev.blocknode.os.natives.UnsafePathException}, a missing element (or a
- * file where a directory must be) with {@link dev.blocknode.os.natives.NoSuchPathException}. The host's is
+ * on the way is refused with {@link dev.blocknode.os.UnsafePathException}, a missing element (or a
+ * file where a directory must be) with {@link dev.blocknode.os.NoSuchPathException}. The host's is
  * {@link #REAL}; a test can supply an in-memory tree through {@link dev.blocknode.os.host.Host#files()}.
  */
 public interface ConfinedDirectory {

@@ -1,12 +1,14 @@
 package dev.blocknode.os.fd;
 
+import dev.blocknode.os.NoSuchPathException;
 import dev.blocknode.os.natives.LinuxNative;
 import dev.blocknode.os.natives.NativeIOException;
-import dev.blocknode.os.natives.NoSuchPathException;
 
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Optional;
+
+import static dev.blocknode.os.SyscallException.retyped;
 
 /**
  * The host's {@link ConfinedDirectory}: every element of a relative path is resolved by the kernel from the
@@ -53,6 +55,10 @@ final class DescriptorDirectory implements ConfinedDirectory {
     }
 
     private OpenedPath open(Path relative, int options) throws IOException {
+        return retyped(() -> openNatively(relative, options));
+    }
+
+    private OpenedPath openNatively(Path relative, int options) throws IOException {
         if (relative.isAbsolute()) {
             throw new IllegalArgumentException("not a relative path: " + relative);
         }

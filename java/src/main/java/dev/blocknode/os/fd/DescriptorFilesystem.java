@@ -3,7 +3,6 @@ package dev.blocknode.os.fd;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.FileStat;
 import dev.blocknode.os.natives.LinuxNative;
-import dev.blocknode.os.natives.NativeIOException;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -12,7 +11,12 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
-/** The host's {@link OpenedFilesystem}: an O_RDONLY | O_DIRECTORY descriptor, every call an ioctl or fstat of it. */
+import static dev.blocknode.os.SyscallException.retyped;
+
+/**
+ * The host's {@link OpenedFilesystem}: an O_RDONLY | O_DIRECTORY descriptor, every call an ioctl or fstat of it, its
+ * failure re-typed as os's ({@link dev.blocknode.os.SyscallException}).
+ */
 final class DescriptorFilesystem implements OpenedFilesystem {
 
     // struct ext4_super_block (fs/ext4/ext4.h): 1024 bytes at byte 1024 of the device, little-endian.
@@ -41,16 +45,20 @@ final class DescriptorFilesystem implements OpenedFilesystem {
 
     @Override
     public FileStat stat() throws IOException {
-        return FileStat.of(LinuxNative.statAt(fd, ""));
+        return retyped(() -> FileStat.of(LinuxNative.statAt(fd, "")));
     }
 
     @Override
     public long blockSize() throws IOException {
-        return LinuxNative.fstatvfs(fd)[LinuxNative.STATVFS_BSIZE];
+        return retyped(() -> LinuxNative.fstatvfs(fd)[LinuxNative.STATVFS_BSIZE]);
     }
 
     @Override
     public long ext4BlockCount(Path deviceNode) throws IOException {
+        return retyped(() -> readExt4BlockCount(deviceNode));
+    }
+
+    private long readExt4BlockCount(Path deviceNode) throws IOException {
         DeviceNumber filesystem = stat().device();
         int device = LinuxNative.openBlockDevice(deviceNode.toString()); // O_NOFOLLOW: the node itself, a block device
         try {
@@ -82,26 +90,26 @@ final class DescriptorFilesystem implements OpenedFilesystem {
 
     @Override
     public XfsGeometry xfsGeometry() throws IOException {
-        long[] g = LinuxNative.xfsGeometry(fd);
+        long[] g = retyped(() -> LinuxNative.xfsGeometry(fd));
         return new XfsGeometry(g[LinuxNative.XFS_GEOMETRY_BLOCK_SIZE], g[LinuxNative.XFS_GEOMETRY_DATA_BLOCKS],
                 (int) g[LinuxNative.XFS_GEOMETRY_IMAXPCT]);
     }
 
     @Override
     public void xfsGrowData(long newBlocks, int imaxpct) throws IOException {
-        LinuxNative.xfsGrowData(fd, newBlocks, imaxpct);
+        retyped(() -> LinuxNative.xfsGrowData(fd, newBlocks, imaxpct));
     }
 
     @Override
     public void ext4Resize(long newBlocks) throws IOException {
-        LinuxNative.ext4Resize(fd, newBlocks);
+        retyped(() -> LinuxNative.ext4Resize(fd, newBlocks));
     }
 
     @Override
-    public void close() throws NativeIOException {
+    public void close() throws IOException {
         if (!closed) {
             closed = true;
-            LinuxNative.close(fd);
+            retyped(() -> LinuxNative.close(fd));
         }
     }
 }

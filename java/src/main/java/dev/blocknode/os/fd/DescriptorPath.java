@@ -3,17 +3,17 @@ package dev.blocknode.os.fd;
 import dev.blocknode.os.FileStat;
 import dev.blocknode.os.FilesystemUsage;
 import dev.blocknode.os.natives.LinuxNative;
-import dev.blocknode.os.natives.NativeIOException;
 
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Optional;
 
+import static dev.blocknode.os.SyscallException.retyped;
 import static dev.blocknode.os.fd.OpenedPath.requireElement;
 
 /**
  * The host's {@link OpenedPath}: an O_PATH descriptor (its last element not followed), every operation a
- * syscall relative to it.
+ * syscall relative to it, its failure re-typed as os's ({@link dev.blocknode.os.SyscallException}).
  */
 final class DescriptorPath implements OpenedPath {
 
@@ -46,51 +46,52 @@ final class DescriptorPath implements OpenedPath {
 
     @Override
     public FileStat stat() throws IOException {
-        return FileStat.of(LinuxNative.statAt(fd, ""));
+        return retyped(() -> FileStat.of(LinuxNative.statAt(fd, "")));
     }
 
     @Override
     public FilesystemUsage usage() throws IOException {
-        return FilesystemUsage.of(LinuxNative.fstatvfs(fd));
+        return retyped(() -> FilesystemUsage.of(LinuxNative.fstatvfs(fd)));
     }
 
     @Override
     public Optional<FileStat> statChild(String name) throws IOException {
-        long[] stat = LinuxNative.statAt(fd, requireElement(name));
+        long[] stat = retyped(() -> LinuxNative.statAt(fd, requireElement(name)));
         return stat == null ? Optional.empty() : Optional.of(FileStat.of(stat));
     }
 
     @Override
     public OpenedFilesystem reopenForIoctl() throws IOException {
-        return new DescriptorFilesystem(LinuxNative.reopenDirectory(fd), shown);
+        return new DescriptorFilesystem(retyped(() -> LinuxNative.reopenDirectory(fd)), shown);
     }
 
     @Override
     public OpenedPath openChild(String name) throws IOException {
-        return new DescriptorPath(LinuxNative.openBeneath(fd, requireElement(name), 0), shown.resolve(name));
-    }
-
-    @Override
-    public OpenedPath openOrCreateDirectory(String name) throws IOException {
-        return new DescriptorPath(LinuxNative.openBeneath(fd, requireElement(name), LinuxNative.OPEN_CREATE_DIRECTORIES),
+        return new DescriptorPath(retyped(() -> LinuxNative.openBeneath(fd, requireElement(name), 0)),
                 shown.resolve(name));
     }
 
     @Override
+    public OpenedPath openOrCreateDirectory(String name) throws IOException {
+        return new DescriptorPath(retyped(() -> LinuxNative.openBeneath(fd, requireElement(name),
+                LinuxNative.OPEN_CREATE_DIRECTORIES)), shown.resolve(name));
+    }
+
+    @Override
     public boolean createFile(String name) throws IOException {
-        return LinuxNative.createFileAt(fd, requireElement(name));
+        return retyped(() -> LinuxNative.createFileAt(fd, requireElement(name)));
     }
 
     @Override
     public void remove(String name, boolean directory) throws IOException {
-        LinuxNative.unlinkAt(fd, requireElement(name), directory);
+        retyped(() -> LinuxNative.unlinkAt(fd, requireElement(name), directory));
     }
 
     @Override
-    public void close() throws NativeIOException {
+    public void close() throws IOException {
         if (!closed) {
             closed = true;
-            LinuxNative.close(fd);
+            retyped(() -> LinuxNative.close(fd));
         }
     }
 }

@@ -30,7 +30,7 @@ public interface OpenedFilesystem extends AutoCloseable {
      */
     long ext4BlockCount(java.nio.file.Path deviceNode) throws IOException;
 
-    /** XFS_IOC_FSGEOMETRY_V1; {@link dev.blocknode.os.natives.UnsupportedIoctlException} when not on xfs. */
+    /** XFS_IOC_FSGEOMETRY_V1; a {@link dev.blocknode.os.SyscallException} (ENOTTY) when not on xfs. */
     XfsGeometry xfsGeometry() throws IOException;
 
     /** XFS_IOC_FSGROWFSDATA: the data section to {@code newBlocks} blocks, inode space limit {@code imaxpct}. */

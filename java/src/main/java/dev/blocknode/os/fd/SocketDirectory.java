@@ -1,5 +1,6 @@
 package dev.blocknode.os.fd;
 
+import dev.blocknode.os.Errno;
 import dev.blocknode.os.FileStat;
 import dev.blocknode.os.natives.LinuxNative;
 import dev.blocknode.os.natives.NativeIOException;
@@ -15,6 +16,8 @@ import java.nio.file.attribute.PosixFilePermission;
 import java.util.Arrays;
 import java.util.Optional;
 import java.util.Set;
+
+import static dev.blocknode.os.SyscallException.retyped;
 
 /**
  * The directory of a listening Unix socket, held open by descriptor from before the bind until after the
@@ -57,7 +60,7 @@ public final class SocketDirectory implements AutoCloseable {
         }
         String name = OpenedPath.requireElement(absolute.getFileName().toString());
         Files.createDirectories(parent);
-        return new SocketDirectory(socket, name, LinuxNative.openDirectory(parent.toString()));
+        return new SocketDirectory(socket, name, retyped(() -> LinuxNative.openDirectory(parent.toString())));
     }
 
     /** The socket's path as configured: for messages. */
@@ -77,6 +80,10 @@ public final class SocketDirectory implements AutoCloseable {
      * if the name still names what was looked at.
      */
     public synchronized void removeStale() throws IOException {
+        retyped(this::removeStaleNatively);
+    }
+
+    private void removeStaleNatively() throws IOException {
         requireOpen();
         int entry;
         try {
@@ -120,6 +127,10 @@ public final class SocketDirectory implements AutoCloseable {
      */
     public synchronized void claim(Set<PosixFilePermission> mode, Optional<GroupPrincipal> group)
             throws IOException {
+        retyped(() -> claimNatively(mode, group));
+    }
+
+    private void claimNatively(Set<PosixFilePermission> mode, Optional<GroupPrincipal> group) throws IOException {
         requireOpen();
         int entry;
         try {
@@ -152,9 +163,9 @@ public final class SocketDirectory implements AutoCloseable {
         if (closed || claimed == null) {
             return;
         }
-        long[] now = LinuxNative.statAt(fd, name);
+        long[] now = retyped(() -> LinuxNative.statAt(fd, name));
         if (now != null && FileStat.of(now).sameFileAs(claimed)) {
-            LinuxNative.unlinkAt(fd, name, false);
+            retyped(() -> LinuxNative.unlinkAt(fd, name, false));
         }
     }
 
@@ -203,7 +214,7 @@ public final class SocketDirectory implements AutoCloseable {
             closeQuietly(LinuxNative.connectUnixSocket(opened.toString()));
             return true;
         } catch (NativeIOException e) {
-            return e.errnoName().equals("EAGAIN"); // a listener whose backlog is full is live
+            return Errno.of(e) == Errno.EAGAIN; // a listener whose backlog is full is live
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.blocknode.os.mount;
 
+import dev.blocknode.os.Errno;
 import dev.blocknode.os.FileStat;
 import dev.blocknode.os.HostPaths;
 import dev.blocknode.os.natives.DeviceBusyException;
@@ -17,6 +18,8 @@ import java.util.List;
 import java.util.function.Predicate;
 import java.util.logging.Logger;
 
+import static dev.blocknode.os.SyscallException.retyped;
+
 /**
  * {@link Mounter} through the JNI syscall wrappers.
  *
@@ -26,6 +29,8 @@ import java.util.logging.Logger;
  * with its flags there, where no other namespace sees it, and then moved onto the target with MS_MOVE: a
  * moved mount is copied to the target's peers with the flags it has then, as a new one is. If that fails
  * too, the bind fails, saying why; it is never left at the target without its flags.
+ *
+ * <p>What fails in a system call leaves here re-typed as os's {@link dev.blocknode.os.SyscallException}.
  */
 public final class LinuxMounter implements Mounter {
 
@@ -86,11 +91,16 @@ public final class LinuxMounter implements Mounter {
 
     @Override
     public void mount(Path device, Path target, String fsType, MountOptions options) throws IOException {
-        LinuxNative.mount(device.toString(), target.toString(), fsType, options.flags(), options.dataString());
+        retyped(() -> LinuxNative.mount(device.toString(), target.toString(), fsType, options.flags(),
+                options.dataString()));
     }
 
     @Override
     public void bind(Path source, Path target, MountOptions options) throws IOException {
+        retyped(() -> bindNatively(source, target, options));
+    }
+
+    private void bindNatively(Path source, Path target, MountOptions options) throws IOException {
         long flags = options.perMountPoint().flags();
         if (flags == 0) { // nothing to carry: the bind has the source's flags, wherever it is copied
             LinuxNative.mount(source.toString(), target.toString(), null, LinuxNative.MS_BIND, null);
@@ -102,7 +112,7 @@ public final class LinuxMounter implements Mounter {
                 attachedBind.bind(source.toString(), target.toString(), attributes.set(), attributes.clear());
                 return;
             } catch (NativeIOException e) {
-                if (!"ENOSYS".equals(e.errnoName())) {
+                if (Errno.of(e) != Errno.ENOSYS) {
                     throw e;
                 }
                 moveBinds = true;
@@ -181,6 +191,10 @@ public final class LinuxMounter implements Mounter {
 
     @Override
     public boolean unmount(Path target) throws IOException {
+        return retyped(() -> unmountNatively(target));
+    }
+
+    private boolean unmountNatively(Path target) throws IOException {
         for (int attempt = 1; ; attempt++) {
             try {
                 LinuxNative.umount2(target.toString(), LinuxNative.UMOUNT_NOFOLLOW);
@@ -207,12 +221,12 @@ public final class LinuxMounter implements Mounter {
 
     @Override
     public boolean isMountPoint(Path path) throws IOException {
-        return LinuxNative.isMountPoint(path.toString());
+        return retyped(() -> LinuxNative.isMountPoint(path.toString()));
     }
 
     @Override
     public FileStat stat(Path path) throws IOException {
-        return FileStat.of(LinuxNative.stat(path.toString()));
+        return retyped(() -> FileStat.of(LinuxNative.stat(path.toString())));
     }
 
     @Override

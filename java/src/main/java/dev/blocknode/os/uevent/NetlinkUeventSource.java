@@ -1,11 +1,15 @@
 package dev.blocknode.os.uevent;
 
+import dev.blocknode.os.Errno;
+import dev.blocknode.os.SyscallException;
 import dev.blocknode.os.natives.LinuxNative;
 import dev.blocknode.os.natives.NativeIOException;
 
 import java.io.IOException;
 import java.time.Duration;
 import java.util.Optional;
+
+import static dev.blocknode.os.SyscallException.retyped;
 
 /**
  * The kernel's uevents from a netlink socket (see {@link LinuxNative#openUeventSocket(int)}). Not thread-safe:
@@ -24,8 +28,8 @@ public final class NetlinkUeventSource implements UeventSource {
         this.fd = fd;
     }
 
-    public static NetlinkUeventSource open() throws NativeIOException {
-        return new NetlinkUeventSource(LinuxNative.openUeventSocket(RECEIVE_BUFFER_BYTES));
+    public static NetlinkUeventSource open() throws IOException {
+        return new NetlinkUeventSource(retyped(() -> LinuxNative.openUeventSocket(RECEIVE_BUFFER_BYTES)));
     }
 
     @Override
@@ -38,10 +42,11 @@ public final class NetlinkUeventSource implements UeventSource {
         try {
             message = LinuxNative.receiveUevent(fd, millis);
         } catch (NativeIOException e) {
-            if ("ENOBUFS".equals(e.errnoName()) || "EMSGSIZE".equals(e.errnoName())) {
+            Errno errno = Errno.of(e);
+            if (errno == Errno.ENOBUFS || errno == Errno.EMSGSIZE) {
                 throw new EventsLostException("kernel uevents were lost", e);
             }
-            throw e;
+            throw SyscallException.of(e);
         }
         return message == null || message.length == 0 ? Optional.empty() : Uevent.parse(message);
     }
@@ -50,7 +55,7 @@ public final class NetlinkUeventSource implements UeventSource {
     public void close() throws IOException {
         if (!closed) {
             closed = true;
-            LinuxNative.close(fd);
+            retyped(() -> LinuxNative.close(fd));
         }
     }
 }

@@ -1,7 +1,8 @@
 package dev.blocknode.os.mount;
 
+import dev.blocknode.os.Errno;
 import dev.blocknode.os.HostPaths;
-import dev.blocknode.os.natives.DeviceBusyException;
+import dev.blocknode.os.SyscallException;
 import dev.blocknode.os.natives.LinuxNative;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
@@ -70,8 +71,8 @@ class LinuxMounterHostTest {
         List<Integer> pauses = new ArrayList<>();
         LinuxMounter mounter = new LinuxMounter(HostPaths.real(), pauses::add);
         try (DirectoryStream<Path> holder = Files.newDirectoryStream(mnt)) {
-            DeviceBusyException busy = assertThrows(DeviceBusyException.class, () -> mounter.unmount(mnt));
-            assertEquals("EBUSY", busy.errnoName());
+            SyscallException busy = assertThrows(SyscallException.class, () -> mounter.unmount(mnt));
+            assertEquals(Errno.EBUSY, busy.errno());
             assertTrue(busy.getMessage().contains(mnt.toString()), busy.getMessage());
         }
         assertEquals(LinuxMounter.BUSY_ATTEMPTS - 1, pauses.size());

@@ -1,5 +1,6 @@
 package dev.blocknode.testing.machine;
 
+import dev.blocknode.os.SyscallException;
 import dev.blocknode.os.natives.DeviceBusyException;
 import dev.blocknode.os.natives.InvalidSyscallArgumentException;
 import dev.blocknode.os.natives.NativeIOException;
@@ -8,43 +9,52 @@ import dev.blocknode.os.natives.UnsafePathException;
 
 import java.nio.file.Path;
 
-/** The exceptions the JNI layer throws for each errno, as the fake machine's syscalls fail. */
+/**
+ * The exceptions the JNI layer throws for each errno, as the fake machine's syscalls fail, re-typed as the host's
+ * os implementations throw them ({@link SyscallException#of}): the fakes stand in for those implementations.
+ */
 final class Errno {
 
     private Errno() {
     }
 
-    static NoSuchPathException noEntry(String call, Path path) {
-        return new NoSuchPathException(call, path.toString(), 2, "ENOENT", "No such file or directory");
+    static SyscallException noEntry(String call, Path path) {
+        return SyscallException.of(new NoSuchPathException(call, path.toString(), 2, "ENOENT",
+                "No such file or directory"));
     }
 
-    static NoSuchPathException notDirectory(String call, Path path) {
-        return new NoSuchPathException(call, path.toString(), 20, "ENOTDIR", "Not a directory");
+    static SyscallException notDirectory(String call, Path path) {
+        return SyscallException.of(new NoSuchPathException(call, path.toString(), 20, "ENOTDIR", "Not a directory"));
     }
 
     /** A symlink met where the resolution follows none (ELOOP). */
-    static UnsafePathException symlink(String call, Path path) {
-        return new UnsafePathException(call, path.toString(), 40, "ELOOP", "Too many levels of symbolic links");
+    static SyscallException symlink(String call, Path path) {
+        return SyscallException.of(new UnsafePathException(call, path.toString(), 40, "ELOOP",
+                "Too many levels of symbolic links"));
     }
 
     /** "." or ".." in a path resolved beneath a directory (EXDEV, as the JNI layer reports it). */
-    static UnsafePathException escape(String call, Path path) {
-        return new UnsafePathException(call, path.toString(), 18, "EXDEV", "Invalid cross-device link");
+    static SyscallException escape(String call, Path path) {
+        return SyscallException.of(new UnsafePathException(call, path.toString(), 18, "EXDEV",
+                "Invalid cross-device link"));
     }
 
-    static DeviceBusyException busy(String call, Path path) {
-        return new DeviceBusyException(call, path.toString(), 16, "EBUSY", "Device or resource busy");
+    static SyscallException busy(String call, Path path) {
+        return SyscallException.of(new DeviceBusyException(call, path.toString(), 16, "EBUSY",
+                "Device or resource busy"));
     }
 
-    static InvalidSyscallArgumentException invalid(String call, Path path) {
-        return new InvalidSyscallArgumentException(call, path.toString(), 22, "EINVAL", "Invalid argument");
+    static SyscallException invalid(String call, Path path) {
+        return SyscallException.of(new InvalidSyscallArgumentException(call, path.toString(), 22, "EINVAL",
+                "Invalid argument"));
     }
 
-    static NativeIOException notEmpty(String call, Path path) {
-        return new NativeIOException(call, path.toString(), 39, "ENOTEMPTY", "Directory not empty");
+    static SyscallException notEmpty(String call, Path path) {
+        return SyscallException.of(new NativeIOException(call, path.toString(), 39, "ENOTEMPTY",
+                "Directory not empty"));
     }
 
-    static NativeIOException isDirectory(String call, Path path) {
-        return new NativeIOException(call, path.toString(), 21, "EISDIR", "Is a directory");
+    static SyscallException isDirectory(String call, Path path) {
+        return SyscallException.of(new NativeIOException(call, path.toString(), 21, "EISDIR", "Is a directory"));
     }
 }

@@ -3,11 +3,13 @@ package dev.blocknode.testing.machine;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.FileStat;
 import dev.blocknode.os.HostPaths;
+import dev.blocknode.os.SyscallException;
 import dev.blocknode.os.block.BlockDevices;
 import dev.blocknode.os.exec.CommandRunner;
 import dev.blocknode.os.fd.ConfinedDirectory;
 import dev.blocknode.os.host.Host;
 import dev.blocknode.os.mount.Mounter;
+import dev.blocknode.os.natives.NativeIOException;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -160,9 +162,13 @@ public final class FakeMachine {
         actions.clear();
     }
 
-    /** The next {@code operation} ("mount", "bind", "unmount") at {@code path} fails so. */
+    /**
+     * The next {@code operation} ("mount", "bind", "unmount") at {@code path} fails so; a JNI exception is thrown
+     * as the host's os implementations throw it, re-typed ({@link SyscallException#of}).
+     */
     public synchronized void failNext(String operation, Path path, IOException failure) {
-        failures.put(operation + " " + path, failure);
+        failures.put(operation + " " + path, failure instanceof NativeIOException kernel
+                ? SyscallException.of(kernel) : failure);
     }
 
     /**
