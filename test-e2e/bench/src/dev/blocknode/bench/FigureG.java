@@ -452,7 +452,8 @@ final class FigureG extends Figure {
     }
 
     private static String delta(Subject s, Measure m, ToLongFunction<Samples> at) {
-        return Samples.fmt(at.applyAsLong(s.of(Client.KUBELET, m)) - at.applyAsLong(s.of(Client.GO_SHARED, m)));
+        long d = at.applyAsLong(s.of(Client.KUBELET, m)) - at.applyAsLong(s.of(Client.GO_SHARED, m));
+        return d < 0 ? "-" + Samples.fmt(-d) : Samples.fmt(d);
     }
 
     /** blocknode's own tail: p99 / median of a cycle, against the reference driver's (for the record). */
