@@ -144,13 +144,15 @@ sanity-test: deps $(PLUGIN_JAR) $(E2E_JAR) $(CSI_SANITY)
 	exit $$rc
 
 # The bench and soak harnesses are built by their own scripts, not by Maven: compile them here too, so that a
-# change which breaks them fails make test instead of the next make bench.
+# change which breaks them fails make test instead of the next make bench. Figure g's Go client too: vet,
+# build and its own test (an in-process fake driver; no root, a second).
 .PHONY: compile-harnesses
 compile-harnesses: $(PLUGIN_JAR)
 	@out=$$(mktemp -d) && trap 'rm -rf "$$out"' EXIT && \
 	$(JAVA_HOME)/bin/javac --release 21 -Xlint:all,-processing -Werror -d "$$out" -cp $(PLUGIN_JAR) \
 	  $$(find test-e2e/bench/src test-e2e/soak/src -name '*.java') && \
-	echo "harnesses: the bench and soak sources compile against $(PLUGIN_JAR)"
+	(cd test-e2e/bench/kubeletclient && go vet ./... && go build -o "$$out/kubeletclient" . && go test -count=1 ./...) && \
+	echo "harnesses: the bench and soak sources compile against $(PLUGIN_JAR); figure g's Go client builds and passes its test"
 
 .PHONY: clean
 clean:

@@ -156,10 +156,15 @@ fi
 
 # Figure g's baseline: csi-driver-host-path's hostpathplugin, the sha256-checked upstream build (or one from the
 # Go module proxy where ../shared/tools is absent). Without it, g is reported as not run.
+# Its client: grpc-go as kubelet's (kubeletclient/, from the module cache or the Go module proxy).
 reference=
+kubelet_client=
 if [[ ${BENCH_FIGURES:-abcdefg} == *g* ]]; then
     reference=$("$repo/test-e2e/sidecars/get.sh" hostpathplugin 2>"$out/reference.log") ||
         { echo "bench: no reference driver for figure g (see $out/reference.log)" >&2; reference=; }
+    command -v go >/dev/null || die "figure g needs go for its client (apt-get install golang-go, or make deps)"
+    (cd "$here/kubeletclient" && go build -o "$out/kubeletclient" .)
+    kubelet_client=$out/kubeletclient
 fi
 
 # In the background, so that a signal reaches the trap at once (bash defers traps while a foreground
@@ -171,6 +176,7 @@ fi
     --burst "${BENCH_BURST:-100}" --stats-volumes "${BENCH_STATS_VOLUMES:-1000}" --sweeps "${BENCH_SWEEPS:-5}" \
     --start-trials "${BENCH_START_TRIALS:-5}" --idle-settle-ms "${BENCH_IDLE_SETTLE_MS:-2000}" \
     --figures "${BENCH_FIGURES:-abcdefg}" --p1-extra-flags "${BENCH_P1_EXTRA_FLAGS:-}" --reference "$reference" \
+    --kubelet-client "$kubelet_client" \
     --profile-dir "$( [[ -n ${BENCH_PROFILE:-} ]] && echo "$out/profile" )" &
 bench_pid=$!
 wait "$bench_pid"

@@ -86,6 +86,9 @@ public final class Bench {
                     if (o.reference() == null) {
                         run.report.note("FIGURE G NOT RUN: no reference driver binary (test-e2e/sidecars/get.sh"
                                 + " hostpathplugin found none; see test-e2e/target/bench/reference.log)");
+                    } else if (o.kubeletClient() == null) {
+                        run.report.note("FIGURE G NOT RUN: no Go client (bench.sh builds test-e2e/bench/kubeletclient"
+                                + " with go)");
                     } else {
                         try (ReferenceDriver reference = ReferenceDriver.start(o.reference(),
                                 o.work().resolve("hostpath"), o.pidFile())) {

@@ -9,7 +9,7 @@ import java.util.Map;
 record BenchOptions(Path jar, Path work, Path helper, Path jvmArgs, Path aotCache, Path results, Path pidFile,
                Path classes, int cycles, int rounds, int clutter, int burst, int statsVolumes, int sweeps,
                int startTrials, long idleSettleMillis, String figures, List<String> p1ExtraFlags, Path profileDir,
-               Path reference) {
+               Path reference, Path kubeletClient) {
 
     static final String ALL_FIGURES = "abcdefg";
 
@@ -37,7 +37,8 @@ record BenchOptions(Path jar, Path work, Path helper, Path jvmArgs, Path aotCach
                 m.getOrDefault("p1-extra-flags", "").isBlank() ? List.of()
                         : List.of(m.get("p1-extra-flags").strip().split("\\s+")),
                 m.getOrDefault("profile-dir", "").isBlank() ? null : Path.of(m.get("profile-dir")),
-                m.getOrDefault("reference", "").isBlank() ? null : Path.of(m.get("reference")));
+                m.getOrDefault("reference", "").isBlank() ? null : Path.of(m.get("reference")),
+                m.getOrDefault("kubelet-client", "").isBlank() ? null : Path.of(m.get("kubelet-client")));
     }
 
     boolean has(char figure) {

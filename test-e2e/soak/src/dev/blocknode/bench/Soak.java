@@ -120,7 +120,7 @@ public final class Soak {
 
     private int run() throws Exception {
         BenchOptions forProcess = new BenchOptions(o.jar(), o.work(), o.helper(), o.jvmArgs(), null, o.results(),
-                o.pidFile(), o.work(), 0, 0, 0, 0, 0, 0, 0, 0, "", List.of(), null, null);
+                o.pidFile(), o.work(), 0, 0, 0, 0, 0, 0, 0, 0, "", List.of(), null, null, null);
         EventLoopGroup eventLoops = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
         Volumes volumes = new Volumes(o.work().resolve("images"), o.helper());
         List<String> failures = new ArrayList<>();
