@@ -10,7 +10,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Executors;
@@ -91,14 +93,9 @@ public final class PathRepairLoop implements AutoCloseable {
     /** One pass over the staged volumes; what the thread runs every interval (tests call it directly). */
     public synchronized void pass() {
         pass++;
-        List<StagedForRepair.Candidate> candidates = volumes.candidates();
-        List<String> staged = candidates.stream().map(StagedForRepair.Candidate::volumeId).toList();
-        Set<String> worthHolding = new HashSet<>();
-        for (StagedForRepair.Candidate candidate : candidates) {
-            if (mayRepair(candidate)) {
-                worthHolding.add(candidate.volumeId());
-            }
-        }
+        Map<String, StagedForRepair.Candidate> candidates = new LinkedHashMap<>();
+        volumes.candidates().forEach(c -> candidates.put(c.volumeId(), c));
+        Set<String> staged = candidates.keySet();
         backoff.retainOnly(staged);
         waiting.retainAll(staged);
         List<String> order = new ArrayList<>(notReached);
@@ -109,8 +106,8 @@ public final class PathRepairLoop implements AutoCloseable {
         for (String volumeId : order) {
             if (nanoTime.getAsLong() - start > PASS_BUDGET.toNanos()) {
                 notReached.add(volumeId);
-            } else if (worthHolding.contains(volumeId) && backoff.due(volumeId, pass)) {
-                repair(volumeId);
+            } else if (backoff.due(volumeId, pass) && mayRepair(candidates.get(volumeId))) {
+                repair(volumeId); // looked at just before, and only when due: a volume in backoff costs no look
             }
         }
         if (!notReached.isEmpty()) {

@@ -82,12 +82,10 @@ public final class StagedForRepair {
     public record Candidate(String volumeId, AttachRequest request, Attachment attachment) {
     }
 
-    /** The volumes whose records say they are staged with a device: the candidates of a repair pass. */
-    public List<String> staged() {
-        return candidates().stream().map(Candidate::volumeId).toList();
-    }
-
-    /** {@link #staged()} with what each record says, read without holding the volumes. */
+    /**
+     * The volumes whose records say they are staged with a device, the candidates of a repair pass, with what each
+     * record says, read without holding the volumes.
+     */
     public List<Candidate> candidates() {
         return records.all().stream().filter(StagedForRepair::isStaged)
                 .map(r -> new Candidate(r.getVolumeId(), StagingRecords.attachRequest(r), StagingRecords.attachment(r)))
