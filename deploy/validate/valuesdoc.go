@@ -8,6 +8,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -116,6 +117,26 @@ func schemaType(s map[string]any) string {
 		}
 		return strings.Join(parts, ", ")
 	}
+	if c, ok := s["const"]; ok {
+		return fmt.Sprintf("`%v`", c)
+	}
+	// A value that takes one of several forms (repairInterval: 0 or a duration) lists each; an
+	// alternative without a type of its own has the value's.
+	if alternatives, ok := s["anyOf"].([]any); ok {
+		var parts []string
+		for _, a := range alternatives {
+			if m, ok := a.(map[string]any); ok {
+				if _, typed := m["type"]; !typed && s["type"] != nil {
+					m = maps.Clone(m)
+					m["type"] = s["type"]
+				}
+				if t := schemaType(m); t != "" {
+					parts = append(parts, t)
+				}
+			}
+		}
+		return strings.Join(parts, " or ")
+	}
 	t, _ := s["type"].(string)
 	if t == "" {
 		return ""
@@ -127,6 +148,8 @@ func schemaType(s map[string]any) string {
 			limits = append(limits, "absolute path")
 		case "^([0-9]+(h|m|s)|[0-9]+\\.[0-9]+s)$":
 			limits = append(limits, "duration: `30s`, `2m`, `1h`, `0.5s`")
+		case "^(0|[0-9]+(h|m|s)|[0-9]+\\.[0-9]+s)$":
+			limits = append(limits, "duration: `30s`, `2m`, `1h`, `0.5s`, or `0`")
 		default:
 			limits = append(limits, "pattern `"+p+"`")
 		}
