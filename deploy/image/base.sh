@@ -60,6 +60,9 @@ options=(
     --skip=output/dev
     # Not this machine's name and resolvers: the runtime mounts its own over these (empty) files.
     --customize-hook='rm -f "$1/etc/hostname" "$1/etc/resolv.conf" "$1/usr/lib/udev/hwdb.bin"; : >"$1/etc/hostname"; : >"$1/etc/resolv.conf"'
+    # Nor an initiator name: open-iscsi's postinst makes a random one, and every node running the image would
+    # log in as that same IQN if the host's /etc/iscsi were not mounted. Without it, doctor says so instead.
+    --customize-hook='rm -f "$1/etc/iscsi/initiatorname.iscsi"'
     # mmdebstrap itself removes apt's lists and caches (cleanup/apt) and the logs that differ between runs.
 )
 

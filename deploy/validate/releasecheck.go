@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -68,6 +69,7 @@ func CheckRelease(dist, version, chartDir string, deps []MavenDep) []string {
 	}
 	problems = append(problems, checkLabels(image.Labels, version)...)
 	problems = append(problems, checkImageJar(image, version)...)
+	problems = append(problems, checkNoNodeIdentity(image)...)
 
 	chartPath := filepath.Join(dist, chartFile)
 	problems = append(problems, checkPackagedChart(chartPath, chartDir, version, repository, image.Digest)...)
@@ -144,6 +146,26 @@ func checkLabels(labels map[string]string, version string) []string {
 	if created, ok := labels[labelPrefix+"created"]; ok {
 		if _, err := time.Parse(time.RFC3339, created); err != nil {
 			problems = append(problems, fmt.Sprintf("image: label %screated %q is not RFC 3339", labelPrefix, created))
+		}
+	}
+	return problems
+}
+
+// nodeIdentityFiles name one node to a storage array. Debian's packages make them at install time (open-iscsi's
+// postinst writes a random initiator name); baked into the image, every node running it would log in as one
+// initiator whenever the host's /etc/iscsi is not mounted, and the array's ACLs would let them all in.
+var nodeIdentityFiles = []string{"etc/iscsi/initiatorname.iscsi", "etc/nvme/hostnqn", "etc/nvme/hostid"}
+
+func checkNoNodeIdentity(image *OCIImage) []string {
+	files, _, err := image.ReadFiles(func(name string) bool { return slices.Contains(nodeIdentityFiles, name) })
+	if err != nil {
+		return []string{fmt.Sprintf("image: %v", err)}
+	}
+	var problems []string
+	for _, name := range nodeIdentityFiles {
+		if _, ok := files[name]; ok {
+			problems = append(problems, fmt.Sprintf("image: %s is in the image: a node's identity must come from"+
+				" the host (the DaemonSet mounts it), never from the image", name))
 		}
 	}
 	return problems

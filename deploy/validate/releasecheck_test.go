@@ -36,6 +36,7 @@ type testImage struct {
 	version    string // the tag, the version label and the jar's versions
 	jarVersion string
 	labels     map[string]string
+	extra      map[string]string // more files in the image's root
 }
 
 func (ti testImage) files(t *testing.T) map[string][]byte {
@@ -51,7 +52,7 @@ func (ti testImage) files(t *testing.T) map[string][]byte {
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return map[string][]byte{
+	files := map[string][]byte{
 		"var/lib/dpkg/status": []byte("Package: bash\nStatus: install ok installed\nArchitecture: amd64\nVersion: 5.2.15-2+b7\n\n" +
 			"Package: kmod\nStatus: install ok installed\nArchitecture: amd64\nVersion: 30+20221128-1\n"),
 		"usr/share/doc/bash/copyright": []byte("Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n\nFiles: *\nLicense: GPL-3+\n"),
@@ -61,6 +62,10 @@ func (ti testImage) files(t *testing.T) map[string][]byte {
 		"opt/java/openjdk/release":         []byte("JAVA_VERSION=\"25.0.3\"\nJAVA_RUNTIME_VERSION=\"25.0.3+9-LTS\"\n"),
 		"app/blocknode.jar":                jar.Bytes(),
 	}
+	for name, text := range ti.extra {
+		files[name] = []byte(text)
+	}
+	return files
 }
 
 // writeOCIArchive writes an OCI archive as buildah push oci-archive: does: index.json naming the image,
@@ -217,15 +222,18 @@ func TestReleaseCheckNamesEachDisagreement(t *testing.T) {
 		spoil func(dist string)
 		want  string
 	}{
-		{name: "label missing", image: testImage{"1.2.3", "1.2.3", without("org.opencontainers.image.revision")},
+		{name: "label missing", image: testImage{"1.2.3", "1.2.3", without("org.opencontainers.image.revision"), nil},
 			want: "image: no label org.opencontainers.image.revision"},
 		{name: "license label", image: testImage{"1.2.3", "1.2.3", func() map[string]string {
 			l := without("org.opencontainers.image.licenses")
 			l["org.opencontainers.image.licenses"] = "MIT"
 			return l
-		}()}, want: `label org.opencontainers.image.licenses is "MIT"`},
-		{name: "jar at another version", image: testImage{"1.2.3", "1.2.3-SNAPSHOT", testLabels},
+		}(), nil}, want: `label org.opencontainers.image.licenses is "MIT"`},
+		{name: "jar at another version", image: testImage{"1.2.3", "1.2.3-SNAPSHOT", testLabels, nil},
 			want: `Implementation-Version is "1.2.3-SNAPSHOT"`},
+		{name: "an initiator name baked in", image: testImage{"1.2.3", "1.2.3", testLabels,
+			map[string]string{"etc/iscsi/initiatorname.iscsi": "InitiatorName=iqn.1993-08.org.debian:01:abcdef\n"}},
+			want: "image: etc/iscsi/initiatorname.iscsi is in the image"},
 		{name: "chart at another version", image: goodImage(), chart: "1.2.4",
 			want: `chart: version "1.2.4" and appVersion "1.2.4", want "1.2.3"`},
 		{name: "SBOM lacks a dependency", image: goodImage(),
