@@ -18,8 +18,8 @@ scenario_node_limit() {
     original=$(csinode_count)
 
     local args=$WORK/node-limit-args.json
-    plugin_args >"$args"
-    set_plugin_args "$(python3 -c '
+    plugin_container_field args >"$args"
+    set_plugin_container_field args "$(python3 -c '
 import json, sys
 args = [a for a in json.load(open(sys.argv[1])) if not a.startswith("--max-volumes-per-node")]
 print(json.dumps(args + ["--max-volumes-per-node=1"]))' "$args")"
@@ -54,28 +54,11 @@ print(json.dumps(args + ["--max-volumes-per-node=1"]))' "$args")"
     expect_eq "holder's file on its device" held "$(file_on_device "$d1" token)"
     expect_eq "placed's file on its device" placed "$(file_on_device "$d2" token)"
 
-    set_plugin_args "$(cat "$args")"
+    set_plugin_container_field args "$(cat "$args")"
     wait_until "CSINode's allocatable count to be '$original' again" 60 csinode_count_is "$original" ||
         kube_fail "CSINode's count is '$(csinode_count)', not '$original', after the arguments were put back"
     delete_volume limit-1
     delete_volume limit-2
-}
-
-# The blocknode container's arguments in the DaemonSet, as JSON.
-plugin_args() {
-    kc -n kube-system get ds blocknode-node -o jsonpath='{.spec.template.spec.containers[?(@.name=="blocknode")].args}'
-}
-
-# Replaces the blocknode container's arguments (a JSON list) and waits for the rolled-out plugin.
-set_plugin_args() { # json
-    local index
-    index=$(kc -n kube-system get ds blocknode-node -o jsonpath='{.spec.template.spec.containers[*].name}' |
-        tr ' ' '\n' | grep -nx blocknode | cut -d: -f1)
-    [[ -n $index ]] || kube_fail "the DaemonSet blocknode-node has no container blocknode"
-    kc -n kube-system patch ds blocknode-node --type=json \
-        -p "[{\"op\": \"replace\", \"path\": \"/spec/template/spec/containers/$((index - 1))/args\", \"value\": $1}]" \
-        >/dev/null || kube_fail "the DaemonSet's arguments could not be replaced"
-    wait_plugin_ready
 }
 
 csinode_count() {
