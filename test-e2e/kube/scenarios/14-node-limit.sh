@@ -41,6 +41,7 @@ print(json.dumps(args + ["--max-volumes-per-node=1"]))' "$args")"
         kube_fail "no FailedMount event with ResourceExhausted for pod placed: $(failed_mounts placed)"
     [[ $(failed_mounts placed) == *"node volume limit reached"* ]] ||
         kube_fail "the refusal does not say the node's limit was reached: $(failed_mounts placed)"
+    kube_log "node-limit: kubelet's event: $(failed_mounts placed | cut -c1-400)"
     expect_eq "staging records of the refused volume" 0 "$(staging_records limit-2)"
     expect_eq "mounts of the refused volume's device" 0 "$(device_mounts "$d2")"
     expect_eq "pod placed's phase while its stage is refused" Pending "$(pod_field placed '{.status.phase}')"
