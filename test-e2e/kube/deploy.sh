@@ -227,3 +227,23 @@ dump_diagnostics() {
     echo "---- volumeattachments" >&2; kc get volumeattachments -o wide >&2 2>&1 || true
     echo "---- kubelet" >&2; tail -40 "$WORK/logs/kubelet.log" >&2 || true
 }
+
+# A field of the blocknode container in the DaemonSet (args, env), as JSON.
+plugin_container_field() { # field
+    kc -n kube-system get ds blocknode-node \
+        -o jsonpath="{.spec.template.spec.containers[?(@.name==\"blocknode\")].$1}"
+}
+
+# Replaces a field of the blocknode container (JSON; "null" removes it) and waits for the plugin rolled out.
+set_plugin_container_field() { # field json
+    local index op=replace
+    index=$(kc -n kube-system get ds blocknode-node -o jsonpath='{.spec.template.spec.containers[*].name}' |
+        tr ' ' '\n' | grep -nx blocknode | cut -d: -f1)
+    [[ -n $index ]] || kube_fail "the DaemonSet blocknode-node has no container blocknode"
+    [[ -n $(plugin_container_field "$1") ]] || op=add
+    local patch="[{\"op\": \"$op\", \"path\": \"/spec/template/spec/containers/$((index - 1))/$1\", \"value\": $2}]"
+    [[ $2 == null ]] && patch="[{\"op\": \"remove\", \"path\": \"/spec/template/spec/containers/$((index - 1))/$1\"}]"
+    kc -n kube-system patch ds blocknode-node --type=json -p "$patch" >/dev/null ||
+        kube_fail "the DaemonSet's $1 could not be replaced"
+    wait_plugin_ready
+}

@@ -62,8 +62,10 @@ pvc_bound() { [[ $(kc -n "$TEST_NS" get pvc "$1" -o jsonpath='{.status.phase}') 
 
 # A pod that runs SCRIPT (sh) with the claim at /data (Filesystem) or /dev/xvda (Block), then idles until
 # SIGTERM. readonly=true mounts the claim read-only.
-create_pod() { # pod claim mode script [readonly]
-    local pod=$1 claim=$2 mode=$3 script=$4 readonly=${5:-false} attach
+# NODE, when given, places the pod on that node by spec.nodeName: past the scheduler, as a pod of a controller
+# that places its own (a DaemonSet's) or a static pod would reach kubelet.
+create_pod() { # pod claim mode script [readonly] [node]
+    local pod=$1 claim=$2 mode=$3 script=$4 readonly=${5:-false} node=${6:-} attach
     if [[ $mode == Block ]]; then attach="volumeDevices: [{name: vol, devicePath: /dev/xvda}]"
     else attach="volumeMounts: [{name: vol, mountPath: /data, readOnly: $readonly}]"; fi
     kc apply -f - >/dev/null <<EOT
@@ -73,6 +75,7 @@ metadata: {name: $pod, namespace: $TEST_NS, labels: {kube-tier: workload}}
 spec:
   terminationGracePeriodSeconds: 5
   automountServiceAccountToken: false
+  ${node:+nodeName: $node}
   containers:
   - name: app
     image: $BUSYBOX_IMAGE
