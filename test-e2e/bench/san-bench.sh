@@ -37,7 +37,7 @@ results=${VM_WORK:-$REPO/test-e2e/target/vm}/results/san/san-bench
   echo "Host: $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)), Linux $(uname -r);" \
        "load average $load_before before, $load_after after; $guests_before qemu guest(s) running at the start."
   echo "Guest: TCG, ${VM_CPUS:-2} vCPUs, $VM_MEMORY MiB; tgtd target on the guest's loopback, two portals; LUNs of" \
-       "${GUEST_SAN_LUN_MB:-16} MiB, ext4; the plugin with deploy/jvm.args' heap and GC (the guest's JVM flags + AOT cache)."
+       "${GUEST_SAN_LUN_MB:-16} MiB, ext4; the plugin with the guest's JVM flags (C1, serial GC, AOT cache) and then deploy/jvm.args (the image's heap and metaspace caps)."
   echo
   echo "| N | target alone up / down (ms) | stage all (ms) | stage p50/p90/p99 (ms) | publish all (ms) | stats sweep (ms) | unpublish all (ms) | unstage all (ms) | unstage p50/p90/p99 (ms) | stage all / target up | peak RSS (MiB) | CPU (s) | CPU per volume (ms) | uevents stage / rest | commands per volume, stage | commands per volume, drain |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"

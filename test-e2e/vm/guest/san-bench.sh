@@ -23,6 +23,10 @@ IQN=iqn.2024-01.dev.blocknode:san-bench
 LUN_MB=${GUEST_SAN_LUN_MB:-16}
 read -r -a SIZES <<<"${GUEST_SAN_N:-4}"
 UEVENTS=/tmp/bn-san-uevents
+# The image's JVM flags (deploy/jvm.args: the heap, metaspace and code cache caps the DaemonSet runs with),
+# after the guest's own, so that the peak RSS is the one a node would see.
+mapfile -t IMAGE_FLAGS < <(grep -v '^[[:space:]]*#' "$REPO/deploy/jvm.args" | grep .)
+PLUGIN_JAVA_OPTS+=("${IMAGE_FLAGS[@]}")
 
 # Counts, for the figures: lines of the command record and of the uevent monitor.
 commands_now() { wc -l < "$BN_COMMAND_LOG"; }
