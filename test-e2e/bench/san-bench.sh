@@ -24,57 +24,19 @@ export GUEST_SCENARIO_TIMEOUT=${GUEST_SCENARIO_TIMEOUT:-$((600 + 12 * total))}
 export VM_TIMEOUT=${VM_TIMEOUT:-$((GUEST_SCENARIO_TIMEOUT + 300))}
 export GUEST_CSI_TIMEOUT=${GUEST_CSI_TIMEOUT:-$((240 + 3 * largest))}
 
+# SAN_BEFORE_JAR: another build of the plugin (the one before a change) run beside this checkout's, each N
+# once with each, in the same boot: a change's before/after.
+vm_work=${VM_WORK:-$REPO/test-e2e/target/vm}
+[[ -z ${SAN_BEFORE_JAR:-} ]] || export GUEST_SAN_JARS="$(readlink -f "$SAN_BEFORE_JAR") $vm_work/blocknode.jar"
+
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 guests_before=$(pgrep -c -f '^qemu-system-x86_64' || true)
 rc=0
 VM_QUIET=1 bash "$REPO/test-e2e/vm/e2e.sh" san:san-bench || rc=$?
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
-results=${VM_WORK:-$REPO/test-e2e/target/vm}/results/san/san-bench
+results=$vm_work/results/san/san-bench
 
-{
-  echo "# blocknode SAN benchmark (figure h), $(date -u '+%Y-%m-%d %H:%M UTC')"
-  echo
-  echo "Host: $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)), Linux $(uname -r);" \
-       "load average $load_before before, $load_after after; $guests_before qemu guest(s) running at the start."
-  echo "Guest: TCG, ${VM_CPUS:-2} vCPUs, $VM_MEMORY MiB; tgtd target on the guest's loopback, two portals; LUNs of" \
-       "${GUEST_SAN_LUN_MB:-16} MiB, ext4; the plugin with the guest's JVM flags (C1, serial GC, AOT cache) and then deploy/jvm.args (the image's heap and metaspace caps)."
-  echo
-  echo "| N | target alone up / down (ms) | stage all (ms) | stage p50/p90/p99 (ms) | publish all (ms) | stats sweep (ms) | unpublish all (ms) | unstage all (ms) | unstage p50/p90/p99 (ms) | stage all / target up | peak RSS (MiB) | CPU (s) | CPU per volume (ms) | uevents stage / rest | commands per volume, stage | commands per volume, drain |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-  grep -h '^SANBENCH' "$results/san-bench.txt" 2>/dev/null | sed 's/^SANBENCH //' | awk '
-    function per(list, n,   out, parts, i, kv) {
-      out = ""; split(list, parts, ",")
-      for (i in parts) if (split(parts[i], kv, "=") == 2) out = out sprintf("%s %.1f ", kv[1], kv[2] / n)
-      return out
-    }
-    {
-      for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = substr($i, length(kv[1]) + 2) }
-      n = f["n"]
-      printf "| %d | %d / %d | %d | %s | %d | %d | %d | %d | %s | %.2fx | %.0f | %.1f | %.0f | %d / %d | %s | %s |\n", n,
-        f["target_up_ms"], f["target_down_ms"], f["stage_all_ms"], f["stage_p50_p90_p99"], f["publish_all_ms"],
-        f["sweep_ms"], f["unpublish_all_ms"], f["unstage_all_ms"], f["unstage_p50_p90_p99"],
-        f["stage_all_ms"] / (f["target_up_ms"] > 0 ? f["target_up_ms"] : 1), f["peak_rss_kib"] / 1024,
-        f["cpu_ms"] / 1000, f["cpu_ms"] / n, f["uevents_stage"], f["uevents_rest"],
-        per(f["stage_commands"], n), per(f["drain_commands"], n)
-      # Least squares of log(time) on log(N): time ~ N^b, so the cost per volume goes as N^(b - 1).
-      lx = log(n); sx += lx; sxx += lx * lx; c++
-      split("stage_all_ms unstage_all_ms cpu_ms target_up_ms", keys, " ")
-      for (k in keys) { ly = log(f[keys[k]] > 0 ? f[keys[k]] : 1); sy[keys[k]] += ly; sxy[keys[k]] += lx * ly }
-    }
-    END {
-      if (c < 2) { print "\n(one N only: no exponent)"; exit }
-      printf "\nCost per volume against N, as N^e (least squares over the rows):"
-      for (k in keys) {
-        b = (c * sxy[keys[k]] - sx * sy[keys[k]]) / (c * sxx - sx * sx)
-        printf " %s e = %.2f;", keys[k], b - 1
-      }
-      print ""
-    }'
-  echo
-  echo "Boot: VM_QUIET=1 test-e2e/vm/e2e.sh san:san-bench, exit $rc; the scenario's log: $results/console.log."
-  echo "Leftovers after each drain (sessions, disks, maps, mounts, node and staging records): $(
-    grep -q 'drained-.*FAILED' "$results/console.log" 2>/dev/null && echo FOUND ||
-    { grep -c 'step drained-.* ok' "$results/console.log" 2>/dev/null | sed 's/$/ drain(s) checked, none/'; })"
-} > "$OUT/san-results.md"
+bash "$(dirname "${BASH_SOURCE[0]}")/san-report.sh" "$results" "$rc" "$load_before" "$load_after" "$guests_before" \
+  > "$OUT/san-results.md"
 cat "$OUT/san-results.md"
 exit "$rc"

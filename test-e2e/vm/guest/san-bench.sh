@@ -13,6 +13,8 @@
 #
 # GUEST_SAN_N: the N to run, blanks between them (default 4: the smoke run of make test). Each N prints a
 # line "SANBENCH key=value..." that test-e2e/bench/san-bench.sh collects into the results file.
+# GUEST_SAN_JARS: plugin jars to compare, each N run once with each (the order alternating with N), the
+# plugin restarted on the jar between them; default the boot's own jar. A row says which jar it was.
 # GUEST_SAN_BASELINE=yes (make bench-san sets it): measure the target alone too; the smoke run skips it
 # (about 30 s under TCG for N = 4, and it checks nothing of the plugin's).
 HERE=$(dirname "$(readlink -f "$0")")
@@ -22,6 +24,7 @@ TID=40
 IQN=iqn.2024-01.dev.blocknode:san-bench
 LUN_MB=${GUEST_SAN_LUN_MB:-16}
 read -r -a SIZES <<<"${GUEST_SAN_N:-4}"
+read -r -a JARS <<<"${GUEST_SAN_JARS:-$PLUGIN_JAR}"
 UEVENTS=/tmp/bn-san-uevents
 # The image's JVM flags (deploy/jvm.args: the heap, metaspace and code cache caps the DaemonSet runs with),
 # after the guest's own, so that the peak RSS is the one a node would see.
@@ -159,8 +162,8 @@ plugin_run() {
   echo "  commands, stage burst: $stage_cmds; drain: $drain_cmds"
   echo "  uevents: $((u1 - u0)) during the stage burst, $((u2 - u1)) after it; plugin peak RSS $((hwm / 1024)) MiB," \
        "CPU $(( (k1 - k0) * 1000 / tck )) ms over the whole cycle"
-  printf 'SANBENCH n=%d target_up_ms=%d target_down_ms=%d stage_all_ms=%d stage_p50_p90_p99=%s publish_all_ms=%d publish_p50_p90_p99=%s sweep_ms=%d unpublish_all_ms=%d unstage_all_ms=%d unstage_p50_p90_p99=%s peak_rss_kib=%d cpu_ms=%d uevents_stage=%d uevents_rest=%d stage_commands=%s drain_commands=%s vcpus=%d mem_mib=%d\n' \
-    "$n" "$TARGET_UP_MS" "$TARGET_DOWN_MS" "$stage_ms" "${stage_pct// //}" "$pub_ms" "${pub_pct// //}" "$SWEEP_MS" \
+  printf 'SANBENCH jar=%s n=%d target_up_ms=%d target_down_ms=%d stage_all_ms=%d stage_p50_p90_p99=%s publish_all_ms=%d publish_p50_p90_p99=%s sweep_ms=%d unpublish_all_ms=%d unstage_all_ms=%d unstage_p50_p90_p99=%s peak_rss_kib=%d cpu_ms=%d uevents_stage=%d uevents_rest=%d stage_commands=%s drain_commands=%s vcpus=%d mem_mib=%d\n' \
+    "$(basename "$PLUGIN_JAR" .jar)" "$n" "$TARGET_UP_MS" "$TARGET_DOWN_MS" "$stage_ms" "${stage_pct// //}" "$pub_ms" "${pub_pct// //}" "$SWEEP_MS" \
     "$unpub_ms" "$unstage_ms" "${unstage_pct// //}" "$hwm" $(( (k1 - k0) * 1000 / tck )) $((u1 - u0)) $((u2 - u1)) \
     "$(tr ' ' ',' <<<"${stage_cmds% }")" "$(tr ' ' ',' <<<"${drain_cmds% }")" "$(nproc)" \
     "$(awk '/MemTotal/ {print int($2 / 1024)}' /proc/meminfo)" | tee -a "$VM_RESULTS/san-bench.txt"
@@ -168,6 +171,15 @@ plugin_run() {
 
 # Nothing of the run left on the node: no session, disk, map, node record, mount, staging record.
 drained() { bn_node_clean && bn_target_released "$IQN"; }
+
+# switch_plugin JAR: the plugin restarted on another jar (nothing is staged between two runs).
+round=0
+switch_plugin() {
+  bn_plugin_stop || return
+  PLUGIN_JAR=$1
+  bn_plugin_start
+  bn_plugin_ready
+}
 
 MONITOR_PID=""
 monitor_start() {
@@ -186,8 +198,14 @@ for n in "${SIZES[@]}"; do
   sizes=(); for ((i = 1; i <= n; i++)); do sizes+=("$LUN_MB"); done
   step "target-$n-luns"     vm_target_create $TID "$IQN" "${sizes[@]}"
   [[ ${GUEST_SAN_BASELINE:-no} == yes ]] && step "target-alone-$n" target_alone "$n"
-  step "plugin-$n-volumes"  plugin_run "$n"
-  step "drained-$n"         drained
+  order=("${JARS[@]}")
+  # Alternate which jar goes first, so that neither always meets the warmer (or the busier) guest.
+  if (( ${#JARS[@]} == 2 && round++ % 2 == 1 )); then order=("${JARS[1]}" "${JARS[0]}"); fi
+  for jar in "${order[@]}"; do
+    [[ $jar == "$PLUGIN_JAR" ]] || step "plugin-on-$(basename "$jar" .jar)" switch_plugin "$jar"
+    step "plugin-$n-volumes"  plugin_run "$n"
+    step "drained-$n"         drained
+  done
   step "target-delete-$n"   eval 'bn_target_delete $TID; rm -f "$VM_LUN_DIR"/t$TID-lun*.img'
 done
 step uevent-monitor-stop monitor_stop
