@@ -4,6 +4,7 @@ import dev.blocknode.os.exec.Command;
 import dev.blocknode.os.exec.CommandException;
 import dev.blocknode.os.exec.CommandResult;
 import dev.blocknode.os.exec.CommandRunner;
+import dev.blocknode.os.exec.CommandTimeoutException;
 import dev.blocknode.os.wait.DeviceWaiter;
 import dev.blocknode.os.wait.WaitTimeoutException;
 import dev.blocknode.scsi.LunIdentity;
@@ -189,9 +190,18 @@ public final class Multipath {
         return users;
     }
 
-    /** Runs a tool whose failure is not fatal by itself: logs it. A tool that cannot run at all is an error. */
+    /**
+     * Runs a tool whose failure is not fatal by itself: logs it. One that times out too (a loaded node: the map
+     * may still come from the uevents, and the wait for it decides). A tool that cannot run at all is an error.
+     */
     private void tryTool(Command command) throws CommandException {
-        CommandResult result = commands.run(command.withTimeout(TOOL_TIMEOUT));
+        CommandResult result;
+        try {
+            result = commands.run(command.withTimeout(TOOL_TIMEOUT));
+        } catch (CommandTimeoutException late) {
+            LOG.warning(() -> late.getMessage() + "; waiting for the map regardless");
+            return;
+        }
         // multipathd's CLI answers "fail" with exit 0 in older releases: read the answer too.
         if (!result.succeeded() || result.stdout().strip().equals("fail")) {
             LOG.warning(() -> command.display() + " failed: " + result.diagnostic());
