@@ -13,7 +13,7 @@ set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 OUT=$REPO/test-e2e/target/bench
 mkdir -p "$OUT"
-export GUEST_SAN_N=${SAN_N:-25 50 100 200} GUEST_SAN_BASELINE=yes
+export GUEST_SAN_N=${SAN_N:-25 50 100 200} GUEST_SAN_BASELINE=${SAN_BASELINE:-yes}
 # 16 MiB LUNs are sparse files in the guest's tmpfs; ext4 on each writes ~1 MiB. The JVMs and 2N disks'
 # udev work need the rest: 2 GiB holds N = 200.
 export VM_MEMORY=${VM_MEMORY:-2048}
