@@ -33,7 +33,8 @@ PLUGIN_JAVA_OPTS+=("${IMAGE_FLAGS[@]}")
 
 # Counts, for the figures: lines of the command record and of the uevent monitor.
 commands_now() { wc -l < "$BN_COMMAND_LOG"; }
-uevents_now() { grep -c '^KERNEL\[' "$UEVENTS" 2>/dev/null || echo 0; }
+# (One number always: grep -c prints 0 and fails when nothing matches, and "0 0" would end plugin_run's arithmetic.)
+uevents_now() { local n; n=$(grep -c '^KERNEL\[' "$UEVENTS" 2>/dev/null); echo "${n:-0}"; }
 # The plugin's CPU seconds (user + system) so far, in clock ticks.
 plugin_ticks() { awk '{print $14 + $15}' "/proc/$PLUGIN_PID/stat"; }
 
@@ -184,7 +185,9 @@ switch_plugin() {
 MONITOR_PID=""
 monitor_start() {
   : > "$UEVENTS"
-  udevadm monitor --kernel > "$UEVENTS" 2>/dev/null &
+  # Line-buffered: into a file, udevadm's stdout is written a block at a time, and a count would miss the
+  # events still in its buffer.
+  stdbuf -oL udevadm monitor --kernel > "$UEVENTS" 2>/dev/null &
   MONITOR_PID=$!
   vm_wait "the uevent monitor" 10 grep -q 'monitor will print' "$UEVENTS"
 }
