@@ -306,6 +306,16 @@ bench: $(PLUGIN_JAR)
 	echo "make bench: $$( ((rc == 0)) && echo finished || echo FAILED ) in $$(( $$(date +%s) - start )) s"; \
 	exit $$rc
 
+# Figure h (test-e2e/bench/README.md, "Figure h"): N iSCSI LUNs x 2 paths staged, published, swept,
+# unpublished and drained all at once in a qemu guest, beside the guest's target alone; SAN_N="25 50 100 200".
+# Its own target: not part of make test (whose iscsi boot runs it with N = 4 as a smoke run). Root.
+.PHONY: bench-san
+bench-san: $(PLUGIN_JAR)
+	@start=$$(date +%s); rc=0; \
+	bash test-e2e/vm/setup.sh && bash test-e2e/bench/san-bench.sh || rc=$$?; \
+	echo "make bench-san: $$( ((rc == 0)) && echo finished || echo FAILED ) in $$(( $$(date +%s) - start )) s"; \
+	exit $$rc
+
 # Soak (test-e2e/soak/README.md): SOAK_CYCLES lifecycle cycles of ext4, xfs and block loop volumes with seeded
 # random interleaving; fails when a call fails or the plugin's fds, threads or RSS grow past the tolerances.
 .PHONY: soak

@@ -146,7 +146,7 @@ csi() {
   CSI_REPLY=""; CSI_MS=0
   [[ -n ${CLIENT_PID:-} ]] || { echo "the CSI client is not running" >&2; return 1; }
   echo "$*" >&"${CLIENT[1]}" || return
-  IFS= read -r -t 240 reply <&"${CLIENT[0]}" || { echo "no reply from the CSI client to: $1" >&2; return 1; }
+  IFS= read -r -t "${GUEST_CSI_TIMEOUT:-240}" reply <&"${CLIENT[0]}" || { echo "no reply from the CSI client to: $1" >&2; return 1; }
   CSI_REPLY=$reply
   CSI_MS=$(awk '{print $2}' <<<"$reply")
   [[ $reply == ok* ]] || { echo "csi $1: $reply" >&2; return 1; }

@@ -4,6 +4,7 @@ import dev.blocknode.os.exec.Command;
 import dev.blocknode.os.exec.CommandException;
 import dev.blocknode.os.exec.CommandResult;
 import dev.blocknode.os.exec.CommandRunner;
+import dev.blocknode.os.exec.CommandTimeoutException;
 import dev.blocknode.os.wait.DeviceWaiter;
 import dev.blocknode.os.wait.WaitTimeoutException;
 import dev.blocknode.scsi.LunIdentity;
@@ -44,8 +45,17 @@ public final class Multipath {
         return maps;
     }
 
-    /** The map of this LUN: one whose WWID names it, else one holding any of its paths. */
+    /**
+     * The map of this LUN: one whose WWID names it, else one holding any of its paths. The paths' holders are
+     * looked at first: a node has at most one map per LUN, so a holder naming the LUN is the answer, found
+     * without reading every map of the node (with hundreds of LUNs staged, that walk was per wake-up of every
+     * waiting stage).
+     */
     public Optional<MultipathMap> find(LunIdentity identity, Collection<String> pathNames) throws IOException {
+        Optional<MultipathMap> named = holderNaming(identity, pathNames);
+        if (named.isPresent()) {
+            return named;
+        }
         for (MultipathMap map : maps.all()) {
             if (identity.matches(map.wwid())) {
                 return Optional.of(map);
@@ -54,6 +64,17 @@ public final class Multipath {
         for (String path : pathNames) {
             Optional<MultipathMap> holder = maps.holding(path);
             if (holder.isPresent()) {
+                return holder;
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** The map holding one of {@code pathNames} whose WWID names the LUN, if any: a look per path, no walk. */
+    private Optional<MultipathMap> holderNaming(LunIdentity identity, Collection<String> pathNames) throws IOException {
+        for (String path : pathNames) {
+            Optional<MultipathMap> holder = maps.holding(path);
+            if (holder.isPresent() && identity.matches(holder.get().wwid())) {
                 return holder;
             }
         }
@@ -90,13 +111,18 @@ public final class Multipath {
         }
         List<MultipathMap> lastSeen = new ArrayList<>();
         try {
+            // The map awaited holds every path, so each wake-up looks at the paths' holders only; the walk of
+            // every map is left for the deadline, when a map holding none of them still counts.
             return waiter.until("multipath map of " + wwid + " over " + pathNames, deadline, () -> {
-                Optional<MultipathMap> map = find(identity, pathNames);
+                Optional<MultipathMap> map = holderNaming(identity, pathNames);
                 lastSeen.clear();
                 map.ifPresent(lastSeen::add);
                 return map.filter(m -> m.slaves().containsAll(pathNames));
             }, () -> lastSeen.isEmpty() ? "no map" : "map " + lastSeen.get(0) + " over " + lastSeen.get(0).slaves());
         } catch (WaitTimeoutException timeout2) {
+            if (lastSeen.isEmpty()) {
+                find(identity, pathNames).ifPresent(lastSeen::add);
+            }
             if (!lastSeen.isEmpty()) {
                 MultipathMap partial = lastSeen.get(0);
                 LOG.warning(() -> "multipath map " + partial + " holds only " + partial.slaves() + " of " + pathNames
@@ -164,9 +190,18 @@ public final class Multipath {
         return users;
     }
 
-    /** Runs a tool whose failure is not fatal by itself: logs it. A tool that cannot run at all is an error. */
+    /**
+     * Runs a tool whose failure is not fatal by itself: logs it. One that times out too (a loaded node: the map
+     * may still come from the uevents, and the wait for it decides). A tool that cannot run at all is an error.
+     */
     private void tryTool(Command command) throws CommandException {
-        CommandResult result = commands.run(command.withTimeout(TOOL_TIMEOUT));
+        CommandResult result;
+        try {
+            result = commands.run(command.withTimeout(TOOL_TIMEOUT));
+        } catch (CommandTimeoutException late) {
+            LOG.warning(() -> late.getMessage() + "; waiting for the map regardless");
+            return;
+        }
         // multipathd's CLI answers "fail" with exit 0 in older releases: read the answer too.
         if (!result.succeeded() || result.stdout().strip().equals("fail")) {
             LOG.warning(() -> command.display() + " failed: " + result.diagnostic());

@@ -3,6 +3,7 @@ package dev.blocknode.multipath;
 import dev.blocknode.os.exec.Command;
 import dev.blocknode.os.exec.CommandException;
 import dev.blocknode.os.exec.CommandRunner;
+import dev.blocknode.os.exec.CommandTimeoutException;
 
 import java.time.Duration;
 
@@ -15,13 +16,20 @@ public interface MultipathDaemon {
 
     boolean isRunning();
 
-    /** Asks the daemon itself ("multipathd show daemon" answers only when it runs). */
+    /**
+     * Asks the daemon itself ("multipathd show daemon" answers only when it runs). An answer that is late is a
+     * daemon that runs but is busy (an absent one is refused at once: its socket is gone), as when a burst of
+     * stages has it taking hundreds of paths: taking it for absent would have each stage build its map with
+     * {@code multipath WWID} beside the daemon, the heaviest command there is, and so feed the load.
+     */
     static MultipathDaemon askingWith(CommandRunner commands) {
         return () -> {
             try {
                 return commands.run(Command.of("multipathd", "show", "daemon").withTimeout(Duration.ofSeconds(5)))
                         .succeeded();
-            } catch (CommandException notInstalledOrHung) {
+            } catch (CommandTimeoutException busy) {
+                return true;
+            } catch (CommandException notInstalled) {
                 return false;
             }
         };

@@ -128,6 +128,15 @@ class MultipathUnitTest {
     }
 
     @Test
+    void aToolThatTimesOutLeavesItToTheWaitForTheMap() throws IOException {
+        commands.expect("multipath", "-a", WWID).timesOut();
+        commands.expect("multipathd", "add", "path", "sdb").timesOut();
+        commands.expect("multipathd", "add", "path", "sdc").timesOut();
+        clock.schedule(Duration.ofSeconds(3), () -> sysfs.addMap(0, "mpatha", WWID, List.of("sdb", "sdc")));
+        assertEquals("mpatha", multipath.assemble(LUN, List.of("sdb", "sdc"), true, Duration.ofSeconds(30)).name());
+    }
+
+    @Test
     void aMissingToolIsAnError() {
         commands.expect("multipath", "-a", WWID).throwing(c -> new CommandException(c, null, "cannot start multipath", null));
         assertThrows(CommandException.class,
@@ -202,10 +211,12 @@ class MultipathUnitTest {
         commands.expect("multipathd", "show", "daemon").succeeds("pid 812 idle\n");
         commands.expect("multipathd", "show", "daemon").fails(1, "error -111 receiving packet");
         commands.expect("multipathd", "show", "daemon").throwing(c -> new CommandException(c, null, "no such file", null));
+        commands.expect("multipathd", "show", "daemon").timesOut();
         MultipathDaemon daemon = MultipathDaemon.askingWith(commands);
         assertTrue(daemon.isRunning());
         assertFalse(daemon.isRunning());
         assertFalse(daemon.isRunning());
+        assertTrue(daemon.isRunning(), "a daemon that answers late is busy, not absent");
     }
 
     private MultipathMap map() throws IOException {

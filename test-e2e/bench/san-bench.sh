@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# make bench-san: figure h (README.md, "Figure h: N LUNs x 2 paths in the VM tier"). Boots one qemu guest
+# that runs guest/san-bench.sh for each N of SAN_N, then writes test-e2e/target/bench/san-results.md: the
+# conditions (host load before and after, CPU, guest size), one row per N, the plugin's figures beside
+# the target alone (its baseline, measured in the same boot just before), and the exponent of the cost
+# per volume against N.
+#
+#   SAN_N="25 50 100" make bench-san      (root; the plugin's jar built)
+#
+# Everything the guest makes lives in its tmpfs overlay and dies with it; the scenario itself checks that
+# the node is clean after each drain, and e2e.sh that no qemu of this run is left.
+set -euo pipefail
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+OUT=$REPO/test-e2e/target/bench
+mkdir -p "$OUT"
+export GUEST_SAN_N=${SAN_N:-25 50 100 200} GUEST_SAN_BASELINE=${SAN_BASELINE:-yes}
+# 16 MiB LUNs are sparse files in the guest's tmpfs; ext4 on each writes ~1 MiB. The JVMs and 2N disks'
+# udev work need the rest: 2 GiB holds N = 200.
+export VM_MEMORY=${VM_MEMORY:-2048}
+largest=$(tr ' ' '\n' <<<"$GUEST_SAN_N" | sort -n | tail -n 1)
+total=$(( $(echo $GUEST_SAN_N | tr ' ' '+') ))
+# Generous bounds, scaled to the volumes (TCG: seconds per volume, the target included): a hang still ends.
+export GUEST_SCENARIO_TIMEOUT=${GUEST_SCENARIO_TIMEOUT:-$((600 + 12 * total))}
+export VM_TIMEOUT=${VM_TIMEOUT:-$((GUEST_SCENARIO_TIMEOUT + 300))}
+export GUEST_CSI_TIMEOUT=${GUEST_CSI_TIMEOUT:-$((240 + 3 * largest))}
+
+# SAN_BEFORE_JAR: another build of the plugin (the one before a change) run beside this checkout's, each N
+# once with each, in the same boot: a change's before/after.
+vm_work=${VM_WORK:-$REPO/test-e2e/target/vm}
+[[ -z ${SAN_BEFORE_JAR:-} ]] || export GUEST_SAN_JARS="$(readlink -f "$SAN_BEFORE_JAR") $vm_work/blocknode.jar"
+
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+guests_before=$(pgrep -c -f '^qemu-system-x86_64' || true)
+rc=0
+VM_QUIET=1 bash "$REPO/test-e2e/vm/e2e.sh" san:san-bench || rc=$?
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+results=$vm_work/results/san/san-bench
+
+bash "$(dirname "${BASH_SOURCE[0]}")/san-report.sh" "$results" "$rc" "$load_before" "$load_after" "$guests_before" \
+  > "$OUT/san-results.md"
+cat "$OUT/san-results.md"
+exit "$rc"

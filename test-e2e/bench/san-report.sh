@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Figure h's results file from a san-bench boot's SANBENCH lines (san-bench.sh runs it; alone, it re-renders
+# a finished run):
+#
+#   san-report.sh RESULTS_DIR EXIT_STATUS "LOAD BEFORE" "LOAD AFTER" GUESTS_BEFORE > san-results.md
+#
+# One row per plugin jar and N, and per jar the exponent e of the cost per volume against N (time ~ N^(1+e),
+# least squares over its rows: 0 is flat).
+set -euo pipefail
+results=$1 rc=$2 load_before=$3 load_after=$4 guests_before=$5
+VM_MEMORY=${VM_MEMORY:-2048}
+  echo "# blocknode SAN benchmark (figure h), $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo
+echo "Host: $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)), Linux $(uname -r);" \
+     "load average $load_before before, $load_after after; $guests_before qemu guest(s) running at the start."
+echo "Guest: TCG, ${VM_CPUS:-2} vCPUs, $VM_MEMORY MiB; tgtd target on the guest's loopback, two portals; LUNs of" \
+     "${GUEST_SAN_LUN_MB:-16} MiB, ext4; the plugin with the guest's JVM flags (C1, serial GC, AOT cache) and then deploy/jvm.args (the image's heap and metaspace caps)."
+echo
+echo "| plugin | N | target alone up / down (ms) | stage all (ms) | stage p50/p90/p99 (ms) | publish all (ms) | stats sweep (ms) | unpublish all (ms) | unstage all (ms) | unstage p50/p90/p99 (ms) | stage all / target up | peak RSS (MiB) | CPU (s) | CPU per volume (ms) | uevents stage / rest | commands per volume, stage | commands per volume, drain |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+grep -h '^SANBENCH' "$results/san-bench.txt" 2>/dev/null | sed 's/^SANBENCH //' | awk '
+  function per(list, n,   out, parts, i, kv) {
+    out = ""; split(list, parts, ",")
+    for (i in parts) if (split(parts[i], kv, "=") == 2) out = out sprintf("%s %.1f ", kv[1], kv[2] / n)
+    return out
+  }
+  {
+    for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = substr($i, length(kv[1]) + 2) }
+    n = f["n"]; j = f["jar"]; jars[j] = 1
+    printf "| %s | %d | %d / %d | %d | %s | %d | %d | %d | %d | %s | %.2fx | %.0f | %.1f | %.0f | %d / %d | %s | %s |\n", j, n,
+      f["target_up_ms"], f["target_down_ms"], f["stage_all_ms"], f["stage_p50_p90_p99"], f["publish_all_ms"],
+      f["sweep_ms"], f["unpublish_all_ms"], f["unstage_all_ms"], f["unstage_p50_p90_p99"],
+      f["stage_all_ms"] / (f["target_up_ms"] > 0 ? f["target_up_ms"] : 1), f["peak_rss_kib"] / 1024,
+      f["cpu_ms"] / 1000, f["cpu_ms"] / n, f["uevents_stage"], f["uevents_rest"],
+      per(f["stage_commands"], n), per(f["drain_commands"], n)
+    # Least squares of log(time) on log(N): time ~ N^b, so the cost per volume goes as N^(b - 1).
+    lx = log(n); sx[j] += lx; sxx[j] += lx * lx; c[j]++
+    split("stage_all_ms unstage_all_ms cpu_ms target_up_ms", keys, " ")
+    for (k in keys) { ly = log(f[keys[k]] > 0 ? f[keys[k]] : 1); sy[j, keys[k]] += ly; sxy[j, keys[k]] += lx * ly }
+  }
+  END {
+    for (j in jars) {
+      if (c[j] < 2) { printf "\n%s: one N only, no exponent\n", j; continue }
+      printf "\n%s: cost per volume against N, as N^e (least squares over its rows):", j
+      for (k in keys) {
+        b = (c[j] * sxy[j, keys[k]] - sx[j] * sy[j, keys[k]]) / (c[j] * sxx[j] - sx[j] * sx[j])
+        printf " %s e = %.2f;", keys[k], b - 1
+      }
+      print ""
+    }
+  }'
+echo
+echo "Boot: VM_QUIET=1 test-e2e/vm/e2e.sh san:san-bench, exit $rc; the scenario's log: $results/console.log."
+echo "Leftovers after each drain (sessions, disks, maps, mounts, node and staging records): $(
+  grep -q 'drained-.*FAILED' "$results/console.log" 2>/dev/null && echo FOUND ||
+  { grep -c 'step drained-.* ok' "$results/console.log" 2>/dev/null | sed 's/$/ drain(s) checked, none/'; })"

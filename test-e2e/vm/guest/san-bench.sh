@@ -1,0 +1,215 @@
+#!/bin/bash
+# san-bench: figure h of the SAN benchmark (test-e2e/bench/README.md, "Figure h"): N LUNs of one tgtd
+# target, each over both portals (2N SCSI disks, N multipath maps), staged all at once as kubelet does
+# after a node comes back (one NodeStageVolume per volume in flight: GuestClient's "parallel", a thread
+# each), published all at once, a stats sweep of every volume, unpublished all at once, and unstaged all
+# at once (the drain). Then nothing may be left: no session, disk, map, mount, node record or staging
+# record.
+#
+# The baseline, measured first for each N in the same boot: the target alone, without the plugin (one
+# iscsiadm login per portal with the kernel's full scan, multipathd building the maps by itself, then
+# the same teardown by hand). It says what the guest's target, kernel, udev and multipathd cost for N
+# LUNs, which no plugin can go under.
+#
+# GUEST_SAN_N: the N to run, blanks between them (default 4: the smoke run of make test). Each N prints a
+# line "SANBENCH key=value..." that test-e2e/bench/san-bench.sh collects into the results file.
+# GUEST_SAN_JARS: plugin jars to compare, each N run once with each (the order alternating with N), the
+# plugin restarted on the jar between them; default the boot's own jar. A row says which jar it was.
+# GUEST_SAN_BASELINE=yes (make bench-san sets it): measure the target alone too; the smoke run skips it
+# (about 30 s under TCG for N = 4, and it checks nothing of the plugin's).
+HERE=$(dirname "$(readlink -f "$0")")
+source "$HERE/iscsi-lib.sh"
+
+TID=40
+IQN=iqn.2024-01.dev.blocknode:san-bench
+LUN_MB=${GUEST_SAN_LUN_MB:-16}
+read -r -a SIZES <<<"${GUEST_SAN_N:-4}"
+read -r -a JARS <<<"${GUEST_SAN_JARS:-$PLUGIN_JAR}"
+UEVENTS=/tmp/bn-san-uevents
+# The image's JVM flags (deploy/jvm.args: the heap, metaspace and code cache caps the DaemonSet runs with),
+# after the guest's own, so that the peak RSS is the one a node would see.
+mapfile -t IMAGE_FLAGS < <(grep -v '^[[:space:]]*#' "$REPO/deploy/jvm.args" | grep .)
+PLUGIN_JAVA_OPTS+=("${IMAGE_FLAGS[@]}")
+
+# Counts, for the figures: lines of the command record and of the uevent monitor.
+commands_now() { wc -l < "$BN_COMMAND_LOG"; }
+# (One number always: grep -c prints 0 and fails when nothing matches, and "0 0" would end plugin_run's arithmetic.)
+uevents_now() { local n; n=$(grep -c '^KERNEL\[' "$UEVENTS" 2>/dev/null); echo "${n:-0}"; }
+# The plugin's CPU seconds (user + system) so far, in clock ticks.
+plugin_ticks() { awk '{print $14 + $15}' "/proc/$PLUGIN_PID/stat"; }
+
+# The multipath maps and SCSI disks of the node right now.
+count_of() { local n=0 p; for p in "$@"; do [[ -e $p ]] && n=$((n + 1)); done; echo "$n"; }
+maps_now() { count_of /sys/block/dm-*; }
+disks_now() { count_of /sys/block/sd*; }
+# Every one of N maps holds both its paths.
+all_maps_whole() {
+  local n=$1 dm whole=0
+  for dm in /sys/block/dm-*; do
+    [[ -e $dm ]] || continue
+    [[ $(count_of "$dm"/slaves/*) == 2 ]] && whole=$((whole + 1))
+  done
+  ((whole == n))
+}
+
+# ------------------------------------------------------------------------------ the target alone
+
+# What the guest's SAN costs for N LUNs without the plugin: login on both portals (the kernel scans every
+# LUN), multipathd makes the maps; then the teardown vm_initiator_teardown does. Prints "up_ms down_ms".
+TARGET_UP_MS=0; TARGET_DOWN_MS=0
+target_alone() {
+  local n=$1 t0 p
+  t0=$(vm_now_ms)
+  for p in "$PORTAL1" "$PORTAL2"; do
+    iscsiadm -m node -T "$IQN" -p "$p" -o new >/dev/null &&
+      iscsiadm -m node -T "$IQN" -p "$p" -o update -n node.session.scan -v auto &&
+      iscsiadm -m node -T "$IQN" -p "$p" --login >/dev/null || return
+  done
+  vm_wait "$n maps of 2 paths each" $((60 + 2 * n)) all_maps_whole "$n" || return
+  TARGET_UP_MS=$(( $(vm_now_ms) - t0 ))
+  t0=$(vm_now_ms)
+  vm_initiator_teardown >/dev/null || return
+  TARGET_DOWN_MS=$(( $(vm_now_ms) - t0 ))
+  echo "  target alone, $n LUNs x 2 paths: up in $TARGET_UP_MS ms, down in $TARGET_DOWN_MS ms"
+}
+
+# ------------------------------------------------------------------------------- the plugin's run
+
+vol() { echo "san-$1"; }
+
+# parallel_line VERB: one "parallel" command with VERB for every volume 1..N (GuestClient's syntax).
+parallel_line() {
+  local verb=$1 n=$2 i v line="parallel"
+  for ((i = 1; i <= n; i++)); do
+    v=$(vol "$i")
+    ((i > 1)) && line+=" &"
+    case $verb in
+      stage) line+=" stagex $v $(staging_of "$v") ext4 $(bn_iscsi_ctx "$IQN" "$i" "$(bn_wwid $TID "$i")")" ;;
+      publish) line+=" publishx $v $(staging_of "$v") $(target_of "$v") ext4" ;;
+      unpublish) line+=" unpublish $v $(target_of "$v")" ;;
+      unstage) line+=" unstage $v $(staging_of "$v")" ;;
+    esac
+  done
+  echo "$line"
+}
+
+# Per-volume durations (ms) from a "parallel" reply's "[ok MS ...]" parts, sorted.
+per_volume_ms() { grep -o '\[ok [0-9]*' <<<"$CSI_REPLY" | awk '{print $2}' | sort -n; }
+# pct P: the P-th percentile (nearest rank) of the sorted numbers on stdin.
+pct() { awk -v p="$1" '{v[NR] = $1} END {r = int((p * NR + 99) / 100); if (r < 1) r = 1; print v[r]}'; }
+
+# burst VERB N: the N calls at once; sets BURST_MS (until the last reply) and BURST_PCT ("p50 p90 p99").
+BURST_MS=0; BURST_PCT=""
+burst() {
+  local verb=$1 n=$2 t0 ms
+  t0=$(vm_now_ms)
+  csi $(parallel_line "$verb" "$n") || return
+  BURST_MS=$(( $(vm_now_ms) - t0 ))
+  ms=$(per_volume_ms)
+  [[ $(grep -c . <<<"$ms") == "$n" ]] || { echo "$verb: $(grep -c . <<<"$ms") replies for $n volumes" >&2; return 1; }
+  BURST_PCT="$(pct 50 <<<"$ms") $(pct 90 <<<"$ms") $(pct 99 <<<"$ms")"
+  echo "  $verb x $n at once: all done in $BURST_MS ms; per volume p50/p90/p99 ${BURST_PCT// //} ms"
+}
+
+# The stats sweep: every volume's NodeGetVolumeStats, one after another (kubelet's sweep, unhurried).
+SWEEP_MS=0
+stats_sweep() {
+  local n=$1 i v t0
+  t0=$(vm_now_ms)
+  for ((i = 1; i <= n; i++)); do
+    v=$(vol "$i")
+    csi stats "$v" "$(target_of "$v")" || return
+  done
+  SWEEP_MS=$(( $(vm_now_ms) - t0 ))
+  echo "  stats sweep of $n volumes: $SWEEP_MS ms"
+}
+
+staged_whole() {
+  local n=$1
+  [[ $(maps_now) == "$n" && $(disks_now) == $((2 * n)) ]] && all_maps_whole "$n" ||
+    { echo "after the burst: $(maps_now) maps, $(disks_now) disks; expected $n and $((2 * n))" >&2; return 1; }
+  bn_expect_sessions "$IQN" 2
+}
+
+# The commands the plugin ran between two marks of the record, per tool: "iscsiadm=.. multipath=.. ...".
+commands_between() {
+  sed -n "$(($1 + 1)),$2p" "$BN_COMMAND_LOG" | grep -F ' java[' |
+    awk '{n[$3]++} END {for (t in n) printf "%s=%d ", t, n[t]}'
+}
+
+plugin_run() {
+  local n=$1 c0 c1 c2 u0 u1 u2 k0 k1 tck hwm stage_ms stage_pct unstage_ms unstage_pct pub_ms pub_pct unpub_ms
+  tck=$(getconf CLK_TCK)
+  echo 5 > "/proc/$PLUGIN_PID/clear_refs"
+  c0=$(commands_now); u0=$(uevents_now); k0=$(plugin_ticks)
+  burst stage "$n" || return
+  stage_ms=$BURST_MS; stage_pct=$BURST_PCT
+  c1=$(commands_now); u1=$(uevents_now)
+  staged_whole "$n" || return
+  burst publish "$n" || return
+  pub_ms=$BURST_MS; pub_pct=$BURST_PCT
+  stats_sweep "$n" || return
+  burst unpublish "$n" || return
+  unpub_ms=$BURST_MS
+  c2=$(commands_now)
+  burst unstage "$n" || return
+  unstage_ms=$BURST_MS; unstage_pct=$BURST_PCT
+  k1=$(plugin_ticks)
+  hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$PLUGIN_PID/status")
+  udevadm settle --timeout=60
+  u2=$(uevents_now)
+  local stage_cmds drain_cmds
+  stage_cmds=$(commands_between "$c0" "$c1"); drain_cmds=$(commands_between "$c2" "$(commands_now)")
+  echo "  commands, stage burst: $stage_cmds; drain: $drain_cmds"
+  echo "  uevents: $((u1 - u0)) during the stage burst, $((u2 - u1)) after it; plugin peak RSS $((hwm / 1024)) MiB," \
+       "CPU $(( (k1 - k0) * 1000 / tck )) ms over the whole cycle"
+  printf 'SANBENCH jar=%s n=%d target_up_ms=%d target_down_ms=%d stage_all_ms=%d stage_p50_p90_p99=%s publish_all_ms=%d publish_p50_p90_p99=%s sweep_ms=%d unpublish_all_ms=%d unstage_all_ms=%d unstage_p50_p90_p99=%s peak_rss_kib=%d cpu_ms=%d uevents_stage=%d uevents_rest=%d stage_commands=%s drain_commands=%s vcpus=%d mem_mib=%d\n' \
+    "$(basename "$PLUGIN_JAR" .jar)" "$n" "$TARGET_UP_MS" "$TARGET_DOWN_MS" "$stage_ms" "${stage_pct// //}" "$pub_ms" "${pub_pct// //}" "$SWEEP_MS" \
+    "$unpub_ms" "$unstage_ms" "${unstage_pct// //}" "$hwm" $(( (k1 - k0) * 1000 / tck )) $((u1 - u0)) $((u2 - u1)) \
+    "$(tr ' ' ',' <<<"${stage_cmds% }")" "$(tr ' ' ',' <<<"${drain_cmds% }")" "$(nproc)" \
+    "$(awk '/MemTotal/ {print int($2 / 1024)}' /proc/meminfo)" | tee -a "$VM_RESULTS/san-bench.txt"
+}
+
+# Nothing of the run left on the node: no session, disk, map, node record, mount, staging record.
+drained() { bn_node_clean && bn_target_released "$IQN"; }
+
+# switch_plugin JAR: the plugin restarted on another jar (nothing is staged between two runs).
+round=0
+switch_plugin() {
+  bn_plugin_stop || return
+  PLUGIN_JAR=$1
+  bn_plugin_start
+  bn_plugin_ready
+}
+
+MONITOR_PID=""
+monitor_start() {
+  : > "$UEVENTS"
+  # Line-buffered: into a file, udevadm's stdout is written a block at a time, and a count would miss the
+  # events still in its buffer.
+  stdbuf -oL udevadm monitor --kernel > "$UEVENTS" 2>/dev/null &
+  MONITOR_PID=$!
+  vm_wait "the uevent monitor" 10 grep -q 'monitor will print' "$UEVENTS"
+}
+monitor_stop() { [[ -n $MONITOR_PID ]] && kill "$MONITOR_PID" 2>/dev/null; wait "$MONITOR_PID" 2>/dev/null; MONITOR_PID=""; true; }
+bn_on_fail() { monitor_stop; }
+
+bn_begin
+step plugin-ready bn_plugin_ready
+step uevent-monitor monitor_start
+for n in "${SIZES[@]}"; do
+  sizes=(); for ((i = 1; i <= n; i++)); do sizes+=("$LUN_MB"); done
+  step "target-$n-luns"     vm_target_create $TID "$IQN" "${sizes[@]}"
+  [[ ${GUEST_SAN_BASELINE:-no} == yes ]] && step "target-alone-$n" target_alone "$n"
+  order=("${JARS[@]}")
+  # Alternate which jar goes first, so that neither always meets the warmer (or the busier) guest.
+  if (( ${#JARS[@]} == 2 && round++ % 2 == 1 )); then order=("${JARS[1]}" "${JARS[0]}"); fi
+  for jar in "${order[@]}"; do
+    [[ $jar == "$PLUGIN_JAR" ]] || step "plugin-on-$(basename "$jar" .jar)" switch_plugin "$jar"
+    step "plugin-$n-volumes"  plugin_run "$n"
+    step "drained-$n"         drained
+  done
+  step "target-delete-$n"   eval 'bn_target_delete $TID; rm -f "$VM_LUN_DIR"/t$TID-lun*.img'
+done
+step uevent-monitor-stop monitor_stop
+bn_end
