@@ -14,8 +14,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The cryptsetup commands of an encrypted volume: format a blank device LUKS2, open it as its dm-crypt mapping,
- * close that mapping. The passphrase is only ever the command's standard input ({@code --key-file=-}): never an
+ * The cryptsetup commands of an encrypted volume: format a blank device LUKS2, check a passphrase against it, open
+ * it as its dm-crypt mapping, close that mapping. The passphrase is only ever the command's standard input ({@code --key-file=-}): never an
  * argument, so never in /proc/PID/cmdline, a log line or a status message, which quote argv alone.
  * cryptsetup(8)'s exit codes: 1 wrong parameters, 2 no permission (a wrong passphrase), 3 out of memory, 4 wrong
  * device specified (for close and status: the mapping is not active), 5 the device already exists or is busy.
@@ -78,11 +78,37 @@ public final class Luks2 {
             return;
         }
         if (result.exitCode() == WRONG_PASSPHRASE) {
-            throw VolumeException.precondition("the " + EncryptionKeys.PASSPHRASE + " secret of volume " + volumeId
-                    + " opens no key slot of the LUKS2 header on device " + device + "; nothing was opened");
+            throw wrongPassphrase(volumeId, device);
         }
         throw VolumeException.precondition("cryptsetup open of device " + device + " of volume " + volumeId
                 + " as " + mappingName + " failed (exit " + result.exitCode() + "): " + said(result));
+    }
+
+    /**
+     * Checks the passphrase against the device's LUKS2 key slots without opening anything ({@code open
+     * --test-passphrase}: no device-mapper table is loaded), so that a wrong one is refused before the stage changes
+     * anything on the node.
+     *
+     * @throws VolumeException FAILED_PRECONDITION for a passphrase no key slot accepts, or a device cryptsetup does
+     *                         not take for LUKS2; INTERNAL when cryptsetup cannot run
+     */
+    public void checkPassphrase(String volumeId, Path device, Passphrase passphrase) throws VolumeException {
+        List<String> argv = List.of(PROGRAM, "open", "--test-passphrase", "--type", "luks2", "--key-file=-",
+                device.toString());
+        CommandResult result = run("check", volumeId, device, argv, passphrase);
+        if (result.succeeded()) {
+            return;
+        }
+        if (result.exitCode() == WRONG_PASSPHRASE) {
+            throw wrongPassphrase(volumeId, device);
+        }
+        throw VolumeException.precondition("cryptsetup could not check the passphrase of volume " + volumeId
+                + " against device " + device + " (exit " + result.exitCode() + "): " + said(result));
+    }
+
+    private static VolumeException wrongPassphrase(String volumeId, Path device) {
+        return VolumeException.precondition("the " + EncryptionKeys.PASSPHRASE + " secret of volume " + volumeId
+                + " opens no key slot of the LUKS2 header on device " + device + "; nothing was opened");
     }
 
     /** True when the mapping exists (whatever it maps: the caller checks what it is over). */

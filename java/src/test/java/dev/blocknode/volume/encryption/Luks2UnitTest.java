@@ -78,6 +78,25 @@ class Luks2UnitTest {
     }
 
     @Test
+    void aPassphraseIsCheckedWithoutOpeningAnything() throws VolumeException {
+        commands.expect("test-passphrase", c -> c.argv().equals(List.of("cryptsetup", "open", "--test-passphrase",
+                "--type", "luks2", "--key-file=-", DEVICE.toString())) && keyOnStdin(c)).succeeds("");
+        commands.expect("test-passphrase", c -> c.argv().contains("--test-passphrase") && keyOnStdin(c))
+                .fails(2, "No key available with this passphrase.\n");
+        commands.expect("test-passphrase", c -> c.argv().contains("--test-passphrase"))
+                .fails(1, "Device /dev/dm-3 is not a valid LUKS device.\n");
+        luks.checkPassphrase("vol-1", DEVICE, passphrase());
+        VolumeException wrong = assertThrows(VolumeException.class,
+                () -> luks.checkPassphrase("vol-1", DEVICE, passphrase()));
+        assertEquals(VolumeException.Outcome.FAILED_PRECONDITION, wrong.outcome());
+        assertTrue(wrong.getMessage().contains("opens no key slot"), wrong.getMessage());
+        VolumeException notLuks = assertThrows(VolumeException.class,
+                () -> luks.checkPassphrase("vol-1", DEVICE, passphrase()));
+        assertEquals(VolumeException.Outcome.FAILED_PRECONDITION, notLuks.outcome());
+        assertTrue(notLuks.getMessage().contains("not a valid LUKS device"), notLuks.getMessage());
+    }
+
+    @Test
     void anotherOpenFailureNamesWhatCryptsetupSaid() {
         commands.expect("open", c -> c.argv().get(1).equals("open"))
                 .fails(5, "Device " + MAPPING + " already exists.\n");
