@@ -33,20 +33,6 @@ public final class EncryptionKeys {
     }
 
     /**
-     * Until the stage opens a LUKS2 device (issue 33: the format, open and close are here, the stage's use of them
-     * is not yet), a volume that asks for encryption is refused before anything is attached, rather than staged
-     * unencrypted as an unknown key would be.
-     *
-     * @throws VolumeException INVALID_ARGUMENT for {@code luks2} or an unknown value of {@value #ENCRYPTION}
-     */
-    public static void refuseEncryptionUntilStaged(AttachRequest contexts) throws VolumeException {
-        if (encrypted(contexts)) {
-            throw VolumeException.invalid("volume_context." + ENCRYPTION + " is luks2, but this blocknode does not"
-                    + " stage encrypted volumes yet; nothing was attached");
-        }
-    }
-
-    /**
      * The passphrase of a volume that asks for LUKS2; empty for one that does not.
      *
      * @throws VolumeException INVALID_ARGUMENT for an unknown {@value #ENCRYPTION} or an encrypted volume whose
