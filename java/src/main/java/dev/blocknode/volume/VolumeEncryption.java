@@ -49,14 +49,16 @@ final class VolumeEncryption {
     /** The volume's mapping, open over {@code attached}, as this stage left it or an earlier attempt did. */
     Optional<Attachment> openedOver(String volumeId, Attachment attached) throws VolumeException {
         String name = CryptMappingName.of(volumeId);
-        Path node = mappedNode(name);
+        Path node;
         FileStat stat;
         try {
+            // udev makes /dev/mapper/<name> a link to ../dm-N: the device node is where it leads
+            node = mappedNode(name).toRealPath();
             stat = host.mounter().stat(node);
-        } catch (NoSuchPathException absent) {
+        } catch (NoSuchPathException | java.nio.file.NoSuchFileException absent) {
             return Optional.empty();
         } catch (IOException e) {
-            throw VolumeException.internal("cannot inspect dm-crypt mapping " + node + " of volume " + volumeId, e);
+            throw VolumeException.internal("cannot inspect dm-crypt mapping " + name + " of volume " + volumeId, e);
         }
         try {
             Optional<String> kernelName = host.blockDevices().kernelName(stat.rdev());
@@ -107,7 +109,7 @@ final class VolumeEncryption {
 
     /** Records the mapping an earlier attempt left open (the retry of a stage cut short after the open). */
     static void recordOpened(StagingRecord.Builder record, Attachment opened) {
-        record.getCryptBuilder().setMappingName(opened.device().getFileName().toString())
+        record.getCryptBuilder().setMappingName(CryptMappingName.of(record.getVolumeId()))
                 .setOpened(DeviceRecord.newBuilder().setPath(opened.device().toString())
                         .setMajor(opened.number().major()).setMinor(opened.number().minor()));
     }
