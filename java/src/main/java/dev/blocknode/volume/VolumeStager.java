@@ -259,13 +259,22 @@ public final class VolumeStager {
             return attachment;
         }
         Optional<Attachment> open = encryption.openedOver(volumeId, attachment);
+        Attachment opened;
         if (open.isPresent()) {
-            VolumeEncryption.recordOpened(record, open.get());
+            opened = open.get();
+            VolumeEncryption.recordOpened(record, opened);
             records.save(record.build());
-            return open.get();
+        } else {
+            requireUnclaimed(volumeId, attachment);
+            opened = encryption.open(volumeId, attachRequest, attachment, existing, record);
         }
-        requireUnclaimed(volumeId, attachment);
-        return encryption.open(volumeId, attachRequest, attachment, existing, record);
+        if (record.getCrypt().getFormattedHere() && record.hasMount() && !record.getMount().getFormattedHere()) {
+            // A new LUKS2 volume reads as what its never-written ciphertext decrypts to, noise, not zeros: the blank
+            // check would refuse it as data. Nothing but our luksFormat wrote it, so its head is zeroed (where the
+            // probe looks), and the filesystem is made as on any blank device.
+            filesystems.unformat(volumeId, opened.device());
+        }
+        return opened;
     }
 
     /**
