@@ -100,7 +100,8 @@ first_luks_stage() {
 staged_on_crypt() {
   local source
   source=$(findmnt -n -o SOURCE --mountpoint "$STAGING") || { echo "nothing mounted at $STAGING" >&2; return 1; }
-  [[ $(dmsetup table "$(basename "$source")" 2>/dev/null | awk '{print $3}') == crypt ]] ||
+  [[ $(dmsetup table -j "$(stat -L -c %Hr "$source")" -m "$(stat -L -c %Lr "$source")" 2>/dev/null |
+        awk '{print $3}') == crypt ]] ||
     { echo "$STAGING holds $source, not a crypt mapping" >&2; return 1; }
   [[ $(blkid -p -o value -s TYPE "/dev/mapper/$(bn_wwid $TID 1)") == crypto_LUKS ]] ||
     { echo "the LUN's map does not hold a LUKS header" >&2; return 1; }
