@@ -48,6 +48,12 @@ public final class VolumeExpander {
                     + (request.capability().get().isBlock() ? "block" : "filesystem") + " access but volume "
                     + request.volumeId() + " is staged for " + (record.hasBlock() ? "block" : "filesystem") + " access");
         }
+        if (record.hasCrypt()) {
+            // The crypt mapping must grow between the device and the filesystem (cryptsetup resize, with the key from
+            // NodeExpandVolume's secrets): not built yet, so nothing is grown rather than the device alone.
+            throw VolumeException.precondition("volume " + request.volumeId() + " is encrypted (LUKS2): this"
+                    + " blocknode does not expand encrypted volumes yet; nothing was grown");
+        }
         try (OperationGuard.Permit ignored = guard.enter(request.volumeId(), "NodeExpandVolume")) {
             Path device = StagingRecords.devicePath(record);
             StagingRecords.transportOf(transports, record).refreshSize(StagingRecords.attachment(record));
