@@ -8,7 +8,9 @@
 #     opened, ext4 made on the opening; the two stage times are printed and kept in luks-stage-times;
 #   - publish, write, unpublish, unstage: the mapping closed, sessions out, nothing left;
 #   - restaged with a wrong passphrase: FAILED_PRECONDITION naming the secret, no mapping, no session left;
-#   - restaged with the right one: the data is there; unstaged, nothing left;
+#   - restaged with the right one: the data is there; the LUN grown on the array and NodeExpandVolume called with
+#     the passphrase in its secrets: the multipath map, the crypt mapping and ext4 grow, in that order; the answer is
+#     the mapping's size (the LUN less the LUKS2 header's area); the data is still there; unstaged, nothing left;
 #   - LUN 2 as raw block with luks2: the published device is the crypt mapping; a marker written through it is
 #     read back through it and is nowhere in the LUN's backing file (the array holds ciphertext);
 #   - the passphrases are in no process's argv (every /proc/*/cmdline, bash builtins only), in no log, the
@@ -51,7 +53,7 @@ scan_argv() {
   : > "$HITS"
   while :; do
     for f in /proc/[0-9]*/cmdline; do
-      mapfile -d '' -t words < "$f" 2>/dev/null || continue
+      mapfile -d '' -t words 2>/dev/null < "$f" || continue # a process gone since the glob: no complaint
       args="${words[*]}"
       if [[ $args == *"$KEY"* || $args == *"$WRONG"* ]]; then
         echo "${f%/cmdline}: ${args//$KEY/<passphrase>}" >> "$HITS"
@@ -111,6 +113,30 @@ wrong_key() {
   csi_fails FAILED_PRECONDITION stagex $VOLUME "$STAGING" ext4 $CTX1 encryption=luks2 \
     "secret:encryptionPassphrase=$WRONG" || return
   [[ $CSI_REPLY == *encryptionPassphrase* ]] || { echo "the refusal does not name the secret's key" >&2; return 1; }
+}
+
+# NodeExpandVolume after the LUN grew by 64 MB (the passphrase in the secrets, the argv scanned as at stage).
+expand_luks() {
+  local before after mapping lun map crypt offset rc
+  before=$(stat -f -c '%b %S' "$TARGET" | awk '{print $1 * $2}')
+  start_scanner
+  csi expand $VOLUME "$TARGET" "$STAGING" "secret:encryptionPassphrase=$KEY"
+  rc=$?
+  stop_scanner || rc=1
+  ((rc == 0)) || return $rc
+  mapping=$(findmnt -n -o SOURCE --mountpoint "$STAGING") || { echo "nothing mounted at $STAGING" >&2; return 1; }
+  lun=$(stat -c %s "$(bn_lun_file $TID 1)")
+  map=$(blockdev --getsize64 "/dev/mapper/$(bn_wwid $TID 1)") || return
+  crypt=$(blockdev --getsize64 "$mapping") || return
+  # The crypt target's table: start length crypt cipher key iv_offset device offset (the header's sectors).
+  offset=$(dmsetup table -j "$(stat -L -c %Hr "$mapping")" -m "$(stat -L -c %Lr "$mapping")" |
+    awk '$3 == "crypt" {print $8 * 512}')
+  after=$(stat -f -c '%b %S' "$TARGET" | awk '{print $1 * $2}')
+  echo "  LUN $lun, multipath map $map, crypt mapping $crypt (+ header $offset), ext4 $before -> $after bytes"
+  ((map == lun)) || { echo "the multipath map did not grow with the LUN" >&2; return 1; }
+  ((crypt + offset == lun)) || { echo "the crypt mapping does not fill its grown device" >&2; return 1; }
+  [[ $CSI_REPLY == *" capacity=$crypt" ]] || { echo "expand replied [$CSI_REPLY], the mapping is $crypt" >&2; return 1; }
+  ((after >= before + 64 * 1024 * 1024 * 9 / 10)) || { echo "the filesystem did not grow enough" >&2; return 1; }
 }
 
 stage_block() {
@@ -202,6 +228,9 @@ step wrong-key-left-none  eval 'no_mapping && bn_target_released "$IQN" && vm_le
 step restage-right-key    stage_luks
 step republish            csi publishx $VOLUME "$STAGING" "$TARGET" ext4
 step data-intact          bn_verify_file "$TARGET/data" "$SUM"
+step grow-lun             grow_lun 1 64
+step expand-luks          expand_luks
+step data-intact-grown    bn_verify_file "$TARGET/data" "$SUM"
 step unpublish-again      csi unpublish $VOLUME "$TARGET"
 step unstage-again        csi unstage $VOLUME "$STAGING"
 step released-again       eval 'no_mapping && bn_target_released "$IQN" && vm_leftovers'

@@ -226,8 +226,7 @@ class EncryptedStageUnitTest {
         assertTrue(node.record(VOLUME).isEmpty());
     }
 
-    @Test
-    void aStagedEncryptedVolumeIsNotExpanded() throws Exception {
+    private String stageEncryptedFilesystem() throws Exception {
         node.expectProbe(node.device).returns(0, LUKS_FOUND, "");
         expectCheck(KEY).succeeds("");
         expectOpen();
@@ -236,14 +235,69 @@ class EncryptedStageUnitTest {
         node.commands.expect(dev.blocknode.volume.filesystem.Ext4Preen.command(mapped).argv().toArray(String[]::new))
                 .returns(0, "", "");
         node.volumes.stage(request(filesystem(), KEY));
+        return node.staging(VOLUME).toString();
+    }
 
-        String staging = node.staging(VOLUME).toString();
-        VolumeException refused = assertThrows(VolumeException.class, () -> node.volumes.expand(
-                new Requests.Expand(VOLUME, staging, staging, 2L << 30, 0, java.util.Optional.of(filesystem()))));
-        assertEquals(VolumeException.Outcome.FAILED_PRECONDITION, refused.outcome());
-        assertTrue(refused.getMessage().contains("encrypted"), refused.getMessage());
+    private long expand(String staging, Secrets secrets) throws VolumeException {
+        return node.volumes.expand(new Requests.Expand(VOLUME, staging, staging, 2L << 30, 0,
+                java.util.Optional.of(filesystem()), secrets));
+    }
+
+    /** cryptsetup resize, which grows the mapping as the kernel would: to the device less the 16 MiB header. */
+    private ScriptedCommandRunner.Expectation expectResize(String key) {
+        return node.commands.expect("cryptsetup resize", c -> c.argv().equals(List.of("cryptsetup", "resize",
+                "--key-file=-", MAPPING)) && keyOnStdin(c, key));
+    }
+
+    @Test
+    void anEncryptedVolumeGrowsItsDeviceThenItsMappingThenItsFilesystem() throws Exception {
+        String staging = stageEncryptedFilesystem();
+        node.block.sized(node.device.device(), 2L << 30);
+        node.machine.clearActions();
+        List<String> order = new java.util.ArrayList<>();
+        expectResize(KEY).andDo(c -> {
+            order.add("refreshed before cryptsetup resize: "
+                    + node.transport.calls().stream().anyMatch(call -> call.startsWith("refresh")));
+            node.block.sized(mapped, (2L << 30) - (16L << 20));
+        }).succeeds("");
+
+        assertEquals((2L << 30) - (16L << 20), expand(staging, new Secrets(Map.of("encryptionPassphrase", KEY))));
+
+        assertEquals(List.of("refreshed before cryptsetup resize: true"), order);
+        assertEquals(List.of("resize ext4 " + OPENED + " at " + staging + " to " + (((2L << 30) - (16L << 20)) / 4096)
+                + " blocks"), node.machine.actions(), "the filesystem on the mapping, to the mapping's size");
+        expectClose();
+        node.volumes.unstage(new Requests.Unstage(VOLUME, staging));
+    }
+
+    @Test
+    void anEncryptedVolumeWithoutTheExpandSecretIsRefusedBeforeAnythingGrows() throws Exception {
+        String staging = stageEncryptedFilesystem();
+
+        VolumeException refused = assertThrows(VolumeException.class, () -> expand(staging, Secrets.NONE));
+
+        assertEquals(VolumeException.Outcome.INVALID_ARGUMENT, refused.outcome());
+        assertTrue(refused.getMessage().contains("node-expand secret"), refused.getMessage());
         assertFalse(node.transport.calls().stream().anyMatch(c -> c.startsWith("refresh")), "nothing grown");
+        expectClose();
+        node.volumes.unstage(new Requests.Unstage(VOLUME, staging));
+    }
 
+    @Test
+    void aWrongExpandPassphraseLeavesTheMappingAndFilesystemAsTheyWere() throws Exception {
+        String staging = stageEncryptedFilesystem();
+        node.block.sized(node.device.device(), 2L << 30);
+        node.machine.clearActions();
+        expectResize("wrong-key").fails(2, "No key available with this passphrase.");
+
+        VolumeException refused = assertThrows(VolumeException.class,
+                () -> expand(staging, new Secrets(Map.of("encryptionPassphrase", "wrong-key"))));
+
+        assertEquals(VolumeException.Outcome.FAILED_PRECONDITION, refused.outcome());
+        assertTrue(refused.getMessage().contains("encryptionPassphrase")
+                && refused.getMessage().contains("not grown"), refused.getMessage());
+        assertFalse(refused.getMessage().contains("wrong-key"), refused.getMessage());
+        assertEquals(List.of(), node.machine.actions(), "the filesystem was not grown");
         expectClose();
         node.volumes.unstage(new Requests.Unstage(VOLUME, staging));
     }

@@ -1,5 +1,6 @@
 package dev.blocknode.volume.encryption;
 
+import dev.blocknode.outcome.Secrets;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.transport.AttachRequest;
 
@@ -48,11 +49,32 @@ public final class EncryptionKeys {
                     + " secrets hold no " + PASSPHRASE + " (or an empty one): set the StorageClass's or PV's"
                     + " node-stage secret");
         }
-        Passphrase passphrase = new Passphrase(secret.get());
+        return Optional.of(bounded(secret.get()));
+    }
+
+    /**
+     * The passphrase NodeExpandVolume brings for an encrypted volume, in its secrets (CSI 1.5): cryptsetup needs it to
+     * grow a LUKS2 mapping whose volume key is in the kernel's keyring, as it is by default.
+     *
+     * @throws VolumeException INVALID_ARGUMENT for secrets without {@value #PASSPHRASE}, or with an empty or
+     *                         oversized one (never quoting it)
+     */
+    public static Passphrase expandPassphrase(String volumeId, Secrets secrets) throws VolumeException {
+        Optional<String> secret = secrets == null ? Optional.empty() : secrets.get(PASSPHRASE);
+        if (secret.isEmpty() || secret.get().isEmpty()) {
+            throw VolumeException.invalid("volume " + volumeId + " is encrypted (LUKS2), but the NodeExpandVolume"
+                    + " secrets hold no " + PASSPHRASE + " (or an empty one): set the StorageClass's or PV's"
+                    + " node-expand secret (csi.storage.k8s.io/node-expand-secret-name); nothing was grown");
+        }
+        return bounded(secret.get());
+    }
+
+    private static Passphrase bounded(String secret) throws VolumeException {
+        Passphrase passphrase = new Passphrase(secret);
         if (passphrase.bytes().length > MAX_PASSPHRASE_BYTES) {
             throw VolumeException.invalid("secret " + PASSPHRASE + " is longer than " + MAX_PASSPHRASE_BYTES
                     + " bytes");
         }
-        return Optional.of(passphrase);
+        return passphrase;
     }
 }

@@ -15,7 +15,7 @@ import java.util.List;
 
 /**
  * The cryptsetup commands of an encrypted volume: format a blank device LUKS2, check a passphrase against it, open
- * it as its dm-crypt mapping, close that mapping. The passphrase is only ever the command's standard input ({@code --key-file=-}): never an
+ * it as its dm-crypt mapping, grow that mapping to its grown device, close it. The passphrase is only ever the command's standard input ({@code --key-file=-}): never an
  * argument, so never in /proc/PID/cmdline, a log line or a status message, which quote argv alone.
  * cryptsetup(8)'s exit codes: 1 wrong parameters, 2 no permission (a wrong passphrase), 3 out of memory, 4 wrong
  * device specified (for close and status: the mapping is not active), 5 the device already exists or is busy.
@@ -104,6 +104,29 @@ public final class Luks2 {
         }
         throw VolumeException.precondition("cryptsetup could not check the passphrase of volume " + volumeId
                 + " against device " + device + " (exit " + result.exitCode() + "): " + said(result));
+    }
+
+    /**
+     * Grows the open mapping to what its device now holds (the device's size less the LUKS2 header's area). The
+     * passphrase goes on stdin because cryptsetup needs the volume key to load the larger table, and a LUKS2 mapping
+     * keeps that key in the kernel's keyring, where cryptsetup cannot read it back: it unlocks a key slot again.
+     *
+     * @throws VolumeException FAILED_PRECONDITION for a passphrase no key slot accepts (the mapping keeps its size);
+     *                         INTERNAL for anything else
+     */
+    public void resize(String volumeId, String mappingName, Passphrase passphrase) throws VolumeException {
+        List<String> argv = List.of(PROGRAM, "resize", "--key-file=-", mappingName);
+        CommandResult result = run("resize", volumeId, null, argv, passphrase);
+        if (result.succeeded()) {
+            return;
+        }
+        if (result.exitCode() == WRONG_PASSPHRASE) {
+            throw VolumeException.precondition("the " + EncryptionKeys.PASSPHRASE + " secret of NodeExpandVolume"
+                    + " for volume " + volumeId + " opens no key slot of its LUKS2 header; dm-crypt mapping "
+                    + mappingName + " and its filesystem were not grown");
+        }
+        throw VolumeException.internal("cryptsetup resize " + mappingName + " of volume " + volumeId
+                + " failed (exit " + result.exitCode() + "): " + said(result), null);
     }
 
     private static VolumeException wrongPassphrase(String volumeId, Path device) {
