@@ -70,7 +70,8 @@ help:
 deps:
 	@missing=""; \
 	for tool in mkfs.ext4:e2fsprogs resize2fs:e2fsprogs mkfs.xfs:xfsprogs xfs_growfs:xfsprogs \
-	            blkid:util-linux losetup:mount findmnt:util-linux mvn:maven go:golang-go xz:xz-utils; do \
+	            blkid:util-linux losetup:mount findmnt:util-linux cryptsetup:cryptsetup-bin mvn:maven go:golang-go \
+	            xz:xz-utils; do \
 	  command -v $${tool%%:*} >/dev/null 2>&1 || missing="$$missing $${tool##*:}"; \
 	done; \
 	if [[ -n "$$missing" ]]; then \

@@ -27,7 +27,8 @@ require_root
 # requires blkid (util-linux), mkfs.ext4 (e2fsprogs), mkfs.xfs (xfsprogs); the
 # iSCSI and multipath paths run iscsiadm (open-iscsi), multipath and multipathd (multipath-tools), dmsetup,
 # and losetup (mount). kmod: modprobe of iscsi_tcp, dm_multipath. procps: ps for an operator.
-packages=(open-iscsi multipath-tools dmsetup e2fsprogs xfsprogs util-linux mount kmod procps)
+# cryptsetup-bin: cryptsetup for LUKS2 volumes (docs/design/encryption.md: why the tool, not dm ioctls).
+packages=(open-iscsi multipath-tools dmsetup cryptsetup-bin e2fsprogs xfsprogs util-linux mount kmod procps)
 
 suite=${BASE_SUITE:-$(. /etc/os-release && echo "${VERSION_CODENAME:-}")}
 [[ -n $suite ]] || fail "no VERSION_CODENAME in /etc/os-release: set BASE_SUITE (e.g. bookworm)"

@@ -583,13 +583,13 @@ func checkCSIDriver(o *Object, d *storagev1.CSIDriver, s *objectSet) {
 // transportKeys are the volume_context keys each transport reads (docs/reference/volume-context.md; docs/design/architecture.md).
 var transportKeys = map[string]map[string]bool{
 	"iscsi": {"transport": true, "targetPortal": true, "portals": true, "iqn": true, "lun": true, "wwid": true, "iface": true,
-		"replacementTimeout": true, "fencing": true, "mkfsOptions": true, "fsck": true},
+		"replacementTimeout": true, "fencing": true, "mkfsOptions": true, "fsck": true, "encryption": true},
 	"fc": {"transport": true, "targetWWNs": true, "lun": true, "wwids": true, "wwid": true, "fencing": true,
-		"mkfsOptions": true, "fsck": true},
-	"local": {"transport": true, "devicePath": true, "wwid": true, "fencing": true, "mkfsOptions": true, "fsck": true},
+		"mkfsOptions": true, "fsck": true, "encryption": true},
+	"local": {"transport": true, "devicePath": true, "wwid": true, "fencing": true, "mkfsOptions": true, "fsck": true, "encryption": true},
 	"nvme-tcp": {"transport": true, "subsysNQN": true, "nvmePortals": true, "namespaceNGUID": true,
 		"namespaceEUI64": true, "namespaceUUID": true, "namespaceID": true, "hostNQN": true, "hostID": true, "fencing": true,
-		"mkfsOptions": true, "fsck": true},
+		"mkfsOptions": true, "fsck": true, "encryption": true},
 }
 
 // fencingModes are volume_context "fencing"'s values per transport (docs/design/fencing.md): the SAN
@@ -711,6 +711,10 @@ func checkAttributes(o *Object, attrs map[string]string) {
 	}
 	if mode, ok := attrs["fsck"]; ok && mode != "preen" && mode != "off" {
 		o.fail("volumeAttributes.fsck %q is not preen or off", mode)
+	}
+	if mode, ok := attrs["encryption"]; ok && strings.ToLower(strings.TrimSpace(mode)) != "luks2" &&
+		strings.ToLower(strings.TrimSpace(mode)) != "none" && strings.TrimSpace(mode) != "" {
+		o.fail("volumeAttributes.encryption %q is not luks2 or none", mode)
 	}
 	lunOK := func() {
 		if n, err := strconv.Atoi(attrs["lun"]); err != nil || n < 0 {

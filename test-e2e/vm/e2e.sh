@@ -29,7 +29,7 @@ source "$VM_DIR/guest/jvm.sh"
 # manual for its boot: a boot of its own; so does sanity-fc, csi-sanity over it.
 # selinux boots with SELinux as the kernel's LSM (its "# vm-append:" line) and a policy loaded: a boot of its own,
 # so that no other scenario runs under it.
-DEFAULT_RUNS=(smoke iscsi:iscsi-fs+iscsi-shared-session+iscsi-wrong-lun+iscsi-chap+iscsi-lost-record+iscsi-path-loss+san-bench
+DEFAULT_RUNS=(smoke iscsi:iscsi-fs+iscsi-shared-session+iscsi-wrong-lun+iscsi-chap+iscsi-lost-record+iscsi-path-loss+iscsi-luks+san-bench
               iscsi-crash sanity nvme-tcp sanity-nvme fc sanity-fc fencing selinux)
 runs=("$@")
 ((${#runs[@]})) || runs=("${DEFAULT_RUNS[@]}")

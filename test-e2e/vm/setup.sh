@@ -21,6 +21,7 @@ PACKAGES=(
   udev               # systemd-udevd in the guest: /dev/disk links, multipathd's uevents
   tgt                # tgtd: the iSCSI target that stands in for the storage array
   xfsprogs e2fsprogs # filesystems the plugin creates
+  cryptsetup-bin     # cryptsetup: LUKS2 volumes (dm-crypt is the guest kernel's; this host has no device-mapper)
   iproute2           # `ip link set lo up` in the guest (the portals are loopback addresses)
   sg3-utils          # sg_persist: the fencing scenario reads the LUN's reservation from outside the plugin
   # The selinux scenario loads Debian's reference policy in the guest (its kernel boots with

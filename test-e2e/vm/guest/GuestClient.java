@@ -48,8 +48,8 @@ import java.util.concurrent.TimeUnit;
  *   publishx  VOLUME_ID STAGING_PATH TARGET_PATH ACCESS [flag:MOUNT_FLAG]...
  *   stats     VOLUME_ID VOLUME_PATH [STAGING_PATH]   replies "ok MS used=.. total=.. available=..
  *             inodes-used=.. abnormal=BOOL message=TEXT" (what was reported)
- *   expand    VOLUME_ID VOLUME_PATH STAGING_PATH     NodeExpandVolume (no capacity range); replies
- *             "ok MS capacity=BYTES"
+ *   expand    VOLUME_ID VOLUME_PATH STAGING_PATH [secret:KEY=VALUE]...   NodeExpandVolume (no capacity
+ *             range), the secrets as stagex's (on stdin); replies "ok MS capacity=BYTES"
  *   parallel  COMMAND ARGS... & COMMAND ARGS... [& ...]   the commands at once, each on its own thread;
  *             "ok MS" if all succeeded, else "error MS ..." naming the first failure; each command's own
  *             reply follows in brackets, in order
@@ -259,10 +259,21 @@ public final class GuestClient {
                 return out.toString().strip();
             }
             case "expand" -> {
-                expect(words, 4);
-                return "capacity=" + node.nodeExpandVolume(NodeExpandVolumeRequest.newBuilder()
-                        .setVolumeId(words[1]).setVolumePath(words[2]).setStagingTargetPath(words[3])
-                        .build()).getCapacityBytes();
+                if (words.length < 4) {
+                    throw new IllegalArgumentException("expand takes VOLUME_ID VOLUME_PATH STAGING_PATH"
+                            + " [secret:KEY=VALUE]...");
+                }
+                NodeExpandVolumeRequest.Builder request = NodeExpandVolumeRequest.newBuilder()
+                        .setVolumeId(words[1]).setVolumePath(words[2]).setStagingTargetPath(words[3]);
+                for (int i = 4; i < words.length; i++) {
+                    String keyValue = words[i].startsWith("secret:") ? words[i].substring("secret:".length()) : "";
+                    int eq = keyValue.indexOf('=');
+                    if (eq <= 0) {
+                        throw new IllegalArgumentException("expand takes only secret:KEY=VALUE after its paths");
+                    }
+                    request.putSecrets(keyValue.substring(0, eq), keyValue.substring(eq + 1));
+                }
+                return "capacity=" + node.nodeExpandVolume(request.build()).getCapacityBytes();
             }
             case "health" -> {
                 if (words.length != 2 && words.length != 3) {

@@ -39,21 +39,6 @@ check_staged_fs() {
     { echo "SCSI devices are [$(echo $devices)], expected LUN $lun on two hosts only" >&2; return 1; }
 }
 
-# grow_lun LUN MB: the LUN's backing file grows by MB; tgtd reads a LUN's size only when the LUN is added,
-# so it is deleted and added again over the grown file (same number, same WWID), retried while tgtd says
-# the LUN is busy. The node is not told: NodeExpandVolume must find the new size itself.
-grow_lun() {
-  local lun=$1 mb=$2 file tries
-  file=$(bn_lun_file $TID "$lun")
-  truncate -s "+${mb}M" "$file" || return
-  for tries in 1 2 3 4 5 6 7 8 9 10; do
-    tgtadm --lld iscsi --mode logicalunit --op delete --tid $TID --lun "$lun" 2>/dev/null && break
-    sleep 0.5
-  done
-  (( tries < 10 )) || tgtadm --lld iscsi --mode logicalunit --op delete --tid $TID --lun "$lun" || return
-  tgtadm --lld iscsi --mode logicalunit --op new --tid $TID --lun "$lun" --backing-store "$file"
-}
-
 # fs_bytes PATH: the size of the filesystem mounted at PATH (statfs blocks x fragment size).
 fs_bytes() { stat -f -c '%b %S' "$1" | awk '{print $1 * $2}'; }
 

@@ -72,6 +72,21 @@ bn_target_delete() { tgtadm --lld iscsi --mode target --op delete --force --tid 
 # bn_lun_file TID LUN: the backing file of a LUN (vm_target_create's naming).
 bn_lun_file() { echo "$VM_LUN_DIR/t$1-lun$2.img"; }
 
+# grow_lun LUN MB (on target $TID): the LUN's backing file grows by MB; tgtd reads a LUN's size only when the LUN is added,
+# so it is deleted and added again over the grown file (same number, same WWID), retried while tgtd says
+# the LUN is busy. The node is not told: NodeExpandVolume must find the new size itself.
+grow_lun() {
+  local lun=$1 mb=$2 file tries
+  file=$(bn_lun_file $TID "$lun")
+  truncate -s "+${mb}M" "$file" || return
+  for tries in 1 2 3 4 5 6 7 8 9 10; do
+    tgtadm --lld iscsi --mode logicalunit --op delete --tid $TID --lun "$lun" 2>/dev/null && break
+    sleep 0.5
+  done
+  (( tries < 10 )) || tgtadm --lld iscsi --mode logicalunit --op delete --tid $TID --lun "$lun" || return
+  tgtadm --lld iscsi --mode logicalunit --op new --tid $TID --lun "$lun" --backing-store "$file"
+}
+
 # bn_iscsi_ctx IQN LUN [WWID]: the volume context of a LUN on both portals, as KEY=VALUE words.
 bn_iscsi_ctx() {
   local ctx="targetPortal=$PORTAL1 portals=$PORTAL2 iqn=$1 lun=$2"

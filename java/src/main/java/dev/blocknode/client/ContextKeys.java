@@ -16,14 +16,16 @@ final class ContextKeys {
     /** The filesystem keys every transport's volumes take (the volume layer reads them, not the transport). */
     private static final String MKFS_OPTIONS = "mkfsOptions";
     private static final String FSCK = "fsck";
+    /** LUKS2 on the node; its passphrase is the PV's node-stage secret, never a column. */
+    private static final String ENCRYPTION = "encryption";
 
     static final Map<String, List<String>> BY_TRANSPORT = Map.of(
-            "local", List.of(TRANSPORT, "devicePath", "wwid", "fencing", MKFS_OPTIONS, FSCK),
+            "local", List.of(TRANSPORT, "devicePath", "wwid", "fencing", MKFS_OPTIONS, FSCK, ENCRYPTION),
             "iscsi", List.of(TRANSPORT, "targetPortal", "portals", "iqn", "lun", "wwid", "iface",
-                    "replacementTimeout", "fencing", MKFS_OPTIONS, FSCK),
-            "fc", List.of(TRANSPORT, "targetWWNs", "lun", "wwids", "wwid", "fencing", MKFS_OPTIONS, FSCK),
+                    "replacementTimeout", "fencing", MKFS_OPTIONS, FSCK, ENCRYPTION),
+            "fc", List.of(TRANSPORT, "targetWWNs", "lun", "wwids", "wwid", "fencing", MKFS_OPTIONS, FSCK, ENCRYPTION),
             "nvme-tcp", List.of(TRANSPORT, "subsysNQN", "nvmePortals", "namespaceNGUID", "namespaceEUI64",
-                    "namespaceUUID", "namespaceID", "hostNQN", "hostID", "fencing", MKFS_OPTIONS, FSCK));
+                    "namespaceUUID", "namespaceID", "hostNQN", "hostID", "fencing", MKFS_OPTIONS, FSCK, ENCRYPTION));
 
     private ContextKeys() {
     }

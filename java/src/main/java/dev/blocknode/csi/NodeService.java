@@ -167,7 +167,9 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
                     ? Optional.of(CapabilityTranslator.translate("volume_capability", request.getVolumeCapability()))
                     : Optional.empty();
             String staging = RequestFields.optionalPath("staging_target_path", request.getStagingTargetPath());
-            long capacity = volumes.expand(new Requests.Expand(volumeId, path, staging, required, limit, capability));
+            var secrets = new Secrets(RequestFields.secrets("secrets", request.getSecretsMap()));
+            long capacity = volumes.expand(new Requests.Expand(volumeId, path, staging, required, limit, capability,
+                    secrets));
             return NodeExpandVolumeResponse.newBuilder().setCapacityBytes(capacity).build();
         });
     }

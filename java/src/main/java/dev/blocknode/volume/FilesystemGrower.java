@@ -50,7 +50,7 @@ final class FilesystemGrower {
      */
     boolean grow(String volumeId, StagingRecord record, FilesystemType type, long deviceBytes) throws VolumeException {
         Path staging = Path.of(record.getStagingPath());
-        DeviceNumber device = StagingRecords.deviceNumber(record);
+        DeviceNumber device = StagingRecords.usedNumber(record);
         Optional<OpenedPath> opened = paths.openIfPresent("staging_target_path", staging);
         if (opened.isEmpty()) {
             throw VolumeException.notFound("volume " + volumeId + " is not mounted at its staging path " + staging);
@@ -67,7 +67,7 @@ final class FilesystemGrower {
                 requireVolumeRoot(volumeId, staging, device, reopened, reopened.mountRoot() != FileStat.MountRoot.NO);
                 return switch (type) {
                     case XFS -> growXfs(filesystem, deviceBytes);
-                    case EXT4 -> growExt4(filesystem, StagingRecords.devicePath(record), deviceBytes);
+                    case EXT4 -> growExt4(filesystem, StagingRecords.usedPath(record), deviceBytes);
                 };
             }
         } catch (PermissionDeniedException e) {

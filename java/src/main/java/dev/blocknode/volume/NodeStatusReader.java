@@ -157,7 +157,7 @@ public final class NodeStatusReader {
             }
             record.getPublicationsMap().keySet().forEach(target -> named.add(Path.of(target)));
             if (record.hasDevice() && !record.hasBlock()) {
-                volumeOfDevice.put(StagingRecords.deviceNumber(record), record.getVolumeId());
+                volumeOfDevice.put(StagingRecords.usedNumber(record), record.getVolumeId());
             }
         }
         Path stagingRoot = kubelet.stagingRoot();
@@ -199,7 +199,7 @@ public final class NodeStatusReader {
         }
         Optional<Boolean> stagingMounted = Optional.empty();
         if (staged && !block && record.hasDevice()) {
-            DeviceNumber number = StagingRecords.deviceNumber(record);
+            DeviceNumber number = StagingRecords.usedNumber(record);
             boolean mounted = mountAt(mounts, record.getStagingPath())
                     .filter(entry -> entry.device().equals(number)).isPresent();
             stagingMounted = Optional.of(mounted);

@@ -64,7 +64,7 @@ final class Publications {
      * its device or of the read-only view of any of its publications. By device number, never by the path's name.
      */
     static boolean holdsAnyOf(StagingRecord record, FileStat stat) {
-        DeviceNumber number = StagingRecords.deviceNumber(record);
+        DeviceNumber number = StagingRecords.usedNumber(record);
         if (!record.hasBlock()) {
             return stat.device().equals(number);
         }
@@ -89,7 +89,7 @@ final class Publications {
      * (bind-mounted onto a file).
      */
     static boolean holdsVolume(StagingRecord record, Path path, FileStat stat) {
-        DeviceNumber number = StagingRecords.deviceNumber(record);
+        DeviceNumber number = StagingRecords.usedNumber(record);
         if (record.hasBlock()) {
             PublicationRecord publication = record.getPublicationsMap().get(path.toString());
             if (publication != null && publication.hasReadonlyView()) {

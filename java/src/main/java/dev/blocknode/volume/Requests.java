@@ -29,9 +29,12 @@ public final class Requests {
     public record Unpublish(String volumeId, String targetPath) {
     }
 
-    /** requiredBytes and limitBytes are 0 when not given. */
+    /**
+     * requiredBytes and limitBytes are 0 when not given; secrets are the node-expand secret's (CSI 1.5), which only an
+     * encrypted volume uses.
+     */
     public record Expand(String volumeId, String volumePath, String stagingPath, long requiredBytes,
-                         long limitBytes, Optional<VolumeCapability> capability) {
+                         long limitBytes, Optional<VolumeCapability> capability, Secrets secrets) {
     }
 
     public record Stats(String volumeId, String volumePath, String stagingPath) {

@@ -4,13 +4,14 @@ import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Transport;
 import dev.blocknode.transport.Transports;
+import dev.blocknode.volume.encryption.EncryptionKeys;
 import dev.blocknode.volume.filesystem.FilesystemType;
 
 import java.util.Optional;
 
 /**
- * What NodeStageVolume can tell from the request alone, before it touches the host: the transport the contexts
- * name, each of that transport's keys and secrets, and the fencing key against the access mode. The stager runs
+ * What NodeStageVolume can tell from the request alone, before it touches the host: the encryption key's value, the
+ * transport the contexts name, each of that transport's keys and secrets, and the fencing key against the access mode. The stager runs
  * it first (and checks the filesystem keys itself, against its default filesystem); {@code blocknode pv} runs it on every PV it prints, so that a PV it prints is one the plugin accepts.
  */
 public final class StageRequestRules {
@@ -42,6 +43,7 @@ public final class StageRequestRules {
     }
 
     Transport transportFor(Requests.Stage request, AttachRequest attachRequest) throws VolumeException {
+        EncryptionKeys.encrypted(attachRequest); // its value only: blocknode pv has no secrets to check
         Transport transport = transports.select(attachRequest);
         transport.validate(attachRequest);
         VolumeFences.check(request.volumeId(), transport, request.capability().accessMode(), attachRequest);

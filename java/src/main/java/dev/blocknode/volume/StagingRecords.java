@@ -140,6 +140,24 @@ final class StagingRecords {
         return deviceNumber(record.getDevice());
     }
 
+    /**
+     * The device the volume is used through: what its filesystem is mounted from and a block publication binds.
+     * The opened dm-crypt mapping of an encrypted volume, else the attached device. Detach, fencing and the device
+     * claims use the attached device ({@link #deviceNumber(StagingRecord)}) whatever this says.
+     */
+    static DeviceNumber usedNumber(StagingRecord record) {
+        return isOpenedCrypt(record) ? deviceNumber(record.getCrypt().getOpened()) : deviceNumber(record);
+    }
+
+    /** The node of {@link #usedNumber}. */
+    static Path usedPath(StagingRecord record) {
+        return isOpenedCrypt(record) ? Path.of(record.getCrypt().getOpened().getPath()) : devicePath(record);
+    }
+
+    private static boolean isOpenedCrypt(StagingRecord record) {
+        return record.hasCrypt() && record.getCrypt().hasOpened();
+    }
+
     /** The number of a recorded device: the volume's, or the read-only view of a publication. */
     static DeviceNumber deviceNumber(DeviceRecord device) {
         return new DeviceNumber(device.getMajor(), device.getMinor());

@@ -109,11 +109,15 @@ public final class StartupCheck {
         if (!host.blockDevices().exists(number)) {
             return "its device " + record.getDevice().getPath() + " (" + number + ") is not on the node";
         }
+        DeviceNumber used = StagingRecords.usedNumber(record);
+        if (!used.equals(number) && !host.blockDevices().exists(used)) {
+            return "its dm-crypt mapping " + record.getCrypt().getMappingName() + " (" + used + ") is not open";
+        }
         if (record.hasMount()) {
             Path staging = Path.of(record.getStagingPath());
             try {
                 if (!Files.exists(staging, LinkOption.NOFOLLOW_LINKS) || !host.mounter().isMountPoint(staging)
-                        || !host.mounter().stat(staging).device().equals(number)) {
+                        || !host.mounter().stat(staging).device().equals(used)) {
                     return "its staging path " + staging + " does not hold its filesystem";
                 }
             } catch (IOException e) {

@@ -141,7 +141,7 @@ final class VolumeLocator {
         try {
             FileStat stat = opened.get().stat();
             if (stat.isBlockDevice()) {
-                if (stat.rdev().equals(StagingRecords.deviceNumber(record))) {
+                if (stat.rdev().equals(StagingRecords.usedNumber(record))) {
                     return new Located(record, path, Optional.empty(), opened);
                 }
                 for (PublicationRecord publication : record.getPublicationsMap().values()) {

@@ -106,7 +106,7 @@ public final class VolumePublisher {
                     options = options.withReadOnly();
                 }
                 if (record.hasBlock()) {
-                    Path device = readOnly ? readOnlyView(updated, target, wanted) : StagingRecords.devicePath(record);
+                    Path device = readOnly ? readOnlyView(updated, target, wanted) : StagingRecords.usedPath(record);
                     bindDevice(parent, name, target, device, options);
                 } else {
                     bindStagedFilesystem(record, staging, parent, name, target, options);
@@ -202,7 +202,7 @@ public final class VolumePublisher {
      */
     private Path readOnlyView(StagingRecord.Builder record, Path target, PublicationRecord publication)
             throws VolumeException {
-        Path device = Path.of(record.getDevice().getPath());
+        Path device = StagingRecords.usedPath(record.build());
         LOOP_ALLOCATION.lock(); // two publications of this plugin must not choose the same free loop device
         try {
             for (int attempt = 1; ; attempt++) {
@@ -243,7 +243,7 @@ public final class VolumePublisher {
             if (backing.isEmpty()) {
                 return; // already detached
             }
-            if (!backing.get().equals(Path.of(record.getDevice().getPath()))) {
+            if (!backing.get().equals(StagingRecords.usedPath(record))) {
                 LOG.warning(() -> "loop device " + view.getPath() + " now backs " + backing.get() + ", not volume "
                         + volumeId + "'s device; leaving it alone");
                 return;
@@ -288,7 +288,7 @@ public final class VolumePublisher {
                 throw KubeletPaths.symlinkRefused("staging_target_path", staging);
             }
             if (!staged.isDirectory() || staged.mountRoot() == FileStat.MountRoot.NO
-                    || !staged.device().equals(StagingRecords.deviceNumber(record))) {
+                    || !staged.device().equals(StagingRecords.usedNumber(record))) {
                 throw VolumeException.precondition("staging path " + staging + " does not hold volume "
                         + record.getVolumeId() + "'s filesystem; NodeStageVolume must stage it again");
             }

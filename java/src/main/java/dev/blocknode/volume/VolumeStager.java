@@ -23,6 +23,7 @@ import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.KeyedLocks;
 import dev.blocknode.transport.Transport;
 import dev.blocknode.transport.Transports;
+import dev.blocknode.volume.encryption.EncryptionKeys;
 import dev.blocknode.volume.filesystem.FilesystemType;
 
 import java.io.IOException;
@@ -54,6 +55,7 @@ public final class VolumeStager {
     private final StageRequestRules rules;
     private final VolumeLimit limit;
     private final SharedXfsUuid sharedXfsUuid;
+    private final VolumeEncryption encryption;
 
     VolumeStager(Host host, KubeletPaths paths, StagingRecords records, Transports transports,
                  OperationGuard guard, FilesystemType defaultFilesystem, boolean fsckOnNode,
@@ -67,6 +69,7 @@ public final class VolumeStager {
         this.guard = guard;
         this.filesystems = new FilesystemPreparer(host.commands(), records, defaultFilesystem, fsckOnNode);
         this.sharedXfsUuid = new SharedXfsUuid(host);
+        this.encryption = new VolumeEncryption(host, records);
         this.claims = new DeviceClaims(records);
         this.rebuilder = new StagingRecordRebuilder(host, paths, records, transports, fences.nodeKey(), claims);
         this.stalePublications = stalePublications;
@@ -79,6 +82,7 @@ public final class VolumeStager {
         Transport transport = rules.transportFor(request, attachRequest);
         Optional<FilesystemType> requestedFs = StageRetryRules.requestedFilesystem(request.capability());
         filesystems.checkKeys(request.capability(), attachRequest, requestedFs);
+        EncryptionKeys.passphrase(attachRequest);
 
         try (OperationGuard.Permit ignored = guard.enter(request.volumeId(), "NodeStageVolume")) {
             Optional<StagingRecord> existing = records.find(request.volumeId());
@@ -155,10 +159,11 @@ public final class VolumeStager {
         recordDevice(request.volumeId(), attachment, record);
         fences.acquire(request.volumeId(), transport, request.capability().accessMode(), attachRequest, attachment,
                 record, records);
+        Attachment used = openIfEncrypted(request.volumeId(), attachRequest, attachment, existing, record);
         if (request.capability().accessType() instanceof AccessType.Mount mount) {
-            recordDeviceAndMount(request, staging, attachment, mount, requestedFs, existing, record);
+            recordDeviceAndMount(request, staging, attachment, used, mount, requestedFs, existing, record);
         } else {
-            requireUnclaimed(request.volumeId(), attachment);
+            requireUnclaimed(request.volumeId(), used);
         }
         records.save(record.setPhase(StagePhase.STAGED).build());
         CrashPoints.reach(CrashPoint.STAGE_STAGED);
@@ -237,22 +242,59 @@ public final class VolumeStager {
     }
 
     /**
-     * Filesystem access: the record with any format an earlier attempt left unfinished on the device, then the
-     * filesystem prepared and mounted, unless an earlier attempt already mounted it here.
+     * An encrypted volume (volume_context encryption: luks2) is used through its dm-crypt mapping: the one an earlier
+     * attempt left open over this device, else the device is checked unclaimed, formatted LUKS2 if blank, and opened
+     * (see {@link VolumeEncryption}). Any other volume is used through the attached device itself. A volume recorded
+     * with a mapping that a retry asks to stage in the clear is refused: its data is encrypted.
      */
-    private void recordDeviceAndMount(Requests.Stage request, Path staging, Attachment attachment,
+    private Attachment openIfEncrypted(String volumeId, AttachRequest attachRequest, Attachment attachment,
+                                       Optional<StagingRecord> existing, StagingRecord.Builder record)
+            throws VolumeException {
+        if (!EncryptionKeys.encrypted(attachRequest)) {
+            if (record.hasCrypt()) {
+                throw VolumeException.precondition("volume " + volumeId + " was staged encrypted (dm-crypt mapping "
+                        + record.getCrypt().getMappingName() + "), but this stage does not ask for "
+                        + EncryptionKeys.ENCRYPTION + ": luks2; unstage it first");
+            }
+            return attachment;
+        }
+        Optional<Attachment> open = encryption.openedOver(volumeId, attachment);
+        Attachment opened;
+        if (open.isPresent()) {
+            opened = open.get();
+            VolumeEncryption.recordOpened(record, opened);
+            records.save(record.build());
+        } else {
+            requireUnclaimed(volumeId, attachment);
+            opened = encryption.open(volumeId, attachRequest, attachment, existing, record);
+        }
+        if (record.getCrypt().getFormattedHere() && record.hasMount() && !record.getMount().getFormattedHere()) {
+            // A new LUKS2 volume reads as what its never-written ciphertext decrypts to, noise, not zeros: the blank
+            // check would refuse it as data. Nothing but our luksFormat wrote it, so its head is zeroed (where the
+            // probe looks), and the filesystem is made as on any blank device.
+            filesystems.unformat(volumeId, opened.device());
+        }
+        return opened;
+    }
+
+    /**
+     * Filesystem access: the record with any format an earlier attempt left unfinished on the device, then the
+     * filesystem prepared and mounted, unless an earlier attempt already mounted it here. {@code attachment} is the
+     * attached device, {@code used} the one the filesystem lives on (the same, or an encrypted volume's mapping).
+     */
+    private void recordDeviceAndMount(Requests.Stage request, Path staging, Attachment attachment, Attachment used,
                                       AccessType.Mount mount, Optional<FilesystemType> requestedFs,
                                       Optional<StagingRecord> existing, StagingRecord.Builder record)
             throws VolumeException {
         FilesystemPreparer.interruptedFormat(existing, attachment).ifPresent(fs ->
                 record.getMountBuilder().setFormattingStarted(fs));
-        boolean mounted = alreadyMountedAt(request.volumeId(), staging, attachment);
+        boolean mounted = alreadyMountedAt(request.volumeId(), staging, used);
         if (!mounted) {
-            requireUnclaimed(request.volumeId(), attachment);
+            requireUnclaimed(request.volumeId(), used);
         }
         records.save(record.build());
         if (!mounted) {
-            mountFilesystem(request, staging, attachment, mount, requestedFs, record);
+            mountFilesystem(request, staging, used, mount, requestedFs, record);
             CrashPoints.reach(CrashPoint.STAGE_MOUNTED);
         }
     }
@@ -308,12 +350,13 @@ public final class VolumeStager {
         StagingRecord record = staged.toBuilder().setPhase(StagePhase.UNSTAGING).clearPublications().build();
         records.save(record);
         CrashPoints.reach(CrashPoint.UNSTAGE_RECORDED);
-        DeviceNumber number = StagingRecords.deviceNumber(record);
+        DeviceNumber number = StagingRecords.usedNumber(record);
         if (record.hasMount()) {
             unmountStagingPath(record.getVolumeId(), staging, number);
         }
         CrashPoints.reach(CrashPoint.UNSTAGE_UNMOUNTED);
         requireNotMountedElsewhere(record.getVolumeId(), number);
+        encryption.close(record); // after the unmount, before the attached device it holds is flushed and detached
         flush(record);
         fences.release(record);
         StagingRecords.transportOf(transports, record).detach(StagingRecords.attachment(record));
@@ -379,7 +422,7 @@ public final class VolumeStager {
                 return;
             }
             StagingRecord record = left.get();
-            Path device = Path.of(record.getDevice().getPath());
+            Path device = StagingRecords.usedPath(record);
             if (host.blockDevices().isClaimed(device)) {
                 throw VolumeException.precondition("device " + device + " is in use on this node; its new "
                         + record.getMount().getFsType() + " filesystem is left on it");
@@ -395,6 +438,29 @@ public final class VolumeStager {
                     + refusal.outcome() + "); the device keeps the filesystem this plugin made: "
                     + undoFailed.getMessage());
         }
+    }
+
+    /**
+     * A LUKS2 header the refused call wrote on a blank device (its mapping closed) is taken off the same way as its
+     * filesystem ({@link #undoRefusedFormat}): the retry finds the device blank, as this call did, and formats it with
+     * whatever passphrase it brings. A device something holds keeps it, and the refusal says so.
+     */
+    private void undoRefusedLuksFormat(StagingRecord left) throws VolumeException {
+        if (!left.hasCrypt() || !left.getCrypt().getFormattedHere() || !left.hasDevice()) {
+            return;
+        }
+        Path device = StagingRecords.devicePath(left);
+        try {
+            if (host.blockDevices().isClaimed(device)) {
+                throw VolumeException.precondition("device " + device + " is in use on this node; its new LUKS2"
+                        + " header is left on it");
+            }
+        } catch (IOException e) {
+            throw VolumeException.internal("cannot tell whether device " + device + " is in use", e);
+        }
+        records.save(left.toBuilder().setCrypt(left.getCrypt().toBuilder().setFormattedHere(false)
+                .setFormattingStarted(true)).build());
+        filesystems.unformat(left.getVolumeId(), device);
     }
 
     /**
@@ -414,6 +480,8 @@ public final class VolumeStager {
     }
 
     private void undoAttachAndForget(StagingRecord left) throws VolumeException {
+        encryption.close(left); // a mapping holds the device: closed before anything below lets it go
+        undoRefusedLuksFormat(left);
         fences.release(left); // what a refusal after the reservation was taken (a device in use ...) leaves there
         try {
             abandonAttach(left);
@@ -429,12 +497,12 @@ public final class VolumeStager {
     /** Whether the record's capability binds a retry (see {@link StageRetryRules#requireCompatible}). */
     private boolean capabilityBinds(StagingRecord record, Path staging) throws VolumeException {
         return record.getPhase() == StagePhase.STAGED
-                || (record.hasMount() && holdsMountOf(staging, StagingRecords.deviceNumber(record)));
+                || (record.hasMount() && holdsMountOf(staging, StagingRecords.usedNumber(record)));
     }
 
     /** True when what the record says is staged is really in place (after a restart, it may not be). */
     private boolean stillStaged(StagingRecord record, Path staging) throws VolumeException {
-        DeviceNumber number = StagingRecords.deviceNumber(record);
+        DeviceNumber number = StagingRecords.usedNumber(record);
         if (!host.blockDevices().exists(number)) {
             return false;
         }

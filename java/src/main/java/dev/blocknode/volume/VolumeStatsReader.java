@@ -40,8 +40,8 @@ public final class VolumeStatsReader {
 
     private VolumeStats read(Requests.Stats request, VolumeLocator.Located located) throws VolumeException {
         StagingRecord record = located.record();
-        DeviceNumber number = StagingRecords.deviceNumber(record);
-        Path device = StagingRecords.devicePath(record);
+        DeviceNumber number = StagingRecords.usedNumber(record);
+        Path device = StagingRecords.usedPath(record);
         boolean devicePresent = host.blockDevices().exists(number);
         try {
             if (record.hasBlock()) {

@@ -51,7 +51,8 @@ class ExpandAndStatsUnitTest {
     }
 
     private long expand(String volumeId, String path, long requiredBytes) throws VolumeException {
-        return node.volumes.expand(new Requests.Expand(volumeId, path, "", requiredBytes, 0, Optional.empty()));
+        return node.volumes.expand(new Requests.Expand(volumeId, path, "", requiredBytes, 0, Optional.empty(),
+                dev.blocknode.outcome.Secrets.NONE));
     }
 
     private static void assertNotFound(org.junit.jupiter.api.function.Executable call) {
