@@ -33,7 +33,7 @@ import java.util.logging.Logger;
  * call would get ABORTED); it skips a volume a call holds, and a per-volume lock keeps it apart from the stage's
  * acquire and the unstage's release of that volume.
  */
-public final class VolumeFences implements AutoCloseable {
+public final class VolumeFences implements AutoCloseable, FencedVolumes {
 
     private static final Logger LOG = Logger.getLogger(VolumeFences.class.getName());
 
@@ -253,7 +253,8 @@ public final class VolumeFences implements AutoCloseable {
     }
 
     /** Whether the volume was found fenced out: NodeGetVolumeHealth's {@code Fenced}. */
-    Optional<HealthProblem> problem(String volumeId) {
+    @Override
+    public Optional<HealthProblem> problem(String volumeId) {
         Fenced volume = volumes.get(volumeId);
         if (volume == null || volume.state != State.FENCED) {
             return Optional.empty();

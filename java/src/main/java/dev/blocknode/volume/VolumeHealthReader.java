@@ -23,10 +23,10 @@ final class VolumeHealthReader {
     private final StagingRecords records;
     private final VolumeStatsReader stats;
     private final RecentStageFailures failures;
-    private final VolumeFences fences;
+    private final FencedVolumes fences;
 
     VolumeHealthReader(KubeletPaths paths, StagingRecords records, VolumeStatsReader stats,
-                       RecentStageFailures failures, VolumeFences fences) {
+                       RecentStageFailures failures, FencedVolumes fences) {
         this.paths = paths;
         this.records = records;
         this.stats = stats;

@@ -192,21 +192,4 @@ class VolumeHealthUnitTest {
                 problems.stream().map(StorageProblem::severity).toList());
         assertEquals("ScriptedUnreachable", problems.getFirst().reason());
     }
-
-    @Test
-    void reasonsAreCamelCaseNamesOfTheTransport() {
-        assertEquals("Iscsi", StorageHealthReader.camelCase("iscsi"));
-        assertEquals("NvmeTcp", StorageHealthReader.camelCase("nvme-tcp"));
-        assertEquals("Fc", StorageHealthReader.camelCase("fc"));
-    }
-
-    @Test
-    void aCallerCyclingThroughVolumeIdsCannotGrowTheFailuresItIsTold() {
-        RecentStageFailures failures = new RecentStageFailures(java.time.Clock.systemUTC());
-        for (int i = 0; i <= RecentStageFailures.CAPACITY; i++) {
-            failures.failed("vol-" + i, VolumeException.precondition("no such LUN"));
-        }
-        assertTrue(failures.of("vol-0").isEmpty(), "the oldest failure is forgotten first");
-        assertTrue(failures.of("vol-" + RecentStageFailures.CAPACITY).isPresent());
-    }
 }
