@@ -29,8 +29,8 @@ import dev.blocknode.outcome.Secrets;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.volume.HealthProblem;
 import dev.blocknode.volume.NodeVolumes;
-import dev.blocknode.volume.Requests;
-import dev.blocknode.volume.VolumeCapability;
+import dev.blocknode.volume.request.Requests;
+import dev.blocknode.volume.request.VolumeCapability;
 import dev.blocknode.volume.VolumeStats;
 import io.grpc.stub.StreamObserver;
 

@@ -18,7 +18,7 @@ import dev.blocknode.testing.PluginHarness;
 import dev.blocknode.transport.Transports;
 import dev.blocknode.volume.KubeletPaths;
 import dev.blocknode.volume.NodeVolumes;
-import dev.blocknode.volume.Requests;
+import dev.blocknode.volume.request.Requests;
 import dev.blocknode.volume.VolumeStats;
 import dev.blocknode.volume.filesystem.FilesystemType;
 import io.grpc.Status;
