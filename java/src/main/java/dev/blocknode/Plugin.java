@@ -28,7 +28,7 @@ import dev.blocknode.transport.local.LocalTransport;
 import dev.blocknode.transport.san.FenceSettings;
 import dev.blocknode.transport.san.MultipathMapCount;
 import dev.blocknode.transport.nvme.NvmeTcpTransport;
-import dev.blocknode.volume.KubeletPaths;
+import dev.blocknode.volume.kubelet.KubeletPaths;
 import dev.blocknode.volume.NodeVolumes;
 import dev.blocknode.volume.RecordedStagedVolumes;
 import dev.blocknode.volume.StartupCheck;

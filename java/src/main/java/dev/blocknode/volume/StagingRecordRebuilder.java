@@ -15,6 +15,7 @@ import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.FenceKey;
 import dev.blocknode.transport.Transport;
 import dev.blocknode.transport.Transports;
+import dev.blocknode.volume.kubelet.KubeletPaths;
 
 import java.io.IOException;
 import java.nio.file.Path;

@@ -9,6 +9,7 @@ import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
 
 import dev.blocknode.os.fd.OpenedPath;
+import dev.blocknode.volume.kubelet.KubeletPaths;
 import dev.blocknode.volume.request.AccessMode;
 
 import java.io.IOException;

@@ -16,7 +16,7 @@ import dev.blocknode.state.RecordStore;
 import dev.blocknode.testing.LoopDevice;
 import dev.blocknode.testing.PluginHarness;
 import dev.blocknode.transport.Transports;
-import dev.blocknode.volume.KubeletPaths;
+import dev.blocknode.volume.kubelet.KubeletPaths;
 import dev.blocknode.volume.NodeVolumes;
 import dev.blocknode.volume.request.Requests;
 import dev.blocknode.volume.VolumeStats;

@@ -16,6 +16,7 @@ import dev.blocknode.testing.machine.FakeMachine;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.Transports;
 import dev.blocknode.volume.filesystem.FilesystemType;
+import dev.blocknode.volume.kubelet.KubeletPaths;
 import dev.blocknode.volume.request.AccessMode;
 import dev.blocknode.volume.request.AccessType;
 import dev.blocknode.volume.request.Requests;
