@@ -30,7 +30,7 @@ import dev.blocknode.transport.san.MultipathMapCount;
 import dev.blocknode.transport.nvme.NvmeTcpTransport;
 import dev.blocknode.volume.kubelet.KubeletPaths;
 import dev.blocknode.volume.NodeVolumes;
-import dev.blocknode.volume.RecordedStagedVolumes;
+import dev.blocknode.volume.record.RecordedStagedVolumes;
 import dev.blocknode.volume.StartupCheck;
 import dev.blocknode.volume.StartupRecovery;
 import dev.blocknode.volume.VolumeCountGauges;

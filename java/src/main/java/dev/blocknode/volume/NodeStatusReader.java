@@ -13,6 +13,8 @@ import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.transport.PathReport;
 import dev.blocknode.transport.Transports;
 import dev.blocknode.volume.kubelet.KubeletPods;
+import dev.blocknode.volume.record.Publications;
+import dev.blocknode.volume.record.StagingRecords;
 
 import java.io.IOException;
 import java.nio.file.Files;

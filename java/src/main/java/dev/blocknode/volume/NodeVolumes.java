@@ -6,6 +6,7 @@ import dev.blocknode.state.RecordStore;
 import dev.blocknode.transport.Transports;
 import dev.blocknode.volume.filesystem.FilesystemType;
 import dev.blocknode.volume.kubelet.KubeletPaths;
+import dev.blocknode.volume.record.StagingRecords;
 import dev.blocknode.volume.request.Requests;
 
 import java.time.Clock;

@@ -7,6 +7,8 @@ import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.volume.kubelet.KubeletPaths;
 import dev.blocknode.volume.kubelet.KubeletPods;
+import dev.blocknode.volume.record.Publications;
+import dev.blocknode.volume.record.StagingRecords;
 
 import java.nio.file.Path;
 import java.util.List;

@@ -6,6 +6,7 @@ import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.transport.PathReport;
 import dev.blocknode.transport.Transports;
+import dev.blocknode.volume.record.StagingRecords;
 
 import java.io.IOException;
 import java.util.ArrayList;

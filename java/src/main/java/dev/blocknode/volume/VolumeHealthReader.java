@@ -4,6 +4,7 @@ import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.volume.kubelet.KubeletPaths;
+import dev.blocknode.volume.record.StagingRecords;
 import dev.blocknode.volume.request.Requests;
 
 import java.nio.file.Path;

@@ -10,6 +10,8 @@ import dev.blocknode.state.v1.StagingRecord;
 
 import dev.blocknode.os.fd.OpenedPath;
 import dev.blocknode.volume.kubelet.KubeletPaths;
+import dev.blocknode.volume.record.Publications;
+import dev.blocknode.volume.record.StagingRecords;
 import dev.blocknode.volume.request.AccessMode;
 
 import java.io.IOException;

@@ -6,6 +6,7 @@ import dev.blocknode.os.host.Host;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.transport.Transports;
+import dev.blocknode.volume.record.StagingRecords;
 import dev.blocknode.volume.request.Requests;
 
 import java.io.IOException;

@@ -28,6 +28,7 @@ import dev.blocknode.transport.local.LocalTransport;
 import dev.blocknode.transport.san.LunAttacher;
 import dev.blocknode.volume.filesystem.FilesystemType;
 import dev.blocknode.volume.kubelet.KubeletPaths;
+import dev.blocknode.volume.record.StagingRecords;
 import dev.blocknode.volume.request.Requests;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
