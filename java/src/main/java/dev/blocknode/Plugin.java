@@ -36,7 +36,7 @@ import dev.blocknode.volume.StartupRecovery;
 import dev.blocknode.volume.VolumeCountGauges;
 import dev.blocknode.volume.VolumeFences;
 import dev.blocknode.volume.VolumeLimit;
-import dev.blocknode.volume.VolumePathGauges;
+import dev.blocknode.volume.read.VolumePathGauges;
 import dev.blocknode.volume.filesystem.FilesystemType;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Metrics;

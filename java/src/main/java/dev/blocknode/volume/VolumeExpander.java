@@ -8,6 +8,7 @@ import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.transport.Transports;
 import dev.blocknode.volume.filesystem.FilesystemType;
+import dev.blocknode.volume.read.VolumeLocator;
 import dev.blocknode.volume.record.StagingRecords;
 import dev.blocknode.volume.request.Requests;
 

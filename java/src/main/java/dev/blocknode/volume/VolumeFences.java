@@ -10,6 +10,8 @@ import dev.blocknode.transport.FenceKey;
 import dev.blocknode.transport.Fencing;
 import dev.blocknode.transport.Transport;
 import dev.blocknode.transport.Transports;
+import dev.blocknode.volume.read.FencedVolumes;
+import dev.blocknode.volume.read.HealthProblem;
 import dev.blocknode.volume.record.StagingRecords;
 import dev.blocknode.volume.request.AccessMode;
 

@@ -19,7 +19,7 @@ import dev.blocknode.transport.Transports;
 import dev.blocknode.volume.kubelet.KubeletPaths;
 import dev.blocknode.volume.NodeVolumes;
 import dev.blocknode.volume.request.Requests;
-import dev.blocknode.volume.VolumeStats;
+import dev.blocknode.volume.read.VolumeStats;
 import dev.blocknode.volume.filesystem.FilesystemType;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;

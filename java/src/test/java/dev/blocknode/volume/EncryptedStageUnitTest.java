@@ -9,6 +9,7 @@ import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.testing.ScriptedCommandRunner;
 import dev.blocknode.testing.ScriptedTransport;
 import dev.blocknode.volume.encryption.CryptMappingName;
+import dev.blocknode.volume.read.HealthProblem;
 import dev.blocknode.volume.request.Requests;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;

@@ -12,6 +12,8 @@ import dev.blocknode.transport.FenceKey;
 import dev.blocknode.transport.Fencing;
 import dev.blocknode.transport.san.LunFencing;
 import dev.blocknode.transport.san.TakeoverRule;
+import dev.blocknode.volume.read.HealthProblem;
+import dev.blocknode.volume.read.VolumeStats;
 import dev.blocknode.volume.request.AccessMode;
 import dev.blocknode.volume.request.Requests;
 import dev.blocknode.volume.request.VolumeCapability;

@@ -2,6 +2,8 @@ package dev.blocknode.volume;
 
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.transport.PathReport;
+import dev.blocknode.volume.read.HealthProblem;
+import dev.blocknode.volume.read.StorageProblem;
 import dev.blocknode.volume.request.Requests;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;

@@ -1,4 +1,4 @@
-package dev.blocknode.volume;
+package dev.blocknode.volume.read;
 
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.FilesystemUsage;
@@ -28,7 +28,7 @@ public final class VolumeStatsReader {
     private final VolumeLocator locator;
     private final Transports transports;
 
-    VolumeStatsReader(Host host, VolumeLocator locator, Transports transports) {
+    public VolumeStatsReader(Host host, VolumeLocator locator, Transports transports) {
         this.host = host;
         this.locator = locator;
         this.transports = transports;

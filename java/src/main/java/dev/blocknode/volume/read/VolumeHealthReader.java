@@ -1,4 +1,4 @@
-package dev.blocknode.volume;
+package dev.blocknode.volume.read;
 
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.StagePhase;
@@ -20,7 +20,7 @@ import java.util.Optional;
  * nothing of is NOT_FOUND; one whose record cannot be read is that problem. Like stats, no operation guard:
  * this only reads.
  */
-final class VolumeHealthReader {
+public final class VolumeHealthReader {
 
     private final KubeletPaths paths;
     private final StagingRecords records;
@@ -28,7 +28,7 @@ final class VolumeHealthReader {
     private final RecentStageFailures failures;
     private final FencedVolumes fences;
 
-    VolumeHealthReader(KubeletPaths paths, StagingRecords records, VolumeStatsReader stats,
+    public VolumeHealthReader(KubeletPaths paths, StagingRecords records, VolumeStatsReader stats,
                        RecentStageFailures failures, FencedVolumes fences) {
         this.paths = paths;
         this.records = records;
@@ -37,7 +37,7 @@ final class VolumeHealthReader {
         this.fences = fences;
     }
 
-    List<HealthProblem> read(Requests.Health request) throws VolumeException {
+    public List<HealthProblem> read(Requests.Health request) throws VolumeException {
         String volumeId = request.volumeId();
         Optional<StagingRecord> record;
         try {
