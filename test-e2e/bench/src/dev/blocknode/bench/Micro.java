@@ -6,7 +6,7 @@ import dev.blocknode.os.natives.NativeLibrary;
 import dev.blocknode.state.RecordStore;
 import dev.blocknode.state.v1.PublicationRecord;
 import dev.blocknode.state.v1.StagingRecord;
-import dev.blocknode.volume.KubeletPaths;
+import dev.blocknode.volume.kubelet.KubeletPaths;
 
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;

@@ -1,9 +1,9 @@
 package dev.blocknode.csi;
 
 import dev.blocknode.outcome.VolumeException;
-import dev.blocknode.volume.AccessMode;
-import dev.blocknode.volume.AccessType;
-import dev.blocknode.volume.VolumeCapability;
+import dev.blocknode.volume.request.AccessMode;
+import dev.blocknode.volume.request.AccessType;
+import dev.blocknode.volume.request.VolumeCapability;
 import dev.blocknode.volume.filesystem.FilesystemType;
 
 /**

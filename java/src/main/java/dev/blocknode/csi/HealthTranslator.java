@@ -4,8 +4,8 @@ import dev.blocknode.csi.v1.NodeGetStorageHealthResponse;
 import dev.blocknode.csi.v1.StorageHealthErrorType;
 import dev.blocknode.csi.v1.VolumeHealth;
 import dev.blocknode.csi.v1.VolumeHealthErrorType;
-import dev.blocknode.volume.HealthProblem;
-import dev.blocknode.volume.StorageProblem;
+import dev.blocknode.volume.read.HealthProblem;
+import dev.blocknode.volume.read.StorageProblem;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;

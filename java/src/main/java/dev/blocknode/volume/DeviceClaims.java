@@ -7,6 +7,7 @@ import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.DeviceIdentity;
 import dev.blocknode.transport.KeyedLocks;
+import dev.blocknode.volume.record.StagingRecords;
 
 import java.nio.file.Path;
 import java.util.Optional;

@@ -17,6 +17,10 @@ import dev.blocknode.volume.filesystem.Ext4Preen;
 import dev.blocknode.volume.filesystem.FilesystemOptions;
 import dev.blocknode.volume.filesystem.FilesystemType;
 import dev.blocknode.volume.filesystem.MkfsOptions;
+import dev.blocknode.volume.record.StagingRecords;
+import dev.blocknode.volume.request.AccessMode;
+import dev.blocknode.volume.request.AccessType;
+import dev.blocknode.volume.request.VolumeCapability;
 
 import java.io.IOException;
 import java.io.RandomAccessFile;

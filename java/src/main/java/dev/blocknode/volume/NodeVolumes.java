@@ -5,6 +5,17 @@ import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.RecordStore;
 import dev.blocknode.transport.Transports;
 import dev.blocknode.volume.filesystem.FilesystemType;
+import dev.blocknode.volume.kubelet.KubeletPaths;
+import dev.blocknode.volume.read.HealthProblem;
+import dev.blocknode.volume.read.RecentStageFailures;
+import dev.blocknode.volume.read.StorageHealthReader;
+import dev.blocknode.volume.read.StorageProblem;
+import dev.blocknode.volume.read.VolumeHealthReader;
+import dev.blocknode.volume.read.VolumeLocator;
+import dev.blocknode.volume.read.VolumeStats;
+import dev.blocknode.volume.read.VolumeStatsReader;
+import dev.blocknode.volume.record.StagingRecords;
+import dev.blocknode.volume.request.Requests;
 
 import java.time.Clock;
 import java.util.List;

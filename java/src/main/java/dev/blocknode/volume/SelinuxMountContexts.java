@@ -4,6 +4,8 @@ import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.os.mount.MountOptions;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.volume.filesystem.SecurityContext;
+import dev.blocknode.volume.request.AccessType;
+import dev.blocknode.volume.request.VolumeCapability;
 
 import java.util.Optional;
 

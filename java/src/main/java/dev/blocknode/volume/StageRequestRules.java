@@ -6,6 +6,8 @@ import dev.blocknode.transport.Transport;
 import dev.blocknode.transport.Transports;
 import dev.blocknode.volume.encryption.EncryptionKeys;
 import dev.blocknode.volume.filesystem.FilesystemType;
+import dev.blocknode.volume.request.AccessType;
+import dev.blocknode.volume.request.Requests;
 
 import java.util.Optional;
 

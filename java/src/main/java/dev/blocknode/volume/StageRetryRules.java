@@ -6,6 +6,9 @@ import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Transport;
 import dev.blocknode.transport.Transports;
 import dev.blocknode.volume.filesystem.FilesystemType;
+import dev.blocknode.volume.record.StagingRecords;
+import dev.blocknode.volume.request.AccessType;
+import dev.blocknode.volume.request.VolumeCapability;
 
 import java.util.List;
 import java.util.Optional;

@@ -6,6 +6,7 @@ import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
+import dev.blocknode.volume.record.StagingRecords;
 
 import java.util.List;
 import java.util.Map;

@@ -15,6 +15,9 @@ import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.FenceKey;
 import dev.blocknode.transport.Transport;
 import dev.blocknode.transport.Transports;
+import dev.blocknode.volume.kubelet.KubeletPaths;
+import dev.blocknode.volume.record.Publications;
+import dev.blocknode.volume.record.StagingRecords;
 
 import java.io.IOException;
 import java.nio.file.Path;

@@ -5,6 +5,10 @@ import dev.blocknode.os.host.Host;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
+import dev.blocknode.volume.kubelet.KubeletPaths;
+import dev.blocknode.volume.kubelet.KubeletPods;
+import dev.blocknode.volume.record.Publications;
+import dev.blocknode.volume.record.StagingRecords;
 
 import java.nio.file.Path;
 import java.util.List;

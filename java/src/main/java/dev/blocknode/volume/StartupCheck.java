@@ -6,6 +6,7 @@ import dev.blocknode.state.RecordStore;
 import dev.blocknode.state.UnreadableRecordException;
 import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
+import dev.blocknode.volume.record.StagingRecords;
 
 import java.io.IOException;
 import java.nio.file.Files;

@@ -3,6 +3,7 @@ package dev.blocknode.volume;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
+import dev.blocknode.volume.request.Requests;
 
 import java.util.List;
 import java.util.logging.Logger;

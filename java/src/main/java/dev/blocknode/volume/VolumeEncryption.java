@@ -15,6 +15,7 @@ import dev.blocknode.volume.encryption.Luks2;
 import dev.blocknode.volume.encryption.Passphrase;
 import dev.blocknode.volume.filesystem.DeviceContent;
 import dev.blocknode.volume.filesystem.DeviceProbe;
+import dev.blocknode.volume.record.StagingRecords;
 
 import java.io.IOException;
 import java.nio.file.Path;

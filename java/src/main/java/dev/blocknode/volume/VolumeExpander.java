@@ -11,6 +11,9 @@ import dev.blocknode.volume.encryption.EncryptionKeys;
 import dev.blocknode.volume.encryption.Luks2;
 import dev.blocknode.volume.encryption.Passphrase;
 import dev.blocknode.volume.filesystem.FilesystemType;
+import dev.blocknode.volume.read.VolumeLocator;
+import dev.blocknode.volume.record.StagingRecords;
+import dev.blocknode.volume.request.Requests;
 
 import java.io.IOException;
 import java.nio.file.Path;

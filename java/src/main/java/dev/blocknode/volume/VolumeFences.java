@@ -10,6 +10,10 @@ import dev.blocknode.transport.FenceKey;
 import dev.blocknode.transport.Fencing;
 import dev.blocknode.transport.Transport;
 import dev.blocknode.transport.Transports;
+import dev.blocknode.volume.read.FencedVolumes;
+import dev.blocknode.volume.read.HealthProblem;
+import dev.blocknode.volume.record.StagingRecords;
+import dev.blocknode.volume.request.AccessMode;
 
 import java.time.Duration;
 import java.util.List;
@@ -33,7 +37,7 @@ import java.util.logging.Logger;
  * call would get ABORTED); it skips a volume a call holds, and a per-volume lock keeps it apart from the stage's
  * acquire and the unstage's release of that volume.
  */
-public final class VolumeFences implements AutoCloseable {
+public final class VolumeFences implements AutoCloseable, FencedVolumes {
 
     private static final Logger LOG = Logger.getLogger(VolumeFences.class.getName());
 
@@ -253,7 +257,8 @@ public final class VolumeFences implements AutoCloseable {
     }
 
     /** Whether the volume was found fenced out: NodeGetVolumeHealth's {@code Fenced}. */
-    Optional<HealthProblem> problem(String volumeId) {
+    @Override
+    public Optional<HealthProblem> problem(String volumeId) {
         Fenced volume = volumes.get(volumeId);
         if (volume == null || volume.state != State.FENCED) {
             return Optional.empty();

@@ -4,6 +4,7 @@ import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
+import dev.blocknode.volume.record.StagingRecords;
 
 import java.io.IOException;
 import java.util.HashSet;

@@ -19,6 +19,12 @@ import dev.blocknode.state.v1.DeviceRecord;
 import dev.blocknode.state.v1.PublicationRecord;
 import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
+import dev.blocknode.volume.kubelet.KubeletPaths;
+import dev.blocknode.volume.record.Publications;
+import dev.blocknode.volume.record.StagingRecords;
+import dev.blocknode.volume.request.AccessMode;
+import dev.blocknode.volume.request.AccessType;
+import dev.blocknode.volume.request.Requests;
 
 import java.io.IOException;
 import java.nio.file.Path;

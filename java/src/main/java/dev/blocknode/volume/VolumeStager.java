@@ -25,6 +25,12 @@ import dev.blocknode.transport.Transport;
 import dev.blocknode.transport.Transports;
 import dev.blocknode.volume.encryption.EncryptionKeys;
 import dev.blocknode.volume.filesystem.FilesystemType;
+import dev.blocknode.volume.kubelet.KubeletPaths;
+import dev.blocknode.volume.record.Publications;
+import dev.blocknode.volume.record.StagingRecords;
+import dev.blocknode.volume.request.AccessType;
+import dev.blocknode.volume.request.Requests;
+import dev.blocknode.volume.request.VolumeCapability;
 
 import java.io.IOException;
 import java.nio.file.Path;

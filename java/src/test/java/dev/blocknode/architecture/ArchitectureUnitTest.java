@@ -25,6 +25,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  *   csi.server     -> os (the gRPC server's socket file, by descriptor: os.fd.SocketDirectory)
  *   repair         -> volume (staged volumes under their guard), transport: the path repair loop
  *   volume         -> state, transport, os (a failed syscall as os's SyscallException, re-typed at the os seam)
+ *                     inside volume, its lifecycle (the package itself) -> its read side (volume.read) ->
+ *                     what both share (volume.record, .kubelet, .request, .filesystem, .encryption)
  *   state          -> os
  *   transport      -> multipath, scsi, os (transport.san: the SCSI stack that FC and iSCSI compose)
  *   multipath      -> scsi, os
@@ -107,6 +109,22 @@ class ArchitectureUnitTest {
                 // os alone: it re-types the JNI layer's exceptions at its seam (SyscallException) and loads the
                 // library for the entry points (os.host.SyscallLibrary).
                 .whereLayer("Natives").mayOnlyBeAccessedByLayers("Os")
+                .check(classes);
+    }
+
+    @Test
+    void theVolumeLayerKeepsItsOwnOrder() {
+        // Inside volume: its lifecycle (the write side and NodeVolumes) over its read side over what both share,
+        // so a reader never reaches for what changes a volume, and the records' view knows neither side.
+        layeredArchitecture().consideringOnlyDependenciesInLayers()
+                .layer("Lifecycle").definedBy("dev.blocknode.volume")
+                .layer("Read side").definedBy("dev.blocknode.volume.read..")
+                .layer("Shared").definedBy("dev.blocknode.volume.record..", "dev.blocknode.volume.kubelet..",
+                        "dev.blocknode.volume.request..", "dev.blocknode.volume.filesystem..",
+                        "dev.blocknode.volume.encryption..")
+                .whereLayer("Lifecycle").mayNotBeAccessedByAnyLayer()
+                .whereLayer("Read side").mayOnlyBeAccessedByLayers("Lifecycle")
+                .whereLayer("Shared").mayOnlyBeAccessedByLayers("Lifecycle", "Read side")
                 .check(classes);
     }
 

@@ -2,7 +2,7 @@ package dev.blocknode.csi;
 
 import dev.blocknode.csi.v1.VolumeCapability;
 import dev.blocknode.outcome.VolumeException;
-import dev.blocknode.volume.AccessType;
+import dev.blocknode.volume.request.AccessType;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;

@@ -3,8 +3,8 @@ package dev.blocknode.csi;
 import dev.blocknode.csi.v1.StorageHealthErrorType;
 import dev.blocknode.csi.v1.VolumeHealth;
 import dev.blocknode.csi.v1.VolumeHealthErrorType;
-import dev.blocknode.volume.HealthProblem;
-import dev.blocknode.volume.StorageProblem;
+import dev.blocknode.volume.read.HealthProblem;
+import dev.blocknode.volume.read.StorageProblem;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;

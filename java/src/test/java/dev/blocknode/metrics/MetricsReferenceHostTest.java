@@ -16,7 +16,7 @@ import dev.blocknode.testing.ScriptedCommandRunner;
 import dev.blocknode.transport.Transports;
 import dev.blocknode.transport.fc.FcTransport;
 import dev.blocknode.transport.san.LunAttacher;
-import dev.blocknode.volume.VolumePathGauges;
+import dev.blocknode.volume.read.VolumePathGauges;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;

@@ -11,6 +11,7 @@ import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.DeviceIdentity;
+import dev.blocknode.volume.record.StagingRecords;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

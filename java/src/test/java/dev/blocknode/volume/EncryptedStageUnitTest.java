@@ -9,6 +9,8 @@ import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.testing.ScriptedCommandRunner;
 import dev.blocknode.testing.ScriptedTransport;
 import dev.blocknode.volume.encryption.CryptMappingName;
+import dev.blocknode.volume.read.HealthProblem;
+import dev.blocknode.volume.request.Requests;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -73,7 +75,7 @@ class EncryptedStageUnitTest {
         }
     }
 
-    private Requests.Stage request(dev.blocknode.volume.VolumeCapability capability, String passphrase) {
+    private Requests.Stage request(dev.blocknode.volume.request.VolumeCapability capability, String passphrase) {
         Map<String, String> context = new HashMap<>(Map.of("encryption", "luks2",
                 ScriptedTransport.DEVICE_KEY, node.device.device().getFileName().toString()));
         return new Requests.Stage(VOLUME, node.staging(VOLUME).toString(), capability, context, Map.of(),

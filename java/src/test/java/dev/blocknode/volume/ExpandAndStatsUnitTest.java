@@ -2,6 +2,8 @@ package dev.blocknode.volume;
 
 import dev.blocknode.os.mount.MountOptions;
 import dev.blocknode.outcome.VolumeException;
+import dev.blocknode.volume.read.VolumeStats;
+import dev.blocknode.volume.request.Requests;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;

@@ -7,6 +7,7 @@ import dev.blocknode.os.fd.OpenedPath;
 import dev.blocknode.os.mount.MountOptions;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.testing.machine.FakeMachine;
+import dev.blocknode.volume.kubelet.KubeletPaths;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;

@@ -16,6 +16,11 @@ import dev.blocknode.testing.machine.FakeMachine;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.Transports;
 import dev.blocknode.volume.filesystem.FilesystemType;
+import dev.blocknode.volume.kubelet.KubeletPaths;
+import dev.blocknode.volume.request.AccessMode;
+import dev.blocknode.volume.request.AccessType;
+import dev.blocknode.volume.request.Requests;
+import dev.blocknode.volume.request.VolumeCapability;
 
 import java.io.IOException;
 import java.nio.file.Files;

@@ -2,6 +2,9 @@ package dev.blocknode.volume;
 
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.StagePhase;
+import dev.blocknode.volume.request.AccessMode;
+import dev.blocknode.volume.request.AccessType;
+import dev.blocknode.volume.request.VolumeCapability;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;

@@ -9,6 +9,9 @@ import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.testing.ScriptedTransport;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.volume.filesystem.FilesystemType;
+import dev.blocknode.volume.request.AccessMode;
+import dev.blocknode.volume.request.AccessType;
+import dev.blocknode.volume.request.VolumeCapability;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;

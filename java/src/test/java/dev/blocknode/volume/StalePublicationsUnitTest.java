@@ -5,6 +5,7 @@ import dev.blocknode.metrics.RetiredPublications;
 import dev.blocknode.os.mount.MountOptions;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.StagePhase;
+import dev.blocknode.volume.request.Requests;
 import io.micrometer.core.instrument.Metrics;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterEach;

@@ -1,6 +1,7 @@
 package dev.blocknode.volume;
 
 import dev.blocknode.outcome.VolumeException;
+import dev.blocknode.volume.request.Requests;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;

@@ -2,6 +2,9 @@ package dev.blocknode.volume;
 
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.transport.PathReport;
+import dev.blocknode.volume.read.HealthProblem;
+import dev.blocknode.volume.read.StorageProblem;
+import dev.blocknode.volume.request.Requests;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -191,22 +194,5 @@ class VolumeHealthUnitTest {
         assertEquals(List.of(StorageProblem.Severity.UNREACHABLE),
                 problems.stream().map(StorageProblem::severity).toList());
         assertEquals("ScriptedUnreachable", problems.getFirst().reason());
-    }
-
-    @Test
-    void reasonsAreCamelCaseNamesOfTheTransport() {
-        assertEquals("Iscsi", StorageHealthReader.camelCase("iscsi"));
-        assertEquals("NvmeTcp", StorageHealthReader.camelCase("nvme-tcp"));
-        assertEquals("Fc", StorageHealthReader.camelCase("fc"));
-    }
-
-    @Test
-    void aCallerCyclingThroughVolumeIdsCannotGrowTheFailuresItIsTold() {
-        RecentStageFailures failures = new RecentStageFailures(java.time.Clock.systemUTC());
-        for (int i = 0; i <= RecentStageFailures.CAPACITY; i++) {
-            failures.failed("vol-" + i, VolumeException.precondition("no such LUN"));
-        }
-        assertTrue(failures.of("vol-0").isEmpty(), "the oldest failure is forgotten first");
-        assertTrue(failures.of("vol-" + RecentStageFailures.CAPACITY).isPresent());
     }
 }

@@ -3,6 +3,7 @@ package dev.blocknode.volume;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.StagePhase;
+import dev.blocknode.volume.request.Requests;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

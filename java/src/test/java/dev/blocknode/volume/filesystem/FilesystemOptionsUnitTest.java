@@ -1,6 +1,6 @@
 package dev.blocknode.volume.filesystem;
 
-import dev.blocknode.volume.AccessType;
+import dev.blocknode.volume.request.AccessType;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;

@@ -1,9 +1,10 @@
-package dev.blocknode.volume;
+package dev.blocknode.volume.read;
 
 import dev.blocknode.state.RecordStore;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.transport.PathReport;
 import dev.blocknode.transport.Transports;
+import dev.blocknode.volume.record.StagingRecords;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tags;

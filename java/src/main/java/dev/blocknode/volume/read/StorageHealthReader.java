@@ -1,4 +1,4 @@
-package dev.blocknode.volume;
+package dev.blocknode.volume.read;
 
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.RecordStore;
@@ -6,6 +6,7 @@ import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.transport.PathReport;
 import dev.blocknode.transport.Transports;
+import dev.blocknode.volume.record.StagingRecords;
 
 import java.io.IOException;
 import java.util.ArrayList;
@@ -21,7 +22,7 @@ import java.util.TreeMap;
  * The volumes are named in the message so an operator can find them. Reads the staging records and sysfs only,
  * like the path gauges: kubelet asks at its volume stats period, and a dead map must not block the answer.
  */
-final class StorageHealthReader {
+public final class StorageHealthReader {
 
     /** How many volumes a message names before it says "and N more": a message is for people, not a list. */
     static final int NAMED_VOLUMES = 5;
@@ -29,12 +30,12 @@ final class StorageHealthReader {
     private final RecordStore store;
     private final Transports transports;
 
-    StorageHealthReader(RecordStore store, Transports transports) {
+    public StorageHealthReader(RecordStore store, Transports transports) {
         this.store = store;
         this.transports = transports;
     }
 
-    List<StorageProblem> read() throws VolumeException {
+    public List<StorageProblem> read() throws VolumeException {
         Map<String, List<Affected>> byTransport = new TreeMap<>();
         Map<String, Integer> withPaths = new TreeMap<>();
         try {

@@ -1,4 +1,4 @@
-package dev.blocknode.volume;
+package dev.blocknode.volume.record;
 
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.FileStat;
@@ -26,16 +26,16 @@ import java.util.Optional;
  * the rules that look at every record ({@link #otherVolumeAt}, {@link #stagedAt}) answer from the records that
  * can be read, except where an unreadable one could be the answer (see each).
  */
-final class StagingRecords {
+public final class StagingRecords {
 
     private final RecordStore store;
 
-    StagingRecords(RecordStore store) {
+    public StagingRecords(RecordStore store) {
         this.store = store;
     }
 
     /** @throws VolumeException FAILED_PRECONDITION when the volume's record file exists but cannot be read */
-    Optional<StagingRecord> find(String volumeId) throws VolumeException {
+    public Optional<StagingRecord> find(String volumeId) throws VolumeException {
         try {
             return store.load(volumeId);
         } catch (UnreadableRecordException e) {
@@ -55,11 +55,11 @@ final class StagingRecords {
     }
 
     /** What a problem with a volume's record says in its health: its record cannot be read (see {@link #find}). */
-    static boolean isUnreadable(VolumeException e) {
+    public static boolean isUnreadable(VolumeException e) {
         return e.getCause() instanceof UnreadableRecordException;
     }
 
-    void save(StagingRecord record) throws VolumeException {
+    public void save(StagingRecord record) throws VolumeException {
         try {
             store.save(record);
         } catch (StateDirFullException e) {
@@ -71,7 +71,7 @@ final class StagingRecords {
     }
 
     /** Saves a change of the record's publications only (see {@link RecordStore#savePublications}). */
-    void savePublications(StagingRecord record) throws VolumeException {
+    public void savePublications(StagingRecord record) throws VolumeException {
         try {
             store.savePublications(record.getVolumeId(), record.getPublicationsMap());
         } catch (StateDirFullException e) {
@@ -82,7 +82,7 @@ final class StagingRecords {
         }
     }
 
-    void delete(String volumeId) throws VolumeException {
+    public void delete(String volumeId) throws VolumeException {
         try {
             store.delete(volumeId);
         } catch (IOException e) {
@@ -101,7 +101,7 @@ final class StagingRecords {
      * refused (FAILED_PRECONDITION naming the files) rather than guessed: taking down another volume's pod mount
      * is worse than a teardown that waits. Volumes with a record never get here.
      */
-    Optional<StagingRecord> otherVolumeAt(String volumeId, Path path, FileStat stat) throws VolumeException {
+    public Optional<StagingRecord> otherVolumeAt(String volumeId, Path path, FileStat stat) throws VolumeException {
         Optional<StagingRecord> other = store.all().stream()
                 .filter(r -> !r.getVolumeId().equals(volumeId))
                 .filter(r -> r.getStagingPath().equals(path.toString()) || r.containsPublications(path.toString())
@@ -114,12 +114,12 @@ final class StagingRecords {
     }
 
     /** Every record that can be read (at start); {@link #unreadable()} lists the others. */
-    List<StagingRecord> all() {
+    public List<StagingRecord> all() {
         return store.all();
     }
 
     /** The record files that cannot be read. */
-    List<UnreadableRecordException> unreadable() {
+    public List<UnreadableRecordException> unreadable() {
         return store.unreadable();
     }
 
@@ -127,7 +127,7 @@ final class StagingRecords {
      * Refuses (FAILED_PRECONDITION naming the files) while a record cannot be read: for a teardown of a volume
      * without a record, which takes down what no readable record claims, the unreadable one may be the owner.
      */
-    void requireNoUnreadable(String what) throws VolumeException {
+    public void requireNoUnreadable(String what) throws VolumeException {
         List<UnreadableRecordException> unreadable = store.unreadable();
         if (!unreadable.isEmpty()) {
             throw VolumeException.precondition(what + " may belong to a volume whose staging record cannot be read"
@@ -136,7 +136,7 @@ final class StagingRecords {
         }
     }
 
-    static DeviceNumber deviceNumber(StagingRecord record) {
+    public static DeviceNumber deviceNumber(StagingRecord record) {
         return deviceNumber(record.getDevice());
     }
 
@@ -145,12 +145,12 @@ final class StagingRecords {
      * The opened dm-crypt mapping of an encrypted volume, else the attached device. Detach, fencing and the device
      * claims use the attached device ({@link #deviceNumber(StagingRecord)}) whatever this says.
      */
-    static DeviceNumber usedNumber(StagingRecord record) {
+    public static DeviceNumber usedNumber(StagingRecord record) {
         return isOpenedCrypt(record) ? deviceNumber(record.getCrypt().getOpened()) : deviceNumber(record);
     }
 
     /** The node of {@link #usedNumber}. */
-    static Path usedPath(StagingRecord record) {
+    public static Path usedPath(StagingRecord record) {
         return isOpenedCrypt(record) ? Path.of(record.getCrypt().getOpened().getPath()) : devicePath(record);
     }
 
@@ -159,24 +159,24 @@ final class StagingRecords {
     }
 
     /** The number of a recorded device: the volume's, or the read-only view of a publication. */
-    static DeviceNumber deviceNumber(DeviceRecord device) {
+    public static DeviceNumber deviceNumber(DeviceRecord device) {
         return new DeviceNumber(device.getMajor(), device.getMinor());
     }
 
     /** What the transport attached, as recorded: what detach and refreshSize work from. */
-    static Attachment attachment(StagingRecord record) {
+    public static Attachment attachment(StagingRecord record) {
         return new Attachment(record.getTransport(), devicePath(record), deviceNumber(record),
                 record.getDevice().getIdentity(), record.getAttachmentMap());
     }
 
     /** The attach an ATTACHING record was written for, without secrets (they are never recorded). */
-    static AttachRequest attachRequest(StagingRecord record) {
+    public static AttachRequest attachRequest(StagingRecord record) {
         return new AttachRequest(record.getVolumeId(), record.getVolumeContextMap(), record.getPublishContextMap(),
                 Secrets.NONE);
     }
 
     /** The transport that staged the volume. */
-    static Transport transportOf(Transports transports, StagingRecord record) throws VolumeException {
+    public static Transport transportOf(Transports transports, StagingRecord record) throws VolumeException {
         return transports.named(record.getTransport()).orElseThrow(() -> VolumeException.internal(
                 "volume " + record.getVolumeId() + " was staged by transport \"" + record.getTransport()
                         + "\", which this plugin does not have", null));
@@ -186,12 +186,12 @@ final class StagingRecords {
      * How the volume's paths serve, as the transport that staged it reads them; empty for a device without
      * paths, and for a transport this plugin does not have (a health verdict is no reason to fail the call).
      */
-    static Optional<PathReport> pathHealth(Transports transports, StagingRecord record) throws IOException {
+    public static Optional<PathReport> pathHealth(Transports transports, StagingRecord record) throws IOException {
         Optional<Transport> transport = transports.named(record.getTransport());
         return transport.isEmpty() ? Optional.empty() : transport.get().pathHealth(attachment(record));
     }
 
-    static Path devicePath(StagingRecord record) {
+    public static Path devicePath(StagingRecord record) {
         return Path.of(record.getDevice().getPath());
     }
 }

@@ -1,4 +1,4 @@
-package dev.blocknode.volume;
+package dev.blocknode.volume.kubelet;
 
 import dev.blocknode.os.fd.OpenedPath;
 import dev.blocknode.outcome.VolumeException;
@@ -18,7 +18,7 @@ import java.util.Optional;
  * Kubelet creates pods/POD_UID when it admits a pod and removes it only once the pod is gone; a pod UID is
  * never given to another pod, so a pod directory that is gone stays gone.
  */
-final class KubeletPods {
+public final class KubeletPods {
 
     /** A target's path elements, {@link #ANY} where kubelet puts a name of its own, and where the pod UID is. */
     private record Layout(List<String> elements, int podIndex) {
@@ -45,7 +45,7 @@ final class KubeletPods {
 
     private final KubeletPaths paths;
 
-    KubeletPods(KubeletPaths paths) {
+    public KubeletPods(KubeletPaths paths) {
         this.paths = paths;
     }
 
@@ -55,7 +55,7 @@ final class KubeletPods {
      *
      * @param target a path as {@link KubeletPaths#confine} returned it
      */
-    Optional<String> podOf(Path target, boolean block) {
+    public Optional<String> podOf(Path target, boolean block) {
         return (block ? BLOCK : FILESYSTEM).podOf(paths.relative(target));
     }
 
@@ -63,7 +63,7 @@ final class KubeletPods {
      * The same, for a target as a record holds it and a kubelet root as given, without opening anything (for
      * {@code blocknode status}, which runs without the plugin): empty for a target not under {@code root}.
      */
-    static Optional<String> podOf(Path root, Path target, boolean block) {
+    public static Optional<String> podOf(Path root, Path target, boolean block) {
         Path normalRoot = root.toAbsolutePath().normalize();
         Path normalTarget = target.toAbsolutePath().normalize();
         if (!normalTarget.startsWith(normalRoot) || normalTarget.equals(normalRoot)) {
@@ -77,7 +77,7 @@ final class KubeletPods {
      * descriptor beneath the kubelet root. No pods directory, or a symlink on the way to it, is doubt, not
      * absence: whatever is decided on a pod being gone must never be decided on doubt.
      */
-    boolean isGone(String uid) throws VolumeException {
+    public boolean isGone(String uid) throws VolumeException {
         Path podDirectory = paths.root().resolve("pods").resolve(OpenedPath.requireElement(uid));
         Optional<OpenedPath> pods;
         try {

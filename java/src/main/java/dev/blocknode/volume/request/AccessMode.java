@@ -1,4 +1,4 @@
-package dev.blocknode.volume;
+package dev.blocknode.volume.request;
 
 /** How many nodes and writers may use a volume at once (the CSI access modes, by their spec names). */
 public enum AccessMode {

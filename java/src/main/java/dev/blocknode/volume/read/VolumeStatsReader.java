@@ -1,4 +1,4 @@
-package dev.blocknode.volume;
+package dev.blocknode.volume.read;
 
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.FilesystemUsage;
@@ -6,6 +6,8 @@ import dev.blocknode.os.host.Host;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.transport.Transports;
+import dev.blocknode.volume.record.StagingRecords;
+import dev.blocknode.volume.request.Requests;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -26,7 +28,7 @@ public final class VolumeStatsReader {
     private final VolumeLocator locator;
     private final Transports transports;
 
-    VolumeStatsReader(Host host, VolumeLocator locator, Transports transports) {
+    public VolumeStatsReader(Host host, VolumeLocator locator, Transports transports) {
         this.host = host;
         this.locator = locator;
         this.transports = transports;

@@ -1,4 +1,4 @@
-package dev.blocknode.volume;
+package dev.blocknode.volume.read;
 
 /**
  * One adverse condition of the storage this node reaches, for NodeGetStorageHealth. {@code reason} is a short

@@ -1,4 +1,4 @@
-package dev.blocknode.volume;
+package dev.blocknode.volume.read;
 
 import dev.blocknode.transport.PathReport;
 

@@ -1,4 +1,4 @@
-package dev.blocknode.volume;
+package dev.blocknode.volume.request;
 
 /** A validated CSI VolumeCapability. */
 public record VolumeCapability(AccessType accessType, AccessMode accessMode) {

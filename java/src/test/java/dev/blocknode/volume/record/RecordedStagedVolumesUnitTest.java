@@ -1,4 +1,4 @@
-package dev.blocknode.volume;
+package dev.blocknode.volume.record;
 
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.state.RecordStore;

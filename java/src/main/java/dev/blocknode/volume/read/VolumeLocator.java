@@ -1,4 +1,4 @@
-package dev.blocknode.volume;
+package dev.blocknode.volume.read;
 
 import dev.blocknode.os.FileStat;
 import dev.blocknode.os.FilesystemUsage;
@@ -9,6 +9,10 @@ import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
 
 import dev.blocknode.os.fd.OpenedPath;
+import dev.blocknode.volume.kubelet.KubeletPaths;
+import dev.blocknode.volume.record.Publications;
+import dev.blocknode.volume.record.StagingRecords;
+import dev.blocknode.volume.request.AccessMode;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -20,7 +24,7 @@ import java.util.Optional;
  * staging path and its publications, as recorded; a block volume also at any device node of its own device
  * below the kubelet root, which is where kubelet asks for its stats (see {@link #deviceNode}).
  */
-final class VolumeLocator {
+public final class VolumeLocator {
 
     /**
      * The volume at one of its paths; {@code publication} is empty for the staging path and for a device node of
@@ -28,7 +32,7 @@ final class VolumeLocator {
      * root (absent for a block volume's staging directory): read it by descriptor ({@link #usage()}), never
      * through the request's path again. Close it.
      */
-    record Located(StagingRecord record, Path path, Optional<PublicationRecord> publication,
+    public record Located(StagingRecord record, Path path, Optional<PublicationRecord> publication,
                    Optional<OpenedPath> opened) implements AutoCloseable {
 
         /** What statvfs says of the filesystem at the located path, asked through the opened descriptor. */
@@ -58,13 +62,13 @@ final class VolumeLocator {
     private final KubeletPaths paths;
     private final StagingRecords records;
 
-    VolumeLocator(Host host, KubeletPaths paths, StagingRecords records) {
+    public VolumeLocator(Host host, KubeletPaths paths, StagingRecords records) {
         this.host = host;
         this.paths = paths;
         this.records = records;
     }
 
-    Located locate(String volumeId, String volumePath) throws VolumeException {
+    public Located locate(String volumeId, String volumePath) throws VolumeException {
         StagingRecord record = records.find(volumeId).orElseThrow(() -> VolumeException.notFound(
                 "volume " + volumeId + " is not staged on this node"));
         if (record.getPhase() == StagePhase.ATTACHING) {

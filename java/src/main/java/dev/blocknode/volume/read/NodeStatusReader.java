@@ -1,4 +1,4 @@
-package dev.blocknode.volume;
+package dev.blocknode.volume.read;
 
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.FileStat;
@@ -12,6 +12,9 @@ import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.transport.PathReport;
 import dev.blocknode.transport.Transports;
+import dev.blocknode.volume.kubelet.KubeletPods;
+import dev.blocknode.volume.record.Publications;
+import dev.blocknode.volume.record.StagingRecords;
 
 import java.io.IOException;
 import java.nio.file.Files;

@@ -1,4 +1,4 @@
-package dev.blocknode.volume;
+package dev.blocknode.volume.request;
 
 import dev.blocknode.os.mount.MountOptions;
 import dev.blocknode.volume.filesystem.FilesystemOptions;

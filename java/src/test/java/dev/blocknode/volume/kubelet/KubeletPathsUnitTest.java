@@ -1,4 +1,4 @@
-package dev.blocknode.volume;
+package dev.blocknode.volume.kubelet;
 
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;

@@ -1,4 +1,4 @@
-package dev.blocknode.volume;
+package dev.blocknode.volume.record;
 
 import dev.blocknode.state.RecordStore;
 import dev.blocknode.state.v1.StagingRecord;

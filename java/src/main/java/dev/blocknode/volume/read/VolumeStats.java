@@ -1,4 +1,4 @@
-package dev.blocknode.volume;
+package dev.blocknode.volume.read;
 
 import java.util.List;
 import java.util.OptionalLong;
@@ -16,7 +16,7 @@ public record VolumeStats(long totalBytes, OptionalLong availableBytes, Optional
     }
 
     /** These stats with {@code first} ahead of their other problems. */
-    VolumeStats withProblemFirst(HealthProblem first) {
+    public VolumeStats withProblemFirst(HealthProblem first) {
         List<HealthProblem> all = new java.util.ArrayList<>(problems.size() + 1);
         all.add(first);
         all.addAll(problems);

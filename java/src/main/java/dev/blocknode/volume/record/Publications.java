@@ -1,4 +1,4 @@
-package dev.blocknode.volume;
+package dev.blocknode.volume.record;
 
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.FileStat;
@@ -14,13 +14,13 @@ import java.util.ArrayList;
 import java.util.List;
 
 /** Questions about where a staged volume is in use, answered with O(1) checks per path. */
-final class Publications {
+public final class Publications {
 
     private Publications() {
     }
 
     /** The recorded publication targets that still hold a mount. */
-    static List<String> live(Host host, StagingRecord record) throws VolumeException {
+    public static List<String> live(Host host, StagingRecord record) throws VolumeException {
         List<String> live = new ArrayList<>();
         for (String target : record.getPublicationsMap().keySet()) {
             Path path = Path.of(target);
@@ -39,7 +39,7 @@ final class Publications {
      * Whether {@code path}, whose statx is {@code stat}, is a mount point: the statx says so where the kernel
      * reports STATX_ATTR_MOUNT_ROOT; elsewhere one more look.
      */
-    static boolean isMountPoint(Host host, Path path, FileStat stat) throws IOException {
+    public static boolean isMountPoint(Host host, Path path, FileStat stat) throws IOException {
         return switch (stat.mountRoot()) {
             case YES -> true;
             case NO -> false;
@@ -51,7 +51,7 @@ final class Publications {
      * Whether the entry whose statx is {@code stat} is the root of a mount: the statx says so where the kernel
      * reports STATX_ATTR_MOUNT_ROOT (5.8+); before that, a device other than its directory's.
      */
-    static boolean isMountRoot(OpenedPath directory, FileStat stat) throws IOException {
+    public static boolean isMountRoot(OpenedPath directory, FileStat stat) throws IOException {
         return switch (stat.mountRoot()) {
             case YES -> true;
             case NO -> false;
@@ -88,7 +88,7 @@ final class Publications {
      * filesystem, the mounted filesystem lives on it; for block access, the path is the device node itself
      * (bind-mounted onto a file).
      */
-    static boolean holdsVolume(StagingRecord record, Path path, FileStat stat) {
+    public static boolean holdsVolume(StagingRecord record, Path path, FileStat stat) {
         DeviceNumber number = StagingRecords.usedNumber(record);
         if (record.hasBlock()) {
             PublicationRecord publication = record.getPublicationsMap().get(path.toString());

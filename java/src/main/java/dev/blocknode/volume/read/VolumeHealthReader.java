@@ -1,8 +1,11 @@
-package dev.blocknode.volume;
+package dev.blocknode.volume.read;
 
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
+import dev.blocknode.volume.kubelet.KubeletPaths;
+import dev.blocknode.volume.record.StagingRecords;
+import dev.blocknode.volume.request.Requests;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -17,16 +20,16 @@ import java.util.Optional;
  * nothing of is NOT_FOUND; one whose record cannot be read is that problem. Like stats, no operation guard:
  * this only reads.
  */
-final class VolumeHealthReader {
+public final class VolumeHealthReader {
 
     private final KubeletPaths paths;
     private final StagingRecords records;
     private final VolumeStatsReader stats;
     private final RecentStageFailures failures;
-    private final VolumeFences fences;
+    private final FencedVolumes fences;
 
-    VolumeHealthReader(KubeletPaths paths, StagingRecords records, VolumeStatsReader stats,
-                       RecentStageFailures failures, VolumeFences fences) {
+    public VolumeHealthReader(KubeletPaths paths, StagingRecords records, VolumeStatsReader stats,
+                       RecentStageFailures failures, FencedVolumes fences) {
         this.paths = paths;
         this.records = records;
         this.stats = stats;
@@ -34,7 +37,7 @@ final class VolumeHealthReader {
         this.fences = fences;
     }
 
-    List<HealthProblem> read(Requests.Health request) throws VolumeException {
+    public List<HealthProblem> read(Requests.Health request) throws VolumeException {
         String volumeId = request.volumeId();
         Optional<StagingRecord> record;
         try {

@@ -1,4 +1,4 @@
-package dev.blocknode.volume;
+package dev.blocknode.volume.read;
 
 import dev.blocknode.outcome.VolumeException;
 
@@ -16,7 +16,7 @@ import java.util.Optional;
  * volume stages or unstages, and bounded: the oldest entries go first, so a caller cycling through volume ids
  * cannot grow it.
  */
-final class RecentStageFailures {
+public final class RecentStageFailures {
 
     /** Far more volumes than one node stages; each entry is a volume id and one message. */
     static final int CAPACITY = 1024;
@@ -32,11 +32,11 @@ final class RecentStageFailures {
         }
     };
 
-    RecentStageFailures(Clock clock) {
+    public RecentStageFailures(Clock clock) {
         this.clock = clock;
     }
 
-    synchronized void failed(String volumeId, VolumeException failure) {
+    public synchronized void failed(String volumeId, VolumeException failure) {
         if (!concernsTheVolume(failure.outcome())) {
             return;
         }
@@ -45,7 +45,7 @@ final class RecentStageFailures {
         failures.put(volumeId, new Failure(clock.instant(), failure.outcome(), failure.getMessage()));
     }
 
-    synchronized void forget(String volumeId) {
+    public synchronized void forget(String volumeId) {
         failures.remove(volumeId);
     }
 

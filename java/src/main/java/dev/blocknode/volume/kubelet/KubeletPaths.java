@@ -1,4 +1,4 @@
-package dev.blocknode.volume;
+package dev.blocknode.volume.kubelet;
 
 import dev.blocknode.logging.Printable;
 import dev.blocknode.os.fd.ConfinedDirectory;
@@ -86,7 +86,7 @@ public final class KubeletPaths {
     }
 
     /** Opens a confined path, its last element not followed (check its type); empty when it is not there. */
-    Optional<OpenedPath> openIfPresent(String field, Path confined) throws VolumeException {
+    public Optional<OpenedPath> openIfPresent(String field, Path confined) throws VolumeException {
         try {
             return directory.openIfPresent(relative(confined));
         } catch (IOException e) {
@@ -95,7 +95,7 @@ public final class KubeletPaths {
     }
 
     /** Opens the directory holding a confined path; empty when it (or a directory above it) is not there. */
-    Optional<OpenedPath> openParentIfPresent(String field, Path confined) throws VolumeException {
+    public Optional<OpenedPath> openParentIfPresent(String field, Path confined) throws VolumeException {
         try {
             return directory.openDirectoryIfPresent(relativeParent(confined));
         } catch (IOException e) {
@@ -104,12 +104,12 @@ public final class KubeletPaths {
     }
 
     /** Opens the directory holding a confined path, creating it and every missing directory above it. */
-    OpenedPath openParentCreating(String field, Path confined) throws VolumeException {
+    public OpenedPath openParentCreating(String field, Path confined) throws VolumeException {
         return openCreating(field, confined, relativeParent(confined));
     }
 
     /** Opens a confined path as a directory, creating it and every missing directory above it. */
-    OpenedPath openDirectoryCreating(String field, Path confined) throws VolumeException {
+    public OpenedPath openDirectoryCreating(String field, Path confined) throws VolumeException {
         return openCreating(field, confined, relative(confined));
     }
 
@@ -124,7 +124,7 @@ public final class KubeletPaths {
     }
 
     /** The refusal for a symlink met at the last element of an opened path, which open does not follow. */
-    static VolumeException symlinkRefused(String field, Path confined) {
+    public static VolumeException symlinkRefused(String field, Path confined) {
         return VolumeException.invalid(field + " " + confined + " is a symlink; blocknode follows no symlink"
                 + " below the kubelet root");
     }
