@@ -25,9 +25,7 @@ CHAP_USER=bn-chap-user
 CHAP_PASSWORD=pw$(tr -dc 'A-Za-z0-9' < /dev/urandom | head -c 18)
 WRONG_PASSWORD=wrong$(tr -dc 'A-Za-z0-9' < /dev/urandom | head -c 15)
 CTX=$(bn_iscsi_ctx "$IQN" 1 "$(bn_wwid $TID 1)")
-HITS=/tmp/bn-chap-argv-hits
-SCANS=/tmp/bn-chap-argv-scans
-SCANNER=""
+BN_SECRETS=("$CHAP_PASSWORD" "$WRONG_PASSWORD")
 
 chap_target() {
   printf '%s\n%s\n' "$CHAP_PASSWORD" "$WRONG_PASSWORD" > "$VM_RESULTS/secret-canaries"
@@ -41,33 +39,6 @@ chap_target_delete() {
     tgtadm --lld iscsi --mode account --op delete --user "$CHAP_USER" && bn_target_delete $TID
 }
 
-# Reads every process's argv until stopped; a process whose argv holds the password is written to
-# $HITS with the password masked. Bash builtins only: no grep or cat carries the password in its argv.
-scan_argv() {
-  local f args n=0 words
-  : > "$HITS"
-  while :; do
-    for f in /proc/[0-9]*/cmdline; do
-      mapfile -d '' -t words < "$f" 2>/dev/null || continue
-      args="${words[*]}"
-      if [[ $args == *"$CHAP_PASSWORD"* || $args == *"$WRONG_PASSWORD"* ]]; then
-        echo "${f%/cmdline}: ${args//$CHAP_PASSWORD/<password>}" >> "$HITS"
-      fi
-    done
-    n=$((n + 1)); echo "$n" > "$SCANS"
-    # A pause between passes, or the scan takes a whole vCPU of two and doubles the stage's time. Any
-    # command the plugin runs lives longer than this; the record of its commands has every argv anyway.
-    sleep 0.05
-  done
-}
-start_scanner() { scan_argv & SCANNER=$!; }
-stop_scanner() {
-  [[ -n $SCANNER ]] || return 0
-  kill "$SCANNER" 2>/dev/null; wait "$SCANNER" 2>/dev/null; SCANNER=""
-  echo "  argv scans of every process: $(cat "$SCANS" 2>/dev/null || echo 0)"
-  [[ ! -s $HITS ]] || { echo "the password is in a process's argv:" >&2; sed 's/^/    /' "$HITS" >&2; return 1; }
-}
-
 no_secrets() {
   csi_fails "FAILED_PRECONDITION|INTERNAL" stagex $VOLUME "$STAGING" ext4 $CTX || return
   [[ ${CSI_REPLY,,} == *login* || ${CSI_REPLY,,} == *chap* || ${CSI_REPLY,,} == *authenticat* ]] ||
@@ -79,13 +50,13 @@ wrong_password() {
   [[ $CSI_REPLY == *CHAP* ]] || { echo "the error does not mention CHAP" >&2; return 1; }
 }
 right_secrets() {
-  start_scanner
+  bn_argv_scan_start
   csi stagex $VOLUME "$STAGING" ext4 $CTX \
     "secret:node.session.auth.username=$CHAP_USER" "secret:node.session.auth.password=$CHAP_PASSWORD"
   local rc=$?
   # The staged volume's processes (iscsid's children, the plugin) are scanned a little longer.
   sleep 1
-  stop_scanner || rc=1
+  bn_argv_scan_stop || rc=1
   return $rc
 }
 
@@ -117,19 +88,11 @@ records_hold_secret() {
 
 # The password in no log the guest can read (the host checks the rest; see secret-canaries).
 not_in_logs() {
-  local file line
-  for file in "$VM_RESULTS/plugin.log" "$VM_RESULTS/client.log" "$BN_COMMAND_LOG" /etc/iscsi/iscsid.conf; do
-    [[ -f $file ]] || continue
-    while IFS= read -r line; do
-      if [[ $line == *"$CHAP_PASSWORD"* || $line == *"$WRONG_PASSWORD"* ]]; then
-        echo "a password is in $file" >&2; return 1
-      fi
-    done < "$file"
-  done
+  bn_secrets_in_no_file "$VM_RESULTS/plugin.log" "$VM_RESULTS/client.log" "$BN_COMMAND_LOG" /etc/iscsi/iscsid.conf
 }
 
 bn_on_fail() {
-  [[ -n $SCANNER ]] && { kill "$SCANNER" 2>/dev/null; wait "$SCANNER" 2>/dev/null; SCANNER=""; }
+  bn_argv_scan_abort
   tgtadm --lld iscsi --mode account --op unbind --tid $TID --user "$CHAP_USER" >/dev/null 2>&1
   tgtadm --lld iscsi --mode account --op delete --user "$CHAP_USER" >/dev/null 2>&1
   true

@@ -599,3 +599,64 @@ bn_end() {
   [[ -s $VM_RESULTS/xfail ]] && known=" ($(grep -c '^XFAIL' "$VM_RESULTS/xfail") expected to fail: known plugin bugs)"
   echo "$BN_SCENARIO: all $BN_STEPS_OK steps passed in $(( $(vm_now_ms) - BN_STARTED )) ms$known"
 }
+
+# Secrets a scenario must never leak (CHAP passwords, LUKS passphrases): the scenario sets BN_SECRETS to
+# this run's random values (never printed) before it starts the scan. Bash builtins only below: no grep or
+# cat carries a secret in its own argv.
+BN_SECRETS=()
+BN_ARGV_SCANNER=""
+BN_ARGV_HITS=/tmp/bn-argv-hits
+BN_ARGV_SCANS=/tmp/bn-argv-scans
+
+# bn_has_secret TEXT: TEXT holds one of BN_SECRETS.
+bn_has_secret() {
+  local s
+  for s in "${BN_SECRETS[@]}"; do [[ $1 == *"$s"* ]] && return 0; done
+  return 1
+}
+
+# Every process's argv until stopped; a process whose argv holds a secret is written to the hits file with
+# the secrets masked.
+bn_scan_argv() {
+  local f args n=0 words s
+  : > "$BN_ARGV_HITS"
+  while :; do
+    for f in /proc/[0-9]*/cmdline; do
+      mapfile -d '' -t words 2>/dev/null < "$f" || continue # a process gone since the glob: no complaint
+      args="${words[*]}"
+      if bn_has_secret "$args"; then
+        for s in "${BN_SECRETS[@]}"; do args=${args//$s/<secret>}; done
+        echo "${f%/cmdline}: $args" >> "$BN_ARGV_HITS"
+      fi
+    done
+    n=$((n + 1)); echo "$n" > "$BN_ARGV_SCANS"
+    # A pause between passes, or the scan takes a whole vCPU of two and doubles a stage's time. Any command
+    # the plugin runs lives longer than this (cryptsetup's key derivation alone), and the command record
+    # has every argv anyway.
+    sleep 0.05
+  done
+}
+bn_argv_scan_start() { bn_scan_argv & BN_ARGV_SCANNER=$!; }
+# bn_argv_scan_abort: stops a scan a failed step left running (bn_on_fail), judging nothing.
+bn_argv_scan_abort() {
+  [[ -n $BN_ARGV_SCANNER ]] || return 0
+  kill "$BN_ARGV_SCANNER" 2>/dev/null; wait "$BN_ARGV_SCANNER" 2>/dev/null; BN_ARGV_SCANNER=""
+}
+bn_argv_scan_stop() {
+  [[ -n $BN_ARGV_SCANNER ]] || return 0
+  bn_argv_scan_abort
+  echo "  argv scans of every process: $(cat "$BN_ARGV_SCANS" 2>/dev/null || echo 0)"
+  [[ ! -s $BN_ARGV_HITS ]] || { echo "a secret is in a process's argv:" >&2; sed 's/^/    /' "$BN_ARGV_HITS" >&2; return 1; }
+}
+
+# bn_secrets_in_no_file FILE...: no line of these files (those that exist) holds a secret.
+bn_secrets_in_no_file() {
+  local file line
+  for file in "$@"; do
+    [[ -f $file ]] || continue
+    while IFS= read -r line; do
+      bn_has_secret "$line" && { echo "a secret is in $file" >&2; return 1; }
+    done < "$file"
+  done
+  return 0
+}

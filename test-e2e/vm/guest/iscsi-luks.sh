@@ -33,9 +33,7 @@ KEY=lk$(tr -dc 'A-Za-z0-9' < /dev/urandom | head -c 30)
 WRONG=wk$(tr -dc 'A-Za-z0-9' < /dev/urandom | head -c 30)
 CTX1=$(bn_iscsi_ctx "$IQN" 1 "$(bn_wwid $TID 1)")
 CTX2=$(bn_iscsi_ctx "$IQN" 2 "$(bn_wwid $TID 2)")
-HITS=/tmp/bn-luks-argv-hits
-SCANS=/tmp/bn-luks-argv-scans
-SCANNER=""
+BN_SECRETS=("$KEY" "$WRONG")
 MARKER=BLOCKNODE-LUKS-PLAINTEXT-MARKER
 SUM=""
 PLAIN_MS=""
@@ -45,30 +43,6 @@ luks_target() {
   printf '%s\n%s\n' "$KEY" "$WRONG" > "$VM_RESULTS/secret-canaries"
   modprobe -a dm_crypt || return
   vm_target_create $TID "$IQN" 64 64
-}
-
-# Every process's argv until stopped (as iscsi-chap.sh); a hit is written with the passphrase masked.
-scan_argv() {
-  local f args n=0 words
-  : > "$HITS"
-  while :; do
-    for f in /proc/[0-9]*/cmdline; do
-      mapfile -d '' -t words 2>/dev/null < "$f" || continue # a process gone since the glob: no complaint
-      args="${words[*]}"
-      if [[ $args == *"$KEY"* || $args == *"$WRONG"* ]]; then
-        echo "${f%/cmdline}: ${args//$KEY/<passphrase>}" >> "$HITS"
-      fi
-    done
-    n=$((n + 1)); echo "$n" > "$SCANS"
-    sleep 0.05 # a pass per 50 ms: cryptsetup's runs last longer (its key derivation alone), and the record has every argv
-  done
-}
-start_scanner() { scan_argv & SCANNER=$!; }
-stop_scanner() {
-  [[ -n $SCANNER ]] || return 0
-  kill "$SCANNER" 2>/dev/null; wait "$SCANNER" 2>/dev/null; SCANNER=""
-  echo "  argv scans of every process: $(cat "$SCANS" 2>/dev/null || echo 0)"
-  [[ ! -s $HITS ]] || { echo "a passphrase is in a process's argv:" >&2; sed 's/^/    /' "$HITS" >&2; return 1; }
 }
 
 crypt_mappings() { dmsetup ls --target crypt 2>/dev/null | grep -v '^No devices found' || true; }
@@ -87,10 +61,10 @@ luks_refuses_a_filesystem() {
 wipe_lun() { dd if=/dev/zero of="$(bn_lun_file $TID 1)" bs=1M count=64 conv=notrunc,fsync status=none; }
 
 stage_luks() { # [secret]
-  start_scanner
+  bn_argv_scan_start
   csi stagex $VOLUME "$STAGING" ext4 $CTX1 encryption=luks2 "secret:encryptionPassphrase=${1:-$KEY}"
   local rc=$?
-  stop_scanner || rc=1
+  bn_argv_scan_stop || rc=1
   return $rc
 }
 first_luks_stage() {
@@ -119,10 +93,10 @@ wrong_key() {
 expand_luks() {
   local before after mapping lun map crypt offset rc
   before=$(stat -f -c '%b %S' "$TARGET" | awk '{print $1 * $2}')
-  start_scanner
+  bn_argv_scan_start
   csi expand $VOLUME "$TARGET" "$STAGING" "secret:encryptionPassphrase=$KEY"
   rc=$?
-  stop_scanner || rc=1
+  bn_argv_scan_stop || rc=1
   ((rc == 0)) || return $rc
   mapping=$(findmnt -n -o SOURCE --mountpoint "$STAGING") || { echo "nothing mounted at $STAGING" >&2; return 1; }
   lun=$(stat -c %s "$(bn_lun_file $TID 1)")
@@ -140,10 +114,10 @@ expand_luks() {
 }
 
 stage_block() {
-  start_scanner
+  bn_argv_scan_start
   csi stagex $BLOCK "$BLOCK_STAGING" block $CTX2 encryption=luks2 "secret:encryptionPassphrase=$KEY"
   local rc=$?
-  stop_scanner || rc=1
+  bn_argv_scan_stop || rc=1
   return $rc
 }
 block_is_ciphertext_below() {
@@ -166,36 +140,22 @@ block_is_ciphertext_below() {
 
 # The passphrases in no file of the state dir while the volume is staged (its record is there then).
 not_in_state() {
-  local file line n=0
-  while IFS= read -r -d '' file; do
-    n=$((n + 1))
-    while IFS= read -r line; do
-      if [[ $line == *"$KEY"* || $line == *"$WRONG"* ]]; then
-        echo "a passphrase is in $file" >&2; return 1
-      fi
-    done < "$file"
-  done < <(find "$STATE" -type f -print0)
-  ((n > 0)) || { echo "no file in $STATE: nothing was checked" >&2; return 1; }
-  echo "  $n state file(s), no passphrase"
+  local files
+  mapfile -d '' -t files < <(find "$STATE" -type f -print0)
+  ((${#files[@]} > 0)) || { echo "no file in $STATE: nothing was checked" >&2; return 1; }
+  bn_secrets_in_no_file "${files[@]}" || return
+  echo "  ${#files[@]} state file(s), no passphrase"
 }
 
 # The passphrases in no log the guest can read (the host checks the rest).
 not_in_logs() {
-  local file line
   bn_save_commands
   grep -q ' cryptsetup ' "$VM_RESULTS/commands.log" || { echo "no cryptsetup in the command record" >&2; return 1; }
-  for file in "$VM_RESULTS/plugin.log" "$VM_RESULTS/client.log" "$VM_RESULTS/commands.log" "$BN_COMMAND_LOG"; do
-    [[ -f $file ]] || continue
-    while IFS= read -r line; do
-      if [[ $line == *"$KEY"* || $line == *"$WRONG"* ]]; then
-        echo "a passphrase is in $file" >&2; return 1
-      fi
-    done < "$file"
-  done
+  bn_secrets_in_no_file "$VM_RESULTS/plugin.log" "$VM_RESULTS/client.log" "$VM_RESULTS/commands.log" "$BN_COMMAND_LOG"
 }
 
 bn_on_fail() {
-  [[ -n $SCANNER ]] && { kill "$SCANNER" 2>/dev/null; wait "$SCANNER" 2>/dev/null; SCANNER=""; }
+  bn_argv_scan_abort
   local m
   for m in /dev/mapper/blocknode-*; do
     [[ -e $m ]] || continue
