@@ -636,7 +636,9 @@ bn_scan_argv() {
     sleep 0.05
   done
 }
-bn_argv_scan_start() { bn_scan_argv & BN_ARGV_SCANNER=$!; }
+# No secrets set would make every check below pass without looking: refused.
+bn_secrets_set() { ((${#BN_SECRETS[@]} > 0)) || { echo "BN_SECRETS is empty: nothing to look for" >&2; return 1; }; }
+bn_argv_scan_start() { bn_secrets_set || return; bn_scan_argv & BN_ARGV_SCANNER=$!; }
 # bn_argv_scan_abort: stops a scan a failed step left running (bn_on_fail), judging nothing.
 bn_argv_scan_abort() {
   [[ -n $BN_ARGV_SCANNER ]] || return 0
@@ -652,6 +654,7 @@ bn_argv_scan_stop() {
 # bn_secrets_in_no_file FILE...: no line of these files (those that exist) holds a secret.
 bn_secrets_in_no_file() {
   local file line
+  bn_secrets_set || return
   for file in "$@"; do
     [[ -f $file ]] || continue
     while IFS= read -r line; do
