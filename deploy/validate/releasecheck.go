@@ -68,8 +68,16 @@ func CheckRelease(dist, version, chartDir string, deps []MavenDep) []string {
 		add("image: named %q in its archive, want REPOSITORY:%s", image.RefName, version)
 	}
 	problems = append(problems, checkLabels(image.Labels, version)...)
-	problems = append(problems, checkImageJar(image, version)...)
-	problems = append(problems, checkNoNodeIdentity(image)...)
+	// One walk of the image's layers for the files both checks read.
+	files, _, err := image.ReadFiles(func(name string) bool {
+		return name == imageJar || slices.Contains(nodeIdentityFiles, name)
+	})
+	if err != nil {
+		add("image: %v", err)
+	} else {
+		problems = append(problems, checkImageJar(files, version)...)
+		problems = append(problems, checkNoNodeIdentity(files)...)
+	}
 
 	chartPath := filepath.Join(dist, chartFile)
 	problems = append(problems, checkPackagedChart(chartPath, chartDir, version, repository, image.Digest)...)
@@ -156,11 +164,7 @@ func checkLabels(labels map[string]string, version string) []string {
 // initiator whenever the host's /etc/iscsi is not mounted, and the array's ACLs would let them all in.
 var nodeIdentityFiles = []string{"etc/iscsi/initiatorname.iscsi", "etc/nvme/hostnqn", "etc/nvme/hostid"}
 
-func checkNoNodeIdentity(image *OCIImage) []string {
-	files, _, err := image.ReadFiles(func(name string) bool { return slices.Contains(nodeIdentityFiles, name) })
-	if err != nil {
-		return []string{fmt.Sprintf("image: %v", err)}
-	}
+func checkNoNodeIdentity(files map[string][]byte) []string {
 	var problems []string
 	for _, name := range nodeIdentityFiles {
 		if _, ok := files[name]; ok {
@@ -171,14 +175,12 @@ func checkNoNodeIdentity(image *OCIImage) []string {
 	return problems
 }
 
+const imageJar = "app/blocknode.jar"
+
 // checkImageJar: the jar in the image says the version in its manifest and in the resource GetPluginInfo's
 // vendor_version comes from (dev.blocknode.Version).
-func checkImageJar(image *OCIImage, version string) []string {
-	files, _, err := image.ReadFiles(func(name string) bool { return name == "app/blocknode.jar" })
-	if err != nil {
-		return []string{fmt.Sprintf("image: %v", err)}
-	}
-	jar, ok := files["app/blocknode.jar"]
+func checkImageJar(files map[string][]byte, version string) []string {
+	jar, ok := files[imageJar]
 	if !ok {
 		return []string{"image: no /app/blocknode.jar"}
 	}
