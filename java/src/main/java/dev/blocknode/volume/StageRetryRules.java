@@ -10,6 +10,7 @@ import dev.blocknode.volume.record.StagingRecords;
 import dev.blocknode.volume.request.AccessType;
 import dev.blocknode.volume.request.VolumeCapability;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.SortedSet;
@@ -109,10 +110,32 @@ final class StageRetryRules {
             requireSameFilesystem(record, requestedFs);
             SelinuxMountContexts.requireSameAsStaged(record, mount);
             if (!record.getMount().getMountFlagsList().equals(mount.mountFlags())) {
-                throw VolumeException.alreadyExists("volume " + volume + " is already staged with mount flags "
-                        + record.getMount().getMountFlagsList() + ", the request asks for " + mount.mountFlags());
+                throw VolumeException.alreadyExists("volume " + volume + " is already staged with other mount"
+                        + " flags: the request " + flagDifference(record.getMount().getMountFlagsList(),
+                        mount.mountFlags()) + "; unstage it first");
             }
         }
+    }
+
+    /**
+     * What the requested mount flags change against the staged ones, named flag by flag rather than as two whole
+     * lists, so that the message points at the one flag that differs. The order counts (a later flag overrides an
+     * earlier one), so the same flags in another order differ too.
+     */
+    static String flagDifference(List<String> staged, List<String> requested) {
+        List<String> added = requested.stream().filter(flag -> !staged.contains(flag)).toList();
+        List<String> dropped = staged.stream().filter(flag -> !requested.contains(flag)).toList();
+        if (added.isEmpty() && dropped.isEmpty()) {
+            return "has the same flags in another order";
+        }
+        List<String> parts = new ArrayList<>(2);
+        if (!added.isEmpty()) {
+            parts.add("adds " + added);
+        }
+        if (!dropped.isEmpty()) {
+            parts.add("drops " + dropped);
+        }
+        return String.join(" and ", parts);
     }
 
     private static void requireSameFilesystem(StagingRecord record, Optional<FilesystemType> requestedFs)

@@ -111,4 +111,22 @@ class StageRetryRulesUnitTest {
                 new VolumeCapability(AccessType.Mount.parsed("btrfs", List.of()), AccessMode.SINGLE_NODE_WRITER)));
         assertEquals(VolumeException.Outcome.INVALID_ARGUMENT, refused.outcome());
     }
+
+    @Test
+    void otherMountFlagsAreAlreadyExistsNamingOnlyTheFlagsThatDiffer() {
+        StagingRecord staged = recorded(Map.of()).setMount(MountAccessRecord.newBuilder().setFsType("ext4")
+                .addAllMountFlags(List.of("noatime", "nodiscard"))).build();
+        VolumeCapability other = new VolumeCapability(AccessType.Mount.parsed("ext4", List.of("noatime", "ro")),
+                AccessMode.SINGLE_NODE_WRITER);
+
+        VolumeException refused = assertThrows(VolumeException.class,
+                () -> StageRetryRules.requireCompatible(staged, other, Optional.of(FilesystemType.EXT4), true));
+        assertEquals(VolumeException.Outcome.ALREADY_EXISTS, refused.outcome());
+        assertTrue(refused.getMessage().contains("adds [ro] and drops [nodiscard]"), refused.getMessage());
+        assertFalse(refused.getMessage().contains("noatime"), "a flag both agree on is not named: "
+                + refused.getMessage());
+        assertEquals("has the same flags in another order",
+                StageRetryRules.flagDifference(List.of("ro", "noatime"), List.of("noatime", "ro")));
+        assertEquals("drops [ro]", StageRetryRules.flagDifference(List.of("ro"), List.of()));
+    }
 }
