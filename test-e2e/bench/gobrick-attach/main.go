@@ -81,6 +81,9 @@ func main() {
 	}
 
 	gobrick.SetLogger(&stderrLogger{debug: *debug, out: log.New(os.Stderr, "", log.Ltime|log.Lmicroseconds)})
+	// gobrick's default tracer prints every function's entry and exit on stdout; Dell's drivers replace it with
+	// one of their own (silent unless tracing is enabled), and so does this harness: stdout carries the results.
+	gobrick.SetTracer(silentTracer{})
 	connector := gobrick.NewISCSIConnector(gobrick.ISCSIConnectorParams{MaxParallelOperations: *maxParallel})
 
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
@@ -228,3 +231,8 @@ func (l *stderrLogger) Debug(_ context.Context, format string, args ...interface
 func (l *stderrLogger) Error(_ context.Context, format string, args ...interface{}) {
 	l.out.Printf("ERROR "+format, args...)
 }
+
+// silentTracer drops gobrick's trace lines.
+type silentTracer struct{}
+
+func (silentTracer) Trace(context.Context, string, ...interface{}) {}
