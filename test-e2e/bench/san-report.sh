@@ -66,10 +66,11 @@ if grep -q '^SANPEER kind=summary' "$results/san-bench.txt" 2>/dev/null; then
   echo "| N | rounds | side | attach all (ms) | attach p50/p90/p99 (ms) | detach all (ms) | detach p50/p90/p99 (ms) |"
   echo "|---|---|---|---|---|---|---|"
   grep -h '^SANPEER kind=summary' "$results/san-bench.txt" | sed 's/^SANPEER //' | awk '
-    function ratio(a, b) { return b > 0 ? sprintf("%.2f", a / b) : "-" }
+    function ratio(a, b) { return (a > 0 && b > 0) ? sprintf("%.2f", a / b) : "-" }
     {
       for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = substr($i, length(kv[1]) + 2) }
-      printf "| %d | %d | %s | %d | %s | %d | %s |\n", f["n"], f["rounds"], f["side"], f["attach_all_ms"],
+      rounds = f["rounds"] (f["failed_rounds"] > 0 ? " (" f["failed_rounds"] " failed, left out)" : "")
+      printf "| %d | %s | %s | %s | %s | %s | %s |\n", f["n"], rounds, f["side"], f["attach_all_ms"],
         f["attach_p50_p90_p99"], f["detach_all_ms"], f["detach_p50_p90_p99"]
       n = f["n"]; s = f["side"]; ns[n] = 1
       aa[n, s] = f["attach_all_ms"]; da[n, s] = f["detach_all_ms"]
