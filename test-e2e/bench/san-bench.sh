@@ -13,16 +13,29 @@ set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 OUT=$REPO/test-e2e/target/bench
 mkdir -p "$OUT"
-export GUEST_SAN_N=${SAN_N:-25 50 100 200} GUEST_SAN_BASELINE=${SAN_BASELINE:-yes}
+# SAN_N empty (set, but to nothing): figure h is not run (figure i alone).
+export GUEST_SAN_N=${SAN_N-25 50 100 200} GUEST_SAN_BASELINE=${SAN_BASELINE:-yes}
+# Figure i (README.md, "Figure i"): SAN_PEER_N, its N (blanks between them; empty: not run), SAN_PEER_ROUNDS
+# rounds each; SAN_PEER_ARGS, more flags for the harness ("-max-parallel 64": gobrick's default is 5 in flight).
+# Its harness (gobrick-attach/: Dell's gobrick, from the module cache or the Go module proxy,
+# checked against the committed go.sum) is built here, into test-e2e/target/bench: the guest sees it there
+# (its root is the host's /).
+export GUEST_SAN_PEER_N=${SAN_PEER_N-8} GUEST_SAN_PEER_ROUNDS=${SAN_PEER_ROUNDS:-3} GUEST_SAN_PEER_ARGS=${SAN_PEER_ARGS:-}
+if [[ -n ${GUEST_SAN_PEER_N// /} ]]; then
+  command -v go >/dev/null || { echo "san-bench: figure i needs go for its harness (apt-get install golang-go, or make deps)" >&2; exit 2; }
+  (cd "$REPO/test-e2e/bench/gobrick-attach" && go build -o "$OUT/gobrick-attach" .)
+  export GUEST_SAN_PEER=$OUT/gobrick-attach
+fi
 # 16 MiB LUNs are sparse files in the guest's tmpfs; ext4 on each writes ~1 MiB. The JVMs and 2N disks'
 # udev work need the rest: 2 GiB holds N = 200.
 export VM_MEMORY=${VM_MEMORY:-2048}
-largest=$(tr ' ' '\n' <<<"$GUEST_SAN_N" | sort -n | tail -n 1)
-total=$(( $(echo $GUEST_SAN_N | tr ' ' '+') ))
+largest=$(tr ' ' '\n' <<<"$GUEST_SAN_N $GUEST_SAN_PEER_N" | sort -n | tail -n 1)
+# Figure i's rounds count twice each (both sides), at the same seconds per volume.
+total=$(( $(echo $GUEST_SAN_N 0 | tr ' ' '+') + 2 * GUEST_SAN_PEER_ROUNDS * ($(echo $GUEST_SAN_PEER_N 0 | tr ' ' '+')) ))
 # Generous bounds, scaled to the volumes (TCG: seconds per volume, the target included): a hang still ends.
 export GUEST_SCENARIO_TIMEOUT=${GUEST_SCENARIO_TIMEOUT:-$((600 + 12 * total))}
 export VM_TIMEOUT=${VM_TIMEOUT:-$((GUEST_SCENARIO_TIMEOUT + 300))}
-export GUEST_CSI_TIMEOUT=${GUEST_CSI_TIMEOUT:-$((240 + 3 * largest))}
+export GUEST_CSI_TIMEOUT=${GUEST_CSI_TIMEOUT:-$((240 + 3 * ${largest:-0}))}
 
 # SAN_BEFORE_JAR: another build of the plugin (the one before a change) run beside this checkout's, each N
 # once with each, in the same boot: a change's before/after.

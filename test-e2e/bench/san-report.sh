@@ -9,16 +9,17 @@
 set -euo pipefail
 results=$1 rc=$2 load_before=$3 load_after=$4 guests_before=$5
 VM_MEMORY=${VM_MEMORY:-2048}
-  echo "# blocknode SAN benchmark (figure h), $(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo "# blocknode SAN benchmark (figures h and i), $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo
 echo "Host: $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)), Linux $(uname -r);" \
      "load average $load_before before, $load_after after; $guests_before qemu guest(s) running at the start."
 echo "Guest: TCG, ${VM_CPUS:-2} vCPUs, $VM_MEMORY MiB; tgtd target on the guest's loopback, two portals; LUNs of" \
      "${GUEST_SAN_LUN_MB:-16} MiB, ext4; the plugin with the guest's JVM flags (C1, serial GC, AOT cache) and then deploy/jvm.args (the image's heap and metaspace caps)."
 echo
+if grep -q '^SANBENCH' "$results/san-bench.txt" 2>/dev/null; then
 echo "| plugin | N | target alone up / down (ms) | stage all (ms) | stage p50/p90/p99 (ms) | publish all (ms) | stats sweep (ms) | unpublish all (ms) | unstage all (ms) | unstage p50/p90/p99 (ms) | stage all / target up | peak RSS (MiB) | CPU (s) | CPU per volume (ms) | uevents stage / rest | commands per volume, stage | commands per volume, drain |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-grep -h '^SANBENCH' "$results/san-bench.txt" 2>/dev/null | sed 's/^SANBENCH //' | awk '
+grep -h '^SANBENCH' "$results/san-bench.txt" | sed 's/^SANBENCH //' | awk '
   function per(list, n,   out, parts, i, kv) {
     out = ""; split(list, parts, ",")
     for (i in parts) if (split(parts[i], kv, "=") == 2) out = out sprintf("%s %.1f ", kv[1], kv[2] / n)
@@ -49,6 +50,52 @@ grep -h '^SANBENCH' "$results/san-bench.txt" 2>/dev/null | sed 's/^SANBENCH //' 
       print ""
     }
   }'
+else
+  echo "Figure h: not run (SAN_N empty)."
+fi
+# Figure i: blocknode beside Dell's gobrick on the same LUNs, each side's per-volume durations pooled over its
+# rounds (the guest's SANPEER summary lines), and the ratios blocknode / gobrick (below 1: blocknode faster).
+if grep -q '^SANPEER kind=summary' "$results/san-bench.txt" 2>/dev/null; then
+  echo
+  echo "Figure i: the same N LUNs x 2 paths attached and detached all at once by blocknode (NodeStageVolume /" \
+       "NodeUnstageVolume, block volumes) and by Dell's gobrick $(sed -n 's/^require github.com\/dell\/gobrick //p; s/^\tgithub.com\/dell\/gobrick //p' "$(dirname "${BASH_SOURCE[0]}")/gobrick-attach/go.mod" | head -n 1)" \
+       "(ConnectVolume / DisconnectVolumeByDeviceName, one goroutine per volume, $( [[ -n ${GUEST_SAN_PEER_ARGS:-} ]] &&
+         echo "harness flags $GUEST_SAN_PEER_ARGS" || echo "its defaults as Dell's drivers run it: at most 5 operations in flight"))," \
+       "rounds alternating which goes first; per-volume p50/p90/p99 pooled over the rounds, totals the median round's."
+  echo
+  echo "| N | rounds | side | attach all (ms) | attach p50/p90/p99 (ms) | detach all (ms) | detach p50/p90/p99 (ms) |"
+  echo "|---|---|---|---|---|---|---|"
+  grep -h '^SANPEER kind=summary' "$results/san-bench.txt" | sed 's/^SANPEER //' | awk '
+    function ratio(a, b) { return (a > 0 && b > 0) ? sprintf("%.2f", a / b) : "-" }
+    {
+      for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = substr($i, length(kv[1]) + 2) }
+      rounds = f["rounds"] (f["failed_rounds"] > 0 ? " (" f["failed_rounds"] " failed, left out)" : "")
+      printf "| %d | %s | %s | %s | %s | %s | %s |\n", f["n"], rounds, f["side"], f["attach_all_ms"],
+        f["attach_p50_p90_p99"], f["detach_all_ms"], f["detach_p50_p90_p99"]
+      n = f["n"]; s = f["side"]; ns[n] = 1
+      aa[n, s] = f["attach_all_ms"]; da[n, s] = f["detach_all_ms"]
+      split(f["attach_p50_p90_p99"], ap, "/"); split(f["detach_p50_p90_p99"], dp, "/")
+      a50[n, s] = ap[1]; a99[n, s] = ap[3]; d50[n, s] = dp[1]; d99[n, s] = dp[3]
+    }
+    END {
+      # The ratio rows in the order of N.
+      k = 0; for (n in ns) order[++k] = n + 0
+      for (i = 2; i <= k; i++) for (j = i; j > 1 && order[j - 1] > order[j]; j--) { t = order[j]; order[j] = order[j - 1]; order[j - 1] = t }
+      for (i = 1; i <= k; i++) {
+        n = order[i]
+        printf "| %d | | blocknode / gobrick | %s | p50 %s, p99 %s | %s | p50 %s, p99 %s |\n", n,
+          ratio(aa[n, "blocknode"], aa[n, "gobrick"]), ratio(a50[n, "blocknode"], a50[n, "gobrick"]),
+          ratio(a99[n, "blocknode"], a99[n, "gobrick"]), ratio(da[n, "blocknode"], da[n, "gobrick"]),
+          ratio(d50[n, "blocknode"], d50[n, "gobrick"]), ratio(d99[n, "blocknode"], d99[n, "gobrick"])
+      }
+    }'
+  echo
+  echo "Per round (commands the shims recorded, iscsiadm/multipath/multipathd/dmsetup; what gobrick left, logged out by hand, not in its figures;" \
+       "a round's line is written only once the node was found clean after it):"
+  echo
+  grep -h '^SANPEER kind=round' "$results/san-bench.txt" | sed 's/^SANPEER kind=round /- /'
+fi
+
 echo
 echo "Boot: VM_QUIET=1 test-e2e/vm/e2e.sh san:san-bench, exit $rc; the scenario's log: $results/console.log."
 echo "Leftovers after each drain (sessions, disks, maps, mounts, node and staging records): $(

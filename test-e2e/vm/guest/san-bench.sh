@@ -23,7 +23,7 @@ source "$HERE/iscsi-lib.sh"
 TID=40
 IQN=iqn.2024-01.dev.blocknode:san-bench
 LUN_MB=${GUEST_SAN_LUN_MB:-16}
-read -r -a SIZES <<<"${GUEST_SAN_N:-4}"
+read -r -a SIZES <<<"${GUEST_SAN_N-4}"
 read -r -a JARS <<<"${GUEST_SAN_JARS:-$PLUGIN_JAR}"
 UEVENTS=/tmp/bn-san-uevents
 # The image's JVM flags (deploy/jvm.args: the heap, metaspace and code cache caps the DaemonSet runs with),
@@ -194,6 +194,197 @@ monitor_start() {
 monitor_stop() { [[ -n $MONITOR_PID ]] && kill "$MONITOR_PID" 2>/dev/null; wait "$MONITOR_PID" 2>/dev/null; MONITOR_PID=""; true; }
 bn_on_fail() { monitor_stop; }
 
+# ------------------------------------------------------------- figure i: beside Dell's gobrick
+
+# Figure i (test-e2e/bench/README.md, "Figure i"): the same N LUNs attached and detached, all at once, by
+# blocknode (NodeStageVolume / NodeUnstageVolume of block volumes: the attach alone, no filesystem, as
+# gobrick gives a device and no more) and by Dell's gobrick iSCSI connector (GUEST_SAN_PEER: the harness
+# test-e2e/bench/gobrick-attach, built on the host by test-e2e/bench/san-bench.sh; ConnectVolume then
+# DisconnectVolumeByDeviceName, one goroutine per volume), in rounds that alternate which goes first. gobrick
+# keeps the iSCSI sessions and node records when the last volume goes: they are counted, then logged out and
+# deleted by hand (timed apart, not in gobrick's figures), so that each side starts from the same bare node.
+#
+# GUEST_SAN_PEER_N: figure i's N (blanks between them; empty: figure i is not run, as in the smoke run);
+# GUEST_SAN_PEER_ROUNDS: rounds per N (default 3). Each side's per-volume durations are pooled over the rounds
+# and their p50/p90/p99 taken with pct (figure h's); the totals are the median round's. Lines "SANPEER ...".
+PEER=${GUEST_SAN_PEER:-}
+read -r -a PEER_SIZES <<<"${GUEST_SAN_PEER_N:-}"
+PEER_ROUNDS=${GUEST_SAN_PEER_ROUNDS:-3}
+# GUEST_SAN_PEER_ARGS: more harness flags, e.g. "-max-parallel 64" (gobrick's default is 5 operations in flight).
+read -r -a PEER_ARGS <<<"${GUEST_SAN_PEER_ARGS:-}"
+PEER_TID=41
+PEER_IQN=iqn.2024-01.dev.blocknode:san-peer
+PEER_DIR=/tmp/bn-san-peer        # per-volume durations of every round, a file per side, operation and N
+
+peer_vol() { echo "peer-$1"; }
+
+# peer_blocknode_line stage|unstage N: one "parallel" command over the N block volumes.
+peer_blocknode_line() {
+  local verb=$1 n=$2 i v line="parallel"
+  for ((i = 1; i <= n; i++)); do
+    v=$(peer_vol "$i")
+    ((i > 1)) && line+=" &"
+    case $verb in
+      stage) line+=" stagex $v $(block_staging_of "$v") block $(bn_iscsi_ctx "$PEER_IQN" "$i" "$(bn_wwid $PEER_TID "$i")")" ;;
+      unstage) line+=" unstage $v $(block_staging_of "$v")" ;;
+    esac
+  done
+  echo "$line"
+}
+
+# The commands a process of COMM ran between two marks of the record, per tool: "iscsiadm=.. multipath=..".
+peer_commands_between() {
+  sed -n "$(($2 + 1)),$3p" "$BN_COMMAND_LOG" | grep -F " $1[" |
+    awk '{n[$3]++} END {for (t in n) printf "%s%s=%d", (k++ ? "," : ""), t, n[t]}'
+}
+
+# peer_record SIDE OP N ALL_MS MS...: one operation's burst: its total and per-volume durations kept for
+# the pooled percentiles.
+peer_record() {
+  local side=$1 op=$2 n=$3 all=$4; shift 4
+  printf '%s\n' "$@" >> "$PEER_DIR/$side-$op-$n.ms"
+  echo "$all" >> "$PEER_DIR/$side-$op-$n.all"
+}
+
+# N maps over 2N disks, each map whole, and one session per portal of figure i's target.
+peer_staged_whole() {
+  local n=$1
+  [[ $(maps_now) == "$n" && $(disks_now) == $((2 * n)) ]] && all_maps_whole "$n" ||
+    { echo "$(maps_now) maps, $(disks_now) disks; expected $n and $((2 * n)), each map over 2" >&2; return 1; }
+  bn_expect_sessions "$PEER_IQN" 2
+}
+
+# blocknode's round: stage all, check the maps, unstage all, check that nothing is left.
+PEER_CMDS=""
+peer_blocknode_round() {
+  local n=$1 c0 c1 c2 t0 ms all_stage all_unstage
+  c0=$(commands_now); t0=$(vm_now_ms)
+  csi $(peer_blocknode_line stage "$n") || return
+  all_stage=$(( $(vm_now_ms) - t0 ))
+  ms=$(per_volume_ms)
+  [[ $(grep -c . <<<"$ms") == "$n" ]] || { echo "stage: $(grep -c . <<<"$ms") replies for $n volumes" >&2; return 1; }
+  peer_record blocknode attach "$n" "$all_stage" $ms
+  c1=$(commands_now)
+  peer_staged_whole "$n" || return
+  t0=$(vm_now_ms)
+  csi $(peer_blocknode_line unstage "$n") || return
+  all_unstage=$(( $(vm_now_ms) - t0 ))
+  ms=$(per_volume_ms)
+  [[ $(grep -c . <<<"$ms") == "$n" ]] || { echo "unstage: $(grep -c . <<<"$ms") replies for $n volumes" >&2; return 1; }
+  peer_record blocknode detach "$n" "$all_unstage" $ms
+  c2=$(commands_now)
+  PEER_CMDS="attach_commands=$(peer_commands_between java "$c0" "$c1") detach_commands=$(peer_commands_between java "$c1" "$c2")"
+  echo "  blocknode: $n block volumes staged in $all_stage ms, unstaged in $all_unstage ms; $PEER_CMDS"
+  bn_node_clean && bn_target_released "$PEER_IQN"
+}
+
+# gobrick's round: connect all (the harness checks each device's WWID and map), check the maps, disconnect all
+# (the harness checks that each map and disk is gone), then count and clean what gobrick left.
+PEER_LEFT=""
+peer_gobrick_round() {
+  local n=$1 i vols="" out c0 c1 c2 whole=0 dm left_s left_r left_w t0 cleanup_ms p
+  for ((i = 1; i <= n; i++)); do vols+="${vols:+,}$i:$(bn_wwid $PEER_TID "$i")"; done
+  c0=$(commands_now)
+  out=$("$PEER" connect ${PEER_ARGS[@]+"${PEER_ARGS[@]}"} -target "$PEER_IQN" -portals "$PORTAL1,$PORTAL2" -volumes "$vols" 2>> "$VM_RESULTS/gobrick.log")
+  local rc=$?
+  c1=$(commands_now)
+  echo "$out" >> "$VM_RESULTS/gobrick.out"
+  if ((rc)); then peer_gobrick_failed "$n" "$out"; return; fi
+  peer_record gobrick attach "$n" "$(sed -n 's/.* n=[0-9]* failed=0 all_ms=\([0-9]*\).*/\1/p' <<<"$out")" \
+    $(sed -n 's/^GOBRICK op=connect lun=[0-9]* ms=\([0-9]*\) .*/\1/p' <<<"$out")
+  # A map whose second path is not in yet when ConnectVolume returned: counted, then waited for.
+  for dm in /sys/block/dm-*; do [[ $(count_of "$dm"/slaves/*) == 2 ]] && whole=$((whole + 1)); done
+  vm_wait "$n maps of 2 paths each" $((60 + 2 * n)) all_maps_whole "$n" || return
+  peer_staged_whole "$n" || return
+  vols=$(sed -n 's/^GOBRICK op=connect lun=\([0-9]*\) ms=[0-9]* device=\(dm-[0-9]*\) wwn=\([0-9a-f]*\).*/\1:\3:\2/p' <<<"$out" | paste -sd,)
+  out=$("$PEER" disconnect ${PEER_ARGS[@]+"${PEER_ARGS[@]}"} -target "$PEER_IQN" -portals "$PORTAL1,$PORTAL2" -volumes "$vols" 2>> "$VM_RESULTS/gobrick.log") ||
+    { echo "gobrick disconnect failed:" >&2; echo "$out" >&2; return 1; }
+  c2=$(commands_now)
+  echo "$out" >> "$VM_RESULTS/gobrick.out"
+  peer_record gobrick detach "$n" "$(sed -n 's/.* n=[0-9]* failed=0 all_ms=\([0-9]*\).*/\1/p' <<<"$out")" \
+    $(sed -n 's/^GOBRICK op=disconnect lun=[0-9]* ms=\([0-9]*\).*/\1/p' <<<"$out")
+  PEER_CMDS="attach_commands=$(peer_commands_between gobrick-attach "$c0" "$c1") detach_commands=$(peer_commands_between gobrick-attach "$c1" "$c2")"
+  udevadm settle --timeout=30
+  left_s=$(bn_sessions_of "$PEER_IQN"); left_r=$(bn_records_of "$PEER_IQN")
+  left_w=$(grep -c '^/' /etc/multipath/wwids 2>/dev/null); left_w=${left_w:-0}
+  [[ $(maps_now) == 0 && $(disks_now) == 0 ]] ||
+    { echo "gobrick left $(maps_now) maps and $(disks_now) disks" >&2; return 1; }
+  t0=$(vm_now_ms)
+  for p in "$PORTAL1" "$PORTAL2"; do
+    iscsiadm -m node -T "$PEER_IQN" -p "$p" --logout >/dev/null 2>&1
+    iscsiadm -m node -T "$PEER_IQN" -p "$p" -o delete >/dev/null 2>&1
+  done
+  cleanup_ms=$(( $(vm_now_ms) - t0 ))
+  PEER_LEFT="maps_whole_at_return=$whole left_sessions=$left_s left_records=$left_r left_wwids=$left_w cleanup_ms=$cleanup_ms"
+  echo "  gobrick: $n volumes; $PEER_CMDS; $PEER_LEFT"
+  bn_node_clean && bn_target_released "$PEER_IQN"
+}
+
+# A connect burst in which gobrick failed some volumes (once its discovery ends it gives a map a fixed 10 s, and
+# under load that can pass): the round is counted as failed and its figures left out; the volumes it did
+# connect are disconnected, the rest taken down by hand, and then the node must be clean as after any round.
+PEER_FAILED=""
+peer_gobrick_failed() {
+  local n=$1 out=$2 failed vols
+  failed=$(sed -n 's/^GOBRICK op=connect n=[0-9]* failed=\([0-9]*\) .*/\1/p' <<<"$out")
+  echo "  gobrick: ${failed:-?} of $n connects failed:"
+  grep -F 'error=' <<<"$out" | sed 's/^/    /'
+  vols=$(sed -n 's/^GOBRICK op=connect lun=\([0-9]*\) ms=[0-9]* device=\(dm-[0-9]*\) wwn=\([0-9a-f]*\).*/\1:\3:\2/p' <<<"$out" | paste -sd,)
+  [[ -z $vols ]] || "$PEER" disconnect -target "$PEER_IQN" -portals "$PORTAL1,$PORTAL2" -volumes "$vols" \
+    >> "$VM_RESULTS/gobrick.out" 2>> "$VM_RESULTS/gobrick.log"
+  vm_initiator_teardown >/dev/null 2>&1
+  PEER_FAILED="connect_failed=${failed:-?}"
+  bn_node_clean && bn_target_released "$PEER_IQN"
+}
+
+# peer_round SIDE N ROUND: one side's round, its line in the results.
+peer_round() {
+  local side=$1 n=$2 r=$3
+  PEER_CMDS=""; PEER_LEFT=""; PEER_FAILED=""
+  "peer_${side}_round" "$n" || return
+  if [[ -n $PEER_FAILED ]]; then
+    echo "SANPEER kind=round side=$side n=$n round=$r $PEER_FAILED" | tee -a "$VM_RESULTS/san-bench.txt"
+    echo "$r" >> "$PEER_DIR/$side-failed-$n"
+    return 0
+  fi
+  printf 'SANPEER kind=round side=%s n=%d round=%d attach_all_ms=%d detach_all_ms=%d %s %s\n' "$side" "$n" "$r" \
+    "$(tail -n 1 "$PEER_DIR/$side-attach-$n.all")" "$(tail -n 1 "$PEER_DIR/$side-detach-$n.all")" "$PEER_CMDS" "$PEER_LEFT" |
+    tee -a "$VM_RESULTS/san-bench.txt"
+}
+
+# peer_summary N: each side's pooled percentiles and median totals.
+peer_summary() {
+  local n=$1 side op line
+  for side in blocknode gobrick; do
+    line="SANPEER kind=summary side=$side n=$n rounds=$PEER_ROUNDS failed_rounds=$(cat "$PEER_DIR/$side-failed-$n" 2>/dev/null | wc -l)"
+    for op in attach detach; do
+      # A side whose every round failed has no figures: "-".
+      if [[ -s $PEER_DIR/$side-$op-$n.ms ]]; then
+        line+=" ${op}_all_ms=$(sort -n "$PEER_DIR/$side-$op-$n.all" | pct 50)"
+        line+=" ${op}_p50_p90_p99=$(sort -n "$PEER_DIR/$side-$op-$n.ms" | pct 50)/$(sort -n "$PEER_DIR/$side-$op-$n.ms" | pct 90)/$(sort -n "$PEER_DIR/$side-$op-$n.ms" | pct 99)"
+      else
+        line+=" ${op}_all_ms=- ${op}_p50_p90_p99=-/-/-"
+      fi
+    done
+    echo "$line vcpus=$(nproc) mem_mib=$(awk '/MemTotal/ {print int($2 / 1024)}' /proc/meminfo)" | tee -a "$VM_RESULTS/san-bench.txt"
+  done
+}
+
+peer_figure() {
+  local n=$1 r sizes=() i first second
+  for ((i = 1; i <= n; i++)); do sizes+=("$LUN_MB"); done
+  rm -rf "$PEER_DIR"; mkdir -p "$PEER_DIR"
+  step "peer-target-$n-luns" vm_target_create $PEER_TID "$PEER_IQN" "${sizes[@]}" || return
+  for ((r = 1; r <= PEER_ROUNDS; r++)); do
+    # Which side goes first alternates, so that neither always meets the warmer (or the busier) guest.
+    if ((r % 2)); then first=blocknode second=gobrick; else first=gobrick second=blocknode; fi
+    step "peer-$n-round-$r-$first"  peer_round "$first" "$n" "$r" || return
+    step "peer-$n-round-$r-$second" peer_round "$second" "$n" "$r" || return
+  done
+  peer_summary "$n"
+  step "peer-target-delete-$n" eval 'bn_target_delete $PEER_TID; rm -f "$VM_LUN_DIR"/t$PEER_TID-lun*.img'
+}
+
 bn_begin
 step plugin-ready bn_plugin_ready
 step uevent-monitor monitor_start
@@ -211,5 +402,9 @@ for n in "${SIZES[@]}"; do
   done
   step "target-delete-$n"   eval 'bn_target_delete $TID; rm -f "$VM_LUN_DIR"/t$TID-lun*.img'
 done
+if ((${#PEER_SIZES[@]})); then
+  [[ -x $PEER ]] || { echo "figure i: no gobrick harness at \"$PEER\" (GUEST_SAN_PEER)"; exit 1; }
+  for n in "${PEER_SIZES[@]}"; do peer_figure "$n"; done
+fi
 step uevent-monitor-stop monitor_stop
 bn_end
