@@ -148,12 +148,15 @@ repaired_within_two_intervals() {
   echo "  both paths active $(( $(vm_now_ms) - LOGGED_OUT_AT )) ms after the logout (repair interval" \
     "${REPAIR_INTERVAL} s): $(map_status); portal 2: $(session_of_portal 127.0.0.2)"
 }
+# The repair's line comes when the whole repair returns (the record saved), a moment after multipathd took the path.
+relogin_lines() {
+  grep -E "volume $VOLUME: logged in again to $IQN via 127.0.0.2:3260|volume $VOLUME: path repair brought back \[[0-9:]+=sd[a-z]+\]" \
+    "$VM_RESULTS/plugin.log"
+}
+both_relogin_lines() { [[ $(relogin_lines | wc -l) -ge 2 ]]; }
 relogin_logged() {
-  local lines
-  lines=$(grep -E "volume $VOLUME: logged in again to $IQN via 127.0.0.2:3260|volume $VOLUME: path repair brought back \[[0-9:]+=sd[a-z]+\]" \
-    "$VM_RESULTS/plugin.log") || { echo "no relogin and repair lines for $VOLUME in the plugin's log" >&2; return 1; }
-  echo "$lines" | sed 's/^/  /'
-  [[ $(wc -l <<<"$lines") -ge 2 ]] || { echo "expected a relogin line and a repair line" >&2; return 1; }
+  vm_wait "the relogin and the repair in the plugin's log" 60 both_relogin_lines || return
+  relogin_lines | sed 's/^/  /'
 }
 sessions_counted() {
   local value
