@@ -12,7 +12,15 @@
 #     1 serving and 1 failed path, and 2/0 again after the path is back; `blocknode status` (a second JVM,
 #     reading only the records and sysfs) says the same: PathsFailed, 1 of 2 paths serving, exit code 1;
 #   - the route is deleted: iscsid logs back in, the path becomes active again, the writer never saw
-#     an error; then unpublish and unstage leave the node clean.
+#     an error;
+#   - the plugin runs its repair loop every 5 s (--repair-interval=5s): while portal 2's session is in iscsid's
+#     recovery it says it leaves it to iscsid, and logs nothing out. Then portal 2's session is logged out behind
+#     the plugin's back (iscsiadm -u, as an operator or another tool would): its disk goes with it and the map serves
+#     on portal 1's path alone. The repair logs in again with the node record the stage wrote, scans the LUN on the
+#     new session only, and the map has 2 active paths again within two intervals (plus the 10 s a repair may take
+#     on a loaded machine); the writer never saw an error, a file written before reads back the same, and portal 1's
+#     session and disk are the same ones throughout;
+#   - then unpublish and unstage leave the node clean.
 HERE=$(dirname "$(readlink -f "$0")")
 source "$HERE/iscsi-lib.sh"
 
@@ -24,6 +32,8 @@ TARGET=$(target_of $VOLUME)
 WWID=$(bn_wwid $TID 1)
 CUT_AT=0
 ROUTE_SET=no
+REPAIR_INTERVAL=5
+GUEST_PLUGIN_ARGS="${GUEST_PLUGIN_ARGS:-} --repair-interval=${REPAIR_INTERVAL}s"
 
 # Session of the second portal, and the recovery timeout multipathd set on both (fast_io_fail_tmo).
 session_tmos() {
@@ -99,6 +109,68 @@ status_says_one_failed() {
   grep -q '{"reason":"PathsFailed","severity":"DEGRADED"' <<<"$out" || { echo "status: $out" >&2; return 1; }
 }
 
+# ------------------------------------------------------------------- a session logged out behind the plugin's back
+
+# "sessionN diskname" of the session to PORTAL and the LUN's disk on it.
+session_of_portal() {
+  local s
+  for s in /sys/class/iscsi_session/session*; do
+    [[ -e $s && $(cat "$s/targetname") == "$IQN" ]] || continue
+    [[ $(cat "/sys/class/iscsi_connection/connection${s##*session}:0/persistent_address") == "$1" ]] || continue
+    echo "${s##*/} $(ls "$s"/device/target*/*/block 2>/dev/null | head -n 1)"
+  done
+}
+PORTAL_1_BEFORE=""
+FILE_SUM=""
+left_to_iscsid_logged() {
+  grep -q "volume $VOLUME: path repair waits: iSCSI session(s) at 127.0.0.2:3260 (session[0-9]* [A-Z_]*) are left to iscsid's own recovery" \
+    "$VM_RESULTS/plugin.log" || { echo "the repair loop did not say it left the recovering session to iscsid" >&2; return 1; }
+}
+nothing_logged_out() {
+  ! grep -E "logged out of|--logout" "$VM_RESULTS/plugin.log" || { echo "the plugin logged a session out" >&2; return 1; }
+}
+before_logout() {
+  FILE_SUM=$(bn_write_file "$TARGET/before-logout" 8) || return
+  PORTAL_1_BEFORE=$(session_of_portal 127.0.0.1)
+  echo "  portal 1: $PORTAL_1_BEFORE"
+  [[ $PORTAL_1_BEFORE == session*\ sd* ]]
+}
+one_session() { [[ $(bn_sessions_of "$IQN") == 1 ]]; }
+LOGGED_OUT_AT=0
+log_out_portal_2() {
+  LOGGED_OUT_AT=$(vm_now_ms)
+  iscsiadm -m node -T "$IQN" -p 127.0.0.2:3260 -u >/dev/null || return
+  vm_wait "portal 2's session gone" 30 one_session || return
+  echo "  portal 2 logged out; the map: $(map_status)"
+}
+repaired_within_two_intervals() {
+  vm_wait "both paths active again by the repair" $((2 * REPAIR_INTERVAL + 10)) all_paths_active || return
+  echo "  both paths active $(( $(vm_now_ms) - LOGGED_OUT_AT )) ms after the logout (repair interval" \
+    "${REPAIR_INTERVAL} s): $(map_status); portal 2: $(session_of_portal 127.0.0.2)"
+}
+# The repair's line comes when the whole repair returns (the record saved), a moment after multipathd took the path.
+relogin_lines() {
+  grep -E "volume $VOLUME: logged in again to $IQN via 127.0.0.2:3260|volume $VOLUME: path repair brought back \[[0-9:]+=sd[a-z]+\]" \
+    "$VM_RESULTS/plugin.log"
+}
+both_relogin_lines() { [[ $(relogin_lines | wc -l) -ge 2 ]]; }
+relogin_logged() {
+  vm_wait "the relogin and the repair in the plugin's log" 60 both_relogin_lines || return
+  relogin_lines | sed 's/^/  /'
+}
+sessions_counted() {
+  local value
+  value=$(curl -sf --max-time 10 "http://$BN_METRICS/metrics" | awk 'index($0, "blocknode_path_repairs_total{") == 1 &&
+    /kind="session"/ && /outcome="restored"/ && /transport="iscsi"/ {print $NF}')
+  echo "  blocknode_path_repairs_total{transport=\"iscsi\",kind=\"session\",outcome=\"restored\"} ${value:-absent}"
+  [[ -n $value ]] && awk -v a="$value" 'BEGIN {exit !(a >= 1)}' || { echo "expected at least 1" >&2; return 1; }
+}
+portal_1_untouched() {
+  local now
+  now=$(session_of_portal 127.0.0.1)
+  [[ $now == "$PORTAL_1_BEFORE" ]] || { echo "portal 1 was $PORTAL_1_BEFORE, is $now" >&2; return 1; }
+}
+
 trap bn_on_fail EXIT
 
 bn_begin
@@ -125,7 +197,17 @@ step gauge-one-failed eval 'bn_paths_gauge $VOLUME failed 1 && bn_paths_gauge $V
 step status-one-failed status_says_one_failed
 step restore-portal  restore_path
 step io-after        io_goes_on
+step left-to-iscsid  left_to_iscsid_logged
+step before-logout   before_logout
+step logout-portal-2 log_out_portal_2
+step relogged-in     repaired_within_two_intervals
+step relogin-logged  relogin_logged
+step sessions-counted sessions_counted
+step portal-1-untouched portal_1_untouched
+step io-after-relogin eval 'bn_io_goes_on "$LOGGED_OUT_AT" "the repair"'
+step nothing-logged-out nothing_logged_out
 step stop-writer     bn_writer_stop
+step file-intact     eval 'bn_verify_file "$TARGET/before-logout" "$FILE_SUM"'
 step stats-healthy   stats_answer
 step health-healthy  bn_health_says $VOLUME "$TARGET" healthy
 step storage-healthy bn_storage_health_says healthy

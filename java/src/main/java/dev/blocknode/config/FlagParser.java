@@ -101,7 +101,8 @@ public final class FlagParser {
                     + " must stand still before a stage here may preempt it; at least 3 x `--fencing-renew-interval`,"
                     + " or the plugin refuses to start"),
             new Flag("repair-interval", "DURATION", "30s", null, "how often the lost paths of staged volumes that"
-                    + " have returned are brought back (an FC remote port back after its dev_loss_tmo); `0` turns the"
+                    + " have returned are brought back (an FC remote port back after its dev_loss_tmo, an iSCSI session"
+                    + " that is gone logged in again); `0` turns the"
                     + " repair loop off (see docs/operations.md#path-repair)"),
             new Flag("demo", "", "false", "off", "also create, stage and publish a loop-backed demo volume (what"
                     + " `make run` uses); needs `--mode node`"));

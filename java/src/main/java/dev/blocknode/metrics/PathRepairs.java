@@ -13,6 +13,8 @@ public final class PathRepairs {
     public static final String NAME = "blocknode_path_repairs";
     /** A SCSI path of a LUN scanned back in and taken into its multipath map. */
     public static final String LUN_PATH = "lun_path";
+    /** An iSCSI session of a staged volume's portal that was gone, logged in again (restored) or not (failed). */
+    public static final String SESSION = "session";
     public static final String RESTORED = "restored";
     public static final String WRONG_LUN = "wrong_lun";
     public static final String FAILED = "failed";

@@ -215,11 +215,17 @@ public final class FakeSysfs implements SysfsWriter {
         attribute(classEntry.resolve("targetname"), iqn);
         attribute(classEntry.resolve("ifacename"), "default");
         attribute(classEntry.resolve("target_id"), "0");
+        attribute(classEntry.resolve("state"), "LOGGED_IN");
         link(classEntry.resolve("device"), sessionDir);
         Path connection = sys.resolve("class/iscsi_connection/connection" + session + ":0");
         attribute(connection.resolve("persistent_address"), address);
         attribute(connection.resolve("persistent_port"), Integer.toString(port));
         return this;
+    }
+
+    /** The session's state as iscsid's recovery leaves it: LOGGED_IN, FAILED, REOPEN, FREE. */
+    public void setIscsiSessionState(int session, String state) throws IOException {
+        attribute(sys.resolve("class/iscsi_session/session" + session + "/state"), state);
     }
 
     /** What logout does: the session, its class entries and its target go away. */

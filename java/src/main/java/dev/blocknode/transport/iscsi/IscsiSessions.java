@@ -77,6 +77,21 @@ public final class IscsiSessions {
         return Optional.empty();
     }
 
+    /** open-iscsi's word for a session that carries I/O (iscsi_session's {@code state} attribute). */
+    public static final String LOGGED_IN = "LOGGED_IN";
+
+    /**
+     * The session's state as the kernel has it: {@link #LOGGED_IN}, or FAILED / REOPEN / FREE while iscsid recovers
+     * it (or gives up after replacement_timeout and its I/O fails upwards); "unknown" when sysfs does not say.
+     */
+    public String state(Session session) throws IOException {
+        try {
+            return attribute(host.sys().resolve("class/iscsi_session/session" + session.number() + "/state"));
+        } catch (NoSuchFileException gone) {
+            return "unknown";
+        }
+    }
+
     /**
      * SCSI devices the session still carries ("H:C:T:L" names), whoever staged them: the session may be
      * logged out only when this is empty.

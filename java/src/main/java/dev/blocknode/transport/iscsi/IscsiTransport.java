@@ -1,5 +1,6 @@
 package dev.blocknode.transport.iscsi;
 
+import dev.blocknode.metrics.PathRepairs;
 import dev.blocknode.metrics.Phases;
 import dev.blocknode.multipath.MultipathDaemon;
 import dev.blocknode.os.DeviceNumber;
@@ -15,6 +16,7 @@ import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.ContextList;
 import dev.blocknode.transport.Fencing;
 import dev.blocknode.transport.KeyedLocks;
+import dev.blocknode.transport.PathRepair;
 import dev.blocknode.transport.PathReport;
 import dev.blocknode.transport.Transport;
 import dev.blocknode.transport.san.AttachedLun;
@@ -62,6 +64,7 @@ public final class IscsiTransport implements Transport {
     private final DeviceWaiter waiter;
     private final MultipathDaemon daemon;
     private final KeyedLocks<IscsiPath> sessionLocks = new KeyedLocks<>();
+    private final IscsiPathRepair pathRepair;
 
     public IscsiTransport(Host host, Path iscsiDatabase, DeviceWaiter waiter, FenceSettings fence) {
         this(host, new IscsiAdm(host.commands()), new NodeRecordFiles(iscsiDatabase), SysfsWriter.DIRECT,
@@ -82,6 +85,9 @@ public final class IscsiTransport implements Transport {
         this.san = new SanStack(host, writer, waiter, daemon, timeouts, fence);
         this.waiter = waiter;
         this.daemon = daemon;
+        this.pathRepair = new IscsiPathRepair(sessions, iscsiadm, records, waiter, san, sessionLocks, System::nanoTime);
+        PathRepairs.register(NAME, PathRepairs.LUN_PATH);
+        PathRepairs.register(NAME, PathRepairs.SESSION);
     }
 
     @Override
@@ -225,6 +231,25 @@ public final class IscsiTransport implements Transport {
     @Override
     public Optional<Fencing> fencing() {
         return Optional.of(san.fencing());
+    }
+
+    /**
+     * After the stage: each portal of the volume whose session is gone is logged in again with its node record, and
+     * the LUN's path on it scanned, checked and given to multipathd ({@link IscsiPathRepair}); a session iscsid is
+     * recovering is left to it, and nothing is ever logged out.
+     */
+    @Override
+    public PathRepair repairPaths(AttachRequest request, Attachment attachment) throws VolumeException {
+        return pathRepair.repair(request, attachment);
+    }
+
+    @Override
+    public boolean mayRepairPaths(AttachRequest request, Attachment attachment) {
+        try {
+            return pathRepair.needed(request, attachment);
+        } catch (VolumeException | IOException | RuntimeException e) {
+            return true;
+        }
     }
 
     @Override

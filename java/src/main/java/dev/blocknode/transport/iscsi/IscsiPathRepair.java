@@ -1,0 +1,254 @@
+package dev.blocknode.transport.iscsi;
+
+import dev.blocknode.metrics.PathRepairs;
+import dev.blocknode.os.exec.CommandException;
+import dev.blocknode.os.wait.DeviceWaiter;
+import dev.blocknode.os.wait.WaitTimeoutException;
+import dev.blocknode.outcome.VolumeException;
+import dev.blocknode.scsi.ScsiAddress;
+import dev.blocknode.transport.AttachRequest;
+import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.KeyedLocks;
+import dev.blocknode.transport.PathRepair;
+import dev.blocknode.transport.PathReport;
+import dev.blocknode.transport.san.AttachedLun;
+import dev.blocknode.transport.san.LunAttacher;
+import dev.blocknode.transport.san.SanStack;
+
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongSupplier;
+import java.util.logging.Logger;
+
+/**
+ * Brings back the paths of a staged iSCSI volume whose session is gone (killed, logged out by someone, lost with
+ * iscsid): the portal is logged in again with its node record as the stage left it (CHAP included, so no secret
+ * goes through argv or a log, and none is needed from the CO), then {@link dev.blocknode.transport.san.LunPathRepair}
+ * does the rest on the session's H:C:T:LUN: a targeted scan of this LUN only, the WWID checked, multipathd given the
+ * disk.
+ *
+ * <p>What it leaves alone, on purpose:
+ * <ul>
+ *   <li>a session that exists but is not LOGGED_IN (FAILED, REOPEN): iscsid is recovering it and fails its I/O up to
+ *       dm-multipath after replacement_timeout; logging it out would delete its disks under the map, which is how a
+ *       peer's self-healing turned a network outage into a read-only filesystem. It is reported, never touched;</li>
+ *   <li>a volume none of whose paths serves (every portal down): nothing is logged in, scanned or removed; it waits
+ *       and reports, as for FC;</li>
+ *   <li>a portal without a node record (deleted by hand): the stage's CHAP secrets are not kept, so no record is made
+ *       up; re-staging the volume makes it again.</li>
+ * </ul>
+ *
+ * <p>One login serves every volume of the target: the repair loop takes volumes one at a time, and the second volume
+ * of a target finds the session the first one made. A login that failed is not tried again for that target and portal
+ * for a growing while ({@link #LOGIN_BACKOFF_FIRST} doubling up to {@link #LOGIN_BACKOFF_MAX}), whichever volume
+ * asks: the repair loop's own back-off is per volume, and a portal that refuses logins would otherwise cost one
+ * login timeout per volume of its target on every pass.
+ */
+final class IscsiPathRepair {
+
+    private static final Logger LOG = Logger.getLogger(IscsiPathRepair.class.getName());
+
+    static final Duration LOGIN_BACKOFF_FIRST = Duration.ofSeconds(30);
+    static final Duration LOGIN_BACKOFF_MAX = Duration.ofMinutes(16);
+    private static final Duration SESSION_APPEARS = Duration.ofSeconds(10);
+
+    private record FailedLogin(int failures, long notBefore, String why) {
+    }
+
+    private final IscsiSessions sessions;
+    private final IscsiAdm iscsiadm;
+    private final NodeRecordFiles records;
+    private final DeviceWaiter waiter;
+    private final SanStack san;
+    private final KeyedLocks<IscsiPath> sessionLocks;
+    private final LongSupplier nanoTime;
+    private final Map<IscsiPath, FailedLogin> failedLogins = new ConcurrentHashMap<>();
+
+    IscsiPathRepair(IscsiSessions sessions, IscsiAdm iscsiadm, NodeRecordFiles records, DeviceWaiter waiter,
+                    SanStack san, KeyedLocks<IscsiPath> sessionLocks, LongSupplier nanoTime) {
+        this.sessions = sessions;
+        this.iscsiadm = iscsiadm;
+        this.records = records;
+        this.waiter = waiter;
+        this.san = san;
+        this.sessionLocks = sessionLocks;
+        this.nanoTime = nanoTime;
+    }
+
+    /** The volume's portals as the kernel has them now: a session that serves, one iscsid recovers, or none. */
+    private record Sessions(Map<IscsiPath, ScsiAddress> serving, List<String> recovering, List<IscsiPath> gone) {
+    }
+
+    private Sessions look(IscsiVolumeSpec spec) throws IOException {
+        Map<IscsiPath, ScsiAddress> serving = new LinkedHashMap<>();
+        List<String> recovering = new ArrayList<>();
+        List<IscsiPath> gone = new ArrayList<>();
+        for (IscsiPath path : spec.paths()) {
+            Optional<IscsiSessions.Session> session = sessions.find(path);
+            if (session.isEmpty()) {
+                gone.add(path);
+                continue;
+            }
+            String state = sessions.state(session.get());
+            if (IscsiSessions.LOGGED_IN.equals(state)) {
+                serving.put(path, address(session.get(), spec.lun()));
+            } else {
+                recovering.add(path.portal() + " (session" + session.get().number() + " " + state + ")");
+            }
+        }
+        return new Sessions(serving, recovering, gone);
+    }
+
+    private static ScsiAddress address(IscsiSessions.Session session, long lun) {
+        int[] channelAndTarget = session.channelAndTarget();
+        return new ScsiAddress(session.host(), channelAndTarget[0], channelAndTarget[1], lun);
+    }
+
+    /** Whether {@link #repair} could do or report anything: a portal without a serving session, or a path to add. */
+    boolean needed(AttachRequest request, Attachment attachment) throws IOException, VolumeException {
+        IscsiVolumeSpec spec = IscsiVolumeSpec.from(request);
+        Sessions now = look(spec);
+        if (!now.gone().isEmpty() || !now.recovering().isEmpty()) {
+            return mapped(attachment);
+        }
+        return san.pathRepair().needed(attachment, List.copyOf(now.serving().values()));
+    }
+
+    PathRepair repair(AttachRequest request, Attachment attachment) throws VolumeException {
+        IscsiVolumeSpec spec = IscsiVolumeSpec.from(request);
+        String volumeId = request.volumeId();
+        if (!mapped(attachment)) {
+            return PathRepair.NONE; // one path, no map: a new session's disk could not take the old one's place
+        }
+        List<KeyedLocks.Held> held = new ArrayList<>();
+        try {
+            Optional<PathReport> health = san.pathHealth(attachment);
+            if (health.isPresent() && health.get().serving() == 0) {
+                return PathRepair.waiting("no path of its multipath map serves I/O; no portal is logged in, nothing"
+                        + " is scanned or removed until one does");
+            }
+            Sessions before = look(spec);
+            List<String> failed = new ArrayList<>();
+            Map<IscsiPath, ScsiAddress> serving = new LinkedHashMap<>(before.serving());
+            for (IscsiPath path : before.gone()) {
+                held.add(sessionLocks.lock(path)); // held to the end: no unstage of another volume logs it out unscanned
+                loginAgain(volumeId, path, spec.lun()).ifPresentOrElse(a -> serving.put(path, a),
+                        () -> failed.add(path.portal() + ": " + failedLogins.get(path).why()));
+            }
+            PathRepair lunRepair = serving.isEmpty() ? PathRepair.NONE
+                    : san.pathRepair().repair(volumeId, attachment, List.copyOf(serving.values()));
+            PathRepairs.count(IscsiTransport.NAME, PathRepairs.LUN_PATH, PathRepairs.RESTORED,
+                    lunRepair.restored().size());
+            PathRepairs.count(IscsiTransport.NAME, PathRepairs.LUN_PATH, PathRepairs.WRONG_LUN,
+                    lunRepair.wrongLun().size());
+            PathRepairs.count(IscsiTransport.NAME, PathRepairs.LUN_PATH, PathRepairs.FAILED, lunRepair.failed().size());
+            if (lunRepair.waiting().isPresent()) {
+                return lunRepair;
+            }
+            List<String> allFailed = new ArrayList<>(failed);
+            allFailed.addAll(lunRepair.failed());
+            if (!lunRepair.actedOn() && allFailed.isEmpty() && !before.recovering().isEmpty()) {
+                return PathRepair.waiting("iSCSI session(s) at " + String.join(", ", before.recovering())
+                        + " are left to iscsid's own recovery (replacement_timeout); the repair never logs a session"
+                        + " out");
+            }
+            Optional<Map<String, String>> record = lunRepair.attachment()
+                    .map(details -> withoutGoneSessions(details, attachment, spec));
+            return new PathRepair(lunRepair.restored(), lunRepair.wrongLun(), allFailed, Optional.empty(), record);
+        } catch (InterruptedIOException e) {
+            Thread.currentThread().interrupt();
+            throw VolumeException.internal("volume " + volumeId + ": path repair interrupted", e);
+        } catch (IOException e) {
+            throw VolumeException.internal("volume " + volumeId + ": cannot read the iSCSI sessions of "
+                    + spec.iqn() + " to repair its paths", e);
+        } finally {
+            for (int i = held.size() - 1; i >= 0; i--) {
+                held.get(i).close();
+            }
+        }
+    }
+
+    private static boolean mapped(Attachment attachment) throws VolumeException {
+        return LunAttacher.recorded(attachment.details(), attachment.device(), attachment.number()).mapName()
+                .isPresent();
+    }
+
+    /**
+     * Logs {@code path} in again with its node record, unless its last login failed a short while ago; called with
+     * the path's lock held. Returns the LUN's address on the new session, empty when there is none (why is in
+     * {@link #failedLogins}).
+     */
+    private Optional<ScsiAddress> loginAgain(String volumeId, IscsiPath path, long lun) throws IOException {
+        Optional<IscsiSessions.Session> live = sessions.find(path);
+        if (live.isPresent()) {
+            // Another volume of the target logged it in meanwhile: one session serves all of them.
+            return Optional.of(address(live.get(), lun));
+        }
+        FailedLogin last = failedLogins.get(path);
+        if (last != null && nanoTime.getAsLong() - last.notBefore() < 0) {
+            return Optional.empty();
+        }
+        if (records.find(path).isEmpty()) {
+            return loginFailed(path, "no node record to log in with (deleted outside blocknode); the stage's CHAP"
+                    + " secrets are not kept, so none is made up: re-staging the volume makes it again");
+        }
+        try {
+            iscsiadm.login(path);
+            IscsiSessions.Session session = waiter.within(SESSION_APPEARS, "the iSCSI session of " + path
+                    + " in sysfs", () -> sessions.find(path));
+            failedLogins.remove(path);
+            PathRepairs.count(IscsiTransport.NAME, PathRepairs.SESSION, PathRepairs.RESTORED, 1);
+            LOG.info(() -> "volume " + volumeId + ": logged in again to " + path + " (its session was gone): session"
+                    + session.number() + " on host" + session.host());
+            return Optional.of(address(session, lun));
+        } catch (WaitTimeoutException e) {
+            return loginFailed(path, "logged in, but no session appeared in sysfs within "
+                    + SESSION_APPEARS.toSeconds() + " s");
+        } catch (CommandException e) {
+            return loginFailed(path, "the login failed: " + e.getMessage());
+        }
+    }
+
+    private Optional<ScsiAddress> loginFailed(IscsiPath path, String why) {
+        int failures = Optional.ofNullable(failedLogins.get(path)).map(FailedLogin::failures).orElse(0) + 1;
+        PathRepairs.count(IscsiTransport.NAME, PathRepairs.SESSION, PathRepairs.FAILED, 1);
+        long wait = Math.min(LOGIN_BACKOFF_MAX.toNanos(), LOGIN_BACKOFF_FIRST.toNanos() << Math.min(failures - 1, 10));
+        failedLogins.put(path, new FailedLogin(failures, nanoTime.getAsLong() + wait,
+                why + " (not tried again for " + Duration.ofNanos(wait).toSeconds() + " s)"));
+        return Optional.empty();
+    }
+
+    /**
+     * The repaired record without the paths of sessions that are gone: a session logged in again is a new SCSI host,
+     * so its path is at a new address, and the old one (whose host no longer exists) would be reported lost for ever.
+     */
+    private Map<String, String> withoutGoneSessions(Map<String, String> details, Attachment attachment,
+                                                    IscsiVolumeSpec spec) {
+        try {
+            Set<Integer> hosts = new HashSet<>();
+            for (IscsiSessions.Session session : sessions.all()) {
+                hosts.add(session.host());
+            }
+            AttachedLun lun = AttachedLun.fromDetails(details, attachment.device(), attachment.number());
+            List<AttachedLun.LunPath> kept = lun.paths().stream().filter(p -> hosts.contains(p.address().host()))
+                    .toList();
+            Map<String, String> pruned = new LinkedHashMap<>(details);
+            pruned.putAll(new AttachedLun(lun.wwid(), kept, lun.mapName(), lun.device(), lun.number(), lun.missing())
+                    .details());
+            return pruned;
+        } catch (IOException | IllegalArgumentException e) {
+            LOG.warning(() -> "cannot tell which recorded paths of " + spec.iqn() + " lost their session; the record"
+                    + " keeps them: " + e.getMessage());
+            return details;
+        }
+    }
+}

@@ -1,0 +1,242 @@
+package dev.blocknode.transport.iscsi;
+
+import dev.blocknode.metrics.PathRepairs;
+import dev.blocknode.os.DeviceNumber;
+import dev.blocknode.os.host.Host;
+import dev.blocknode.outcome.Secrets;
+import dev.blocknode.scsi.ScsiAddress;
+import dev.blocknode.testing.FakeSysfs;
+import dev.blocknode.testing.ManualClock;
+import dev.blocknode.testing.QueryOnlyMounter;
+import dev.blocknode.testing.RecordingBlockDevices;
+import dev.blocknode.testing.ScriptedCommandRunner;
+import dev.blocknode.testing.ScriptedIscsiadm;
+import dev.blocknode.transport.AttachRequest;
+import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.PathRepair;
+import dev.blocknode.transport.san.LunAttacher;
+import io.micrometer.core.instrument.Metrics;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The iSCSI transport's path repair against a fabricated node and a scripted iscsiadm: LUN 3 of one target staged
+ * through two portals (session 1 on host3, session 2 on host4) under multipathd's map mpatha over sdb and sdc. Then
+ * session 2 is gone behind the plugin's back (someone ran iscsiadm -u, or it was killed): the kernel deleted sdc
+ * with its SCSI host, and the map serves on sdb alone. The node record of the portal is still there, as the stage
+ * wrote it.
+ */
+class IscsiPathRepairUnitTest {
+
+    private static final String IQN = "iqn.2003-01.org.linux-iscsi.array:sn.1234";
+    private static final String NAA = "60014052e3c1d6a5b4c34b58a1f2e3d4";
+    private static final String WWID = "3" + NAA;
+    private static final String NAA_4 = NAA.replace('d', 'e');
+    private static final String WWID_4 = "3" + NAA_4;
+    private static final String[] PORTALS = {"127.0.0.1:3260", "127.0.0.2:3260"};
+
+    @TempDir
+    Path temp;
+
+    private FakeSysfs sysfs;
+    private ScriptedCommandRunner commands;
+    private ScriptedIscsiadm iscsiadm;
+    private Path database;
+    private IscsiTransport transport;
+    private Attachment staged;
+    private int writesAtStage;
+    private int commandsAtStage;
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+
+    @BeforeEach
+    void stageOnTwoPortalsThenLoseSessionTwo() throws Exception {
+        Metrics.addRegistry(registry);
+        sysfs = new FakeSysfs(temp);
+        commands = new ScriptedCommandRunner();
+        database = Files.createDirectories(temp.resolve("etc-iscsi"));
+        iscsiadm = new ScriptedIscsiadm(commands, sysfs, database, IQN);
+        transport = new IscsiTransport(
+                new Host(sysfs.paths(), commands, new QueryOnlyMounter(), new RecordingBlockDevices(sysfs.paths())),
+                new IscsiAdm(commands), new NodeRecordFiles(database), sysfs, new ManualClock().waiter(), () -> true,
+                new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)));
+        sysfs.presentLun(new ScsiAddress(3, 0, 0, 3), "sdb", new DeviceNumber(8, 16), "naa." + NAA, null);
+        sysfs.presentLun(new ScsiAddress(4, 0, 0, 3), "sdc", new DeviceNumber(8, 32), "naa." + NAA, null);
+        for (int i = 0; i < 2; i++) {
+            iscsiadm.expectRecordCreated(PORTALS[i]);
+            iscsiadm.expectLogin(PORTALS[i], i + 1, i + 3);
+        }
+        commands.expect("multipath", "-a", WWID);
+        commands.expect("multipathd", "add", "path", "sdb").succeeds("ok\n");
+        commands.expect("multipathd", "add", "path", "sdc").succeeds("ok\n")
+                .andDo(c -> sysfs.addMap(0, "mpatha", WWID, List.of("sdb", "sdc")));
+        staged = transport.attach(volume(3));
+        commands.assertAllConsumed();
+        writesAtStage = sysfs.writeLog().size();
+        commandsAtStage = commands.commandLines().size();
+    }
+
+    @AfterEach
+    void everyScriptedCommandRan() {
+        Metrics.removeRegistry(registry);
+        commands.assertAllConsumed();
+    }
+
+    private static AttachRequest volume(int lun) {
+        return new AttachRequest("vol-" + lun, Map.of("targetPortal", PORTALS[0], "portals", PORTALS[1], "iqn", IQN,
+                "lun", Integer.toString(lun)), Map.of(), Secrets.NONE);
+    }
+
+    /** What the kernel does when session 2 ends: its host's disks go, and multipathd drops them from their maps. */
+    private void sessionTwoGone(String... disks) throws IOException {
+        for (String disk : disks) {
+            sysfs.removeDisk(disk);
+        }
+        sysfs.removeIscsiSession(2, 4);
+    }
+
+    private List<String> writesSinceStage() {
+        List<String> log = sysfs.writeLog();
+        return log.subList(writesAtStage, log.size());
+    }
+
+    private List<String> commandsSinceStage() {
+        List<String> lines = commands.commandLines();
+        return lines.subList(commandsAtStage, lines.size());
+    }
+
+    private double counted(String kind, String outcome) {
+        return registry.get(PathRepairs.NAME).tags("transport", "iscsi", "kind", kind, "outcome", outcome).counter()
+                .count();
+    }
+
+    @Test
+    void aSessionLoggedOutBehindThePluginsBackIsLoggedInAgainAndOnlyItsLunScannedCheckedAndAdded() throws Exception {
+        assertFalse(transport.mayRepairPaths(volume(3), staged), "both sessions serve: nothing to hold the volume for");
+        sessionTwoGone("sdc");
+        assertTrue(transport.mayRepairPaths(volume(3), staged));
+        sysfs.presentLun(new ScsiAddress(5, 0, 0, 3), "sdd", new DeviceNumber(8, 48), "naa." + NAA, null);
+        iscsiadm.expectLogin(PORTALS[1], 3, 5);
+        commands.expect("multipath", "-a", WWID);
+        commands.expect("multipathd", "add", "path", "sdd").succeeds("ok\n").andDo(c -> sysfs.addSlave("dm-0", "sdd"));
+
+        PathRepair repair = transport.repairPaths(volume(3), staged);
+
+        assertEquals(List.of("5:0:0:3=sdd"), repair.restored());
+        assertFalse(repair.failedAny(), repair.toString());
+        assertEquals(List.of("class/scsi_host/host5/scan=0 0 3"), writesSinceStage(),
+                "exactly the volume's LUN on the new session: no session rescan, nothing on session 1");
+        assertEquals("3:0:0:3=sdb,5:0:0:3=sdd", repair.attachment().orElseThrow().get("paths"),
+                "the record names the new session's path, and no longer the one of the session that is gone");
+        assertTrue(commandsSinceStage().stream().noneMatch(l -> l.contains("--logout") || l.contains("-o delete")),
+                commandsSinceStage().toString());
+        assertEquals(1, counted("session", "restored"));
+        assertEquals(1, counted("lun_path", "restored"));
+
+        Attachment repaired = new Attachment(staged.transport(), staged.device(), staged.number(), staged.identity(),
+                repair.attachment().orElseThrow());
+        assertFalse(transport.mayRepairPaths(volume(3), repaired), "both paths in the map again");
+        assertEquals(PathRepair.NONE, transport.repairPaths(volume(3), repaired));
+    }
+
+    @Test
+    void twoVolumesOfTheTargetInOnePassLogInOnce() throws Exception {
+        sysfs.presentLun(new ScsiAddress(3, 0, 0, 4), "sde", new DeviceNumber(8, 64), "naa." + NAA_4, null);
+        sysfs.presentLun(new ScsiAddress(4, 0, 0, 4), "sdf", new DeviceNumber(8, 80), "naa." + NAA_4, null);
+        commands.expect("multipath", "-a", WWID_4);
+        commands.expect("multipathd", "add", "path", "sde").succeeds("ok\n");
+        commands.expect("multipathd", "add", "path", "sdf").succeeds("ok\n")
+                .andDo(c -> sysfs.addMap(1, "mpathb", WWID_4, List.of("sde", "sdf")));
+        Attachment second = transport.attach(volume(4));
+        writesAtStage = sysfs.writeLog().size();
+        sessionTwoGone("sdc", "sdf");
+        sysfs.presentLun(new ScsiAddress(5, 0, 0, 3), "sdg", new DeviceNumber(8, 96), "naa." + NAA, null);
+        sysfs.presentLun(new ScsiAddress(5, 0, 0, 4), "sdh", new DeviceNumber(8, 112), "naa." + NAA_4, null);
+        iscsiadm.expectLogin(PORTALS[1], 3, 5); // once: scripted a single time
+        commands.expect("multipath", "-a", WWID);
+        commands.expect("multipathd", "add", "path", "sdg").succeeds("ok\n").andDo(c -> sysfs.addSlave("dm-0", "sdg"));
+        commands.expect("multipath", "-a", WWID_4);
+        commands.expect("multipathd", "add", "path", "sdh").succeeds("ok\n").andDo(c -> sysfs.addSlave("dm-1", "sdh"));
+
+        PathRepair first = transport.repairPaths(volume(3), staged);
+        PathRepair then = transport.repairPaths(volume(4), second);
+
+        assertEquals(List.of("5:0:0:3=sdg"), first.restored());
+        assertEquals(List.of("5:0:0:4=sdh"), then.restored(), "the second volume finds the session the first made");
+        assertEquals(List.of("class/scsi_host/host5/scan=0 0 3", "class/scsi_host/host5/scan=0 0 4"),
+                writesSinceStage());
+    }
+
+    @Test
+    void aSessionIscsidIsRecoveringIsReportedAndNeverTouched() throws Exception {
+        sysfs.setIscsiSessionState(2, "FAILED");
+        sysfs.setState("sdc", "transport-offline");
+        assertTrue(transport.mayRepairPaths(volume(3), staged), "held, so that the repair says it waits");
+
+        PathRepair repair = transport.repairPaths(volume(3), staged);
+
+        assertEquals("iSCSI session(s) at 127.0.0.2:3260 (session2 FAILED) are left to iscsid's own recovery"
+                + " (replacement_timeout); the repair never logs a session out", repair.waiting().orElseThrow());
+        assertFalse(repair.actedOn());
+        assertEquals(List.of(), commandsSinceStage(), "no iscsiadm, no multipath");
+        assertEquals(List.of(), writesSinceStage());
+        assertTrue(sysfs.hasDisk("sdc"), "the recovering session's disk stays under the map");
+    }
+
+    @Test
+    void withNoPathServingNothingIsLoggedInOrScanned() throws Exception {
+        sessionTwoGone("sdc");
+        sysfs.setIscsiSessionState(1, "FAILED");
+        sysfs.setState("sdb", "transport-offline");
+
+        PathRepair repair = transport.repairPaths(volume(3), staged);
+
+        assertTrue(repair.waiting().orElseThrow().startsWith("no path of its multipath map serves I/O"),
+                repair.toString());
+        assertEquals(List.of(), commandsSinceStage());
+        assertEquals(List.of(), writesSinceStage());
+        assertTrue(sysfs.hasDisk("sdb"));
+    }
+
+    @Test
+    void aRefusedLoginIsNotTriedAgainForAWhileWhicheverVolumeAsks() throws Exception {
+        sessionTwoGone("sdc");
+        commands.expect(iscsiadm.node(PORTALS[1], "--login")).fails(8, "iscsiadm: connection login retries"
+                + " (reopen_max) 5 exceeded");
+
+        PathRepair repair = transport.repairPaths(volume(3), staged);
+        PathRepair again = transport.repairPaths(volume(3), staged); // no second login scripted: none may run
+
+        assertEquals(1, repair.failed().size(), repair.toString());
+        assertTrue(repair.failed().get(0).startsWith("127.0.0.2:3260: the login failed"), repair.failed().get(0));
+        assertTrue(repair.failed().get(0).endsWith("(not tried again for 30 s)"), repair.failed().get(0));
+        assertEquals(repair.failed(), again.failed());
+        assertEquals(1, counted("session", "failed"), "one login tried, one failure counted");
+        assertEquals(List.of(), writesSinceStage(), "nothing scanned on session 1, whose path is in the map");
+    }
+
+    @Test
+    void aPortalWhoseNodeRecordIsGoneIsNotLoggedInWithARecordMadeUp() throws Exception {
+        sessionTwoGone("sdc");
+        Files.delete(database.resolve("nodes/" + IQN + "/127.0.0.2,3260"));
+
+        PathRepair repair = transport.repairPaths(volume(3), staged);
+
+        assertTrue(repair.failed().get(0).startsWith("127.0.0.2:3260: no node record to log in with"),
+                repair.toString());
+        assertEquals(List.of(), commandsSinceStage());
+    }
+}
