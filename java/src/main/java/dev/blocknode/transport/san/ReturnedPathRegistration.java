@@ -22,9 +22,9 @@ import java.util.logging.Logger;
  * The fencing step of a path repair: a returned path of a fenced volume is registered with this node's key before
  * multipathd is asked to add it, so that its writes do not meet a RESERVATION CONFLICT (which dm-multipath passes
  * up without trying another path) until the next renewal. This narrows that window and does not close it:
- * multipathd may take a disk of a known WWID on its own uevent, before this runs (docs/design/fencing.md). A path is registered only while the LUN is still reserved by this node: a node
- * fenced out (another node took the LUN) must never get a path back, since a registration would let it write
- * again. So the reservation is read through a path of the map that serves before any REGISTER, and read again
+ * multipathd may take a disk of a known WWID on its own uevent, before this runs (docs/design/fencing.md).
+ * A path is registered only while the LUN is still reserved by this node: a node fenced out (another node took
+ * the LUN) must never register a path, since a registration would let it write again. So the reservation is read through a path of the map that serves before any REGISTER, and read again
  * after: a takeover between the two takes back what was registered. The key registered is the one the reservation
  * holds now, exactly: a later PREEMPT of that key (a takeover after the second read) removes the returned path's
  * registration with the others, and the next renewal finds the path at the generation it expects.
