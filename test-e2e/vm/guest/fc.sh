@@ -16,13 +16,16 @@
 #             port 1, NodeGetVolumeStats abnormal, health DEGRADED/PathsFailed, blocknode_volume_paths 1
 #             failed), then up again (the path comes back: healthy, 2 serving); no write failed.
 #   teardown: unstaging both leaves no disk, map or mount.
-#   repair:   LUN 0 staged again as another volume, unfenced (fencing=off: the repair loop leaves fenced
-#             volumes alone), with a writer on it and the plugin's repair loop every 5 s (--repair-interval=5s
-#             for this boot): array port 2's remote port given a dev_loss_tmo of 3 s, its link down until the
-#             kernel deleted the port's disk of LUN 0 (with scsi_mod.scan=manual nothing scans it back), then up:
-#             the plugin scans exactly that LUN behind the returned port, checks its WWID and has multipathd add
-#             it; both paths active again (measured from the port's return), no write failed, the checksum
-#             right, the repair in the log and in blocknode_path_repairs_total, the path gauge at 2 serving.
+#   repair:   LUN 0 staged again as another volume, FENCED (fencing=required: reserved with this node's key,
+#             renewed every 10 s), with a writer on it and the plugin's repair loop every 5 s
+#             (--repair-interval=5s for this boot): array port 2's remote port given a dev_loss_tmo of 3 s, its
+#             link down until the kernel deleted the port's disk of LUN 0 (with scsi_mod.scan=manual nothing
+#             scans it back), then up: the plugin scans exactly that LUN behind the returned port, checks its
+#             WWID, registers the disk with the key the reservation holds and only then has multipathd add it;
+#             both paths active again (measured from the port's return), the array's READ FULL STATUS shows the
+#             returned port's initiator registered with the holder's key, no write failed, the checksum right,
+#             the repair (and the registration before it) in the log and in blocknode_path_repairs_total, the
+#             path gauge at 2 serving.
 #   wrong:    LUN 0 asked for with LUN 2's WWID: FAILED_PRECONDITION naming the WWID found, no disk or map
 #             left, no staging record; NodeUnstageVolume then succeeds.
 #   reused:   disks of LUN 2 left on the node (scanned by hand, as an HBA's own scan leaves them; multipathd
@@ -139,6 +142,24 @@ repair_logged() {
   lines=$(grep -E "volume $REP: path repair brought back \[[0-9:]+=sd[a-z]+\] in [0-9]+ ms" "$VM_RESULTS/plugin.log") ||
     { echo "no repair line for $REP in the plugin's log" >&2; return 1; }
   echo "$lines" | sed 's/^/  /'
+}
+# The returned disk's I_T nexus is registered with the key the LUN's reservation holds: READ FULL STATUS (through
+# the returned disk itself) lists each registration with its initiator's transport ID; the one of the node's
+# port 2 must carry the holder's key, and the plugin must have logged the registration before the add.
+returned_path_registered() {
+  local disk holder wwpn key
+  disk=$(port_2_disks | awk '$1 ~ /:0$/ {print $2; exit}')
+  [[ -n $disk ]] || { echo "no disk of LUN 0 behind port 2" >&2; return 1; }
+  holder=$(sg_persist -n -i -r -d "/dev/$disk" | grep -o 'Key=0x[0-9a-f]*' | head -n 1 | cut -d= -f2)
+  [[ -n $holder ]] || { echo "LUN 0 has no reservation holder" >&2; sg_persist -n -i -r -d "/dev/$disk" >&2; return 1; }
+  wwpn=$(echo "${FC_WWPN[${FC_NODE_PORTS[1]}]}" | tr -d ':' | tr 'A-F' 'a-f')
+  key=$(sg_persist -n -i -s -d "/dev/$disk" | awk -v w="$wwpn" '
+    /Key=0x/ { match($0, /Key=0x[0-9a-f]+/); k = substr($0, RSTART + 4, RLENGTH - 4) }
+    { t = tolower($0); gsub(/[^0-9a-f]/, "", t); if (length(t) >= 16 && index(t, w) > 0) { print k; exit } }')
+  echo "  $disk (node port 2, WWPN $wwpn): registered with ${key:-nothing}; reservation held by $holder"
+  [[ $key == "$holder" ]] || { sg_persist -n -i -s -d "/dev/$disk" >&2; echo "the returned path is not registered with the holder's key" >&2; return 1; }
+  grep -E "volume $REP: registered returned path\(s\) \[$disk\] with key [0-9a-f]+ before adding them" \
+    "$VM_RESULTS/plugin.log" | sed 's/^/  /' | grep . || { echo "no registration line for $REP in the plugin's log" >&2; return 1; }
 }
 repairs_counted() {
   local value
@@ -268,12 +289,13 @@ step unpublish-block    csi unpublish $BLK "$BLK_TARGET"
 step unstage-block      csi unstage $BLK "$BLK_STAGING"
 step all-released       eval 'udevadm settle --timeout=30; fc_leftovers && vm_leftovers'
 
-step stage-repair       csi stagex $REP "$REP_STAGING" ext4 $(fc_ctx 0) fencing=off
+step stage-repair       csi stagex $REP "$REP_STAGING" ext4 $(fc_ctx 0) fencing=required
 step publish-repair     csi publishx $REP "$REP_STAGING" "$REP_TARGET" ext4
 step start-writer-2     bn_writer_start "$REP_TARGET/w"
 step short-dev-loss     fc_port_short_loss 1 3
 step link-down-lost     link_down_past_dev_loss
 step link-up-repaired   link_up_repaired
+step returned-registered returned_path_registered
 step io-after-repair    io_goes_on
 step stop-writer-2      bn_writer_stop
 step repaired-map       check_map "$REP_STAGING" 0

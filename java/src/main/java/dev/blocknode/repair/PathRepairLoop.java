@@ -27,8 +27,9 @@ import java.util.logging.Logger;
  * its transport brings back the paths that returned ({@link Transport#repairPaths}). Passes never overlap (a fixed
  * delay between the end of one and the start of the next); a pass starts no new volume once it has run for
  * {@link #PASS_BUDGET}, and the volumes it did not reach come first in the next one. A volume whose repair failed
- * is left alone for a growing number of passes ({@link RepairBackoff}); a fenced volume is never repaired (a path
- * brought back would carry no reservation key, and its writes would fail at the storage).
+ * is left alone for a growing number of passes ({@link RepairBackoff}). A volume staged with fencing is repaired
+ * with its recorded key: its transport registers a returned path with this node's key before the path carries
+ * writes, and only while the LUN is still reserved by this node (see {@link Transport#repairPaths}).
  */
 public final class PathRepairLoop implements AutoCloseable {
 
@@ -43,7 +44,6 @@ public final class PathRepairLoop implements AutoCloseable {
     private final LongSupplier nanoTime;
     private final RepairBackoff backoff = new RepairBackoff();
     private final Set<String> waiting = new HashSet<>();
-    private final Set<String> fencedNoted = new HashSet<>();
     private final Set<String> notReached = new LinkedHashSet<>();
     private long pass;
     /** start and close take this, not the loop's monitor, which a pass holds for as long as it runs. */
@@ -135,15 +135,8 @@ public final class PathRepairLoop implements AutoCloseable {
             if (transport.isEmpty()) {
                 return;
             }
-            if (held.fenced()) {
-                if (fencedNoted.add(volumeId)) {
-                    LOG.info(() -> "volume " + volumeId + ": fenced at the storage, so its lost paths are not brought"
-                            + " back by the repair loop (a returned path would carry no reservation key)");
-                }
-                return;
-            }
             long started = nanoTime.getAsLong();
-            PathRepair repair = transport.get().repairPaths(held.request(), held.attachment());
+            PathRepair repair = transport.get().repairPaths(held.request(), held.attachment(), held.fenceKey());
             if (repair.attachment().isPresent()) {
                 held.recordAttachment(repair.attachment().get());
             }

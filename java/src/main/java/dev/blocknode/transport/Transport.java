@@ -80,11 +80,27 @@ public interface Transport {
      * Brings back into use the paths of a staged volume that returned after the kernel had removed them (a remote
      * port or session back after its loss timeout), each path's identity verified before multipath may use it;
      * never removes or logs out anything that carries the volume, and does nothing but report while every path is
-     * down. Called by the repair loop while no call holds the volume, never for a fenced one (a new path would
-     * carry no reservation key). A transport whose paths come back by themselves repairs nothing.
+     * down. Called by the repair loop while no call holds the volume, for a volume staged without fencing (see the
+     * overload with a key for one staged with it). A transport whose paths come back by themselves repairs nothing.
      */
     default PathRepair repairPaths(AttachRequest request, Attachment attachment) throws VolumeException {
         return PathRepair.NONE;
+    }
+
+    /**
+     * {@link #repairPaths(AttachRequest, Attachment)} for a volume staged with fencing when {@code fenceKey} (the key
+     * its staging record holds) is present: a path may then be brought back only once it is registered with this
+     * node's key, and only while the LUN is still reserved by this node, or its writes would fail at the storage
+     * (or, for a node fenced out, get through again). A transport that cannot register a path repairs no fenced
+     * volume: it reports that it waits. Without a key, the repair of an unfenced volume.
+     */
+    default PathRepair repairPaths(AttachRequest request, Attachment attachment, Optional<FenceKey> fenceKey)
+            throws VolumeException {
+        if (fenceKey.isPresent()) {
+            return PathRepair.waiting("transport " + name() + " cannot register a returned path with this node's"
+                    + " reservation key, so the lost paths of a fenced volume are not brought back");
+        }
+        return repairPaths(request, attachment);
     }
 
     /**

@@ -6,6 +6,7 @@ import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.FenceKey;
 import dev.blocknode.volume.record.StagingRecords;
 
 import java.util.List;
@@ -22,7 +23,7 @@ public final class StagedForRepair {
 
     /**
      * A staged volume, held until closed: what its transport attached and the contexts it was staged with (never
-     * secrets), and whether it is fenced at the storage.
+     * secrets), and this node's key when it is staged with fencing at the storage.
      */
     public final class Held implements AutoCloseable {
         private final StagingRecord record;
@@ -45,8 +46,9 @@ public final class StagedForRepair {
             return StagingRecords.attachment(record);
         }
 
-        public boolean fenced() {
-            return record.getFenceKey() != 0;
+        /** This node's key as the record holds it when the volume was staged with fencing; empty without. */
+        public Optional<FenceKey> fenceKey() {
+            return record.getFenceKey() == 0 ? Optional.empty() : Optional.of(FenceKey.of(record.getFenceKey()));
         }
 
         /**

@@ -7,6 +7,7 @@ import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.FenceKey;
 import dev.blocknode.transport.PathRepair;
 import dev.blocknode.transport.Transport;
 import dev.blocknode.transport.Transports;
@@ -30,6 +31,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The repair loop over real staging records in a temp dir and a transport that answers scripted repairs: which
@@ -49,6 +51,10 @@ class PathRepairLoopUnitTest {
         /** Each look, and whether the volume was held while it ran (the guard's view, set by the test). */
         final List<String> looked = new ArrayList<>();
         java.util.function.Predicate<String> held = volumeId -> false;
+        /** The keys each repair was asked with. */
+        final List<Optional<FenceKey>> fenceKeys = new ArrayList<>();
+        /** Whether it can register a returned path with a key (false: the interface's answer for a fenced volume). */
+        boolean registersPaths = true;
 
         @Override
         public String name() {
@@ -81,6 +87,14 @@ class PathRepairLoopUnitTest {
         public boolean mayRepairPaths(AttachRequest request, Attachment attachment) {
             looked.add(request.volumeId() + (held.test(request.volumeId()) ? " held" : " unheld"));
             return mayRepair;
+        }
+
+        @Override
+        public PathRepair repairPaths(AttachRequest request, Attachment attachment, Optional<FenceKey> fenceKey)
+                throws VolumeException {
+            fenceKeys.add(fenceKey);
+            return registersPaths ? repairPaths(request, attachment)
+                    : Transport.super.repairPaths(request, attachment, fenceKey);
         }
 
         @Override
@@ -186,10 +200,23 @@ class PathRepairLoopUnitTest {
     }
 
     @Test
-    void aFencedVolumeIsNeverRepaired() throws Exception {
+    void aFencedVolumeIsRepairedWithTheKeyItsRecordHolds() throws Exception {
         record("vol-fenced", StagePhase.STAGED, 0x0123456789abcdefL);
+        record("vol-plain", StagePhase.STAGED, 0);
         loop(transport).pass();
-        assertEquals(List.of(), transport.repaired);
+        assertEquals(2, transport.repaired.size(), transport.repaired.toString());
+        assertTrue(transport.fenceKeys.contains(Optional.of(FenceKey.of(0x0123456789abcdefL))),
+                "the transport registers returned paths with it: " + transport.fenceKeys);
+        assertTrue(transport.fenceKeys.contains(Optional.empty()), "an unfenced volume is repaired without a key");
+    }
+
+    @Test
+    void aTransportThatCannotRegisterAPathLeavesAFencedVolumeAloneAndSaysItWaits() throws Exception {
+        record("vol-fenced", StagePhase.STAGED, 0x0123456789abcdefL);
+        transport.registersPaths = false;
+        loop(transport).pass();
+        assertEquals(List.of(Optional.of(FenceKey.of(0x0123456789abcdefL))), transport.fenceKeys);
+        assertEquals(List.of(), transport.repaired, "nothing brought back without a registration");
     }
 
     @Test

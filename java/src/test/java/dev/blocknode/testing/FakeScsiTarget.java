@@ -26,7 +26,8 @@ import java.util.function.Consumer;
  * disks: tests drive the real fencing protocol against it and read the target's state back.
  *
  * <p>Faults: PR not supported at all, type 5 missing from REPORT CAPABILITIES (and refused), PREEMPT AND ABORT not
- * supported (as tgt), a dead path (the transport fails the command), a hook run before a command (a racer).
+ * supported (as tgt), a dead path (the transport fails the command), a nexus that refuses REGISTER, a hook run
+ * before a command (a racer).
  */
 public final class FakeScsiTarget implements ScsiPassThrough {
 
@@ -42,6 +43,7 @@ public final class FakeScsiTarget implements ScsiPassThrough {
     private final Map<Path, String> nexusOf = new HashMap<>();
     private final Map<Path, DeviceNumber> numberOf = new HashMap<>();
     private final Set<Path> leadingElsewhere = new HashSet<>();
+    private final Set<String> refusingRegistrations = new HashSet<>();
     private int openChannels;
     private final Map<String, Long> registrations = new LinkedHashMap<>();
     private final List<Seen> log = new ArrayList<>();
@@ -62,6 +64,18 @@ public final class FakeScsiTarget implements ScsiPassThrough {
         nexusOf.put(device, nexus);
         numberOf.putIfAbsent(device, new DeviceNumber(8, 16L * numberOf.size()));
         return this;
+    }
+
+    /** As {@link #path(Path, String)}, with the device number sysfs gives the disk (checked when it is opened). */
+    public synchronized FakeScsiTarget path(Path device, String nexus, DeviceNumber number) {
+        nexusOf.put(device, nexus);
+        numberOf.put(device, number);
+        return this;
+    }
+
+    /** Every REGISTER through {@code nexus} gets a RESERVATION CONFLICT from now on (a target that refuses it). */
+    public synchronized void refusesRegistrations(String nexus) {
+        refusingRegistrations.add(nexus);
     }
 
     /**
@@ -283,6 +297,9 @@ public final class FakeScsiTarget implements ScsiPassThrough {
         switch (seen.serviceAction()) {
             case 0x00, 0x06 -> { // REGISTER, REGISTER AND IGNORE EXISTING KEY
                 boolean ignore = seen.serviceAction() == 0x06;
+                if (refusingRegistrations.contains(nexus)) {
+                    return conflict();
+                }
                 if (registered == null) {
                     if (!ignore && seen.key() != 0) {
                         return conflict();

@@ -11,6 +11,7 @@ import dev.blocknode.scsi.ScsiAddress;
 import dev.blocknode.scsi.SysfsWriter;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.FenceKey;
 import dev.blocknode.transport.Fencing;
 import dev.blocknode.transport.PathRepair;
 import dev.blocknode.transport.PathReport;
@@ -227,10 +228,17 @@ public final class FcTransport implements Transport {
      * After the stage: the LUN behind every remote port of its targets that is usable now (the stage's own choice of
      * ports), so that a port back from a loss longer than its dev_loss_tmo, whose disk the kernel deleted and, with
      * scsi_mod.scan=manual, never scans back, gets its path again. A volume attached by WWID alone scanned nothing
-     * at its stage and is not scanned here either.
+     * at its stage and is not scanned here either. Under fencing a returned path is registered with this node's key
+     * before multipathd takes it ({@link dev.blocknode.transport.san.LunPathRepair}).
      */
     @Override
     public PathRepair repairPaths(AttachRequest request, Attachment attachment) throws VolumeException {
+        return repairPaths(request, attachment, Optional.empty());
+    }
+
+    @Override
+    public PathRepair repairPaths(AttachRequest request, Attachment attachment, Optional<FenceKey> fenceKey)
+            throws VolumeException {
         FcVolumeSpec spec = FcVolumeSpec.parse(request);
         if (!spec.scansTargets()) {
             return PathRepair.NONE;
@@ -244,7 +252,7 @@ public final class FcTransport implements Transport {
         if (addresses.isEmpty()) {
             return PathRepair.waiting("no remote port of its targets is Online");
         }
-        return counted(san.pathRepair().repair(request.volumeId(), attachment, addresses));
+        return counted(san.pathRepair().repair(request.volumeId(), attachment, addresses, fenceKey));
     }
 
     @Override

@@ -10,7 +10,9 @@ import dev.blocknode.scsi.LunIdentity;
 import dev.blocknode.scsi.ScsiAddress;
 import dev.blocknode.scsi.ScsiDevices;
 import dev.blocknode.scsi.ScsiDisk;
+import dev.blocknode.scsi.reservation.PersistentReservations;
 import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.FenceKey;
 import dev.blocknode.transport.PathRepair;
 
 import java.io.IOException;
@@ -27,7 +29,8 @@ import java.util.Optional;
  * disk is scanned ({@link TargetedScan}, this LUN only), the disk that appears is checked to be the LUN the volume
  * was staged with before multipathd is asked to take it, as at stage, and a disk that is another LUN is taken off
  * again ({@link ScanUndo}) and reported. A disk of the LUN already at an address but outside the map (multipathd
- * did not take it) is handed to multipathd as well.
+ * did not take it) is handed to multipathd as well. For a fenced volume each such disk is registered with this
+ * node's key first ({@link ReturnedPathRegistration}), and one that is not registered is not handed to multipathd.
  *
  * <p>What it never does, so that a repair cannot make an outage worse: remove or flush anything of the volume's
  * map or of a path in it; scan anything while no path of the map serves (every path down: the map may be queueing
@@ -42,24 +45,34 @@ public final class LunPathRepair {
     private final LunAttacher attacher;
     private final MultipathDaemon daemon;
     private final LunAttacher.Timeouts timeouts;
+    private final ReturnedPathRegistration registration;
 
     LunPathRepair(ScsiDevices devices, TargetedScan targetedScan, ScanUndo scanUndo, LunAttacher attacher,
-                  MultipathDaemon daemon, LunAttacher.Timeouts timeouts) {
+                  MultipathDaemon daemon, LunAttacher.Timeouts timeouts, PersistentReservations reservations) {
         this.devices = devices;
         this.targetedScan = targetedScan;
         this.scanUndo = scanUndo;
         this.attacher = attacher;
         this.daemon = daemon;
         this.timeouts = timeouts;
+        this.registration = new ReturnedPathRegistration(reservations, devices);
+    }
+
+    /** {@link #repair(String, Attachment, List, Optional)} of a volume staged without fencing. */
+    public PathRepair repair(String volumeId, Attachment attachment, List<ScsiAddress> expected)
+            throws VolumeException {
+        return repair(volumeId, attachment, expected, Optional.empty());
     }
 
     /**
-     * Repairs the attachment's LUN at {@code expected}, the addresses its transport reaches it through now.
+     * Repairs the attachment's LUN at {@code expected}, the addresses its transport reaches it through now; under
+     * fencing ({@code fenceKey}, this node's key as the staging record has it) a returned path is registered with
+     * the key the LUN's reservation holds before multipathd is asked to take it, and only while that key is ours.
      *
      * @throws VolumeException INTERNAL when the record is unreadable or sysfs cannot be read
      */
-    public PathRepair repair(String volumeId, Attachment attachment, List<ScsiAddress> expected)
-            throws VolumeException {
+    public PathRepair repair(String volumeId, Attachment attachment, List<ScsiAddress> expected,
+                             Optional<FenceKey> fenceKey) throws VolumeException {
         AttachedLun lun = LunAttacher.recorded(attachment.details(), attachment.device(), attachment.number());
         if (lun.mapName().isEmpty()) {
             return PathRepair.NONE; // staged on one path without multipathd: there is no map to add a path to
@@ -77,7 +90,7 @@ public final class LunPathRepair {
                 return PathRepair.waiting("no path of multipath map " + map.get() + " serves I/O; nothing is"
                         + " scanned or removed until one does");
             }
-            return repairAt(volumeId, attachment, lun, map.get(), expected);
+            return repairAt(volumeId, attachment, lun, map.get(), expected, fenceKey);
         } catch (InterruptedIOException e) {
             Thread.currentThread().interrupt();
             throw VolumeException.internal("volume " + volumeId + ": path repair interrupted", e);
@@ -109,7 +122,7 @@ public final class LunPathRepair {
     }
 
     private PathRepair repairAt(String volumeId, Attachment attachment, AttachedLun lun, MultipathMap map,
-                                List<ScsiAddress> expected)
+                                List<ScsiAddress> expected, Optional<FenceKey> fenceKey)
             throws IOException, VolumeException {
         List<String> wrongLun = new ArrayList<>();
         List<String> failed = new ArrayList<>();
@@ -150,6 +163,9 @@ public final class LunPathRepair {
                 continue;
             }
             toAdd.put(address, disk);
+        }
+        if (fenceKey.isPresent() && !toAdd.isEmpty()) {
+            toAdd = registration.register(volumeId, lun, map, fenceKey.get(), toAdd, failed);
         }
         List<AttachedLun.LunPath> restored = toAdd.isEmpty() ? List.of() : addToMap(lun, toAdd, failed);
         return new PathRepair(restored.stream().map(AttachedLun.LunPath::toString).toList(), wrongLun, failed,

@@ -56,7 +56,8 @@ public final class SanStack {
                 fence.commandTimeout());
         this.fencing = new LunFencing(reservations, this::pathDevices,
                 new TakeoverRule(fence.takeoverAfter(), fence.nanoTime()));
-        this.pathRepair = new LunPathRepair(devices, targetedScan, scanUndo, attacher, daemon, timeouts);
+        this.pathRepair = new LunPathRepair(devices, targetedScan, scanUndo, attacher, daemon, timeouts,
+                reservations);
     }
 
     public ScsiHosts hosts() {
