@@ -93,13 +93,26 @@ public final class Multipath {
      */
     public MultipathMap assemble(LunIdentity identity, List<String> pathNames, boolean daemonRunning,
                                  Duration timeout) throws IOException {
+        return assemble(identity, pathNames, daemonRunning, true, timeout);
+    }
+
+    /**
+     * As {@link #assemble(LunIdentity, List, boolean, Duration)}, registering the WWID only when
+     * {@code registerWwid}: a running daemon that takes every path ({@link MultipathDaemon#takesEveryPath})
+     * builds the map and records the WWID by itself, and {@code multipath -a} is then one more process per
+     * volume (seconds each in a burst) for nothing.
+     */
+    public MultipathMap assemble(LunIdentity identity, List<String> pathNames, boolean daemonRunning,
+                                 boolean registerWwid, Duration timeout) throws IOException {
         Instant deadline = waiter.deadlineAfter(timeout);
         Optional<MultipathMap> existing = find(identity, pathNames);
         if (existing.isPresent() && existing.get().slaves().containsAll(pathNames)) {
             return existing.get();
         }
         Wwid wwid = identity.wwid();
-        tryTool(Command.of("multipath", "-a", wwid.multipathForm()));
+        if (registerWwid) {
+            tryTool(Command.of("multipath", "-a", wwid.multipathForm()));
+        }
         if (daemonRunning) {
             for (String path : pathNames) {
                 if (existing.isEmpty() || !existing.get().slaves().contains(path)) {

@@ -18,11 +18,20 @@ public interface MultipathDaemon {
     boolean isRunning();
 
     /**
+     * True when the running daemon builds a map over every path that is not blacklisted by itself
+     * ({@code find_multipaths} "no" or "greedy", see {@link FindMultipaths}), so that registering a WWID first
+     * ({@code multipath -a}) adds nothing. False when it does not, or when that is not known.
+     */
+    default boolean takesEveryPath() {
+        return false;
+    }
+
+    /**
      * The node's daemon as the transports ask it: {@link #askingWith} behind {@link RememberedDaemon}, so that a
      * burst of stages asks once every few seconds, not once per volume.
      */
     static MultipathDaemon of(CommandRunner commands) {
-        return new RememberedDaemon(askingWith(commands), InstantSource.system());
+        return new RememberedDaemon(commands, InstantSource.system());
     }
 
     /**

@@ -18,7 +18,7 @@ class RememberedDaemonUnitTest {
 
     private final ScriptedCommandRunner commands = new ScriptedCommandRunner();
     private final ManualClock clock = new ManualClock();
-    private final MultipathDaemon daemon = new RememberedDaemon(MultipathDaemon.askingWith(commands), clock);
+    private final MultipathDaemon daemon = new RememberedDaemon(commands, clock);
 
     @AfterEach
     void everyScriptedCommandRan() {
@@ -33,8 +33,8 @@ class RememberedDaemonUnitTest {
             clock.advance(Duration.ofMillis(100));
         }
         commands.expect("multipathd", "show", "daemon").succeeds("pid 812 idle\n");
-        clock.advance(RememberedDaemon.KEPT);
-        assertTrue(daemon.isRunning(), "an answer older than " + RememberedDaemon.KEPT + " is asked again");
+        clock.advance(RememberedDaemon.RUNNING_KEPT);
+        assertTrue(daemon.isRunning(), "an answer older than " + RememberedDaemon.RUNNING_KEPT + " is asked again");
     }
 
     @Test
@@ -50,6 +50,28 @@ class RememberedDaemonUnitTest {
         commands.expect("multipathd", "show", "daemon").succeeds("pid 900 idle\n");
         assertFalse(daemon.isRunning());
         assertTrue(daemon.isRunning(), "a daemon started since is seen at once");
+    }
+
+    @Test
+    void theFindMultipathsPolicyIsReadOnceAMinute() {
+        commands.expect("multipathd", "show", "config").succeeds("defaults {\n\tfind_multipaths \"off\"\n}\n");
+        for (int volume = 0; volume < 50; volume++) {
+            assertTrue(daemon.takesEveryPath());
+            clock.advance(Duration.ofMillis(500));
+        }
+        commands.expect("multipathd", "show", "config").succeeds("defaults {\n\tfind_multipaths \"strict\"\n}\n");
+        clock.advance(RememberedDaemon.CONFIG_KEPT);
+        assertFalse(daemon.takesEveryPath(), "a reconfigured daemon is followed a minute later");
+    }
+
+    @Test
+    void aConfigThatCannotBeReadMeansRegisteringAndIsNotAskedAgainAtOnce() {
+        commands.expect("multipathd", "show", "config").timesOut();
+        assertFalse(daemon.takesEveryPath());
+        assertFalse(daemon.takesEveryPath(), "a busy daemon is not asked for its config once per volume");
+        commands.expect("multipathd", "show", "config").fails(1, "error -111 receiving packet");
+        clock.advance(RememberedDaemon.CONFIG_KEPT);
+        assertFalse(daemon.takesEveryPath());
     }
 
     @Test

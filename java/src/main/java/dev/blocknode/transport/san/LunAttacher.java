@@ -250,7 +250,8 @@ public final class LunAttacher {
                 return new AttachedLun(identity.wwid(), List.of(path(disk)), Optional.empty(), disk.devicePath(),
                         disk.number(), missing);
             }
-            MultipathMap map = multipath.assemble(identity, names, daemonRunning, timeouts.map());
+            boolean registerWwid = !daemonRunning || !daemon.takesEveryPath();
+            MultipathMap map = multipath.assemble(identity, names, daemonRunning, registerWwid, timeouts.map());
             List<AttachedLun.LunPath> lunPaths = verifyMap(volumeId, identity, map, disks);
             LOG.info(() -> "volume " + volumeId + ": LUN " + identity.wwid() + " through multipath map " + map
                     + " over " + map.slaves());
