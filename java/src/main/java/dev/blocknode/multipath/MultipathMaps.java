@@ -58,6 +58,24 @@ public final class MultipathMaps {
         return Optional.empty();
     }
 
+    /**
+     * The map that is block device {@code number} (through /sys/dev/block/MAJ:MIN, no walk), when that device
+     * exists and is a multipath map.
+     */
+    public Optional<MultipathMap> atDevice(DeviceNumber number) throws IOException {
+        Path entry = paths.sysBlockDevice(number);
+        Path target;
+        try {
+            target = entry.toRealPath();
+        } catch (IOException e) {
+            if (Sysfs.isGone(e)) {
+                return Optional.empty();
+            }
+            throw e;
+        }
+        return read(target.getFileName().toString()).filter(map -> map.number().equals(number));
+    }
+
     /** The multipath map that path device {@code pathName} ("sdb") belongs to, if any. */
     public Optional<MultipathMap> holding(String pathName) throws IOException {
         for (String holder : Sysfs.list(classBlock(pathName).resolve("holders"))) {

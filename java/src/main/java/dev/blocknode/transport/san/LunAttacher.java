@@ -372,16 +372,19 @@ public final class LunAttacher {
     }
 
     /**
-     * This LUN's maps: by WWID, which is authoritative (the recorded name is only a name), and any map over
-     * a recorded path that still is this LUN: multipathd may have built one after a single-path attach,
-     * under a WWID spelt from another of the LUN's designators.
+     * This LUN's maps: the recorded map at its device number when its WWID is this LUN's (WWID is authoritative,
+     * the recorded name only a name), and any map over a recorded path that still is this LUN: multipathd may
+     * have built one after a single-path attach, under a WWID spelt from another of the LUN's designators. A
+     * node has at most one map per WWID, so these are looked up per path, without reading every map of the node
+     * (with hundreds of LUNs staged, a drain read them all once per volume). Every map is read only when the
+     * record names a map and neither its device nor its paths lead to one (a map rebuilt over new disks after
+     * its paths were all lost, or a pass after the map is gone and a path still has to go).
      */
     private List<MultipathMap> mapsOf(AttachedLun lun) throws IOException {
         List<MultipathMap> maps = new ArrayList<>();
-        for (MultipathMap map : multipath.maps().all()) {
-            if (map.wwid().matches(lun.wwid())) {
-                maps.add(map);
-            }
+        if (lun.mapName().isPresent()) {
+            multipath.maps().atDevice(lun.number()).filter(map -> map.wwid().matches(lun.wwid()))
+                    .ifPresent(maps::add);
         }
         for (AttachedLun.LunPath path : lun.paths()) {
             Optional<ScsiDisk> disk = devices.diskAt(path.address());
@@ -391,6 +394,13 @@ public final class LunAttacher {
             Optional<MultipathMap> holder = multipath.maps().holding(disk.get().name());
             if (holder.isPresent() && !maps.contains(holder.get())) {
                 maps.add(holder.get());
+            }
+        }
+        if (maps.isEmpty() && lun.mapName().isPresent()) {
+            for (MultipathMap map : multipath.maps().all()) {
+                if (map.wwid().matches(lun.wwid())) {
+                    maps.add(map);
+                }
             }
         }
         return maps;
