@@ -244,8 +244,9 @@ public final class LunAttacher {
             requireARunningPath(volumeId, identity, disks);
             List<String> names = disks.stream().map(ScsiDisk::name).toList();
             boolean daemonRunning = daemon.isRunning();
-            Optional<MultipathMap> existing = multipath.find(identity, names);
-            if (disks.size() == 1 && !daemonRunning && existing.isEmpty()) {
+            // Only a single path without the daemon may go without a map, and only if the LUN has none yet: the
+            // look for one (which may read every map of the node) is made for that case alone.
+            if (disks.size() == 1 && !daemonRunning && multipath.find(identity, names).isEmpty()) {
                 ScsiDisk disk = disks.get(0);
                 return new AttachedLun(identity.wwid(), List.of(path(disk)), Optional.empty(), disk.devicePath(),
                         disk.number(), missing);

@@ -221,6 +221,25 @@ class IscsiTransportUnitTest {
     }
 
     @Test
+    void theStageLooksForItsMapThroughItsPathsWithoutReadingTheOtherMaps() throws Exception {
+        lunBehindBothSessions();
+        unreadableMapOfAnotherVolume();
+        for (int i = 0; i < 2; i++) {
+            expectRecordCreated(PORTALS[i]);
+            expectLogin(PORTALS[i], i + 1, i + 3);
+        }
+        expectMap();
+        assertEquals(sysfs.paths().dev().resolve("dm-0"), transport.attach(request(Secrets.NONE)).device());
+    }
+
+    /** Another volume's map that cannot be read: a stage or release that reads every map of the node fails on it. */
+    private void unreadableMapOfAnotherVolume() throws IOException {
+        Path other = sysfs.addDm(7, "other", "mpath-3600a0b80000000000000000000000007", List.of());
+        Files.delete(other.resolve("dm/uuid"));
+        Files.createDirectories(other.resolve("dm/uuid"));
+    }
+
+    @Test
     void theReleaseFindsTheMapThroughItsRecordWithoutReadingTheOtherMaps() throws Exception {
         lunBehindBothSessions();
         for (int i = 0; i < 2; i++) {
@@ -229,10 +248,7 @@ class IscsiTransportUnitTest {
         }
         expectMap();
         Attachment attachment = transport.attach(request(Secrets.NONE));
-        // Another volume's map that cannot be read: a release that reads every map of the node fails on it.
-        Path other = sysfs.addDm(7, "other", "mpath-3600a0b80000000000000000000000007", List.of());
-        Files.delete(other.resolve("dm/uuid"));
-        Files.createDirectories(other.resolve("dm/uuid"));
+        unreadableMapOfAnotherVolume();
 
         commands.expect("dmsetup", "message", "mpatha", "0", "fail_if_no_path");
         commands.expect("multipath", "-f", "mpatha").andDo(c -> sysfs.removeMap("dm-0"));
