@@ -24,27 +24,15 @@ final class FindMultipaths {
         }).orElse(false);
     }
 
-    /** The value of {@code find_multipaths} in the top-level {@code defaults} section, unquoted. */
+    /** The value of {@code find_multipaths} in the defaults (a later defaults section wins, as in multipath). */
     static Optional<String> valueIn(String showConfig) {
-        boolean inDefaults = false;
-        for (String raw : showConfig.split("\n")) {
-            String line = raw.strip();
-            if (!inDefaults) {
-                inDefaults = line.equals("defaults {");
-                continue;
-            }
-            if (line.equals("}")) {
-                return Optional.empty();
-            }
-            String[] words = line.split("\\s+", 2);
-            if (words.length == 2 && words[0].equals("find_multipaths")) {
-                String value = words[1].strip();
-                if (value.length() >= 2 && value.startsWith("\"") && value.endsWith("\"")) {
-                    value = value.substring(1, value.length() - 1);
-                }
-                return Optional.of(value);
+        Optional<String> value = Optional.empty();
+        for (MultipathConfig.Section defaults : MultipathConfig.parse(showConfig).sections("defaults")) {
+            Optional<String> here = defaults.value("find_multipaths");
+            if (here.isPresent()) {
+                value = here;
             }
         }
-        return Optional.empty();
+        return value;
     }
 }
