@@ -49,6 +49,16 @@ public final class MultipathMaps {
         return Optional.empty();
     }
 
+    /**
+     * The map named {@code name}, looked for first at block device {@code recorded} (where a staging record says
+     * it is: the staged device of a multipathed LUN is its map), without reading the node's other maps; they are
+     * read only when it is not there.
+     */
+    public Optional<MultipathMap> byName(String name, DeviceNumber recorded) throws IOException {
+        Optional<MultipathMap> there = atDevice(recorded).filter(map -> map.name().equals(name));
+        return there.isPresent() ? there : byName(name);
+    }
+
     public Optional<MultipathMap> byName(String name) throws IOException {
         for (MultipathMap map : all()) {
             if (map.name().equals(name)) {

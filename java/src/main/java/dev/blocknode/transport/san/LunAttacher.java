@@ -177,7 +177,7 @@ public final class LunAttacher {
         } catch (IllegalArgumentException e) {
             return Optional.empty();
         }
-        return PathHealth.inspect(paths, lun.mapName(), lun.pathNames());
+        return PathHealth.inspect(paths, lun.mapName(), lun.pathNames(), Optional.of(lun.number()));
     }
 
     /** The multipath side, for callers that must undo a refused attach. */
@@ -198,7 +198,7 @@ public final class LunAttacher {
                 }
             }
             if (lun.mapName().isPresent()) {
-                Optional<MultipathMap> map = multipath.maps().byName(lun.mapName().get());
+                Optional<MultipathMap> map = multipath.maps().byName(lun.mapName().get(), lun.number());
                 if (map.isPresent()) {
                     multipath.resize(map.get());
                 }
