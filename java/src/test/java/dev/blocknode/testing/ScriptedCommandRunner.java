@@ -91,18 +91,7 @@ public final class ScriptedCommandRunner implements CommandRunner {
 
     private final Deque<Expectation> expected = new ArrayDeque<>();
     private final List<Command> calls = new ArrayList<>();
-    private boolean anyOrder;
     private final List<String> failures = new ArrayList<>();
-
-    /**
-     * From now on a command may match any expectation still queued, not only the next one: for code that runs
-     * commands from several threads at once, whose order between threads is not defined. A test that cares
-     * about the order within one thread checks {@link #commandLines} afterwards.
-     */
-    public synchronized ScriptedCommandRunner inAnyOrder() {
-        anyOrder = true;
-        return this;
-    }
 
     /** Expects exactly this argv next. */
     public synchronized Expectation expect(String... argv) {
@@ -122,7 +111,22 @@ public final class ScriptedCommandRunner implements CommandRunner {
         Expectation next;
         synchronized (this) {
             calls.add(command);
-            next = anyOrder ? takeAnyMatching(command) : takeNext(command);
+            next = expected.peekFirst();
+            while (next != null && next.anyTimes && !next.matcher.test(command)) {
+                expected.removeFirst();
+                next = expected.peekFirst();
+            }
+            if (next == null || !next.matcher.test(command)) {
+                String message = "unexpected command #" + calls.size() + ": " + command.display()
+                        + "\n  expected next: " + (next == null ? "(no more commands)" : next)
+                        + "\n  still expected: " + expected
+                        + "\n  ran before: " + calls.subList(0, calls.size() - 1).stream().map(Command::display).toList();
+                failures.add(message);
+                throw new AssertionError(message);
+            }
+            if (!next.anyTimes) {
+                expected.removeFirst();
+            }
         }
         if (next.action != null) {
             try {
@@ -135,41 +139,6 @@ public final class ScriptedCommandRunner implements CommandRunner {
             throw next.failure.apply(command);
         }
         return next.result;
-    }
-
-    private Expectation takeNext(Command command) {
-        Expectation next = expected.peekFirst();
-        while (next != null && next.anyTimes && !next.matcher.test(command)) {
-            expected.removeFirst();
-            next = expected.peekFirst();
-        }
-        if (next == null || !next.matcher.test(command)) {
-            String message = "unexpected command #" + calls.size() + ": " + command.display()
-                    + "\n  expected next: " + (next == null ? "(no more commands)" : next)
-                    + "\n  still expected: " + expected
-                    + "\n  ran before: " + calls.subList(0, calls.size() - 1).stream().map(Command::display).toList();
-            failures.add(message);
-            throw new AssertionError(message);
-        }
-        if (!next.anyTimes) {
-            expected.removeFirst();
-        }
-        return next;
-    }
-
-    private Expectation takeAnyMatching(Command command) {
-        Expectation next = expected.stream().filter(e -> e.matcher.test(command)).findFirst().orElse(null);
-        if (next == null) {
-            String message = "unexpected command #" + calls.size() + ": " + command.display()
-                    + "\n  expected (in any order): " + expected
-                    + "\n  ran before: " + calls.subList(0, calls.size() - 1).stream().map(Command::display).toList();
-            failures.add(message);
-            throw new AssertionError(message);
-        }
-        if (!next.anyTimes) {
-            expected.remove(next);
-        }
-        return next;
     }
 
     /** Fails unless every expectation was met and no unexpected command ran (even one whose error was caught). */

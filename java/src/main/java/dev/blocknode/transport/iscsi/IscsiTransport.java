@@ -62,12 +62,10 @@ public final class IscsiTransport implements Transport {
     private final DeviceWaiter waiter;
     private final MultipathDaemon daemon;
     private final KeyedLocks<IscsiPath> sessionLocks = new KeyedLocks<>();
-    private final PortalFanOut portalFanOut;
 
     public IscsiTransport(Host host, Path iscsiDatabase, DeviceWaiter waiter, FenceSettings fence) {
         this(host, new IscsiAdm(host.commands()), new NodeRecordFiles(iscsiDatabase), SysfsWriter.DIRECT,
-                waiter, MultipathDaemon.of(host.commands()), LunAttacher.Timeouts.DEFAULTS, fence,
-                PortalFanOut.AT_ONCE);
+                waiter, MultipathDaemon.of(host.commands()), LunAttacher.Timeouts.DEFAULTS, fence);
     }
 
     public IscsiTransport(Host host, IscsiAdm iscsiadm, NodeRecordFiles records, SysfsWriter writer,
@@ -75,17 +73,9 @@ public final class IscsiTransport implements Transport {
         this(host, iscsiadm, records, writer, waiter, daemon, timeouts, FenceSettings.DEFAULTS);
     }
 
-    /** For tests that script iscsiadm in order: a volume's portals are reached one after another. */
     public IscsiTransport(Host host, IscsiAdm iscsiadm, NodeRecordFiles records, SysfsWriter writer,
                           DeviceWaiter waiter, MultipathDaemon daemon, LunAttacher.Timeouts timeouts,
                           FenceSettings fence) {
-        this(host, iscsiadm, records, writer, waiter, daemon, timeouts, fence, PortalFanOut.IN_TURN);
-    }
-
-    IscsiTransport(Host host, IscsiAdm iscsiadm, NodeRecordFiles records, SysfsWriter writer,
-                   DeviceWaiter waiter, MultipathDaemon daemon, LunAttacher.Timeouts timeouts,
-                   FenceSettings fence, PortalFanOut portalFanOut) {
-        this.portalFanOut = portalFanOut;
         this.iscsiadm = iscsiadm;
         this.records = records;
         this.sessions = new IscsiSessions(host.paths());
@@ -114,26 +104,32 @@ public final class IscsiTransport implements Transport {
     public Attachment attach(AttachRequest request) throws VolumeException {
         IscsiVolumeSpec spec = IscsiVolumeSpec.from(request);
         Optional<ChapCredentials> chap = ChapCredentials.from(request.secrets());
-        // LunAttacher's rule for using a map; the daemon is asked only when there is a single portal.
-        OptionalInt replacementTimeout = ReplacementTimeout.forRecord(spec,
-                spec.portals().size() > 1 || daemon.isRunning());
-        List<PortalOutcome> outcomes = portalFanOut.each(spec.paths(),
-                path -> reach(request.volumeId(), spec, path, chap, replacementTimeout));
         List<ScsiAddress> addresses = new ArrayList<>();
         List<String> failures = new ArrayList<>();
         boolean authenticationFailed = false;
         List<IscsiPath> failedPaths = new ArrayList<>();
         List<ScsiAddress> scanned = new ArrayList<>();
-        for (PortalOutcome outcome : outcomes) {
-            if (outcome.address().isPresent()) {
-                addresses.add(outcome.address().get());
-                if (outcome.scanned()) {
-                    scanned.add(outcome.address().get());
+        // LunAttacher's rule for using a map; the daemon is asked only when there is a single portal.
+        OptionalInt replacementTimeout = ReplacementTimeout.forRecord(spec,
+                spec.portals().size() > 1 || daemon.isRunning());
+        for (IscsiPath path : spec.paths()) {
+            failedPaths.add(path);
+            try (KeyedLocks.Held ignored = sessionLocks.lock(path)) {
+                IscsiSessions.Session session = ensureSession(path, chap, replacementTimeout);
+                int[] channelAndTarget = session.channelAndTarget();
+                ScsiAddress address = new ScsiAddress(session.host(), channelAndTarget[0], channelAndTarget[1],
+                        spec.lun());
+                if (san.targetedScan().bringIn(request.volumeId(), address)) {
+                    scanned.add(address);
+                    LOG.info(() -> "volume " + request.volumeId() + ": scanned " + address + " on " + path);
                 }
-            } else {
-                failedPaths.add(outcome.path());
-                failures.add(outcome.path() + ": " + outcome.failure());
-                authenticationFailed |= outcome.authenticationFailed();
+                addresses.add(address);
+                failedPaths.remove(path);
+            } catch (CommandException e) {
+                authenticationFailed |= IscsiAdm.isAuthenticationFailure(e);
+                failures.add(path + ": " + e.getMessage());
+            } catch (IOException e) {
+                failures.add(path + ": " + e.getMessage());
             }
         }
         forgetFailedPaths(failedPaths);
@@ -166,36 +162,6 @@ public final class IscsiTransport implements Transport {
             throw refused;
         }
         return attachment(lun, spec.iqn(), spec.portals(), spec.iface(), spec.lun());
-    }
-
-    /** What logging in to one portal and scanning the LUN there came to: its address, or why not. */
-    private record PortalOutcome(IscsiPath path, Optional<ScsiAddress> address, boolean scanned, String failure,
-                                 boolean authenticationFailed) {
-    }
-
-    /**
-     * Logs in to one portal (unless its session is live) and brings the LUN in there, under the portal's lock.
-     * Runs for each portal of a volume at once ({@link PortalFanOut}); a failure is an outcome, not thrown, so
-     * that the caller sees every portal's before it cleans up.
-     */
-    private PortalOutcome reach(String volumeId, IscsiVolumeSpec spec, IscsiPath path, Optional<ChapCredentials> chap,
-                                OptionalInt replacementTimeout) {
-        try (KeyedLocks.Held ignored = sessionLocks.lock(path)) {
-            IscsiSessions.Session session = ensureSession(path, chap, replacementTimeout);
-            int[] channelAndTarget = session.channelAndTarget();
-            ScsiAddress address = new ScsiAddress(session.host(), channelAndTarget[0], channelAndTarget[1],
-                    spec.lun());
-            boolean scanned = san.targetedScan().bringIn(volumeId, address);
-            if (scanned) {
-                LOG.info(() -> "volume " + volumeId + ": scanned " + address + " on " + path);
-            }
-            return new PortalOutcome(path, Optional.of(address), scanned, "", false);
-        } catch (CommandException e) {
-            return new PortalOutcome(path, Optional.empty(), false, e.getMessage(),
-                    IscsiAdm.isAuthenticationFailure(e));
-        } catch (IOException e) {
-            return new PortalOutcome(path, Optional.empty(), false, e.getMessage(), false);
-        }
     }
 
     /**

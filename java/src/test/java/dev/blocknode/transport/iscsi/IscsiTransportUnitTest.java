@@ -6,7 +6,6 @@ import dev.blocknode.os.FileStat;
 import dev.blocknode.os.host.Host;
 import dev.blocknode.os.mount.MountEntry;
 import dev.blocknode.os.mount.MountOptions;
-import dev.blocknode.transport.san.FenceSettings;
 import dev.blocknode.transport.san.LunAttacher;
 
 import dev.blocknode.outcome.Secrets;
@@ -34,9 +33,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -158,66 +154,6 @@ class IscsiTransportUnitTest {
         commands.expect("multipathd", "add", "path", "sdc").succeeds("ok\n")
                 .andDo(c -> sysfs.addMap(0, "mpatha", WWID, List.of("sdb", "sdc")));
         assertEquals(WWID, withDaemon(false).attach(request(Secrets.NONE)).identity());
-    }
-
-    @Test
-    void aVolumesPortalsAreLoggedInAtOnce() throws Exception {
-        commands.inAnyOrder();
-        lunBehindBothSessions();
-        CountDownLatch secondLoginStarted = new CountDownLatch(1);
-        AtomicBoolean overlapped = new AtomicBoolean();
-        for (int i = 0; i < 2; i++) {
-            expectRecordCreated(PORTALS[i]);
-        }
-        // The first portal's login returns only once the second's has begun (or after 5 s, which fails the test):
-        // one after the other, the second would start only after the first had finished.
-        commands.expect(node(PORTALS[0], "--login")).andDo(c -> {
-            overlapped.set(secondLoginStarted.await(5, TimeUnit.SECONDS));
-            sysfs.iscsiSession(1, 3, IQN, "127.0.0.1", 3260);
-        });
-        commands.expect(node(PORTALS[1], "--login")).andDo(c -> {
-            secondLoginStarted.countDown();
-            sysfs.iscsiSession(2, 4, IQN, "127.0.0.2", 3260);
-        });
-        expectMap();
-        IscsiTransport atOnce = new IscsiTransport(
-                new Host(sysfs.paths(), commands, new QueryOnlyMounter(), new RecordingBlockDevices(sysfs.paths())),
-                new IscsiAdm(commands), new NodeRecordFiles(database), sysfs, clock.waiter(), () -> false,
-                new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)),
-                FenceSettings.DEFAULTS, PortalFanOut.AT_ONCE);
-
-        Attachment attachment = atOnce.attach(request(Secrets.NONE));
-
-        assertTrue(overlapped.get(), "the second portal's login began while the first's ran");
-        assertEquals("3:0:0:3=sdb,4:0:0:3=sdc", attachment.details().get("paths"), "paths in the portals' order");
-        for (String portal : PORTALS) {
-            List<String> ofPortal = commands.commandLines().stream().filter(l -> l.contains(" " + portal + " "))
-                    .toList();
-            assertTrue(ofPortal.getLast().endsWith("--login"), "each portal's record is made before its login: "
-                    + ofPortal);
-        }
-        assertEquals(2, sysfs.writeLog().size(), "one targeted scan per session: " + sysfs.writeLog());
-    }
-
-    @Test
-    void whenOnePortalFailsAtOnceTheOtherIsUsedAndTheFailedRecordDeleted() throws Exception {
-        commands.inAnyOrder();
-        lunBehindBothSessions();
-        expectRecordCreated(PORTALS[0]);
-        expectLogin(PORTALS[0], 1, 3);
-        expectRecordCreated(PORTALS[1]);
-        commands.expect(node(PORTALS[1], "--login")).fails(8, "iscsiadm: connection login retries (reopen_max) 5 exceeded");
-        commands.expect(node(PORTALS[1], "-o", "delete"));
-        IscsiTransport atOnce = new IscsiTransport(
-                new Host(sysfs.paths(), commands, new QueryOnlyMounter(), new RecordingBlockDevices(sysfs.paths())),
-                new IscsiAdm(commands), new NodeRecordFiles(database), sysfs, clock.waiter(), () -> false,
-                new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)),
-                FenceSettings.DEFAULTS, PortalFanOut.AT_ONCE);
-
-        Attachment attachment = atOnce.attach(request(Secrets.NONE));
-
-        assertEquals("3:0:0:3=sdb", attachment.details().get("paths"), "the portal that answered, alone");
-        assertEquals(List.of("class/scsi_host/host3/scan=0 0 3"), sysfs.writeLog());
     }
 
     @Test
