@@ -31,7 +31,7 @@ public interface MultipathDaemon {
      * burst of stages asks once every few seconds, not once per volume.
      */
     static MultipathDaemon of(CommandRunner commands) {
-        return new RememberedDaemon(commands, InstantSource.system());
+        return new RememberedDaemon(commands, InstantSource.system()).readingConfigNow();
     }
 
     /**

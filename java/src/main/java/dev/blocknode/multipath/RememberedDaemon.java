@@ -8,6 +8,7 @@ import dev.blocknode.os.exec.CommandRunner;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
+import java.util.Optional;
 import java.util.logging.Logger;
 
 /**
@@ -23,9 +24,10 @@ import java.util.logging.Logger;
  * fail, to be retried.
  *
  * <p>The {@code find_multipaths} policy ({@link FindMultipaths}) is read from {@code multipathd show config} and
- * kept for {@link #CONFIG_KEPT}, whatever the answer (a config that could not be read counts as "register
- * the WWID", the behaviour without this knowledge): it changes only when an administrator reconfigures the
- * daemon, and a minute later the node follows.
+ * read again at most once per {@link #CONFIG_KEPT}; a read that fails keeps the last answer, and with none yet
+ * the answer is "register the WWID", the behaviour without this knowledge. It changes only when an
+ * administrator reconfigures the daemon, and a minute later the node follows. The transports' daemon reads it
+ * once at start ({@link #readingConfigNow}), while the node is quiet.
  */
 final class RememberedDaemon implements MultipathDaemon {
 
@@ -69,28 +71,44 @@ final class RememberedDaemon implements MultipathDaemon {
             if (clock.instant().isBefore(configUntil)) {
                 return takesEveryPath;
             }
-            takesEveryPath = readTakesEveryPath();
+            // A read that fails keeps the last answer read: in a burst the daemon is too busy to answer in time
+            // (measured: 5 s were not enough at N = 12 under TCG), and its config has not changed for that.
+            readTakesEveryPath().ifPresent(answer -> takesEveryPath = answer);
             configUntil = clock.instant().plus(CONFIG_KEPT);
             return takesEveryPath;
         }
     }
 
-    private boolean readTakesEveryPath() {
+    /**
+     * Reads the config once in the background if the daemon runs, so that the first burst of stages finds the
+     * answer there instead of asking a daemon busy with the burst's paths.
+     */
+    RememberedDaemon readingConfigNow() {
+        Thread.ofVirtual().name("blocknode-multipathd-config").start(() -> {
+            if (isRunning()) {
+                takesEveryPath();
+            }
+        });
+        return this;
+    }
+
+    private Optional<Boolean> readTakesEveryPath() {
         Command command = Command.of("multipathd", "show", "config").withTimeout(CONFIG_TIMEOUT);
         try {
             CommandResult result = commands.run(command);
             if (!result.succeeded()) {
-                LOG.info(() -> command.display() + " failed (registering WWIDs with multipath -a): "
-                        + result.diagnostic());
-                return false;
+                LOG.info(() -> command.display() + " failed (keeping the last answer, else registering WWIDs with"
+                        + " multipath -a): " + result.diagnostic());
+                return Optional.empty();
             }
             boolean every = FindMultipaths.takesEveryPath(result.stdout());
             LOG.fine(() -> "multipathd's find_multipaths is " + FindMultipaths.valueIn(result.stdout()).orElse("unset")
                     + (every ? ": it takes every path, no WWID needs registering" : ": WWIDs are registered"));
-            return every;
+            return Optional.of(every);
         } catch (CommandException e) {
-            LOG.info(() -> command.display() + ": " + e.getMessage() + " (registering WWIDs with multipath -a)");
-            return false;
+            LOG.info(() -> command.display() + ": " + e.getMessage()
+                    + " (keeping the last answer, else registering WWIDs with multipath -a)");
+            return Optional.empty();
         }
     }
 }

@@ -75,6 +75,15 @@ class RememberedDaemonUnitTest {
     }
 
     @Test
+    void aBusyDaemonKeepsTheLastConfigRead() {
+        commands.expect("multipathd", "show", "config").succeeds("defaults {\n\tfind_multipaths \"greedy\"\n}\n");
+        assertTrue(daemon.takesEveryPath());
+        clock.advance(RememberedDaemon.CONFIG_KEPT);
+        commands.expect("multipathd", "show", "config").timesOut();
+        assertTrue(daemon.takesEveryPath(), "a late answer in a burst changes nothing of the config read before");
+    }
+
+    @Test
     void concurrentCallersShareOneQuestion() throws InterruptedException {
         CountDownLatch start = new CountDownLatch(1);
         commands.expect("multipathd", "show", "daemon").succeeds("pid 812 running\n");
