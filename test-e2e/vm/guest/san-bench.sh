@@ -30,6 +30,14 @@ UEVENTS=/tmp/bn-san-uevents
 # after the guest's own, so that the peak RSS is the one a node would see.
 mapfile -t IMAGE_FLAGS < <(grep -v '^[[:space:]]*#' "$REPO/deploy/jvm.args" | grep .)
 PLUGIN_JAVA_OPTS+=("${IMAGE_FLAGS[@]}")
+# Two jars compared: neither runs on the boot's AOT caches. They were trained on the boot's jar, and a JVM given
+# another jar took the cached classes from them and only the rest from that jar: the "before" ran the after's
+# code wherever the cache had it (and failed on a class the cache did not have).
+if (( ${#JARS[@]} > 1 )); then
+  without_aot() { local o; for o in "$@"; do [[ $o == -XX:AOTCache=* ]] || printf '%s\n' "$o"; done; }
+  mapfile -t PLUGIN_JAVA_OPTS < <(without_aot "${PLUGIN_JAVA_OPTS[@]}")
+  mapfile -t CLIENT_JAVA_OPTS < <(without_aot "${CLIENT_JAVA_OPTS[@]}")
+fi
 
 # Counts, for the figures: lines of the command record and of the uevent monitor.
 commands_now() { wc -l < "$BN_COMMAND_LOG"; }

@@ -1,6 +1,7 @@
 package dev.blocknode.doctor;
 
-import dev.blocknode.doctor.MultipathConfig.Section;
+import dev.blocknode.multipath.MultipathConfig;
+import dev.blocknode.multipath.MultipathConfig.Section;
 import dev.blocknode.os.HostPaths;
 import dev.blocknode.os.exec.Command;
 import dev.blocknode.os.exec.CommandException;

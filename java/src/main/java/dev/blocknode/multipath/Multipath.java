@@ -70,6 +70,21 @@ public final class Multipath {
         return Optional.empty();
     }
 
+    /** As {@link #find}, from the paths' holders alone: one naming the LUN, else any holder. */
+    private Optional<MultipathMap> holderOf(LunIdentity identity, Collection<String> pathNames) throws IOException {
+        Optional<MultipathMap> named = holderNaming(identity, pathNames);
+        if (named.isPresent()) {
+            return named;
+        }
+        for (String path : pathNames) {
+            Optional<MultipathMap> holder = maps.holding(path);
+            if (holder.isPresent()) {
+                return holder;
+            }
+        }
+        return Optional.empty();
+    }
+
     /** The map holding one of {@code pathNames} whose WWID names the LUN, if any: a look per path, no walk. */
     private Optional<MultipathMap> holderNaming(LunIdentity identity, Collection<String> pathNames) throws IOException {
         for (String path : pathNames) {
@@ -93,13 +108,28 @@ public final class Multipath {
      */
     public MultipathMap assemble(LunIdentity identity, List<String> pathNames, boolean daemonRunning,
                                  Duration timeout) throws IOException {
+        return assemble(identity, pathNames, daemonRunning, true, timeout);
+    }
+
+    /**
+     * As {@link #assemble(LunIdentity, List, boolean, Duration)}, registering the WWID only when
+     * {@code registerWwid}: a running daemon that takes every path ({@link MultipathDaemon#takesEveryPath})
+     * builds the map and records the WWID by itself, and {@code multipath -a} is then one more process per
+     * volume (seconds each in a burst) for nothing.
+     */
+    public MultipathMap assemble(LunIdentity identity, List<String> pathNames, boolean daemonRunning,
+                                 boolean registerWwid, Duration timeout) throws IOException {
         Instant deadline = waiter.deadlineAfter(timeout);
-        Optional<MultipathMap> existing = find(identity, pathNames);
+        // What is decided here (done already? which paths to add?) depends only on maps holding the paths, so
+        // their holders answer it; a map of the WWID over none of them would count as no map anyway.
+        Optional<MultipathMap> existing = holderOf(identity, pathNames);
         if (existing.isPresent() && existing.get().slaves().containsAll(pathNames)) {
             return existing.get();
         }
         Wwid wwid = identity.wwid();
-        tryTool(Command.of("multipath", "-a", wwid.multipathForm()));
+        if (registerWwid) {
+            tryTool(Command.of("multipath", "-a", wwid.multipathForm()));
+        }
         if (daemonRunning) {
             for (String path : pathNames) {
                 if (existing.isEmpty() || !existing.get().slaves().contains(path)) {

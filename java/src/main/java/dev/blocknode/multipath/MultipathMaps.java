@@ -49,6 +49,16 @@ public final class MultipathMaps {
         return Optional.empty();
     }
 
+    /**
+     * The map named {@code name}, looked for first at block device {@code recorded} (where a staging record says
+     * it is: the staged device of a multipathed LUN is its map), without reading the node's other maps; they are
+     * read only when it is not there.
+     */
+    public Optional<MultipathMap> byName(String name, DeviceNumber recorded) throws IOException {
+        Optional<MultipathMap> there = atDevice(recorded).filter(map -> map.name().equals(name));
+        return there.isPresent() ? there : byName(name);
+    }
+
     public Optional<MultipathMap> byName(String name) throws IOException {
         for (MultipathMap map : all()) {
             if (map.name().equals(name)) {
@@ -56,6 +66,24 @@ public final class MultipathMaps {
             }
         }
         return Optional.empty();
+    }
+
+    /**
+     * The map that is block device {@code number} (through /sys/dev/block/MAJ:MIN, no walk), when that device
+     * exists and is a multipath map.
+     */
+    public Optional<MultipathMap> atDevice(DeviceNumber number) throws IOException {
+        Path entry = paths.sysBlockDevice(number);
+        Path target;
+        try {
+            target = entry.toRealPath();
+        } catch (IOException e) {
+            if (Sysfs.isGone(e)) {
+                return Optional.empty();
+            }
+            throw e;
+        }
+        return read(target.getFileName().toString()).filter(map -> map.number().equals(number));
     }
 
     /** The multipath map that path device {@code pathName} ("sdb") belongs to, if any. */

@@ -1,5 +1,6 @@
 package dev.blocknode.multipath;
 
+import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.HostPaths;
 
 import java.io.IOException;
@@ -51,12 +52,22 @@ public final class PathHealth {
      */
     public static Optional<Report> inspect(HostPaths paths, Optional<String> recordedMap, List<String> recorded)
             throws IOException {
+        return inspect(paths, recordedMap, recorded, Optional.empty());
+    }
+
+    /**
+     * As {@link #inspect(HostPaths, Optional, List)}, with the map looked for first at the volume's recorded device
+     * number: a sweep of every volume's stats then reads each volume's map, not every map once per volume.
+     */
+    public static Optional<Report> inspect(HostPaths paths, Optional<String> recordedMap, List<String> recorded,
+                                           Optional<DeviceNumber> recordedDevice) throws IOException {
         MultipathMaps maps = new MultipathMaps(paths);
         if (recordedMap.isEmpty()) {
             return recorded.isEmpty() ? Optional.empty() : Optional.of(unmapped(maps, recorded));
         }
         String mapName = recordedMap.get();
-        Optional<MultipathMap> map = maps.byName(mapName);
+        Optional<MultipathMap> map = recordedDevice.isPresent() ? maps.byName(mapName, recordedDevice.get())
+                : maps.byName(mapName);
         if (map.isEmpty()) {
             List<String> failures = new ArrayList<>();
             failures.add("multipath map " + mapName + " of the volume is gone");

@@ -99,7 +99,8 @@ class ArchitectureUnitTest {
                 .whereLayer("Volume").mayOnlyBeAccessedByLayers("Csi", "Repair", "Entry points")
                 .whereLayer("State").mayOnlyBeAccessedByLayers("Volume", "Entry points")
                 .whereLayer("Transport").mayOnlyBeAccessedByLayers("Volume", "Repair", "Doctor", "Entry points")
-                .whereLayer("Multipath").mayOnlyBeAccessedByLayers("Transport")
+                // The doctor reads multipathd's config with multipath's own parser (MultipathConfig).
+                .whereLayer("Multipath").mayOnlyBeAccessedByLayers("Transport", "Doctor")
                 .whereLayer("Scsi").mayOnlyBeAccessedByLayers("Transport", "Multipath", "Entry points")
                 .whereLayer("Config").mayOnlyBeAccessedByLayers("Entry points")
                 // The one seam to the host: csi reaches it only through volume; the server that carries csi

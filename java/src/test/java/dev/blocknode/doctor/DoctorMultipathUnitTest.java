@@ -1,5 +1,6 @@
 package dev.blocknode.doctor;
 
+import dev.blocknode.multipath.MultipathConfig;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

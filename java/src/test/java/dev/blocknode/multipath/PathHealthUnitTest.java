@@ -9,6 +9,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -40,7 +41,16 @@ class PathHealthUnitTest {
     /** The LUN as a staging record keeps it: the attachment details a SAN transport wrote. */
     private Optional<PathHealth.Report> inspect(Map<String, String> details) throws IOException {
         AttachedLun lun = AttachedLun.fromDetails(details, Path.of("/dev/dm-0"), new DeviceNumber(253, 0));
-        return PathHealth.inspect(sysfs.paths(), lun.mapName(), lun.pathNames());
+        return PathHealth.inspect(sysfs.paths(), lun.mapName(), lun.pathNames(), Optional.of(lun.number()));
+    }
+
+    @Test
+    void theMapIsFoundAtTheRecordedDeviceWithoutReadingTheOtherMaps() throws Exception {
+        // Another volume's map that cannot be read: a look that reads every map of the node fails on it.
+        Path other = sysfs.addDm(7, "other", "mpath-3600a0b80000000000000000000000007", List.of());
+        Files.delete(other.resolve("dm/uuid"));
+        Files.createDirectories(other.resolve("dm/uuid"));
+        assertEquals(Optional.empty(), problem(record));
     }
 
     private Optional<String> problem(Map<String, String> details) throws IOException {

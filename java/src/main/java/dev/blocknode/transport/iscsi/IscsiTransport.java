@@ -68,7 +68,7 @@ public final class IscsiTransport implements Transport {
 
     public IscsiTransport(Host host, Path iscsiDatabase, DeviceWaiter waiter, FenceSettings fence) {
         this(host, new IscsiAdm(host.commands()), new NodeRecordFiles(iscsiDatabase), SysfsWriter.DIRECT,
-                waiter, MultipathDaemon.askingWith(host.commands()), LunAttacher.Timeouts.DEFAULTS, fence);
+                waiter, MultipathDaemon.of(host.commands()), LunAttacher.Timeouts.DEFAULTS, fence);
     }
 
     public IscsiTransport(Host host, IscsiAdm iscsiadm, NodeRecordFiles records, SysfsWriter writer,

@@ -177,7 +177,7 @@ public final class LunAttacher {
         } catch (IllegalArgumentException e) {
             return Optional.empty();
         }
-        return PathHealth.inspect(paths, lun.mapName(), lun.pathNames());
+        return PathHealth.inspect(paths, lun.mapName(), lun.pathNames(), Optional.of(lun.number()));
     }
 
     /** The multipath side, for callers that must undo a refused attach. */
@@ -198,7 +198,7 @@ public final class LunAttacher {
                 }
             }
             if (lun.mapName().isPresent()) {
-                Optional<MultipathMap> map = multipath.maps().byName(lun.mapName().get());
+                Optional<MultipathMap> map = multipath.maps().byName(lun.mapName().get(), lun.number());
                 if (map.isPresent()) {
                     multipath.resize(map.get());
                 }
@@ -244,13 +244,15 @@ public final class LunAttacher {
             requireARunningPath(volumeId, identity, disks);
             List<String> names = disks.stream().map(ScsiDisk::name).toList();
             boolean daemonRunning = daemon.isRunning();
-            Optional<MultipathMap> existing = multipath.find(identity, names);
-            if (disks.size() == 1 && !daemonRunning && existing.isEmpty()) {
+            // Only a single path without the daemon may go without a map, and only if the LUN has none yet: the
+            // look for one (which may read every map of the node) is made for that case alone.
+            if (disks.size() == 1 && !daemonRunning && multipath.find(identity, names).isEmpty()) {
                 ScsiDisk disk = disks.get(0);
                 return new AttachedLun(identity.wwid(), List.of(path(disk)), Optional.empty(), disk.devicePath(),
                         disk.number(), missing);
             }
-            MultipathMap map = multipath.assemble(identity, names, daemonRunning, timeouts.map());
+            boolean registerWwid = !daemonRunning || !daemon.takesEveryPath();
+            MultipathMap map = multipath.assemble(identity, names, daemonRunning, registerWwid, timeouts.map());
             List<AttachedLun.LunPath> lunPaths = verifyMap(volumeId, identity, map, disks);
             LOG.info(() -> "volume " + volumeId + ": LUN " + identity.wwid() + " through multipath map " + map
                     + " over " + map.slaves());
@@ -371,16 +373,19 @@ public final class LunAttacher {
     }
 
     /**
-     * This LUN's maps: by WWID, which is authoritative (the recorded name is only a name), and any map over
-     * a recorded path that still is this LUN: multipathd may have built one after a single-path attach,
-     * under a WWID spelt from another of the LUN's designators.
+     * This LUN's maps: the recorded map at its device number when its WWID is this LUN's (WWID is authoritative,
+     * the recorded name only a name), and any map over a recorded path that still is this LUN: multipathd may
+     * have built one after a single-path attach, under a WWID spelt from another of the LUN's designators. A
+     * node has at most one map per WWID, so these are looked up per path, without reading every map of the node
+     * (with hundreds of LUNs staged, a drain read them all once per volume). Every map is read only when the
+     * record names a map and neither its device nor its paths lead to one (a map rebuilt over new disks after
+     * its paths were all lost, or a pass after the map is gone and a path still has to go).
      */
     private List<MultipathMap> mapsOf(AttachedLun lun) throws IOException {
         List<MultipathMap> maps = new ArrayList<>();
-        for (MultipathMap map : multipath.maps().all()) {
-            if (map.wwid().matches(lun.wwid())) {
-                maps.add(map);
-            }
+        if (lun.mapName().isPresent()) {
+            multipath.maps().atDevice(lun.number()).filter(map -> map.wwid().matches(lun.wwid()))
+                    .ifPresent(maps::add);
         }
         for (AttachedLun.LunPath path : lun.paths()) {
             Optional<ScsiDisk> disk = devices.diskAt(path.address());
@@ -390,6 +395,13 @@ public final class LunAttacher {
             Optional<MultipathMap> holder = multipath.maps().holding(disk.get().name());
             if (holder.isPresent() && !maps.contains(holder.get())) {
                 maps.add(holder.get());
+            }
+        }
+        if (maps.isEmpty() && lun.mapName().isPresent()) {
+            for (MultipathMap map : multipath.maps().all()) {
+                if (map.wwid().matches(lun.wwid())) {
+                    maps.add(map);
+                }
             }
         }
         return maps;

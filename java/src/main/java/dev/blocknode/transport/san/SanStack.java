@@ -101,7 +101,7 @@ public final class SanStack {
         }
         Set<String> names = new LinkedHashSet<>(lun.pathNames());
         if (lun.mapName().isPresent()) {
-            Optional<MultipathMap> map = attacher.multipath().maps().byName(lun.mapName().get());
+            Optional<MultipathMap> map = attacher.multipath().maps().byName(lun.mapName().get(), lun.number());
             map.ifPresent(m -> names.addAll(m.slaves()));
         }
         List<LunPath> present = new ArrayList<>();

@@ -1,5 +1,6 @@
 package dev.blocknode.transport.iscsi;
 
+import dev.blocknode.multipath.MultipathDaemon;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.FileStat;
 import dev.blocknode.os.host.Host;
@@ -106,6 +107,90 @@ class IscsiTransportUnitTest {
     private void expectMap() {
         commands.expect("multipath", "-a", WWID).succeeds("wwid '" + WWID + "' added\n");
         commands.expect("multipath", WWID).andDo(c -> sysfs.addMap(0, "mpatha", WWID, List.of("sdb", "sdc")));
+    }
+
+    /** A running daemon whose find_multipaths is {@code takesEveryPath ? "greedy" : "strict"}. */
+    private IscsiTransport withDaemon(boolean takesEveryPath) {
+        MultipathDaemon daemon = new MultipathDaemon() {
+            @Override
+            public boolean isRunning() {
+                return true;
+            }
+
+            @Override
+            public boolean takesEveryPath() {
+                return takesEveryPath;
+            }
+        };
+        return new IscsiTransport(
+                new Host(sysfs.paths(), commands, new QueryOnlyMounter(), new RecordingBlockDevices(sysfs.paths())),
+                new IscsiAdm(commands), new NodeRecordFiles(database), sysfs, clock.waiter(), daemon,
+                new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)));
+    }
+
+    @Test
+    void aDaemonThatTakesEveryPathIsNotAskedToRegisterTheWwid() throws Exception {
+        lunBehindBothSessions();
+        for (int i = 0; i < 2; i++) {
+            expectRecordCreated(PORTALS[i]);
+            expectLogin(PORTALS[i], i + 1, i + 3);
+        }
+        // No "multipath -a": multipathd with find_multipaths no/greedy builds the map and records the WWID itself.
+        commands.expect("multipathd", "add", "path", "sdb").succeeds("ok\n");
+        commands.expect("multipathd", "add", "path", "sdc").succeeds("ok\n")
+                .andDo(c -> sysfs.addMap(0, "mpatha", WWID, List.of("sdb", "sdc")));
+        assertEquals(WWID, withDaemon(true).attach(request(Secrets.NONE)).identity());
+    }
+
+    @Test
+    void aDaemonThatNeedsTheWwidsFileIsAskedToRegisterIt() throws Exception {
+        lunBehindBothSessions();
+        for (int i = 0; i < 2; i++) {
+            expectRecordCreated(PORTALS[i]);
+            expectLogin(PORTALS[i], i + 1, i + 3);
+        }
+        commands.expect("multipath", "-a", WWID).succeeds("wwid '" + WWID + "' added\n");
+        commands.expect("multipathd", "add", "path", "sdb").succeeds("ok\n");
+        commands.expect("multipathd", "add", "path", "sdc").succeeds("ok\n")
+                .andDo(c -> sysfs.addMap(0, "mpatha", WWID, List.of("sdb", "sdc")));
+        assertEquals(WWID, withDaemon(false).attach(request(Secrets.NONE)).identity());
+    }
+
+    @Test
+    void theStageLooksForItsMapThroughItsPathsWithoutReadingTheOtherMaps() throws Exception {
+        lunBehindBothSessions();
+        unreadableMapOfAnotherVolume();
+        for (int i = 0; i < 2; i++) {
+            expectRecordCreated(PORTALS[i]);
+            expectLogin(PORTALS[i], i + 1, i + 3);
+        }
+        expectMap();
+        assertEquals(sysfs.paths().dev().resolve("dm-0"), transport.attach(request(Secrets.NONE)).device());
+    }
+
+    /** Another volume's map that cannot be read: a stage or release that reads every map of the node fails on it. */
+    private void unreadableMapOfAnotherVolume() throws IOException {
+        Path other = sysfs.addDm(7, "other", "mpath-3600a0b80000000000000000000000007", List.of());
+        Files.delete(other.resolve("dm/uuid"));
+        Files.createDirectories(other.resolve("dm/uuid"));
+    }
+
+    @Test
+    void theReleaseFindsTheMapThroughItsRecordWithoutReadingTheOtherMaps() throws Exception {
+        lunBehindBothSessions();
+        for (int i = 0; i < 2; i++) {
+            expectRecordCreated(PORTALS[i]);
+            expectLogin(PORTALS[i], i + 1, i + 3);
+        }
+        expectMap();
+        Attachment attachment = transport.attach(request(Secrets.NONE));
+        unreadableMapOfAnotherVolume();
+
+        commands.expect("dmsetup", "message", "mpatha", "0", "fail_if_no_path");
+        commands.expect("multipath", "-f", "mpatha").andDo(c -> sysfs.removeMap("dm-0"));
+        iscsiadm.expectLogoutOfBoth(PORTALS);
+        transport.detach(attachment);
+        assertFalse(sysfs.hasDisk("sdb") || sysfs.hasDisk("sdc"));
     }
 
     @Test

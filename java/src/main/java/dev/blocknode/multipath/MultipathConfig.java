@@ -1,4 +1,4 @@
-package dev.blocknode.doctor;
+package dev.blocknode.multipath;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -7,15 +7,16 @@ import java.util.Optional;
 /**
  * multipath.conf's shape, as the file and {@code multipathd show config} write it: sections ({@code defaults {},
  * blacklist { device { } }}) of {@code key value} lines. Comments ({@code #}, {@code !}) and quotes are dropped;
- * nothing is interpreted here. Tolerant: a stray brace closes nothing rather than failing.
+ * nothing is interpreted here. Tolerant: a stray brace closes nothing rather than failing. Read by the doctor's
+ * checks and by {@link FindMultipaths}.
  */
-final class MultipathConfig {
+public final class MultipathConfig {
 
     /** One {@code name { ... }} section: its {@code key value} entries in order, and the sections inside it. */
-    record Section(String name, List<Entry> entries, List<Section> sections) {
+    public record Section(String name, List<Entry> entries, List<Section> sections) {
 
         /** The last value given for {@code key} here (multipath takes the last one). */
-        Optional<String> value(String key) {
+        public Optional<String> value(String key) {
             Optional<String> found = Optional.empty();
             for (Entry entry : entries) {
                 if (entry.key().equals(key)) {
@@ -25,23 +26,23 @@ final class MultipathConfig {
             return found;
         }
 
-        List<Section> sections(String name) {
+        public List<Section> sections(String name) {
             return sections.stream().filter(s -> s.name().equals(name)).toList();
         }
 
-        boolean isEmpty() {
+        public boolean isEmpty() {
             return entries.isEmpty() && sections.isEmpty();
         }
     }
 
-    record Entry(String key, String value) {
+    public record Entry(String key, String value) {
     }
 
     private MultipathConfig() {
     }
 
     /** The whole text as the children of one unnamed top section. */
-    static Section parse(String text) {
+    public static Section parse(String text) {
         List<Section> stack = new ArrayList<>();
         stack.add(new Section("", new ArrayList<>(), new ArrayList<>()));
         for (String raw : text.lines().toList()) {
