@@ -6,6 +6,10 @@
 # per volume against N.
 #
 #   SAN_N="25 50 100" make bench-san      (root; the plugin's jar built)
+#   SAN_N= SAN_BASELINE=no make bench-san   (figure i alone: LUKS2 against plain on one LUN)
+#
+# Figure i (README.md, "Figure i: LUKS2 against plain on one LUN") runs in the same boot after figure h:
+# SAN_LUKS_ROUNDS rounds (default 3; 0 skips it), each staging one LUN plain and encrypted, interleaved.
 #
 # Everything the guest makes lives in its tmpfs overlay and dies with it; the scenario itself checks that
 # the node is clean after each drain, and e2e.sh that no qemu of this run is left.
@@ -13,14 +17,16 @@ set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 OUT=$REPO/test-e2e/target/bench
 mkdir -p "$OUT"
-export GUEST_SAN_N=${SAN_N:-25 50 100 200} GUEST_SAN_BASELINE=${SAN_BASELINE:-yes}
+export GUEST_SAN_N=${SAN_N-25 50 100 200} GUEST_SAN_BASELINE=${SAN_BASELINE:-yes}
+export GUEST_SAN_LUKS_ROUNDS=${SAN_LUKS_ROUNDS:-3}
 # 16 MiB LUNs are sparse files in the guest's tmpfs; ext4 on each writes ~1 MiB. The JVMs and 2N disks'
 # udev work need the rest: 2 GiB holds N = 200.
 export VM_MEMORY=${VM_MEMORY:-2048}
 largest=$(tr ' ' '\n' <<<"$GUEST_SAN_N" | sort -n | tail -n 1)
 total=$(( $(echo $GUEST_SAN_N | tr ' ' '+') ))
 # Generous bounds, scaled to the volumes (TCG: seconds per volume, the target included): a hang still ends.
-export GUEST_SCENARIO_TIMEOUT=${GUEST_SCENARIO_TIMEOUT:-$((600 + 12 * total))}
+# Figure i: under 3 minutes a round (two stages and two restages, 128 MiB of I/O each) on a busy host.
+export GUEST_SCENARIO_TIMEOUT=${GUEST_SCENARIO_TIMEOUT:-$((600 + 12 * total + 180 * GUEST_SAN_LUKS_ROUNDS))}
 export VM_TIMEOUT=${VM_TIMEOUT:-$((GUEST_SCENARIO_TIMEOUT + 300))}
 export GUEST_CSI_TIMEOUT=${GUEST_CSI_TIMEOUT:-$((240 + 3 * largest))}
 

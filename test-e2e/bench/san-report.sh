@@ -9,7 +9,7 @@
 set -euo pipefail
 results=$1 rc=$2 load_before=$3 load_after=$4 guests_before=$5
 VM_MEMORY=${VM_MEMORY:-2048}
-  echo "# blocknode SAN benchmark (figure h), $(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo "# blocknode SAN benchmark (figures h and i), $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo
 echo "Host: $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)), Linux $(uname -r);" \
      "load average $load_before before, $load_after after; $guests_before qemu guest(s) running at the start."
@@ -18,7 +18,8 @@ echo "Guest: TCG, ${VM_CPUS:-2} vCPUs, $VM_MEMORY MiB; tgtd target on the guest'
 echo
 echo "| plugin | N | target alone up / down (ms) | stage all (ms) | stage p50/p90/p99 (ms) | publish all (ms) | stats sweep (ms) | unpublish all (ms) | unstage all (ms) | unstage p50/p90/p99 (ms) | stage all / target up | peak RSS (MiB) | CPU (s) | CPU per volume (ms) | uevents stage / rest | commands per volume, stage | commands per volume, drain |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-grep -h '^SANBENCH' "$results/san-bench.txt" 2>/dev/null | sed 's/^SANBENCH //' | awk '
+# (No SANBENCH line when figure i ran alone: SAN_N empty.)
+{ grep -h '^SANBENCH' "$results/san-bench.txt" 2>/dev/null || true; } | sed 's/^SANBENCH //' | awk '
   function per(list, n,   out, parts, i, kv) {
     out = ""; split(list, parts, ",")
     for (i in parts) if (split(parts[i], kv, "=") == 2) out = out sprintf("%s %.1f ", kv[1], kv[2] / n)
@@ -49,6 +50,30 @@ grep -h '^SANBENCH' "$results/san-bench.txt" 2>/dev/null | sed 's/^SANBENCH //' 
       print ""
     }
   }'
+# Figure i: LUKS2 against plain on one LUN (its LUKSBENCH line).
+if grep -q '^LUKSBENCH' "$results/luks-bench.txt" 2>/dev/null; then
+  echo
+  echo "## Figure i: LUKS2 against plain on one LUN"
+  echo
+  grep -h '^LUKSBENCH' "$results/luks-bench.txt" | sed 's/^LUKSBENCH //' | awk '
+    {
+      # key=value, a value in double quotes may hold blanks
+      while (match($0, /^[a-z_0-9]+=("[^"]*"|[^ ]*)/)) {
+        kv = substr($0, 1, RLENGTH); k = substr(kv, 1, index(kv, "=") - 1); v = substr(kv, index(kv, "=") + 1)
+        gsub(/"/, "", v); f[k] = v; $0 = substr($0, RLENGTH + 2)
+      }
+      printf "%d rounds, plain and luks2 interleaved; one LUN of %d MiB over 2 paths, ext4; %d MiB written and read with O_DIRECT (dd bs=1M) through the filesystem.\n", f["rounds"], f["lun_mib"], f["io_mib"]
+      printf "Guest CPU: %s, %d vCPUs, %d MiB, kernel %s; AES-NI flag: %s; xts(aes) driver: %s.\n\n", f["cpu"], f["vcpus"], f["mem_mib"], f["kernel"], f["cpu_aes"], f["xts_driver"]
+      print "| median | plain | luks2 | luks2 / plain |"
+      print "|---|---|---|---|"
+      printf "| first stage of the blank LUN (ms) | %d | %d | %.2fx |\n", f["plain_first_ms"], f["luks_first_ms"], f["first_ratio"]
+      printf "| restage (ms) | %d | %d | %.2fx |\n", f["plain_restage_ms"], f["luks_restage_ms"], f["restage_ratio"]
+      printf "| unstage (ms) | %d | %d | %.2fx |\n", f["plain_unstage_ms"], f["luks_unstage_ms"], f["unstage_ratio"]
+      printf "| write (MiB/s) | %.1f | %.1f | %.2fx |\n", f["io_mib"] * 1000 / f["plain_write_ms"], f["io_mib"] * 1000 / f["luks_write_ms"], 1 / f["write_ratio"]
+      printf "| read (MiB/s) | %.1f | %.1f | %.2fx |\n", f["io_mib"] * 1000 / f["plain_read_ms"], f["io_mib"] * 1000 / f["luks_read_ms"], 1 / f["read_ratio"]
+      printf "\nEvery round (first stage / restage / write / read, ms): plain %s; luks2 %s.\n", f["all_plain"], f["all_luks"]
+    }'
+fi
 echo
 echo "Boot: VM_QUIET=1 test-e2e/vm/e2e.sh san:san-bench, exit $rc; the scenario's log: $results/console.log."
 echo "Leftovers after each drain (sessions, disks, maps, mounts, node and staging records): $(
