@@ -64,6 +64,9 @@ if grep -q '^LUKSBENCH' "$results/luks-bench.txt" 2>/dev/null; then
       }
       printf "%d rounds, plain and luks2 interleaved; one LUN of %d MiB over 2 paths, ext4; %d MiB written and read with O_DIRECT (dd bs=1M) through the filesystem.\n", f["rounds"], f["lun_mib"], f["io_mib"]
       printf "Guest CPU: %s, %d vCPUs, %d MiB, kernel %s; AES-NI flag: %s; xts(aes) driver: %s.\n\n", f["cpu"], f["vcpus"], f["mem_mib"], f["kernel"], f["cpu_aes"], f["xts_driver"]
+      # The ratios from the medians (the guest prints them too, in its *_ratio fields).
+      split("first restage unstage write read", w, " ")
+      for (i in w) f[w[i] "_ratio"] = f["luks_" w[i] "_ms"] / (f["plain_" w[i] "_ms"] > 0 ? f["plain_" w[i] "_ms"] : 1)
       print "| median | plain | luks2 | luks2 / plain |"
       print "|---|---|---|---|"
       printf "| first stage of the blank LUN (ms) | %d | %d | %.2fx |\n", f["plain_first_ms"], f["luks_first_ms"], f["first_ratio"]

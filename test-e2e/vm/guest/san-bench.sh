@@ -296,7 +296,7 @@ luks_report() {
   for what in first_ms restage_ms unstage_ms write_ms read_ms; do
     for mode in plain luks; do line+=" ${mode}_$what=$(median <<<"${LUKS_RESULTS["$mode $what"]}")"; done
     p=$(median <<<"${LUKS_RESULTS["plain $what"]}"); l=$(median <<<"${LUKS_RESULTS["luks $what"]}")
-    ratios+=" ${what%_ms}_ratio=$(awk -v l="$l" -v p="$p" 'BEGIN {printf "%.2f", p > 0 ? l / p : 0}')"
+    ratios+=" ${what%_ms}_ratio=$(awk -v l="$l" -v p="$p" 'BEGIN {printf "%.2f", (p > 0 ? l / p : 0)}')"
   done
   line+="$ratios all_plain=\"${LUKS_RESULTS[plain first_ms]% }/${LUKS_RESULTS[plain restage_ms]% }/${LUKS_RESULTS[plain write_ms]% }/${LUKS_RESULTS[plain read_ms]% }\""
   line+=" all_luks=\"${LUKS_RESULTS[luks first_ms]% }/${LUKS_RESULTS[luks restage_ms]% }/${LUKS_RESULTS[luks write_ms]% }/${LUKS_RESULTS[luks read_ms]% }\""
