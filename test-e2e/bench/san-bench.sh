@@ -6,6 +6,12 @@
 # per volume against N.
 #
 #   SAN_N="25 50 100" make bench-san      (root; the plugin's jar built)
+#   SAN_N= SAN_LUKS_ROUNDS=0 make bench-san              (figure i alone: beside Dell's gobrick)
+#   SAN_N= SAN_PEER_N= SAN_BASELINE=no make bench-san    (figure j alone: LUKS2 against plain on one LUN)
+#
+# Figure i (README.md, "Figure i: beside Dell's gobrick") and figure j (README.md, "Figure j: LUKS2 against plain
+# on one LUN") run in the same boot after figure h. Figure j:
+# SAN_LUKS_ROUNDS rounds (default 3; 0 skips it), each staging one LUN plain and encrypted, interleaved.
 #
 # Everything the guest makes lives in its tmpfs overlay and dies with it; the scenario itself checks that
 # the node is clean after each drain, and e2e.sh that no qemu of this run is left.
@@ -13,8 +19,10 @@ set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 OUT=$REPO/test-e2e/target/bench
 mkdir -p "$OUT"
-# SAN_N empty (set, but to nothing): figure h is not run (figure i alone).
+# SAN_N empty (set, but to nothing): figure h is not run (figures i and j alone).
 export GUEST_SAN_N=${SAN_N-25 50 100 200} GUEST_SAN_BASELINE=${SAN_BASELINE:-yes}
+# Figure j (README.md, "Figure j"): SAN_LUKS_ROUNDS rounds of LUKS2 against plain on one LUN (0: not run).
+export GUEST_SAN_LUKS_ROUNDS=${SAN_LUKS_ROUNDS:-3}
 # Figure i (README.md, "Figure i"): SAN_PEER_N, its N (blanks between them; empty: not run), SAN_PEER_ROUNDS
 # rounds each; SAN_PEER_ARGS, more flags for the harness ("-max-parallel 64": gobrick's default is 5 in flight).
 # Its harness (gobrick-attach/: Dell's gobrick, from the module cache or the Go module proxy,
@@ -33,7 +41,8 @@ largest=$(tr ' ' '\n' <<<"$GUEST_SAN_N $GUEST_SAN_PEER_N" | sort -n | tail -n 1)
 # Figure i's rounds count twice each (both sides), at the same seconds per volume.
 total=$(( $(echo $GUEST_SAN_N 0 | tr ' ' '+') + 2 * GUEST_SAN_PEER_ROUNDS * ($(echo $GUEST_SAN_PEER_N 0 | tr ' ' '+')) ))
 # Generous bounds, scaled to the volumes (TCG: seconds per volume, the target included): a hang still ends.
-export GUEST_SCENARIO_TIMEOUT=${GUEST_SCENARIO_TIMEOUT:-$((600 + 12 * total))}
+# Figure j: under 3 minutes a round (two stages and two restages, 128 MiB of I/O each) on a busy host.
+export GUEST_SCENARIO_TIMEOUT=${GUEST_SCENARIO_TIMEOUT:-$((600 + 12 * total + 180 * GUEST_SAN_LUKS_ROUNDS))}
 export VM_TIMEOUT=${VM_TIMEOUT:-$((GUEST_SCENARIO_TIMEOUT + 300))}
 export GUEST_CSI_TIMEOUT=${GUEST_CSI_TIMEOUT:-$((240 + 3 * ${largest:-0}))}
 

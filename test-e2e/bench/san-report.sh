@@ -96,6 +96,33 @@ if grep -q '^SANPEER kind=summary' "$results/san-bench.txt" 2>/dev/null; then
   grep -h '^SANPEER kind=round' "$results/san-bench.txt" | sed 's/^SANPEER kind=round /- /'
 fi
 
+# Figure j: LUKS2 against plain on one LUN (its LUKSBENCH line).
+if grep -q '^LUKSBENCH' "$results/luks-bench.txt" 2>/dev/null; then
+  echo
+  echo "## Figure j: LUKS2 against plain on one LUN"
+  echo
+  grep -h '^LUKSBENCH' "$results/luks-bench.txt" | sed 's/^LUKSBENCH //' | awk '
+    {
+      # key=value, a value in double quotes may hold blanks
+      while (match($0, /^[a-z_0-9]+=("[^"]*"|[^ ]*)/)) {
+        kv = substr($0, 1, RLENGTH); k = substr(kv, 1, index(kv, "=") - 1); v = substr(kv, index(kv, "=") + 1)
+        gsub(/"/, "", v); f[k] = v; $0 = substr($0, RLENGTH + 2)
+      }
+      printf "%d rounds, plain and luks2 interleaved; one LUN of %d MiB over 2 paths, ext4; %d MiB written and read with O_DIRECT (dd bs=1M) through the filesystem.\n", f["rounds"], f["lun_mib"], f["io_mib"]
+      printf "Guest CPU: %s, %d vCPUs, %d MiB, kernel %s; AES-NI flag: %s; xts(aes) driver: %s.\n\n", f["cpu"], f["vcpus"], f["mem_mib"], f["kernel"], f["cpu_aes"], f["xts_driver"]
+      # The ratios from the medians (the guest prints them too, in its *_ratio fields).
+      split("first restage unstage write read", w, " ")
+      for (i in w) f[w[i] "_ratio"] = f["luks_" w[i] "_ms"] / (f["plain_" w[i] "_ms"] > 0 ? f["plain_" w[i] "_ms"] : 1)
+      print "| median | plain | luks2 | luks2 / plain |"
+      print "|---|---|---|---|"
+      printf "| first stage of the blank LUN (ms) | %d | %d | %.2fx |\n", f["plain_first_ms"], f["luks_first_ms"], f["first_ratio"]
+      printf "| restage (ms) | %d | %d | %.2fx |\n", f["plain_restage_ms"], f["luks_restage_ms"], f["restage_ratio"]
+      printf "| unstage (ms) | %d | %d | %.2fx |\n", f["plain_unstage_ms"], f["luks_unstage_ms"], f["unstage_ratio"]
+      printf "| write (MiB/s) | %.1f | %.1f | %.2fx |\n", f["io_mib"] * 1000 / f["plain_write_ms"], f["io_mib"] * 1000 / f["luks_write_ms"], 1 / f["write_ratio"]
+      printf "| read (MiB/s) | %.1f | %.1f | %.2fx |\n", f["io_mib"] * 1000 / f["plain_read_ms"], f["io_mib"] * 1000 / f["luks_read_ms"], 1 / f["read_ratio"]
+      printf "\nEvery round (first stage / restage / write / read, ms): plain %s; luks2 %s.\n", f["all_plain"], f["all_luks"]
+    }'
+fi
 echo
 echo "Boot: VM_QUIET=1 test-e2e/vm/e2e.sh san:san-bench, exit $rc; the scenario's log: $results/console.log."
 echo "Leftovers after each drain (sessions, disks, maps, mounts, node and staging records): $(

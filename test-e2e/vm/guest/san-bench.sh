@@ -393,6 +393,126 @@ peer_figure() {
   step "peer-target-delete-$n" eval 'bn_target_delete $PEER_TID; rm -f "$VM_LUN_DIR"/t$PEER_TID-lun*.img'
 }
 
+# ------------------------------------------------------------------- figure j: LUKS2 against plain, one LUN
+# GUEST_SAN_LUKS_ROUNDS=R (make bench-san: SAN_LUKS_ROUNDS, default 3; 0, the smoke run's, skips it): one LUN of
+# target 42 (GUEST_SAN_LUKS_LUN_MB, default 128) over both portals (its LUN 2 staged throughout, so the sessions
+# stay logged in and a stage is the LUN's scan, map, LUKS2 and mkfs, not the logins), the same volume staged plain (ext4 on the
+# multipath map) and with encryption=luks2 (ext4 on a LUKS2 mapping over the map), interleaved: in each round
+# both, the order alternating by round. Each time: the LUN made blank from the array's side (its backing file
+# truncated to nothing and back: zeros throughout, as a new LUN), the first stage (luks2: luksFormat, open, mkfs),
+# GUEST_SAN_LUKS_IO_MB (default 64) written into a file of the staged filesystem with O_DIRECT (dd bs=1M
+# oflag=direct conv=fsync, zeros: nothing below compresses), the caches dropped, read back with O_DIRECT, unstaged,
+# staged again (the restage: luks2 opens the existing header) and unstaged. Medians per mode, and luks2 / plain,
+# in a LUKSBENCH line (luks-bench.txt) with the conditions: the CPU's aes flag and the kernel's xts(aes) driver.
+LUKS_TID=42
+LUKS_IQN=iqn.2024-01.dev.blocknode:san-luks
+LUKS_VOL=san-luks
+LUKS_KEEPER=san-luks-keep
+LUKS_ROUNDS=${GUEST_SAN_LUKS_ROUNDS:-0}
+LUKS_LUN_MB=${GUEST_SAN_LUKS_LUN_MB:-128}
+LUKS_IO_MB=${GUEST_SAN_LUKS_IO_MB:-64}
+LUKS_KEY=""
+declare -A LUKS_RESULTS # "MODE WHAT" -> the values of every round, blank-separated
+
+luks_bench_start() {
+  # Random each boot, never printed: a match in any result file is a leak (the host checks secret-canaries).
+  LUKS_KEY=bk$(tr -dc 'A-Za-z0-9' < /dev/urandom | head -c 30)
+  echo "$LUKS_KEY" >> "$VM_RESULTS/secret-canaries"
+  modprobe -a dm_crypt || return
+  vm_target_create $LUKS_TID "$LUKS_IQN" "$LUKS_LUN_MB" 16 || return
+  # LUN 2 stays staged through the rounds, so that the sessions do too: a stage's time is then the LUN's scan,
+  # map, LUKS2 and mkfs, not two logins (tens of seconds under TCG on a busy host, the same for both modes).
+  csi stagex $LUKS_KEEPER "$(staging_of $LUKS_KEEPER)" ext4 $(bn_iscsi_ctx "$LUKS_IQN" 2 "$(bn_wwid $LUKS_TID 2)")
+}
+luks_bench_stop() { csi unstage $LUKS_KEEPER "$(staging_of $LUKS_KEEPER)"; }
+# The LUN as a new one: zeros throughout. No initiator holds it between two rounds (unstaged: logged out).
+luks_blank() {
+  local file size
+  file=$(bn_lun_file $LUKS_TID 1); size=$(stat -c %s "$file") || return
+  truncate -s 0 "$file" && truncate -s "$size" "$file"
+}
+luks_stage() { # MODE
+  local extra=()
+  [[ $1 == luks ]] && extra=(encryption=luks2 "secret:encryptionPassphrase=$LUKS_KEY")
+  csi stagex $LUKS_VOL "$(staging_of $LUKS_VOL)" ext4 \
+    $(bn_iscsi_ctx "$LUKS_IQN" 1 "$(bn_wwid $LUKS_TID 1)") "${extra[@]}"
+}
+# What the staging mount is on, by its dm uuid: CRYPT-LUKS2-... (luks) or mpath-... (plain).
+luks_mounted_on() {
+  local source uuid
+  source=$(findmnt -n -o SOURCE --mountpoint "$(staging_of $LUKS_VOL)") || { echo "not staged" >&2; return 1; }
+  uuid=$(cat "/sys/class/block/$(basename "$(readlink -f "$source")")/dm/uuid")
+  case $1:$uuid in
+    luks:CRYPT-LUKS2-*|plain:mpath-*) ;;
+    *) echo "$1 stage mounted $source, dm uuid $uuid" >&2; return 1 ;;
+  esac
+}
+luks_record() { LUKS_RESULTS["$1 $2"]+="$3 "; LUKS_LAST[$2]=$3; }
+declare -A LUKS_LAST # this round's values
+# luks_io MODE: LUKS_IO_MB written and read back with O_DIRECT through the staged filesystem; ms recorded.
+luks_io() {
+  local file t0
+  file=$(staging_of $LUKS_VOL)/bench
+  t0=$(vm_now_ms)
+  dd if=/dev/zero of="$file" bs=1M count="$LUKS_IO_MB" oflag=direct conv=fsync status=none || return
+  luks_record "$1" write_ms $(( $(vm_now_ms) - t0 ))
+  sync && echo 3 > /proc/sys/vm/drop_caches || return
+  t0=$(vm_now_ms)
+  dd if="$file" of=/dev/null bs=1M iflag=direct status=none || return
+  luks_record "$1" read_ms $(( $(vm_now_ms) - t0 ))
+}
+luks_round() { # ROUND MODE
+  local round=$1 mode=$2 staging
+  staging=$(staging_of $LUKS_VOL)
+  luks_blank || return
+  luks_stage "$mode" || return
+  luks_record "$mode" first_ms "$CSI_MS"
+  luks_mounted_on "$mode" || return
+  luks_io "$mode" || return
+  csi unstage $LUKS_VOL "$staging" || return
+  luks_record "$mode" unstage_ms "$CSI_MS"
+  luks_stage "$mode" || return
+  luks_record "$mode" restage_ms "$CSI_MS"
+  luks_mounted_on "$mode" || return
+  csi unstage $LUKS_VOL "$staging" || return
+  no_crypt_mapping_left || return
+  echo "  round $round, $mode: first stage ${LUKS_LAST[first_ms]} ms, restage ${LUKS_LAST[restage_ms]} ms," \
+       "unstage ${LUKS_LAST[unstage_ms]} ms; $LUKS_IO_MB MiB written in ${LUKS_LAST[write_ms]} ms, read in ${LUKS_LAST[read_ms]} ms"
+}
+no_crypt_mapping_left() {
+  local left
+  left=$(dmsetup ls --target crypt 2>/dev/null | grep -v '^No devices found')
+  [[ -z $left ]] || { echo "crypt mappings left: $left" >&2; return 1; }
+}
+median() { tr ' ' '\n' | grep . | sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : int((v[NR / 2] + v[NR / 2 + 1]) / 2)}'; }
+# The kernel's xts(aes) implementation dm-crypt gets (the highest priority), and whether the CPU has AES-NI.
+xts_driver() {
+  awk '/^name/ {n = $3} /^driver/ {d = $3} /^priority/ && n == "xts(aes)" && $3 > p {p = $3; best = d} END {print best ? best : "none"}' /proc/crypto
+}
+luks_report() {
+  local what mode line ratios="" p l
+  line="LUKSBENCH rounds=$LUKS_ROUNDS lun_mib=$LUKS_LUN_MB io_mib=$LUKS_IO_MB"
+  for what in first_ms restage_ms unstage_ms write_ms read_ms; do
+    for mode in plain luks; do line+=" ${mode}_$what=$(median <<<"${LUKS_RESULTS["$mode $what"]}")"; done
+    p=$(median <<<"${LUKS_RESULTS["plain $what"]}"); l=$(median <<<"${LUKS_RESULTS["luks $what"]}")
+    ratios+=" ${what%_ms}_ratio=$(awk -v l="$l" -v p="$p" 'BEGIN {printf "%.2f", (p > 0 ? l / p : 0)}')"
+  done
+  line+="$ratios all_plain=\"${LUKS_RESULTS[plain first_ms]% }/${LUKS_RESULTS[plain restage_ms]% }/${LUKS_RESULTS[plain write_ms]% }/${LUKS_RESULTS[plain read_ms]% }\""
+  line+=" all_luks=\"${LUKS_RESULTS[luks first_ms]% }/${LUKS_RESULTS[luks restage_ms]% }/${LUKS_RESULTS[luks write_ms]% }/${LUKS_RESULTS[luks read_ms]% }\""
+  line+=" xts_driver=$(xts_driver) cpu_aes=$(grep -qw aes /proc/cpuinfo && echo yes || echo no)"
+  line+=" cpu=\"$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)\" vcpus=$(nproc)"
+  line+=" mem_mib=$(awk '/MemTotal/ {print int($2 / 1024)}' /proc/meminfo) kernel=$(uname -r)"
+  echo "$line" | tee -a "$VM_RESULTS/luks-bench.txt"
+}
+luks_bench() {
+  local r mode order
+  for ((r = 1; r <= LUKS_ROUNDS; r++)); do
+    order=(plain luks); ((r % 2 == 0)) && order=(luks plain)
+    for mode in "${order[@]}"; do step "luks-round-$r-$mode" luks_round "$r" "$mode" || return; done
+  done
+  step luks-report luks_report
+}
+
 bn_begin
 step plugin-ready bn_plugin_ready
 step uevent-monitor monitor_start
@@ -415,4 +535,12 @@ if ((${#PEER_SIZES[@]})); then
   for n in "${PEER_SIZES[@]}"; do peer_figure "$n"; done
 fi
 step uevent-monitor-stop monitor_stop
+if ((LUKS_ROUNDS > 0)); then
+  rm -f "$VM_RESULTS/luks-bench.txt"
+  step luks-target luks_bench_start
+  luks_bench
+  step luks-keeper-unstage luks_bench_stop
+  step luks-drained eval 'bn_node_clean && bn_target_released "$LUKS_IQN"'
+  step luks-target-delete eval 'bn_target_delete $LUKS_TID; rm -f "$VM_LUN_DIR"/t$LUKS_TID-lun*.img'
+fi
 bn_end

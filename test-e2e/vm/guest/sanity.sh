@@ -29,6 +29,17 @@
 # remote ports, checks its WWID on both paths and mounts the multipath map; every NodeUnstageVolume flushes the
 # map and deletes both disks, leaving no SCSI target behind the remote ports.
 #
+# Then, over iSCSI only, csi-sanity once more with every volume encrypted (issue 33), for each access type in
+# GUEST_SANITY_LUKS_TYPES ("mount" by default; "" skips it): --csi.testvolumeparameters gives every CreateVolume
+# "encryption: luks2", which the test controller passes on in the volume_context; --csi.secrets gives every
+# NodeStageVolume the passphrase as "encryptionPassphrase"; csi-sanity has no setting for NodeExpandVolume's
+# secrets, so the sanity front adds the same passphrase to each NodeExpandVolume that has none (kubelet sends a
+# StorageClass's node-expand secret so; the plugin needs it to grow the crypt mapping, and an unencrypted volume
+# ignores it). The run must pass as the plain ones do, and encryption must have been in effect: from the command
+# record (cryptsetup and mkfs are shimmed) at least one luksFormat and open, as many closes as opens, and every
+# filesystem made on a crypt mapping; after it no crypt mapping is left. The passphrase is random per boot, in
+# files on the guest's /run only, and listed in secret-canaries (the host fails the run if any result file holds it).
+#
 # Results (in $VM_RESULTS): junit-TYPE.xml, sanity-TYPE.log, skipped-TYPE.txt (each skipped spec and
 # why), plugin.log, e2e.log, commands.log (what the plugin ran), metrics.txt.
 HERE=$(dirname "$(readlink -f "$0")")
@@ -39,6 +50,15 @@ case $BACKEND in
   fc) source "$HERE/fc-lib.sh" ;;
   *) echo "GUEST_SANITY_BACKEND must be tgt, nvmet or fc, not $BACKEND"; exit 2 ;;
 esac
+# The encrypted pass: over iSCSI only (the other backends' boots are unchanged).
+LUKS_TYPES=""
+if [[ $BACKEND == tgt ]]; then
+  LUKS_TYPES=${GUEST_SANITY_LUKS_TYPES-mount}
+  BN_SHIMMED+=(cryptsetup) # its argv in the command record: what was formatted LUKS2, opened, closed
+fi
+read -r -a LUKS_ACCESS_TYPES <<<"$LUKS_TYPES"
+LUKS_DIR=/run/bn-sanity-luks # the guest's tmpfs: the passphrase never reaches a result file
+MKFS_LOG=/run/bn-sanity-mkfs.log
 
 E2E_JAR=${GUEST_E2E_JAR:-$REPO/test-e2e/target/blocknode-e2e.jar}
 CSI_SANITY=${GUEST_CSI_SANITY:-$REPO/.tools/bin/csi-sanity-v5.6.0}
@@ -73,11 +93,47 @@ else
   BACKEND_ARGS=(--backend tgt --tgt-tid "$TID" --tgt-iqn "$IQN" --tgt-portals "$PORTAL1,$PORTAL2")
 fi
 
+# luks_files: the encrypted pass's passphrase (random, never printed) in csi-sanity's secrets file, the front's
+# node-expand secrets and csi-sanity's volume parameters; listed in secret-canaries.
+luks_files() {
+  local key
+  key=sk$(tr -dc 'A-Za-z0-9' < /dev/urandom | head -c 30)
+  mkdir -p "$LUKS_DIR" && chmod 700 "$LUKS_DIR" || return
+  printf 'NodeStageVolumeSecret:\n  encryptionPassphrase: %s\n' "$key" > "$LUKS_DIR/secrets.yaml"
+  printf 'encryptionPassphrase=%s\n' "$key" > "$LUKS_DIR/expand.properties"
+  printf 'encryption: luks2\n' > "$LUKS_DIR/parameters.yaml"
+  printf '%s\n' "$key" > "$VM_RESULTS/secret-canaries"
+}
+
+# mkfs_probe_install: mkfs.ext4 and mkfs.xfs wrapped (in /usr/local/sbin, first on the plugin's search path; the
+# guest's overlay only) to append "TOOL DEVICE DM-UUID" to $MKFS_LOG before they run: the dm uuid of what is
+# being formatted, read from sysfs at that moment (CRYPT-LUKS2-... for a LUKS2 mapping, mpath-... for a
+# multipath map, "none" for a device that is no dm device).
+mkfs_probe_install() {
+  local tool real
+  : > "$MKFS_LOG"
+  for tool in mkfs.ext4 mkfs.xfs; do
+    real=$(PATH=/usr/sbin:/usr/bin:/sbin:/bin type -P "$tool") || { echo "no $tool to wrap" >&2; return 1; }
+    cat > "/usr/local/sbin/$tool" <<EOF
+#!/bin/bash
+# blocknode VM tier, sanity (guest overlay only): records what $tool formats and its dm uuid, then runs it.
+dev=\${!#}
+uuid=\$(cat "/sys/class/block/\$(basename "\$(readlink -f "\$dev")")/dm/uuid" 2>/dev/null)
+echo "$tool \$dev \${uuid:-none}" >> $MKFS_LOG
+exec $real "\$@"
+EOF
+    chmod 755 "/usr/local/sbin/$tool"
+  done
+  hash -r
+}
+
 e2e_launch() {
+  local luks_args=()
+  ((${#LUKS_ACCESS_TYPES[@]})) && luks_args=(--node-expand-secrets "$LUKS_DIR/expand.properties")
   mkdir -p "$WORK_DIR"
   "$JAVA" "${E2E_JAVA_OPTS[@]}" -jar "$E2E_JAR" \
     --controller-endpoint "unix://$CONTROLLER_SOCK" --front-endpoint "unix://$FRONT_SOCK" \
-    --plugin-endpoint "unix://$SOCKET" --node-id "$NODE_ID" --work-dir "$WORK_DIR" "${BACKEND_ARGS[@]}" \
+    --plugin-endpoint "unix://$SOCKET" --node-id "$NODE_ID" --work-dir "$WORK_DIR" "${BACKEND_ARGS[@]}" "${luks_args[@]}" \
     > "$VM_RESULTS/e2e.log" 2>&1 &
   E2E_PID=$!
 }
@@ -123,32 +179,62 @@ node_clean() {
   esac
 }
 
-# run_sanity TYPE: one csi-sanity run, with the host tier's arguments; its report and log into results.
+# run_sanity TYPE [luks]: one csi-sanity run, with the host tier's arguments (and with "luks", every volume
+# encrypted: its parameters and secrets files); its report and log into results, named TYPE or TYPE-luks.
 run_sanity() {
-  local type=$1 rc=0 counts passed failed skipped pending
-  mkdir -p "$KUBELET/$type"   # csi-sanity makes and removes target/ and staging/ under it per spec
+  local type=$1 name=$1 rc=0 counts passed failed skipped pending extra=()
+  if [[ ${2:-} == luks ]]; then
+    name=$type-luks
+    extra=(--csi.testvolumeparameters "$LUKS_DIR/parameters.yaml" --csi.secrets "$LUKS_DIR/secrets.yaml")
+  fi
+  local type_dir=$KUBELET/$name
+  mkdir -p "$type_dir"   # csi-sanity makes and removes target/ and staging/ under it per spec
   "$CSI_SANITY" \
     --csi.endpoint "unix://$FRONT_SOCK" \
     --csi.controllerendpoint "unix://$CONTROLLER_SOCK" \
-    --csi.mountdir "$KUBELET/$type/target" \
-    --csi.stagingdir "$KUBELET/$type/staging" \
-    --csi.testvolumeaccesstype="$type" \
+    --csi.mountdir "$type_dir/target" \
+    --csi.stagingdir "$type_dir/staging" \
+    --csi.testvolumeaccesstype="$type" "${extra[@]}" \
     --csi.testvolumesize="$VOLUME_SIZE" \
-    --ginkgo.junit-report="$VM_RESULTS/junit-$type.xml" \
+    --ginkgo.junit-report="$VM_RESULTS/junit-$name.xml" \
     --ginkgo.timeout="${GUEST_SANITY_TIMEOUT:-10m}" \
     --ginkgo.no-color \
-    > "$VM_RESULTS/sanity-$type.log" 2>&1 &
+    > "$VM_RESULTS/sanity-$name.log" 2>&1 &
   SANITY_PID=$!
   wait "$SANITY_PID" || rc=$?
   SANITY_PID=""
-  [[ -s $VM_RESULTS/junit-$type.xml ]] || { echo "csi-sanity ($type) wrote no report; exit $rc" >&2; tail -n 30 "$VM_RESULTS/sanity-$type.log" >&2; return 1; }
-  counts=$(python3 "$SUMMARY" "$type" "$VM_RESULTS/junit-$type.xml" "$VM_RESULTS/skipped-$type.txt") || return
+  [[ -s $VM_RESULTS/junit-$name.xml ]] || { echo "csi-sanity ($name) wrote no report; exit $rc" >&2; tail -n 30 "$VM_RESULTS/sanity-$name.log" >&2; return 1; }
+  counts=$(python3 "$SUMMARY" "$name" "$VM_RESULTS/junit-$name.xml" "$VM_RESULTS/skipped-$name.txt") || return
   read -r passed failed skipped pending <<<"$counts"
-  TOTALS+=("sanity-$type: $passed passed, $failed failed, $skipped skipped")
+  TOTALS+=("sanity-$name: $passed passed, $failed failed, $skipped skipped")
   ((pending == 0)) || TOTALS[-1]+=" ($pending pending: disabled in csi-sanity itself)"
   echo "  ${TOTALS[-1]}; csi-sanity exit $rc"
   # Zero passed would be a run that tested nothing (every spec skipped): that fails too.
   ((failed == 0 && rc == 0 && passed > 0))
+}
+
+# luks_in_effect FROM MKFS_FROM TYPE: since line FROM of the command record and line MKFS_FROM of the mkfs
+# probe's, every volume was encrypted: LUKS2 formats and opens by the plugin, a close for each open, and (mount)
+# every filesystem made on a LUKS2 mapping (its dm uuid CRYPT-LUKS2-...). Prints what it counted.
+luks_in_effect() {
+  local from=$1 mkfs_from=$2 type=$3 cmds made formats opens closes mkfs off_crypt
+  cmds=$(tail -n +"$((from + 1))" "$BN_COMMAND_LOG" | grep -F ' java[' | grep -E ' -> 0 \(')
+  made=$(tail -n +"$((mkfs_from + 1))" "$MKFS_LOG")
+  formats=$(grep -cE ' cryptsetup luksFormat .*--type luks2' <<<"$cmds")
+  opens=$(grep -E ' cryptsetup open ' <<<"$cmds" | grep -vc -e '--test-passphrase')
+  closes=$(grep -cE ' cryptsetup close ' <<<"$cmds")
+  mkfs=$(grep -c . <<<"$made")
+  off_crypt=$(grep -v ' CRYPT-LUKS2-' <<<"$made")
+  echo "  $type-luks: $formats luksFormat, $opens open, $closes close, $mkfs mkfs (all on crypt mappings: $([[ -z $off_crypt ]] && echo yes || echo no))"
+  ((formats > 0 && opens > 0)) || { echo "no LUKS2 format or open: the volumes were not encrypted" >&2; return 1; }
+  ((closes == opens)) || { echo "$opens crypt mappings opened, $closes closed" >&2; return 1; }
+  [[ -z $off_crypt ]] || { echo "filesystems made off a crypt mapping:" >&2; echo "$off_crypt" >&2; return 1; }
+  [[ $type != mount ]] || ((mkfs > 0)) || { echo "the mount run made no filesystem" >&2; return 1; }
+}
+no_crypt_mapping() {
+  local left
+  left=$(dmsetup ls --target crypt 2>/dev/null | grep -v '^No devices found')
+  [[ -z $left ]] || { echo "crypt mappings left: $left" >&2; return 1; }
 }
 
 e2e_stop() {
@@ -175,7 +261,7 @@ bn_on_fail() {
 
 BN_STARTED=$(vm_now_ms)
 mkdir -p "$VM_RESULTS"
-rm -f "$VM_RESULTS/xfail" "$VM_RESULTS"/junit-*.xml
+rm -f "$VM_RESULTS/xfail" "$VM_RESULTS"/junit-*.xml "$VM_RESULTS/secret-canaries"
 vm_log "$BN_SCENARIO: kernel $(uname -r), $(nproc) vCPUs; csi-sanity $CSI_SANITY"
 [[ -x $CSI_SANITY ]] || { echo "no csi-sanity at $CSI_SANITY (make builds it into .tools/bin)"; exit 2; }
 [[ -f $E2E_JAR ]] || { echo "no e2e jar at $E2E_JAR"; exit 2; }
@@ -198,7 +284,9 @@ elif ! { pidof tgtd && pidof iscsid && pidof multipathd && pidof systemd-udevd; 
   step san-start vm_san_start
 fi
 step install-shims bn_install_shims
+((${#LUKS_ACCESS_TYPES[@]})) && step mkfs-probe mkfs_probe_install
 BN_COMMANDS_FROM=$(wc -l < "$BN_COMMAND_LOG")
+((${#LUKS_ACCESS_TYPES[@]})) && step luks-files luks_files
 step e2e-launch e2e_launch
 step listening all_listening
 # FC: the controller has made its TPGs and ACLs; now the ports log in and find the array's ports as targets.
@@ -207,6 +295,13 @@ step listening all_listening
 for type in "${ACCESS_TYPES[@]}"; do
   step "csi-sanity-$type" run_sanity "$type"
   step "node-clean-after-$type" node_clean
+done
+for type in "${LUKS_ACCESS_TYPES[@]}"; do
+  luks_from=$(wc -l < "$BN_COMMAND_LOG"); mkfs_from=$(wc -l < "$MKFS_LOG")
+  step "csi-sanity-$type-luks" run_sanity "$type" luks
+  step "luks-in-effect-$type" luks_in_effect "$luks_from" "$mkfs_from" "$type"
+  step "no-crypt-mapping-after-$type" no_crypt_mapping
+  step "node-clean-after-$type-luks" node_clean
 done
 
 bn_phase_report

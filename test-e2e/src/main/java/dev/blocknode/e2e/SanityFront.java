@@ -5,6 +5,8 @@ import dev.blocknode.csi.client.UnixSocketChannels;
 import dev.blocknode.csi.server.UnixSocketServer;
 import dev.blocknode.csi.v1.GetPluginCapabilitiesResponse;
 import dev.blocknode.csi.v1.IdentityGrpc;
+import dev.blocknode.csi.v1.NodeExpandVolumeRequest;
+import dev.blocknode.csi.v1.NodeGrpc;
 import dev.blocknode.csi.v1.PluginCapability;
 import io.grpc.CallOptions;
 import io.grpc.ClientCall;
@@ -29,6 +31,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
@@ -47,6 +50,12 @@ import java.util.logging.Logger;
  * tests skip. So csi-sanity talks to this front, which adds CONTROLLER_SERVICE to that one answer, while
  * {@code --csi.controllerendpoint} points at the test controller that really provides the service.
  *
+ * <p>It may also fill one gap of csi-sanity's on the way in: csi-sanity has no setting for NodeExpandVolume's
+ * secrets (its secrets file has none for that call), which kubelet sends from a StorageClass's node-expand
+ * secret and which an encrypted volume needs (the passphrase, to grow its dm-crypt mapping). Started with
+ * {@code nodeExpandSecrets}, the front adds them to a NodeExpandVolume request that carries none, as kubelet
+ * would; a request with secrets of its own is forwarded as it is.
+ *
  * <p>Every other call, and every other part of that answer, is forwarded byte for byte: a fallback handler
  * with a byte[] marshaller relays messages, headers, status codes, descriptions and trailers exactly as
  * the plugin sent them, and carries the caller's deadline and cancellation through. So every verdict
@@ -57,6 +66,7 @@ public final class SanityFront implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(SanityFront.class.getName());
 
     static final String GET_PLUGIN_CAPABILITIES = IdentityGrpc.getGetPluginCapabilitiesMethod().getFullMethodName();
+    static final String NODE_EXPAND_VOLUME = NodeGrpc.getNodeExpandVolumeMethod().getFullMethodName();
 
     /** Messages pass through as their serialized bytes, never parsed (except the one rewritten answer). */
     static final MethodDescriptor.Marshaller<byte[]> BYTES = new MethodDescriptor.Marshaller<>() {
@@ -87,12 +97,18 @@ public final class SanityFront implements AutoCloseable {
 
     /** Listens on {@code socket} and forwards to the plugin at {@code pluginSocket} (which may start later). */
     public static SanityFront start(Path socket, Path pluginSocket) throws IOException {
+        return start(socket, pluginSocket, Map.of());
+    }
+
+    /** The same, adding {@code nodeExpandSecrets} to each NodeExpandVolume request that has no secrets. */
+    public static SanityFront start(Path socket, Path pluginSocket, Map<String, String> nodeExpandSecrets)
+            throws IOException {
         EventLoopGroup eventLoops = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
         ManagedChannel plugin = UnixSocketChannels.connect(pluginSocket, eventLoops);
         UnixSocketServer server;
         try {
             server = UnixSocketServer.start(socket, PosixFilePermissions.fromString("rw-rw----"), Optional.empty(),
-                    List.of(), List.of(), Optional.of(new ForwardingRegistry(plugin)));
+                    List.of(), List.of(), Optional.of(new ForwardingRegistry(plugin, Map.copyOf(nodeExpandSecrets))));
         } catch (IOException | RuntimeException e) {
             plugin.shutdownNow();
             eventLoops.shutdownGracefully(0, 1, TimeUnit.SECONDS);
@@ -134,12 +150,34 @@ public final class SanityFront implements AutoCloseable {
                 .toByteArray();
     }
 
+    /**
+     * NodeExpandVolume's request with {@code secrets} added when it carries none (kubelet's node-expand secret);
+     * one that has secrets, or cannot be parsed, goes on as it is (the plugin judges what the caller sent).
+     */
+    static byte[] addNodeExpandSecrets(byte[] request, Map<String, String> secrets) {
+        if (secrets.isEmpty()) {
+            return request;
+        }
+        NodeExpandVolumeRequest parsed;
+        try {
+            parsed = NodeExpandVolumeRequest.parseFrom(request);
+        } catch (InvalidProtocolBufferException e) {
+            return request;
+        }
+        if (parsed.getSecretsCount() > 0) {
+            return request;
+        }
+        return parsed.toBuilder().putAllSecrets(secrets).build().toByteArray();
+    }
+
     /** Answers every method name, known or not, with a forwarding handler. */
     private static final class ForwardingRegistry extends HandlerRegistry {
         private final ManagedChannel plugin;
+        private final Map<String, String> nodeExpandSecrets;
 
-        ForwardingRegistry(ManagedChannel plugin) {
+        ForwardingRegistry(ManagedChannel plugin, Map<String, String> nodeExpandSecrets) {
             this.plugin = plugin;
+            this.nodeExpandSecrets = nodeExpandSecrets;
         }
 
         @Override
@@ -150,16 +188,20 @@ public final class SanityFront implements AutoCloseable {
                     .build();
             UnaryOperator<byte[]> rewrite = methodName.equals(GET_PLUGIN_CAPABILITIES)
                     ? SanityFront::addControllerService : UnaryOperator.identity();
-            return ServerMethodDefinition.create(method, new ForwardingHandler(plugin, rewrite));
+            UnaryOperator<byte[]> requestRewrite = methodName.equals(NODE_EXPAND_VOLUME)
+                    ? r -> addNodeExpandSecrets(r, nodeExpandSecrets) : UnaryOperator.identity();
+            return ServerMethodDefinition.create(method, new ForwardingHandler(plugin, requestRewrite, rewrite));
         }
     }
 
     private static final class ForwardingHandler implements ServerCallHandler<byte[], byte[]> {
         private final ManagedChannel plugin;
+        private final UnaryOperator<byte[]> requestRewrite;
         private final UnaryOperator<byte[]> rewrite;
 
-        ForwardingHandler(ManagedChannel plugin, UnaryOperator<byte[]> rewrite) {
+        ForwardingHandler(ManagedChannel plugin, UnaryOperator<byte[]> requestRewrite, UnaryOperator<byte[]> rewrite) {
             this.plugin = plugin;
+            this.requestRewrite = requestRewrite;
             this.rewrite = rewrite;
         }
 
@@ -167,7 +209,7 @@ public final class SanityFront implements AutoCloseable {
         public ServerCall.Listener<byte[]> startCall(ServerCall<byte[], byte[]> serverCall, Metadata headers) {
             CallOptions options = CallOptions.DEFAULT.withDeadline(Context.current().getDeadline());
             ClientCall<byte[], byte[]> clientCall = plugin.newCall(serverCall.getMethodDescriptor(), options);
-            Relay relay = new Relay(serverCall, clientCall, rewrite);
+            Relay relay = new Relay(serverCall, clientCall, requestRewrite, rewrite);
             clientCall.start(relay.responses, headers);
             serverCall.request(1);
             clientCall.request(1);
@@ -184,8 +226,8 @@ public final class SanityFront implements AutoCloseable {
         final Responses responses;
 
         Relay(ServerCall<byte[], byte[]> serverCall, ClientCall<byte[], byte[]> clientCall,
-              UnaryOperator<byte[]> rewrite) {
-            this.requests = new Requests(serverCall, clientCall);
+              UnaryOperator<byte[]> requestRewrite, UnaryOperator<byte[]> rewrite) {
+            this.requests = new Requests(serverCall, clientCall, requestRewrite);
             this.responses = new Responses(serverCall, clientCall, rewrite);
         }
 
@@ -193,16 +235,19 @@ public final class SanityFront implements AutoCloseable {
         final class Requests extends ServerCall.Listener<byte[]> {
             private final ServerCall<byte[], byte[]> serverCall;
             private final ClientCall<byte[], byte[]> clientCall;
+            private final UnaryOperator<byte[]> rewrite;
             private boolean needToRequest;
 
-            Requests(ServerCall<byte[], byte[]> serverCall, ClientCall<byte[], byte[]> clientCall) {
+            Requests(ServerCall<byte[], byte[]> serverCall, ClientCall<byte[], byte[]> clientCall,
+                     UnaryOperator<byte[]> rewrite) {
                 this.serverCall = serverCall;
                 this.clientCall = clientCall;
+                this.rewrite = rewrite;
             }
 
             @Override
             public void onMessage(byte[] message) {
-                clientCall.sendMessage(message);
+                clientCall.sendMessage(rewrite.apply(message));
                 synchronized (this) {
                     if (clientCall.isReady()) {
                         serverCall.request(1);

@@ -17,6 +17,8 @@ import dev.blocknode.os.exec.ProcessCommandRunner;
 import dev.blocknode.transport.fc.Wwpn;
 
 import java.io.IOException;
+import java.io.Reader;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
@@ -25,6 +27,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.logging.Level;
@@ -91,6 +94,9 @@ public final class SanityMain {
                                          each given a TPG exporting every LUN (required with fc)
               --fc-initiators LIST       fc: comma-separated WWPNs of the node's FC ports, each given an ACL
                                          on every TPG (required with fc)
+              --node-expand-secrets FILE the sanity front adds these secrets (a properties file, KEY=VALUE
+                                         lines) to each NodeExpandVolume that carries none, as kubelet sends a
+                                         StorageClass's node-expand secret (csi-sanity cannot); never logged
               --help                     this text
             """;
 
@@ -128,6 +134,7 @@ public final class SanityMain {
         Path pluginSocket = socketPath(flags.get("plugin-endpoint"));
         String nodeId = flags.get("node-id");
         String driverName = flags.getOrDefault("driver-name", "block.csi.blocknode.dev");
+        Map<String, String> expandSecrets = nodeExpandSecrets(flags.get("node-expand-secrets"));
 
         VolumeBackend backend = backend(flags, new ProcessCommandRunner());
         Volumes volumes;
@@ -150,7 +157,7 @@ public final class SanityMain {
             throw e;
         }
         try {
-            front = SanityFront.start(frontSocket, pluginSocket);
+            front = SanityFront.start(frontSocket, pluginSocket, expandSecrets);
         } catch (IOException | RuntimeException e) {
             controller.shutdown(Duration.ofSeconds(5));
             volumes.close();
@@ -190,7 +197,7 @@ public final class SanityMain {
     static Map<String, String> parse(String[] args) {
         Set<String> known = Set.of("controller-endpoint", "front-endpoint", "plugin-endpoint", "node-id", "work-dir",
                 "driver-name", "backend", "tgt-tid", "tgt-iqn", "tgt-portals", "nvmet-nqn", "nvmet-portals",
-                "fc-targets", "fc-initiators");
+                "fc-targets", "fc-initiators", "node-expand-secrets");
         Map<String, String> flags = new HashMap<>();
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
@@ -275,6 +282,23 @@ public final class SanityMain {
         return TgtBackend.start(commands, Integer.parseInt(flags.getOrDefault("tgt-tid", "1")),
                 flags.getOrDefault("tgt-iqn", "iqn.2024-01.dev.blocknode:sanity"),
                 list(flags.getOrDefault("tgt-portals", "127.0.0.1:3260")));
+    }
+
+    /** The secrets in a properties file (none without one); an error names the file, never a value. */
+    static Map<String, String> nodeExpandSecrets(String file) throws IOException {
+        if (file == null) {
+            return Map.of();
+        }
+        Properties properties = new Properties();
+        try (Reader reader = Files.newBufferedReader(Path.of(file))) {
+            properties.load(reader);
+        }
+        Map<String, String> secrets = new HashMap<>();
+        properties.stringPropertyNames().forEach(key -> secrets.put(key, properties.getProperty(key)));
+        if (secrets.isEmpty()) {
+            throw new IOException("--node-expand-secrets: " + file + " holds no KEY=VALUE line");
+        }
+        return Map.copyOf(secrets);
     }
 
     /** "a, b,c" as [a, b, c]. */

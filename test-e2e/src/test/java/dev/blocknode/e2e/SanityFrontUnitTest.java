@@ -7,6 +7,7 @@ import dev.blocknode.csi.v1.GetPluginCapabilitiesResponse;
 import dev.blocknode.csi.v1.GetPluginInfoRequest;
 import dev.blocknode.csi.v1.GetPluginInfoResponse;
 import dev.blocknode.csi.v1.IdentityGrpc;
+import dev.blocknode.csi.v1.NodeExpandVolumeRequest;
 import dev.blocknode.csi.v1.NodeGetCapabilitiesRequest;
 import dev.blocknode.csi.v1.PluginCapability;
 import dev.blocknode.csi.v1.ProbeRequest;
@@ -27,10 +28,12 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -156,6 +159,19 @@ class SanityFrontUnitTest {
 
         assertEquals(Status.Code.UNIMPLEMENTED, actual.getStatus().getCode());
         assertEquals(expected.getStatus().getDescription(), actual.getStatus().getDescription());
+    }
+
+    @Test
+    void addsNodeExpandSecretsOnlyToARequestWithoutAny() throws Exception {
+        NodeExpandVolumeRequest bare = NodeExpandVolumeRequest.newBuilder().setVolumeId("v").setVolumePath("/p").build();
+        NodeExpandVolumeRequest own = bare.toBuilder().putSecrets("mine", "x").build();
+        Map<String, String> secrets = Map.of("encryptionPassphrase", "k");
+
+        assertEquals(bare.toBuilder().putAllSecrets(secrets).build(),
+                NodeExpandVolumeRequest.parseFrom(SanityFront.addNodeExpandSecrets(bare.toByteArray(), secrets)));
+        assertArrayEquals(own.toByteArray(), SanityFront.addNodeExpandSecrets(own.toByteArray(), secrets),
+                "the caller's own secrets are the plugin's to judge");
+        assertArrayEquals(bare.toByteArray(), SanityFront.addNodeExpandSecrets(bare.toByteArray(), Map.of()));
     }
 
     @Test

@@ -33,7 +33,9 @@ import java.util.logging.Logger;
  * A CSI Controller service for tests: volumes are files exposed by a {@link VolumeBackend}, as loop devices
  * on this machine (the plugin's {@code local} transport, volume_context {@code devicePath}) or as LUNs of a
  * local tgt iSCSI target (the plugin's {@code iscsi} transport); see {@link Volumes}. The CSI logic here is
- * the same for both. There is one node, the one named at startup. Everything not listed in ControllerGetCapabilities is
+ * the same for both. CreateVolume's parameters are passed on in the volume_context (csi-sanity's
+ * {@code --csi.testvolumeparameters}: {@code encryption: luks2} makes every volume an encrypted one). There is
+ * one node, the one named at startup. Everything not listed in ControllerGetCapabilities is
  * UNIMPLEMENTED (the generated base class answers so).
  *
  * <p>Supported capabilities: block, or mount with fs_type "", ext4 or xfs; the single-node access modes only
@@ -113,7 +115,11 @@ public final class TestControllerService extends ControllerGrpc.ControllerImplBa
                     }
                     volume = existing.get();
                 } else {
-                    volume = volumes.create(name, size, mountAccess);
+                    try {
+                        volume = volumes.create(name, size, mountAccess, request.getParametersMap());
+                    } catch (IllegalArgumentException e) {
+                        throw invalid("parameters: " + e.getMessage());
+                    }
                 }
             }
             return CreateVolumeResponse.newBuilder().setVolume(toCsi(volume)).build();

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.UUID;
 import java.util.logging.Logger;
 
@@ -26,24 +27,33 @@ public final class Volumes implements AutoCloseable {
 
     private static final Logger LOG = Logger.getLogger(Volumes.class.getName());
 
-    /** One volume. Immutable: an update replaces the record. */
+    /**
+     * One volume. Immutable: an update replaces the record.
+     *
+     * @param parameters CreateVolume's parameters (a StorageClass's), passed on in the volume_context as a
+     *                   provisioner passes on what the node must know, such as {@code encryption: luks2}
+     */
     public record Volume(String id, String name, Path file, VolumeBackend.Placement placement, long capacityBytes,
-                         boolean mountAccess, Set<String> publishedNodes) {
+                         boolean mountAccess, Set<String> publishedNodes, Map<String, String> parameters) {
 
         public Volume {
             publishedNodes = Set.copyOf(publishedNodes);
+            parameters = Map.copyOf(parameters);
         }
 
         Volume withCapacity(VolumeBackend.Placement grown, long bytes) {
-            return new Volume(id, name, file, grown, bytes, mountAccess, publishedNodes);
+            return new Volume(id, name, file, grown, bytes, mountAccess, publishedNodes, parameters);
         }
 
         Volume withPublishedNodes(Set<String> nodes) {
-            return new Volume(id, name, file, placement, capacityBytes, mountAccess, nodes);
+            return new Volume(id, name, file, placement, capacityBytes, mountAccess, nodes, parameters);
         }
 
+        /** The backend's keys (where the storage is), then the parameters; {@link #create} keeps them apart. */
         public Map<String, String> volumeContext() {
-            return placement.volumeContext();
+            Map<String, String> context = new LinkedHashMap<>(placement.volumeContext());
+            context.putAll(parameters);
+            return Map.copyOf(context);
         }
     }
 
@@ -73,8 +83,13 @@ public final class Volumes implements AutoCloseable {
         return List.copyOf(byId.values());
     }
 
-    /** Creates a sparse file of {@code bytes} and has the backend expose it. */
-    public synchronized Volume create(String name, long bytes, boolean mountAccess) throws IOException {
+    /**
+     * Creates a sparse file of {@code bytes} and has the backend expose it.
+     *
+     * @throws IllegalArgumentException when a parameter names a key the backend sets (nothing is left then)
+     */
+    public synchronized Volume create(String name, long bytes, boolean mountAccess, Map<String, String> parameters)
+            throws IOException {
         String id = "e2e-" + UUID.randomUUID();
         Path file = dir.resolve(id + ".img");
         try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
@@ -87,7 +102,15 @@ public final class Volumes implements AutoCloseable {
             Files.deleteIfExists(file);
             throw e;
         }
-        Volume volume = new Volume(id, name, file, placement, bytes, mountAccess, Set.of());
+        Volume volume = new Volume(id, name, file, placement, bytes, mountAccess, Set.of(), parameters);
+        Set<String> clash = new HashSet<>(parameters.keySet());
+        clash.retainAll(placement.volumeContext().keySet());
+        if (!clash.isEmpty()) {
+            // A parameter must not redirect the node to other storage than the one made here.
+            release(volume);
+            throw new IllegalArgumentException("parameters " + new TreeSet<>(clash)
+                    + " are volume_context keys the " + backend.name() + " backend sets itself");
+        }
         byId.put(id, volume);
         LOG.info(() -> "created volume " + id + " (\"" + name + "\", " + bytes + " bytes) on " + placement.where());
         return volume;
