@@ -24,7 +24,7 @@ scenario_user_namespaces() {
         tokens[$kind]=$token
         if [[ $kind == block ]]; then
             create_volume "userns-$kind" "$dev" Block "" ReadWriteOncePod 320
-            if out=$(create_pod "userns-$kind" "userns-$kind" Block "true" false false 2>&1); then
+            if out=$(create_pod "userns-$kind" "userns-$kind" Block "true" false "" false 2>&1); then
                 kube_fail "the API server took a hostUsers: false pod with a raw block volume"
             fi
             [[ $out == *'volumeDevices: Forbidden: when `hostUsers` is false'* ]] ||
@@ -33,7 +33,7 @@ scenario_user_namespaces() {
             create_volume "userns-$kind" "$dev" Filesystem "$kind" ReadWriteOncePod 320
             create_pod "userns-$kind" "userns-$kind" Filesystem \
                 "echo $token > /data/token && busybox mkdir /data/app && busybox chown 1234:2345 /data/app && busybox sync" \
-                false false
+                false "" false
         fi
     done
     for kind in ext4 xfs; do wait_pod_ready "userns-$kind"; done
