@@ -32,6 +32,11 @@ export PATH=$RUNTIME_BIN:$PATH
 kube_log "container runtime: $("$RUNTIME_BIN/containerd" --version), $("$RUNTIME_BIN/runc" --version | head -1)"
 
 WORK=$(mktemp -d /tmp/bnkube.XXXXXX)
+# Searchable by everyone (not listable): the root of a hostUsers: false pod is an unprivileged host uid
+# (65536 up), and runc, inside the pod's user namespace, must reach the container's rootfs and kubelet's pod
+# files under here; through mktemp's 0700 it got "remount-propagation ... MS_PRIVATE: permission denied".
+# containerd makes its own state dir 0711 for this; its parents are ours to open.
+chmod 0711 "$WORK"
 mkdir -p "$WORK/run" "$WORK/logs"
 echo "$KUBE_BIN" >"$WORK/kube-bin"
 echo "$RUNTIME_BIN" >"$WORK/runtime-bin"
