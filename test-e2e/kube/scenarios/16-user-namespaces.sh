@@ -11,11 +11,6 @@
 # scenario checks the pod's uid_map instead of trusting the spec.
 scenario_user_namespaces() {
     local kind dev token map out
-    # Not yet: on this machine runc v1.5.2 cannot start the sandbox of a hostUsers: false pod ("error preparing
-    # rootfs: remount-propagation dst=<containerd state>/rootfs, flags=MS_PRIVATE: permission denied"); the
-    # assertions below have not passed once. Remove this skip when they do.
-    skip_scenario "hostUsers: false sandboxes fail here (runc remount-propagation MS_PRIVATE: permission denied)"
-    return 0
     declare -A devices tokens
     for kind in ext4 xfs block; do
         dev=$(new_loop_device "userns-$kind" 320)
