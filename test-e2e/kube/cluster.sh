@@ -6,7 +6,7 @@
 #   kube-controller-manager  every default controller (PV binder, attach/detach, DaemonSet, service accounts,
 #                          garbage collector...), each with its own service-account credentials
 #   kube-scheduler         binds the pods (nothing in the tier sets nodeName by hand)
-#   containerd + runc (Debian), CNI bridge $CNI_BRIDGE, socket $WORK/containerd/containerd.sock
+#   containerd 2 + runc (build-runtime.sh, $RUNTIME_BIN), CNI bridge $CNI_BRIDGE, socket $WORK/containerd/containerd.sock
 #   kubelet                root dir $WORK/kubelet, node $NODE_NAME
 #
 # Host state that kubelet or containerd change outside $WORK is recorded first and put back by cluster_down:
@@ -155,30 +155,35 @@ up_scheduler() {
 
 up_containerd() {
     mkdir -p "$WORK/containerd" "$WORK/cni/net.d"
+    # Config version 3 (containerd 2: the CRI plugin split into images and runtime). runc is named by path: the
+    # one build-runtime.sh built ($RUNTIME_BIN), never a runc the host happens to have.
     cat >"$WORK/containerd/config.toml" <<EOT
-version = 2
+version = 3
 root = "$WORK/containerd/root"
 state = "$WORK/containerd/state"
 [grpc]
   address = "$CSOCK"
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "$PAUSE_IMAGE"
+[plugins."io.containerd.cri.v1.images"]
+  snapshotter = "overlayfs"
+  [plugins."io.containerd.cri.v1.images".pinned_images]
+    sandbox = "$PAUSE_IMAGE"
+  # Registry hosts (hosts.toml per registry, read at each pull): registry.sh names the loopback registry there
+  # as plain HTTP, so the pull does not depend on containerd's default for a registry on 127.0.0.1.
+  [plugins."io.containerd.cri.v1.images".registry]
+    config_path = "$WORK/containerd/certs.d"
+[plugins."io.containerd.cri.v1.runtime"]
   # Root here has no CAP_SYS_RESOURCE, so runc cannot give a sandbox kubelet's oom_score_adj of -998
   # ("can't get final child's PID from pipe: EOF"): clamp it at containerd's own value instead.
   restrict_oom_score_adj = true
-  [plugins."io.containerd.grpc.v1.cri".containerd]
-    snapshotter = "overlayfs"
+  [plugins."io.containerd.cri.v1.runtime".containerd]
     default_runtime_name = "runc"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+    [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
       runtime_type = "io.containerd.runc.v2"
-      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+      [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
+        BinaryName = "$RUNTIME_BIN/runc"
         SystemdCgroup = false
-  # Registry hosts (hosts.toml per registry, read at each pull): registry.sh names the loopback registry there
-  # as plain HTTP, so the pull does not depend on containerd's default for a registry on 127.0.0.1.
-  [plugins."io.containerd.grpc.v1.cri".registry]
-    config_path = "$WORK/containerd/certs.d"
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "/usr/lib/cni"
+  [plugins."io.containerd.cri.v1.runtime".cni]
+    bin_dirs = ["/usr/lib/cni"]
     conf_dir = "$WORK/cni/net.d"
 EOT
     # The bridge is the pods' gateway, with a default route through it: the kubernetes Service's address
@@ -190,14 +195,14 @@ EOT
             "routes": [{"dst": "0.0.0.0/0"}]}},
   {"type": "loopback"}]}
 EOT
-    start_component containerd containerd --config "$WORK/containerd/config.toml"
-    wait_until "containerd" 60 ctr -a "$CSOCK" version || kube_fail "containerd did not start (log: $WORK/logs/containerd.log)"
+    start_component containerd "$RUNTIME_BIN/containerd" --config "$WORK/containerd/config.toml"
+    wait_until "containerd" 60 "$RUNTIME_BIN/ctr" -a "$CSOCK" version || kube_fail "containerd did not start (log: $WORK/logs/containerd.log)"
 }
 
 import_images() { # archive...
     local archive
     for archive in "$@"; do
-        ctr -a "$CSOCK" -n k8s.io images import --no-unpack=false "$archive" >/dev/null ||
+        "$RUNTIME_BIN/ctr" -a "$CSOCK" -n k8s.io images import --no-unpack=false "$archive" >/dev/null ||
             kube_fail "could not import $archive into containerd"
     done
 }

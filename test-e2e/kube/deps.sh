@@ -3,7 +3,9 @@
 # runc (the container runtime kubelet drives over CRI), the CNI plugins (bridge, host-local, loopback), etcd
 # (the apiserver's store), iptables and conntrack (the bridge plugin and kubelet use them), docker-registry (the
 # loopback registry the release is published into: registry.sh) and skopeo (make publish's image push). Only what is
-# missing is installed; versions are Debian bookworm's (containerd 1.6, runc 1.1, etcd 3.4).
+# missing is installed; versions are Debian bookworm's (containerd 1.6, runc 1.1, etcd 3.4). The node itself runs
+# containerd 2 and runc that build-runtime.sh builds (user namespaces need them), for which libseccomp-dev and
+# pkg-config are installed here.
 set -euo pipefail
 
 missing=()
@@ -22,6 +24,9 @@ need openssl openssl
 need curl curl
 need docker-registry docker-registry
 need skopeo skopeo
+# build-runtime.sh links runc with libseccomp (cgo); gcc is the JNI build's.
+need pkg-config pkg-config
+[[ -e /usr/include/seccomp.h ]] || missing+=(libseccomp-dev)
 if ((${#missing[@]})); then
     mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
     echo "kube: installing Debian packages: ${missing[*]}" >&2

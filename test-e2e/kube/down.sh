@@ -12,6 +12,8 @@ KUBE_T0=$(date +%s)
 NODE_NAME=blocknode-kube
 DRIVER=block.csi.blocknode.dev
 KUBE_BIN=$(cat "$WORK/kube-bin")
+RUNTIME_BIN=$(cat "$WORK/runtime-bin")
+export PATH=$RUNTIME_BIN:$PATH
 source "$here/lib.sh"
 NODE_IP=$(node_ip)
 source "$here/cluster.sh"

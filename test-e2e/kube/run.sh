@@ -26,12 +26,22 @@ source "$here/lib.sh"
 bash "$here/deps.sh"
 KUBE_BIN=$(bash "$here/build-kubernetes.sh")
 kube_log "Kubernetes binaries: $KUBE_BIN ($("$KUBE_BIN/kubelet" --version))"
+# containerd finds its shim on PATH; the shim runs the runc the config names.
+RUNTIME_BIN=$(bash "$here/build-runtime.sh")
+export PATH=$RUNTIME_BIN:$PATH
+kube_log "container runtime: $("$RUNTIME_BIN/containerd" --version), $("$RUNTIME_BIN/runc" --version | head -1)"
 
 WORK=$(mktemp -d /tmp/bnkube.XXXXXX)
+# Searchable by everyone (not listable): the root of a hostUsers: false pod is an unprivileged host uid
+# (65536 up), and runc, inside the pod's user namespace, must reach the container's rootfs and kubelet's pod
+# files under here; through mktemp's 0700 it got "remount-propagation ... MS_PRIVATE: permission denied".
+# containerd makes its own state dir 0711 for this; its parents are ours to open.
+chmod 0711 "$WORK"
 mkdir -p "$WORK/run" "$WORK/logs"
 echo "$KUBE_BIN" >"$WORK/kube-bin"
+echo "$RUNTIME_BIN" >"$WORK/runtime-bin"
 NODE_IP=$(node_ip)
-export WORK KUBE_BIN NODE_NAME NODE_IP
+export WORK KUBE_BIN RUNTIME_BIN NODE_NAME NODE_IP
 source "$here/cluster.sh"
 source "$here/deploy.sh"
 source "$here/volumes.sh"

@@ -64,8 +64,9 @@ pvc_bound() { [[ $(kc -n "$TEST_NS" get pvc "$1" -o jsonpath='{.status.phase}') 
 # SIGTERM. readonly=true mounts the claim read-only.
 # NODE, when given, places the pod on that node by spec.nodeName: past the scheduler, as a pod of a controller
 # that places its own (a DaemonSet's) or a static pod would reach kubelet.
-create_pod() { # pod claim mode script [readonly] [node]
-    local pod=$1 claim=$2 mode=$3 script=$4 readonly=${5:-false} node=${6:-} attach
+# hostUsers=false runs the pod in a user namespace of its own.
+create_pod() { # pod claim mode script [readonly] [node] [hostUsers]
+    local pod=$1 claim=$2 mode=$3 script=$4 readonly=${5:-false} node=${6:-} host_users=${7:-true} attach
     if [[ $mode == Block ]]; then attach="volumeDevices: [{name: vol, devicePath: /dev/xvda}]"
     else attach="volumeMounts: [{name: vol, mountPath: /data, readOnly: $readonly}]"; fi
     kc apply -f - >/dev/null <<EOT
@@ -76,6 +77,7 @@ spec:
   terminationGracePeriodSeconds: 5
   automountServiceAccountToken: false
   ${node:+nodeName: $node}
+  hostUsers: $host_users
   containers:
   - name: app
     image: $BUSYBOX_IMAGE
