@@ -18,8 +18,8 @@
 # The LUN is formatted once (first cycle, which crashes right after mkfs); every later cycle must find
 # the file the previous one wrote with the same checksum: no reformat, no lost write, across all crashes.
 # An encrypted volume (LUN 2, volume_context encryption: luks2, the passphrase in the stage's secrets) adds
-# the LUKS2 steps, in two cycles (first measured on a loaded shared host: 275 s and 79 s, where the three plain
-# cycles take about 35 s each on a quiet one; each crash costs a plugin start and a key derivation): on the blank LUN, the plugin dies after
+# the LUKS2 steps, in two cycles (53 s and 37 s on a quiet host, the plain ones 37-51 s each: about 90 s more
+# for the boot, 250 s in all): on the blank LUN, the plugin dies after
 # luksFormat, then in the retried stage after the mapping is open (a retry may die at the cycle's next point
 # too), then in unstage after the mapping is closed; the restage of that volume dies after the open again
 # (its data must be there, so nothing was formatted over) and in unstage once UNSTAGING is recorded (the start's
