@@ -11,6 +11,10 @@
 #   - restaged with the right one: the data is there; the LUN grown on the array and NodeExpandVolume called with
 #     the passphrase in its secrets: the multipath map, the crypt mapping and ext4 grow, in that order; the answer is
 #     the mapping's size (the LUN less the LUKS2 header's area); the data is still there; unstaged, nothing left;
+#   - its staging record wiped (the plugin stopped, the file deleted, started again), unstaged: the plugin rebuilds
+#     the record from the host through the crypt mapping (named and LUKS2 by its dm name and uuid) to the multipath
+#     map and the sessions, closes the mapping after the unmount and logs out: no mapping, map, session, mount or
+#     record is left;
 #   - LUN 2 as raw block with luks2: the published device is the crypt mapping; a marker written through it is
 #     read back through it and is nowhere in the LUN's backing file (the array holds ciphertext);
 #   - the passphrases are in no process's argv (every /proc/*/cmdline, bash builtins only), in no log, the
@@ -113,6 +117,28 @@ expand_luks() {
   ((after >= before + 64 * 1024 * 1024 * 9 / 10)) || { echo "the filesystem did not grow enough" >&2; return 1; }
 }
 
+record_of() { echo "$STATE/volumes/$(printf '%s' "$1" | sha256sum | cut -d' ' -f1).pb"; }
+mapping_of() { echo "blocknode-$(printf '%s' "$1" | sha256sum | cut -c1-32)"; }
+
+# The record is lost the way a wiped state dir loses it, across a restart (the plugin keeps its records in memory).
+lose_record() {
+  local mapping
+  mapping=$(mapping_of $VOLUME)
+  [[ -e /dev/mapper/$mapping ]] || { echo "no mapping $mapping to trace" >&2; return 1; }
+  echo "  $STAGING: $(findmnt -n -o SOURCE --mountpoint "$STAGING"), dm uuid $(dmsetup info -c --noheadings -o uuid "$mapping")"
+  [[ -f $(record_of $VOLUME) ]] || { echo "no record file $(record_of $VOLUME)" >&2; return 1; }
+  bn_plugin_stop || return
+  rm -f "$(record_of $VOLUME)"
+  bn_plugin_start && bn_plugin_ready
+}
+rebuilt_and_closed() {
+  grep -qF "rebuilt its record from the host to tear it down: dm-crypt mapping $(mapping_of $VOLUME) over transport iscsi" \
+    "$VM_RESULTS/plugin.log" || { echo "the plugin did not rebuild the record through the crypt mapping" >&2; return 1; }
+  ! findmnt -rn --mountpoint "$STAGING" >/dev/null || { echo "$STAGING is still mounted" >&2; return 1; }
+  [[ ! -e $(record_of $VOLUME) ]] || { echo "the rebuilt record was left" >&2; return 1; }
+  no_mapping && bn_target_released "$IQN" && vm_leftovers
+}
+
 stage_block() {
   bn_argv_scan_start
   csi stagex $BLOCK "$BLOCK_STAGING" block $CTX2 encryption=luks2 "secret:encryptionPassphrase=$KEY"
@@ -192,8 +218,10 @@ step grow-lun             grow_lun 1 64
 step expand-luks          expand_luks
 step data-intact-grown    bn_verify_file "$TARGET/data" "$SUM"
 step unpublish-again      csi unpublish $VOLUME "$TARGET"
-step unstage-again        csi unstage $VOLUME "$STAGING"
-step released-again       eval 'no_mapping && bn_target_released "$IQN" && vm_leftovers'
+step lose-record          lose_record
+step unstage-no-record    csi unstage $VOLUME "$STAGING"
+step rebuilt-and-closed   rebuilt_and_closed
+step unstage-retry        csi unstage $VOLUME "$STAGING"
 step stage-block          stage_block
 step publish-block        csi publishx $BLOCK "$BLOCK_STAGING" "$BLOCK_TARGET" block
 step block-ciphertext     block_is_ciphertext_below

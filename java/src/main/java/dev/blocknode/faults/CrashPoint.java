@@ -15,6 +15,10 @@ public enum CrashPoint {
     STAGE_ATTACHED("stage.attached"),
     /** The STAGING record names the device; nothing is formatted or mounted yet. */
     STAGE_RECORDED("stage.recorded"),
+    /** An encrypted volume: luksFormat finished on the blank device; the record does not say so, nothing is open. */
+    STAGE_CRYPT_FORMATTED("stage.crypt-formatted"),
+    /** An encrypted volume: its dm-crypt mapping is open; the record names it but not the opened device. */
+    STAGE_CRYPT_OPENED("stage.crypt-opened"),
     /** mkfs finished on the blank device; the filesystem type is not recorded and nothing is mounted. */
     STAGE_FORMATTED("stage.formatted"),
     /** The filesystem is mounted at the staging path; the record still says STAGING. */
@@ -37,6 +41,8 @@ public enum CrashPoint {
     UNSTAGE_RECORDED("unstage.recorded"),
     /** The staging path is unmounted; the device is not flushed or detached yet. */
     UNSTAGE_UNMOUNTED("unstage.unmounted"),
+    /** An encrypted volume: its dm-crypt mapping is closed; the device below is not flushed or detached yet. */
+    UNSTAGE_CRYPT_CLOSED("unstage.crypt-closed"),
     /** The transport detached the device; the record is not deleted yet. */
     UNSTAGE_DETACHED("unstage.detached"),
     /** The transport refreshed the device's size; the filesystem is not grown yet. */

@@ -5,8 +5,10 @@ import dev.blocknode.os.FileStat;
 import dev.blocknode.os.fd.OpenedPath;
 import dev.blocknode.os.host.Host;
 import dev.blocknode.os.NoSuchPathException;
+import dev.blocknode.os.block.DeviceMapperId;
 import dev.blocknode.os.mount.MountEntry;
 import dev.blocknode.outcome.VolumeException;
+import dev.blocknode.state.v1.CryptRecord;
 import dev.blocknode.state.v1.DeviceRecord;
 import dev.blocknode.state.v1.MountAccessRecord;
 import dev.blocknode.state.v1.StagePhase;
@@ -15,12 +17,14 @@ import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.FenceKey;
 import dev.blocknode.transport.Transport;
 import dev.blocknode.transport.Transports;
+import dev.blocknode.volume.encryption.CryptMappingName;
 import dev.blocknode.volume.kubelet.KubeletPaths;
 import dev.blocknode.volume.record.Publications;
 import dev.blocknode.volume.record.StagingRecords;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Optional;
 import java.util.logging.Logger;
 
@@ -31,6 +35,11 @@ import java.util.logging.Logger;
  * ({@link Transport#attachmentOf}). The result is saved in phase UNSTAGING before anything is changed, and
  * unstage then runs as for any recorded volume: one teardown path, and a retry after a partial teardown
  * still finds what is left (once unmounted, nothing at the staging path would say so).
+ *
+ * <p>An encrypted volume's staging mount is its dm-crypt mapping: the volume's own (named by {@link CryptMappingName},
+ * a LUKS2 uuid as cryptsetup gives it) is recorded as the record's opened mapping and traced through its one slave to
+ * the attached device, so unstage closes it after the unmount and before the device is flushed and detached. A mapping
+ * named as blocknode names another volume's is left alone; any other dm device is traced as it is, and never closed.
  *
  * <p>A device no transport recognizes (a loop device, a disk already on the node) is recorded as the fallback
  * transport's ({@link Transports#fallback}: the local one): unmounted and flushed, never detached. A block
@@ -109,9 +118,23 @@ final class StagingRecordRebuilder {
         } catch (IOException e) {
             throw VolumeException.internal("cannot inspect staging path " + staging + " of volume " + volumeId, e);
         }
+        Optional<DeviceMapperId> dm = deviceMapperId(volumeId, number);
+        Optional<CryptMapping> mapping = Optional.empty();
+        if (dm.isPresent() && CryptMappingName.isVolumesMapping(volumeId, dm.get().name(), dm.get().uuid())) {
+            mapping = Optional.of(cryptMapping(volumeId, number, dm.get().name()));
+        } else if (dm.isPresent() && CryptMappingName.hasForm(dm.get().name())) {
+            // Named as blocknode names a mapping, but not this volume's LUKS2 one: another volume's, never closed or
+            // torn down on this one's behalf (the name is a digest of the volume id: no volume's can be another's).
+            String name = dm.get().name();
+            LOG.warning(() -> "volume " + volumeId + " is not staged, and " + staging + " holds dm device " + name
+                    + " (" + number + "), which is not its dm-crypt mapping; leaving it alone");
+            return Optional.empty();
+        }
+        // Through the volume's mapping to the device it is open over: what a transport attached.
+        DeviceNumber attached = mapping.map(CryptMapping::over).orElse(number);
         Attachment attachment = null;
         for (Transport transport : transports.all()) {
-            Optional<Attachment> found = transport.attachmentOf(number);
+            Optional<Attachment> found = transport.attachmentOf(attached);
             if (found.isPresent()) {
                 attachment = found.get();
                 break;
@@ -120,37 +143,78 @@ final class StagingRecordRebuilder {
         if (attachment == null) {
             Transport fallback = transports.fallback().orElseThrow(() -> VolumeException.internal("device " + number
                     + " of volume " + volumeId + " is recognized by no transport, and none takes such devices", null));
-            attachment = new Attachment(fallback.name(), nodeFor(volumeId, number), number, "", java.util.Map.of());
+            attachment = new Attachment(fallback.name(), nodeFor(volumeId, attached), attached, "",
+                    java.util.Map.of());
         }
-        Optional<StagingRecord> holder = claims.holderOf(volumeId, number, attachment.identity());
+        Optional<StagingRecord> holder = claims.holderOf(volumeId, attached, attachment.identity());
         if (holder.isPresent()) {
-            LOG.warning(() -> "volume " + volumeId + " is not staged, and " + staging + " holds device " + number
+            LOG.warning(() -> "volume " + volumeId + " is not staged, and " + staging + " holds device " + attached
                     + ", which is volume " + holder.get().getVolumeId() + "'s (staged at "
                     + holder.get().getStagingPath() + "); leaving it alone");
             return Optional.empty();
         }
         // Whether it was fenced is not known: a transport that fences releases whatever this node's tag holds there.
         boolean fences = transports.named(attachment.transport()).flatMap(Transport::fencing).isPresent();
-        StagingRecord record = StagingRecord.newBuilder()
+        StagingRecord.Builder builder = StagingRecord.newBuilder()
                 .setVolumeId(volumeId)
                 .setPhase(StagePhase.UNSTAGING)
                 .setTransport(attachment.transport())
                 .setStagingPath(staging.toString())
                 .setDevice(DeviceRecord.newBuilder()
                         .setPath(attachment.device().toString())
-                        .setMajor(number.major())
-                        .setMinor(number.minor())
+                        .setMajor(attached.major())
+                        .setMinor(attached.minor())
                         .setIdentity(attachment.identity()))
                 .setMount(MountAccessRecord.newBuilder().setFsType(mount.map(MountEntry::fsType).orElse("")))
                 .putAllAttachment(attachment.details())
-                .setFenceKey(fences ? node.value() : 0)
-                .build();
+                .setFenceKey(fences ? node.value() : 0);
+        // Unstage closes a recorded mapping after the unmount and before the device below is flushed and detached.
+        mapping.ifPresent(m -> builder.setCrypt(CryptRecord.newBuilder().setMappingName(m.name())
+                .setOpened(DeviceRecord.newBuilder().setPath(m.node().toString())
+                        .setMajor(m.number().major()).setMinor(m.number().minor()))));
+        StagingRecord record = builder.build();
         records.save(record);
         Attachment derived = attachment;
+        String through = mapping.map(m -> "dm-crypt mapping " + m.name() + " over ").orElse("");
         LOG.warning(() -> "volume " + volumeId + " has no staging record but " + staging + " is mounted (device "
-                + number + "); rebuilt its record from the host to tear it down: transport " + derived.transport()
-                + ", device " + derived.device() + (derived.details().isEmpty() ? "" : ", " + derived.details()));
+                + number + "); rebuilt its record from the host to tear it down: " + through + "transport "
+                + derived.transport() + ", device " + derived.device()
+                + (derived.details().isEmpty() ? "" : ", " + derived.details()));
         return Optional.of(record);
+    }
+
+    /** The volume's open LUKS2 mapping: its name, its device and node, and the one device it is open over. */
+    private record CryptMapping(String name, DeviceNumber number, Path node, DeviceNumber over) {
+    }
+
+    private Optional<DeviceMapperId> deviceMapperId(String volumeId, DeviceNumber number) throws VolumeException {
+        try {
+            return host.blockDevices().deviceMapperId(number);
+        } catch (IOException e) {
+            throw VolumeException.internal("cannot read the device-mapper name of device " + number + " of volume "
+                    + volumeId, e);
+        }
+    }
+
+    /**
+     * cryptsetup opens a LUKS2 mapping over one device (its one slave); a mapping of the volume's name over none or
+     * several was not made by a stage, and is not traced to anything to detach.
+     */
+    private CryptMapping cryptMapping(String volumeId, DeviceNumber number, String name) throws VolumeException {
+        try {
+            List<String> slaves = host.blockDevices().slaves(number);
+            Optional<DeviceNumber> over = slaves.size() == 1 ? host.blockDevices().numberOf(slaves.getFirst())
+                    : Optional.empty();
+            if (over.isEmpty()) {
+                throw VolumeException.precondition("volume " + volumeId + " is not staged, and its staging path holds"
+                        + " its dm-crypt mapping " + name + " (" + number + "), open over " + slaves + " rather than"
+                        + " one device; nothing was unstaged: unmount it and close it with cryptsetup close " + name);
+            }
+            return new CryptMapping(name, number, nodeFor(volumeId, number), over.get());
+        } catch (IOException e) {
+            throw VolumeException.internal("cannot tell what dm-crypt mapping " + name + " of volume " + volumeId
+                    + " is open over", e);
+        }
     }
 
     private Path nodeFor(String volumeId, DeviceNumber number) throws VolumeException {

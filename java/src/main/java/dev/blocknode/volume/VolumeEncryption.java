@@ -1,5 +1,7 @@
 package dev.blocknode.volume;
 
+import dev.blocknode.faults.CrashPoint;
+import dev.blocknode.faults.CrashPoints;
 import dev.blocknode.os.FileStat;
 import dev.blocknode.os.host.Host;
 import dev.blocknode.os.NoSuchPathException;
@@ -92,6 +94,7 @@ final class VolumeEncryption {
         if (interruptedFormat(existing, attached) || isBlank(volumeId, attached)) {
             records.save(record.setCrypt(crypt.setFormattingStarted(true).setFormattedHere(false)).build());
             luks.format(volumeId, attached.device(), passphrase);
+            CrashPoints.reach(CrashPoint.STAGE_CRYPT_FORMATTED);
             record.setCrypt(crypt.setFormattingStarted(false).setFormattedHere(true));
             LOG.info(() -> "formatted blank device " + attached.device() + " of volume " + volumeId + " LUKS2");
         } else {
@@ -99,6 +102,7 @@ final class VolumeEncryption {
         }
         records.save(record.setCrypt(crypt).build());
         luks.open(volumeId, attached.device(), name, passphrase);
+        CrashPoints.reach(CrashPoint.STAGE_CRYPT_OPENED);
         Attachment opened = openedOver(volumeId, attached).orElseThrow(() -> VolumeException.internal(
                 "cryptsetup opened volume " + volumeId + "'s device " + attached.device() + " as " + name
                         + ", but " + mappedNode(name) + " is not there", null));
@@ -115,11 +119,17 @@ final class VolumeEncryption {
                         .setMajor(opened.number().major()).setMinor(opened.number().minor()));
     }
 
-    /** Closes the record's mapping, if it names one; a mapping that is not there is closed already. */
-    void close(StagingRecord record) throws VolumeException {
+    /**
+     * Closes the record's mapping, if it names one; a mapping that is not there is closed already.
+     *
+     * @return whether the record names a mapping (now closed)
+     */
+    boolean close(StagingRecord record) throws VolumeException {
         if (record.hasCrypt() && !record.getCrypt().getMappingName().isEmpty()) {
             luks.close(record.getVolumeId(), record.getCrypt().getMappingName());
+            return true;
         }
+        return false;
     }
 
     private Path mappedNode(String name) {

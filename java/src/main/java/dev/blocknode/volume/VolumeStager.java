@@ -362,7 +362,10 @@ public final class VolumeStager {
         }
         CrashPoints.reach(CrashPoint.UNSTAGE_UNMOUNTED);
         requireNotMountedElsewhere(record.getVolumeId(), number);
-        encryption.close(record); // after the unmount, before the attached device it holds is flushed and detached
+        // after the unmount, before the attached device the mapping holds is flushed and detached
+        if (encryption.close(record)) {
+            CrashPoints.reach(CrashPoint.UNSTAGE_CRYPT_CLOSED);
+        }
         flush(record);
         fences.release(record);
         StagingRecords.transportOf(transports, record).detach(StagingRecords.attachment(record));

@@ -1,8 +1,12 @@
 package dev.blocknode.faults;
 
+import dev.blocknode.testing.GeneratedDocs;
 import org.junit.jupiter.api.Test;
 
+import java.io.IOException;
+import java.nio.file.Files;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -24,6 +28,22 @@ class CrashPointUnitTest {
         }
         assertEquals(OPERATIONS, names.stream().map(n -> n.substring(0, n.indexOf('.'))).collect(Collectors.toSet()),
                 "every operation has crash points");
+    }
+
+    /**
+     * The host tier's crash matrix leaves an encrypted volume's points out (no dm-crypt there): the VM tier's
+     * iscsi-crash must crash at each of them, or nothing would.
+     */
+    @Test
+    void theVmCrashMatrixCrashesAtEveryCryptPoint() throws IOException {
+        String script = Files.readString(GeneratedDocs.repositoryRoot().resolve("test-e2e/vm/guest/iscsi-crash.sh"));
+        List<String> crashed = Arrays.stream(script.split("\n")).filter(l -> l.startsWith("step "))
+                .flatMap(l -> Arrays.stream(l.split("\\s+"))).toList();
+        List<CrashPoint> crypt = Arrays.stream(CrashPoint.values()).filter(p -> p.name().contains("_CRYPT_")).toList();
+        assertEquals(3, crypt.size(), crypt.toString());
+        for (CrashPoint point : crypt) {
+            assertTrue(crashed.contains(point.step()), "iscsi-crash.sh has no crash_cycle step at " + point);
+        }
     }
 
     @Test

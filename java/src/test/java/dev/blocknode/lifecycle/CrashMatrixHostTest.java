@@ -48,8 +48,12 @@ class CrashMatrixHostTest {
         void run(NodeGrpc.NodeBlockingStub node) throws Exception;
     }
 
+    /**
+     * Every point but an encrypted volume's (its LUKS2 steps need dm-crypt, which the host tier's kernel may lack):
+     * the VM tier's iscsi-crash runs those over a real dm-crypt mapping.
+     */
     @ParameterizedTest(name = "{0}")
-    @EnumSource(CrashPoint.class)
+    @EnumSource(value = CrashPoint.class, mode = EnumSource.Mode.MATCH_NONE, names = ".*_CRYPT_.*")
     void convergesAfterACrashAt(CrashPoint point) throws Exception {
         try (CrashScenario scenario = CrashScenario.create()) {
             List<Step> steps = lifecycle(scenario);

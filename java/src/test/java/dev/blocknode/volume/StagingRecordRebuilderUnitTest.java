@@ -26,6 +26,7 @@ import dev.blocknode.transport.iscsi.IscsiTransport;
 import dev.blocknode.transport.iscsi.NodeRecordFiles;
 import dev.blocknode.transport.local.LocalTransport;
 import dev.blocknode.transport.san.LunAttacher;
+import dev.blocknode.volume.encryption.CryptMappingName;
 import dev.blocknode.volume.filesystem.FilesystemType;
 import dev.blocknode.volume.kubelet.KubeletPaths;
 import dev.blocknode.volume.record.StagingRecords;
@@ -227,6 +228,136 @@ class StagingRecordRebuilderUnitTest {
         iscsiadm.expectLogoutOfBoth(PORTALS);
         unstage();
         assertEquals(List.of(), sysfs.diskNames());
+        assertTrue(store.all().isEmpty());
+    }
+
+    // ---- an encrypted volume -----------------------------------------------------------------------
+
+    private static final DeviceNumber CRYPT = new DeviceNumber(253, 1);
+
+    /** The volume's LUKS2 mapping dm-1 over map mpatha (dm-0), mounted at the staging path, as a stage leaves it. */
+    private String encryptedLunStaged(String mappingName, String uuid) throws Exception {
+        iscsiLunStaged();
+        sysfs.addDm((int) CRYPT.minor(), mappingName, uuid, List.of("dm-0"));
+        mounter.mounted(staging, CRYPT);
+        return mappingName;
+    }
+
+    private static String luks2Uuid(String mappingName) {
+        return CryptMappingName.LUKS2_DM_UUID_PREFIX + "0f1e2d3c4b5a69788796a5b4c3d2e1f0-" + mappingName;
+    }
+
+    @Test
+    void anEncryptedVolumesMappingIsClosedAfterTheUnmountAndBeforeTheMapAndSessionsGo() throws Exception {
+        String mapping = encryptedLunStaged(CryptMappingName.of("vol-1"), luks2Uuid(CryptMappingName.of("vol-1")));
+        List<String> order = new ArrayList<>();
+        commands.expect("cryptsetup", "close", mapping).andDo(c -> {
+            order.add("close, " + mounter.unmounted.size() + " unmounted");
+            sysfs.removeMap("dm-1");
+        });
+        commands.expect("dmsetup", "message", "mpatha", "0", "fail_if_no_path")
+                .andDo(c -> order.add("map, mapping there: " + sysfs.hasMap("dm-1")));
+        commands.expect("multipath", "-f", "mpatha").andDo(c -> sysfs.removeMap("dm-0"));
+        iscsiadm.expectLogoutOfBoth(PORTALS);
+
+        unstage();
+
+        assertEquals(List.of("close, 1 unmounted", "map, mapping there: false"), order);
+        assertEquals(List.of(staging), mounter.unmounted);
+        assertEquals(List.of(sysfs.paths().dev().resolve("dm-0"), sysfs.paths().dev().resolve("sdb"),
+                sysfs.paths().dev().resolve("sdc")), block.flushed(), "the attached map, then each path");
+        assertFalse(sysfs.hasMap("dm-0"));
+        assertEquals(List.of(), sysfs.diskNames());
+        assertFalse(Files.exists(sysfs.sys().resolve("class/iscsi_session/session1")));
+        assertTrue(store.all().isEmpty());
+
+        unstage(); // kubelet's retry: nothing left, nothing done
+        assertEquals(1, mounter.unmounted.size());
+    }
+
+    @Test
+    void theRebuiltRecordOfAnEncryptedVolumeNamesItsMappingAndTheDeviceBelow() throws Exception {
+        String mapping = encryptedLunStaged(CryptMappingName.of("vol-1"), luks2Uuid(CryptMappingName.of("vol-1")));
+        commands.expect("cryptsetup", "close", mapping).fails(5, "Device " + mapping + " is still in use.");
+
+        VolumeException busy = assertThrows(VolumeException.class, this::unstage);
+
+        assertTrue(busy.getMessage().contains("cryptsetup close " + mapping), busy.getMessage());
+        StagingRecord left = store.load("vol-1").orElseThrow();
+        assertEquals(StagePhase.UNSTAGING, left.getPhase());
+        assertEquals("iscsi", left.getTransport());
+        assertEquals(WWID, left.getAttachmentMap().get("wwid"));
+        assertEquals(new DeviceNumber(253, 0), StagingRecords.deviceNumber(left), "the attached map");
+        assertEquals(mapping, left.getCrypt().getMappingName());
+        assertEquals(CRYPT, StagingRecords.usedNumber(left), "the mapping, what was mounted");
+        assertEquals(sysfs.paths().dev().resolve("dm-1").toString(), left.getCrypt().getOpened().getPath());
+        assertTrue(sysfs.hasMap("dm-0"), "nothing below a mapping that would not close is taken down");
+
+        // Whatever held the mapping lets go; kubelet retries from the saved record.
+        commands.expect("cryptsetup", "close", mapping).andDo(c -> sysfs.removeMap("dm-1"));
+        commands.expect("dmsetup", "message", "mpatha", "0", "fail_if_no_path");
+        commands.expect("multipath", "-f", "mpatha").andDo(c -> sysfs.removeMap("dm-0"));
+        iscsiadm.expectLogoutOfBoth(PORTALS);
+        unstage();
+        assertEquals(List.of(), sysfs.diskNames());
+        assertTrue(store.all().isEmpty());
+    }
+
+    /** An operator's own LUKS mapping is not blocknode's: unmounted and flushed as a device on the node, never closed. */
+    @Test
+    void aMappingThatIsNotBlocknodesIsNeverClosedNorWhatIsBelowIt() throws Exception {
+        encryptedLunStaged("luks-home", luks2Uuid("luks-home"));
+
+        unstage();
+
+        assertEquals(List.of(staging), mounter.unmounted);
+        assertTrue(commands.commandLines().stream().noneMatch(c -> c.contains("cryptsetup")
+                || c.contains("multipath -f") || c.contains("--logout")), commands.commandLines().toString());
+        assertTrue(sysfs.hasMap("dm-1") && sysfs.hasMap("dm-0"));
+        assertEquals(List.of("sdb", "sdc"), sysfs.diskNames());
+        assertTrue(store.all().isEmpty());
+    }
+
+    /** A dm device under the volume's mapping name that cryptsetup did not open (no LUKS2 uuid) is not closed either. */
+    @Test
+    void aDmDeviceUnderTheVolumesNameButNotLuks2IsNeverClosed() throws Exception {
+        encryptedLunStaged(CryptMappingName.of("vol-1"), "LVM-tAbLe" + CryptMappingName.of("vol-1"));
+
+        unstage();
+
+        assertEquals(List.of(), mounter.unmounted, "named as blocknode's but not this volume's mapping: left alone");
+        assertTrue(commands.commandLines().stream().noneMatch(c -> c.contains("cryptsetup")),
+                commands.commandLines().toString());
+        assertTrue(sysfs.hasMap("dm-1") && sysfs.hasMap("dm-0"));
+        assertTrue(store.all().isEmpty());
+    }
+
+    /** Another volume's mapping (blocknode's name for another volume id) at this staging path is left alone. */
+    @Test
+    void anotherVolumesMappingIsLeftAlone() throws Exception {
+        String other = CryptMappingName.of("vol-2");
+        encryptedLunStaged(other, luks2Uuid(other));
+
+        unstage();
+
+        assertEquals(List.of(), mounter.unmounted);
+        assertTrue(sysfs.hasMap("dm-1") && sysfs.hasMap("dm-0"));
+        assertEquals(List.of("sdb", "sdc"), sysfs.diskNames());
+        assertTrue(store.all().isEmpty(), "no record is made for another volume's mapping");
+    }
+
+    /** The volume's mapping over two devices is no stage's: refused, with nothing changed. */
+    @Test
+    void theVolumesMappingOverMoreThanOneDeviceIsRefusedWithNothingDone() throws Exception {
+        String mapping = CryptMappingName.of("vol-1");
+        encryptedLunStaged(mapping, luks2Uuid(mapping));
+        sysfs.addSlave("dm-1", "sdb");
+
+        VolumeException refused = assertThrows(VolumeException.class, this::unstage);
+
+        assertEquals(VolumeException.Outcome.FAILED_PRECONDITION, refused.outcome());
+        assertTrue(refused.getMessage().contains("cryptsetup close " + mapping), refused.getMessage());
+        assertEquals(List.of(), mounter.unmounted);
         assertTrue(store.all().isEmpty());
     }
 

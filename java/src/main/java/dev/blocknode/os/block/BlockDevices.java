@@ -58,6 +58,42 @@ public class BlockDevices {
         }
     }
 
+    /** The kernel names of the devices this one is stacked on (a dm device's slaves/: sdb, dm-0), sorted. */
+    public java.util.List<String> slaves(DeviceNumber number) throws IOException {
+        Path slaves = host.sysBlockDevice(number).resolve("slaves");
+        if (!Files.isDirectory(slaves)) {
+            return java.util.List.of();
+        }
+        try (java.util.stream.Stream<Path> entries = Files.list(slaves)) {
+            return entries.map(p -> p.getFileName().toString()).sorted().toList();
+        }
+    }
+
+    /** The device number of the block device the kernel names {@code kernelName}, while it exists. */
+    public Optional<DeviceNumber> numberOf(String kernelName) throws IOException {
+        try {
+            return Optional.of(DeviceNumber.parse(Files.readString(host.sys().resolve("class/block")
+                    .resolve(kernelName).resolve("dev"), StandardCharsets.US_ASCII).strip()));
+        } catch (NoSuchFileException gone) {
+            return Optional.empty();
+        }
+    }
+
+    /**
+     * A device-mapper device's name and uuid (sysfs dm/name, dm/uuid: the uuid says which kind of map it is, as
+     * "mpath-..." for multipath or "CRYPT-LUKS2-..." for a LUKS2 dm-crypt mapping); empty for any other device.
+     */
+    public Optional<DeviceMapperId> deviceMapperId(DeviceNumber number) throws IOException {
+        Path dm = host.sysBlockDevice(number).resolve("dm");
+        try {
+            return Optional.of(new DeviceMapperId(
+                    Files.readString(dm.resolve("name"), StandardCharsets.UTF_8).strip(),
+                    Files.readString(dm.resolve("uuid"), StandardCharsets.UTF_8).strip()));
+        } catch (NoSuchFileException notDm) {
+            return Optional.empty();
+        }
+    }
+
     /**
      * True while the kernel still has this device: its entry in /sys/dev/block exists. The entry itself (a
      * symlink the kernel removes with the device), not what it points to: half the path walk, and this is

@@ -15,7 +15,15 @@ public final class CryptMappingName {
 
     public static final String PREFIX = "blocknode-";
 
+    /**
+     * The device-mapper uuid cryptsetup gives a LUKS2 mapping it opens: this, the header's uuid in hex, a dash and the
+     * mapping's name (a multipath map's is "mpath-" and its WWID).
+     */
+    public static final String LUKS2_DM_UUID_PREFIX = "CRYPT-LUKS2-";
+
     private static final int HEX_DIGITS = 32;
+    private static final java.util.regex.Pattern ANY = java.util.regex.Pattern.compile(
+            java.util.regex.Pattern.quote(PREFIX) + "[0-9a-f]{" + HEX_DIGITS + "}");
 
     private CryptMappingName() {
     }
@@ -27,5 +35,19 @@ public final class CryptMappingName {
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("every Java runtime has SHA-256", e);
         }
+    }
+
+    /**
+     * True when the device-mapper device named {@code dmName} with uuid {@code dmUuid} is this volume's LUKS2 mapping
+     * as cryptsetup opens it: the volume's name, and the uuid of a LUKS2 mapping of that name. A dm device that is
+     * not both (an operator's mapping, a table someone loaded under our name) is not blocknode's to close.
+     */
+    public static boolean isVolumesMapping(String volumeId, String dmName, String dmUuid) {
+        return dmName.equals(of(volumeId)) && dmUuid.startsWith(LUKS2_DM_UUID_PREFIX) && dmUuid.endsWith("-" + dmName);
+    }
+
+    /** True when the name has this class's form: some volume's mapping, not necessarily a given one's. */
+    public static boolean hasForm(String dmName) {
+        return ANY.matcher(dmName).matches();
     }
 }
