@@ -91,6 +91,14 @@ class IscsiTransportUnitTest {
         return iscsiadm.node(portal, operation);
     }
 
+    /** Both portals' node records made and logged in, the first as session 1 on host 3, the second 2 on 4. */
+    private void expectBothPortalsLoggedIn() {
+        for (int i = 0; i < 2; i++) {
+            expectRecordCreated(PORTALS[i]);
+            expectLogin(PORTALS[i], i + 1, i + 3);
+        }
+    }
+
     private void expectRecordCreated(String portal) {
         iscsiadm.expectRecordCreated(portal);
     }
@@ -131,10 +139,7 @@ class IscsiTransportUnitTest {
     @Test
     void aDaemonThatTakesEveryPathIsNotAskedToRegisterTheWwid() throws Exception {
         lunBehindBothSessions();
-        for (int i = 0; i < 2; i++) {
-            expectRecordCreated(PORTALS[i]);
-            expectLogin(PORTALS[i], i + 1, i + 3);
-        }
+        expectBothPortalsLoggedIn();
         // No "multipath -a": multipathd with find_multipaths no/greedy builds the map and records the WWID itself.
         commands.expect("multipathd", "add", "path", "sdb").succeeds("ok\n");
         commands.expect("multipathd", "add", "path", "sdc").succeeds("ok\n")
@@ -145,10 +150,7 @@ class IscsiTransportUnitTest {
     @Test
     void aDaemonThatNeedsTheWwidsFileIsAskedToRegisterIt() throws Exception {
         lunBehindBothSessions();
-        for (int i = 0; i < 2; i++) {
-            expectRecordCreated(PORTALS[i]);
-            expectLogin(PORTALS[i], i + 1, i + 3);
-        }
+        expectBothPortalsLoggedIn();
         commands.expect("multipath", "-a", WWID).succeeds("wwid '" + WWID + "' added\n");
         commands.expect("multipathd", "add", "path", "sdb").succeeds("ok\n");
         commands.expect("multipathd", "add", "path", "sdc").succeeds("ok\n")
@@ -160,10 +162,7 @@ class IscsiTransportUnitTest {
     void theStageLooksForItsMapThroughItsPathsWithoutReadingTheOtherMaps() throws Exception {
         lunBehindBothSessions();
         unreadableMapOfAnotherVolume();
-        for (int i = 0; i < 2; i++) {
-            expectRecordCreated(PORTALS[i]);
-            expectLogin(PORTALS[i], i + 1, i + 3);
-        }
+        expectBothPortalsLoggedIn();
         expectMap();
         assertEquals(sysfs.paths().dev().resolve("dm-0"), transport.attach(request(Secrets.NONE)).device());
     }
@@ -178,10 +177,7 @@ class IscsiTransportUnitTest {
     @Test
     void theReleaseFindsTheMapThroughItsRecordWithoutReadingTheOtherMaps() throws Exception {
         lunBehindBothSessions();
-        for (int i = 0; i < 2; i++) {
-            expectRecordCreated(PORTALS[i]);
-            expectLogin(PORTALS[i], i + 1, i + 3);
-        }
+        expectBothPortalsLoggedIn();
         expectMap();
         Attachment attachment = transport.attach(request(Secrets.NONE));
         unreadableMapOfAnotherVolume();
@@ -196,10 +192,7 @@ class IscsiTransportUnitTest {
     @Test
     void logsInOncePerPortalScansOnlyItsLunAndTakesTheMap() throws Exception {
         lunBehindBothSessions();
-        for (int i = 0; i < 2; i++) {
-            expectRecordCreated(PORTALS[i]);
-            expectLogin(PORTALS[i], i + 1, i + 3);
-        }
+        expectBothPortalsLoggedIn();
         expectMap();
 
         Attachment attachment = transport.attach(request(Secrets.NONE));
@@ -245,10 +238,7 @@ class IscsiTransportUnitTest {
     @Test
     void growingRescansEveryPathThenResizesTheMap() throws Exception {
         lunBehindBothSessions();
-        for (int i = 0; i < 2; i++) {
-            expectRecordCreated(PORTALS[i]);
-            expectLogin(PORTALS[i], i + 1, i + 3);
-        }
+        expectBothPortalsLoggedIn();
         expectMap();
         Attachment attachment = transport.attach(request(Secrets.NONE));
         int before = sysfs.writeLog().size();
@@ -267,10 +257,7 @@ class IscsiTransportUnitTest {
         lunBehindBothSessions();
         Secrets chap = new Secrets(Map.of(ChapCredentials.USERNAME, "initiator-user",
                 ChapCredentials.PASSWORD, "very-secret-pw"));
-        for (int i = 0; i < 2; i++) {
-            expectRecordCreated(PORTALS[i]);
-            expectLogin(PORTALS[i], i + 1, i + 3);
-        }
+        expectBothPortalsLoggedIn();
         expectMap();
 
         transport.attach(request(chap));
@@ -318,10 +305,7 @@ class IscsiTransportUnitTest {
     @Test
     void aLunWithTheWrongWwidIsRefused() {
         lunBehindBothSessions();
-        for (int i = 0; i < 2; i++) {
-            expectRecordCreated(PORTALS[i]);
-            expectLogin(PORTALS[i], i + 1, i + 3);
-        }
+        expectBothPortalsLoggedIn();
         iscsiadm.expectLogoutOfBoth(PORTALS);
         VolumeException e = assertThrows(VolumeException.class,
                 () -> transport.attach(request(Secrets.NONE, "wwid", "36001405aaaaaaaaaaaaaaaaaaaaaaaaa")));
@@ -339,10 +323,7 @@ class IscsiTransportUnitTest {
         String otherWwid = "3" + NAA.replace('d', 'e');
         sysfs.presentLun(new ScsiAddress(3, 0, 0, 4), "sdd", new DeviceNumber(8, 48), "naa." + otherWwid.substring(1), null);
         sysfs.presentLun(new ScsiAddress(4, 0, 0, 4), "sde", new DeviceNumber(8, 64), "naa." + otherWwid.substring(1), null);
-        for (int i = 0; i < 2; i++) {
-            expectRecordCreated(PORTALS[i]);
-            expectLogin(PORTALS[i], i + 1, i + 3);
-        }
+        expectBothPortalsLoggedIn();
         commands.expect("multipath", "-a", otherWwid).succeeds("");
         commands.expect("multipath", otherWwid).andDo(c -> sysfs.addMap(1, "mpathb", otherWwid, List.of("sdd", "sde")));
         transport.attach(request(Secrets.NONE, "lun", "4"));
@@ -369,10 +350,7 @@ class IscsiTransportUnitTest {
     @Test
     void abandoningAnAttachCutShortRemovesTheLunAndLogsOut() throws Exception {
         lunBehindBothSessions();
-        for (int i = 0; i < 2; i++) {
-            expectRecordCreated(PORTALS[i]);
-            expectLogin(PORTALS[i], i + 1, i + 3);
-        }
+        expectBothPortalsLoggedIn();
         expectMap();
         transport.attach(request(Secrets.NONE));
 
@@ -407,10 +385,7 @@ class IscsiTransportUnitTest {
 
     private Attachment attachedThroughBothPortals(Secrets secrets) throws Exception {
         lunBehindBothSessions();
-        for (int i = 0; i < 2; i++) {
-            expectRecordCreated(PORTALS[i]);
-            expectLogin(PORTALS[i], i + 1, i + 3);
-        }
+        expectBothPortalsLoggedIn();
         expectMap();
         Attachment attachment = transport.attach(request(secrets));
         commands.assertAllConsumed();
@@ -443,10 +418,7 @@ class IscsiTransportUnitTest {
         assertEquals(List.of(), sysfs.diskNames(), "nothing was scanned");
 
         // The target answers again: kubelet's retry attaches.
-        for (int i = 0; i < 2; i++) {
-            expectRecordCreated(PORTALS[i]);
-            expectLogin(PORTALS[i], i + 1, i + 3);
-        }
+        expectBothPortalsLoggedIn();
         expectMap();
         assertEquals(sysfs.paths().dev().resolve("dm-0"), transport.attach(request(chap)).device());
     }
