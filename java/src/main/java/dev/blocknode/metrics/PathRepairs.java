@@ -35,9 +35,11 @@ public final class PathRepairs {
 
     private static Counter counter(String transport, String kind, String outcome) {
         return Counter.builder(NAME)
-                .description("paths of staged volumes the repair loop worked on, by outcome: restored (back in use),"
-                        + " wrong_lun (another LUN answered at the path's address: taken off again, never used),"
-                        + " failed (not brought back; tried again after a back-off)")
+                .description("paths of staged volumes the repair loop worked on, by kind: lun_path (a SCSI path"
+                        + " scanned back into its multipath map), session (an iSCSI session that was gone, logged in"
+                        + " again); by outcome: restored (back in use), wrong_lun (another LUN answered at the path's"
+                        + " address: taken off again, never used), failed (not brought back; tried again after a"
+                        + " back-off)")
                 .tags("transport", transport, "kind", kind, "outcome", outcome)
                 .register(Metrics.globalRegistry);
     }
