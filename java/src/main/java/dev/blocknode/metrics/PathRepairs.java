@@ -26,6 +26,13 @@ public final class PathRepairs {
         counter(transport, kind, outcome).increment(paths);
     }
 
+    /** What one repair of a LUN's paths did ({@link #LUN_PATH}), each outcome by its number of paths. */
+    public static void countLunPaths(String transport, int restored, int wrongLun, int failed) {
+        count(transport, LUN_PATH, RESTORED, restored);
+        count(transport, LUN_PATH, WRONG_LUN, wrongLun);
+        count(transport, LUN_PATH, FAILED, failed);
+    }
+
     /** The series of a transport that repairs, at 0 from the start, so that a rate over them sees the first one. */
     public static void register(String transport, String kind) {
         for (String outcome : new String[] {RESTORED, WRONG_LUN, FAILED}) {

@@ -10,7 +10,9 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Optional;
+import java.util.stream.Stream;
 
 import static dev.blocknode.os.SyscallException.retyped;
 
@@ -48,23 +50,22 @@ public class BlockDevices {
     }
 
     /** The kernel names of devices stacked on this one (dm-3, md0), from sysfs holders/. */
-    public java.util.List<String> holders(DeviceNumber number) throws IOException {
-        Path holders = host.sysBlockDevice(number).resolve("holders");
-        if (!Files.isDirectory(holders)) {
-            return java.util.List.of();
-        }
-        try (java.util.stream.Stream<Path> entries = Files.list(holders)) {
-            return entries.map(p -> p.getFileName().toString()).sorted().toList();
-        }
+    public List<String> holders(DeviceNumber number) throws IOException {
+        return namesIn(number, "holders");
     }
 
     /** The kernel names of the devices this one is stacked on (a dm device's slaves/: sdb, dm-0), sorted. */
-    public java.util.List<String> slaves(DeviceNumber number) throws IOException {
-        Path slaves = host.sysBlockDevice(number).resolve("slaves");
-        if (!Files.isDirectory(slaves)) {
-            return java.util.List.of();
+    public List<String> slaves(DeviceNumber number) throws IOException {
+        return namesIn(number, "slaves");
+    }
+
+    /** The entries of one of the device's sysfs directories of other devices (holders/, slaves/), sorted. */
+    private List<String> namesIn(DeviceNumber number, String directory) throws IOException {
+        Path dir = host.sysBlockDevice(number).resolve(directory);
+        if (!Files.isDirectory(dir)) {
+            return List.of();
         }
-        try (java.util.stream.Stream<Path> entries = Files.list(slaves)) {
+        try (Stream<Path> entries = Files.list(dir)) {
             return entries.map(p -> p.getFileName().toString()).sorted().toList();
         }
     }

@@ -271,9 +271,7 @@ public final class FcTransport implements Transport {
     }
 
     private static PathRepair counted(PathRepair repair) {
-        PathRepairs.count(NAME, PathRepairs.LUN_PATH, PathRepairs.RESTORED, repair.restored().size());
-        PathRepairs.count(NAME, PathRepairs.LUN_PATH, PathRepairs.WRONG_LUN, repair.wrongLun().size());
-        PathRepairs.count(NAME, PathRepairs.LUN_PATH, PathRepairs.FAILED, repair.failed().size());
+        PathRepairs.countLunPaths(NAME, repair.restored().size(), repair.wrongLun().size(), repair.failed().size());
         return repair;
     }
 

@@ -146,11 +146,8 @@ final class IscsiPathRepair {
             }
             PathRepair lunRepair = serving.isEmpty() ? PathRepair.NONE
                     : san.pathRepair().repair(volumeId, attachment, List.copyOf(serving.values()));
-            PathRepairs.count(IscsiTransport.NAME, PathRepairs.LUN_PATH, PathRepairs.RESTORED,
-                    lunRepair.restored().size());
-            PathRepairs.count(IscsiTransport.NAME, PathRepairs.LUN_PATH, PathRepairs.WRONG_LUN,
-                    lunRepair.wrongLun().size());
-            PathRepairs.count(IscsiTransport.NAME, PathRepairs.LUN_PATH, PathRepairs.FAILED, lunRepair.failed().size());
+            PathRepairs.countLunPaths(IscsiTransport.NAME, lunRepair.restored().size(), lunRepair.wrongLun().size(),
+                    lunRepair.failed().size());
             if (lunRepair.waiting().isPresent()) {
                 return lunRepair;
             }

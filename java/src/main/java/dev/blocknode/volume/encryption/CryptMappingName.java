@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
+import java.util.regex.Pattern;
 
 /**
  * The device-mapper name of a volume's dm-crypt mapping: {@value #PREFIX} and the first 32 hex digits of the
@@ -22,8 +23,7 @@ public final class CryptMappingName {
     public static final String LUKS2_DM_UUID_PREFIX = "CRYPT-LUKS2-";
 
     private static final int HEX_DIGITS = 32;
-    private static final java.util.regex.Pattern ANY = java.util.regex.Pattern.compile(
-            java.util.regex.Pattern.quote(PREFIX) + "[0-9a-f]{" + HEX_DIGITS + "}");
+    private static final Pattern ANY = Pattern.compile(Pattern.quote(PREFIX) + "[0-9a-f]{" + HEX_DIGITS + "}");
 
     private CryptMappingName() {
     }
