@@ -8,16 +8,28 @@ import dev.blocknode.os.exec.CommandRunner;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.logging.Logger;
 
 /**
  * The few iscsiadm operations blocknode needs, as argument arrays with time limits. Node records are
  * created directly (-o new) rather than by SendTargets discovery, so a node never learns of targets
  * that are not its business, and logins never scan: records are set to manual startup and manual scan.
  * No secret is ever passed here: CHAP goes into the record file (see {@link NodeRecordFiles}).
+ *
+ * <p>Every {@code iscsiadm -m node} run, whatever its target and portal, walks the node's whole record
+ * database, and a record deleted during that walk makes it fail with ISCSI_ERR_IDBM (open-iscsi's
+ * idbm_for_each_rec stats each entry after its readdir, outside its own lock). Two volumes unstaging
+ * at once, or one logging in while another deletes a record, hit that. So a deletion runs alone and
+ * every other run shares the database: one instance serves the whole plugin.
  */
 public class IscsiAdm {
 
+    private static final Logger LOG = Logger.getLogger(IscsiAdm.class.getName());
+
     /** iscsiadm's exit statuses that are answers rather than failures (open-iscsi's iscsi_err.h). */
+    static final int DATABASE_FAILURE = 6;
     static final int SESSION_EXISTS = 15;
     static final int NO_OBJECTS_FOUND = 21;
     static final int LOGIN_AUTH_FAILED = 24;
@@ -27,6 +39,7 @@ public class IscsiAdm {
     private static final Duration LOGIN_TIMEOUT = Duration.ofSeconds(75);
 
     private final CommandRunner commands;
+    private final ReentrantReadWriteLock database = new ReentrantReadWriteLock();
 
     public IscsiAdm(CommandRunner commands) {
         this.commands = commands;
@@ -34,9 +47,10 @@ public class IscsiAdm {
 
     /** Creates the node record (idempotent) and makes it manual: no automatic login, no automatic scan. */
     public void createNodeRecord(IscsiPath path) throws CommandException {
-        CommandResult created = commands.run(node(path, "-o", "new").withTimeout(RECORD_TIMEOUT));
+        Command create = node(path, "-o", "new").withTimeout(RECORD_TIMEOUT);
+        CommandResult created = walk(create);
         if (!created.succeeded() && created.exitCode() != SESSION_EXISTS) {
-            throw CommandException.failed(node(path, "-o", "new"), created);
+            throw CommandException.failed(create, created);
         }
         update(path, "node.startup", "manual");
         update(path, "node.session.scan", "manual");
@@ -44,13 +58,17 @@ public class IscsiAdm {
 
     /** Sets one non-secret setting of the record. */
     public void update(IscsiPath path, String key, String value) throws CommandException {
-        commands.runChecked(node(path, "-o", "update", "-n", key, "-v", value).withTimeout(RECORD_TIMEOUT));
+        Command update = node(path, "-o", "update", "-n", key, "-v", value).withTimeout(RECORD_TIMEOUT);
+        CommandResult result = walk(update);
+        if (!result.succeeded()) {
+            throw CommandException.failed(update, result);
+        }
     }
 
     /** @return false when a session already existed */
     public boolean login(IscsiPath path) throws CommandException {
         Command login = node(path, "--login").withTimeout(LOGIN_TIMEOUT);
-        CommandResult result = commands.run(login);
+        CommandResult result = walk(login);
         if (result.exitCode() == SESSION_EXISTS) {
             return false;
         }
@@ -63,7 +81,7 @@ public class IscsiAdm {
     /** @return false when there was no session to log out of */
     public boolean logout(IscsiPath path) throws CommandException {
         Command logout = node(path, "--logout").withTimeout(LOGIN_TIMEOUT);
-        CommandResult result = commands.run(logout);
+        CommandResult result = walk(logout);
         if (result.exitCode() == NO_OBJECTS_FOUND) {
             return false;
         }
@@ -75,7 +93,7 @@ public class IscsiAdm {
 
     public void deleteNodeRecord(IscsiPath path) throws CommandException {
         Command delete = node(path, "-o", "delete").withTimeout(RECORD_TIMEOUT);
-        CommandResult result = commands.run(delete);
+        CommandResult result = run(delete, database.writeLock());
         if (!result.succeeded() && result.exitCode() != NO_OBJECTS_FOUND) {
             throw CommandException.failed(delete, result);
         }
@@ -83,6 +101,37 @@ public class IscsiAdm {
 
     static boolean isAuthenticationFailure(CommandException e) {
         return e.result() != null && e.result().exitCode() == LOGIN_AUTH_FAILED;
+    }
+
+    /** A run that reads the database (and may add to it) beside other such runs, never beside a deletion. */
+    private CommandResult walk(Command command) throws CommandException {
+        return run(command, database.readLock());
+    }
+
+    /**
+     * Runs under the given side of the database lock. A database failure is tried once more: an iscsiadm
+     * outside the plugin (an operator's) can still delete a record under a walk of ours. Every operation
+     * here is one a second run completes or answers (a record that exists, a session that exists, nothing
+     * to log out of), so the repeat is safe.
+     */
+    private CommandResult run(Command command, Lock access) throws CommandException {
+        access.lock();
+        try {
+            CommandResult result = commands.run(command);
+            if (result.exitCode() == DATABASE_FAILURE) {
+                LOG.info(() -> "iscsiadm " + operationOf(command) + " found the node database changing under it"
+                        + " (exit " + DATABASE_FAILURE + "); running it once more");
+                result = commands.run(command);
+            }
+            return result;
+        } finally {
+            access.unlock();
+        }
+    }
+
+    private static String operationOf(Command command) {
+        List<String> argv = command.argv();
+        return String.join(" ", argv.subList(argv.indexOf("-I") + 2, argv.size()));
     }
 
     private static Command node(IscsiPath path, String... operation) {

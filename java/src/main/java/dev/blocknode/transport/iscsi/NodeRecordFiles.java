@@ -41,11 +41,17 @@ public final class NodeRecordFiles {
             }
         }
         settings.forEach((key, value) -> kept.add(key + " = " + value));
-        Path temp = record.resolveSibling("." + record.getFileName() + ".blocknode-tmp");
-        Files.deleteIfExists(temp);
-        Files.createFile(temp, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-        Files.write(temp, kept, StandardCharsets.UTF_8);
-        Files.move(temp, record, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        // The new file is written beside the database, not beside the record: iscsiadm walks every entry
+        // under nodes/ and fails (exit 6) on one it cannot stat as a record, as a temporary file named
+        // after the record would be.
+        Path temp = Files.createTempFile(database, ".blocknode-record-", ".tmp",
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+        try {
+            Files.write(temp, kept, StandardCharsets.UTF_8);
+            Files.move(temp, record, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } finally {
+            Files.deleteIfExists(temp);
+        }
     }
 
     /** The value of one setting in the record, if the record and the setting exist. */

@@ -37,6 +37,9 @@ class NodeRecordFilesUnitTest {
         try (var siblings = Files.list(record.getParent())) {
             assertEquals(1, siblings.count(), "no temp file left behind");
         }
+        try (var top = Files.list(db)) {
+            assertEquals(List.of(db.resolve("nodes")), top.toList(), "no temp file left beside the database");
+        }
     }
 
     @Test
