@@ -104,6 +104,11 @@ public final class Plugin implements AutoCloseable {
     }
 
     private static Plugin start(PluginConfig config, Host host, DeviceWaiting deviceWaiting) throws IOException {
+        // Phase timings, path repairs and fence events are recorded through Micrometer's global registry, and
+        // the transports made below register some of them: the registry goes in first, so that none is made
+        // before it (Micrometer warns, and drops what such a meter recorded before the registry came).
+        PrometheusMeterRegistry registry = MetricsEndpoint.newRegistry();
+        Metrics.addRegistry(registry);
         KubeletPaths paths = new KubeletPaths(config.kubeletRoot());
         RecordStore store = new RecordStore(config.stateDir(), BootId.read(host.paths()));
         DeviceWaiter waiter = deviceWaiting.waiter();
@@ -127,8 +132,6 @@ public final class Plugin implements AutoCloseable {
                     + limit.held() + " held now");
         }
         StartupCheck.Report startup = new StartupCheck(host, store).run();
-        PrometheusMeterRegistry registry = MetricsEndpoint.newRegistry();
-        Metrics.addRegistry(registry); // phase timings (Phases) are recorded through the global registry
         RetiredPublications.counter(); // scraped at 0 from the start
         StartupRecovery startupRecovery = new StartupRecovery(volumes);
         StartupRecovery.Outcome recovery = startupRecovery.run(startup.interrupted());
