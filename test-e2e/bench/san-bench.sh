@@ -23,6 +23,9 @@ mkdir -p "$OUT"
 export GUEST_SAN_N=${SAN_N-25 50 100 200} GUEST_SAN_BASELINE=${SAN_BASELINE:-yes}
 # Figure j (README.md, "Figure j"): SAN_LUKS_ROUNDS rounds of LUKS2 against plain on one LUN (0: not run).
 export GUEST_SAN_LUKS_ROUNDS=${SAN_LUKS_ROUNDS:-3}
+# Figure h's outage (README.md, "Figure h"): every path cut for SAN_OUTAGE_S seconds while the N volumes are
+# published (0: not run); the smoke run of make test holds it 20 s.
+export GUEST_SAN_OUTAGE_S=${SAN_OUTAGE_S:-60}
 # Figure i (README.md, "Figure i"): SAN_PEER_N, its N (blanks between them; empty: not run), SAN_PEER_ROUNDS
 # rounds each; SAN_PEER_ARGS, more flags for the harness ("-max-parallel 64": gobrick's default is 5 in flight).
 # Its harness (gobrick-attach/: Dell's gobrick, from the module cache or the Go module proxy,
@@ -42,7 +45,8 @@ largest=$(tr ' ' '\n' <<<"$GUEST_SAN_N $GUEST_SAN_PEER_N" | sort -n | tail -n 1)
 total=$(( $(echo $GUEST_SAN_N 0 | tr ' ' '+') + 2 * GUEST_SAN_PEER_ROUNDS * ($(echo $GUEST_SAN_PEER_N 0 | tr ' ' '+')) ))
 # Generous bounds, scaled to the volumes (TCG: seconds per volume, the target included): a hang still ends.
 # Figure j: under 3 minutes a round (two stages and two restages, 128 MiB of I/O each) on a busy host.
-export GUEST_SCENARIO_TIMEOUT=${GUEST_SCENARIO_TIMEOUT:-$((600 + 12 * total + 180 * GUEST_SAN_LUKS_ROUNDS))}
+outages=$(( $(wc -w <<<"$GUEST_SAN_N") * (GUEST_SAN_OUTAGE_S + 120) ))
+export GUEST_SCENARIO_TIMEOUT=${GUEST_SCENARIO_TIMEOUT:-$((600 + 12 * total + 180 * GUEST_SAN_LUKS_ROUNDS + outages))}
 export VM_TIMEOUT=${VM_TIMEOUT:-$((GUEST_SCENARIO_TIMEOUT + 300))}
 export GUEST_CSI_TIMEOUT=${GUEST_CSI_TIMEOUT:-$((240 + 3 * ${largest:-0}))}
 

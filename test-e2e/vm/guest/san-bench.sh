@@ -139,6 +139,73 @@ staged_whole() {
   bn_expect_sessions "$IQN" 2
 }
 
+# ------------------------------------------------------------------------ the burst after an outage
+
+# Every path of the N published volumes cut at once, by freezing the target (SIGSTOP: its sockets stay, it
+# answers nothing, as an array that hangs), and held for GUEST_SAN_OUTAGE_S seconds in all (0: not run), at
+# least until every path has failed: past the sessions' replacement timeout (15 s for a LUN under a map).
+# Then the target runs again. Meanwhile the plugin's repair loop runs and must take nothing down: no logout,
+# record deletion or map flush in the command record, the same SCSI disks before and after. Afterwards: the
+# time until every map has both paths active again, each volume's file reads back as written (the page
+# cache dropped first), a new file can be written and synced, and the kernel logged no ext4 error. Nothing
+# writes during the outage: with the tests' `no_path_retry fail` a write with no path fails at once.
+OUTAGE_S=${GUEST_SAN_OUTAGE_S:-20}
+# The repair loop every 5 s (the default is 30 s): in a burst it is one more thing at work, and during the
+# outage it looks at every volume several times, and must take nothing down.
+GUEST_PLUGIN_ARGS="${GUEST_PLUGIN_ARGS:-} --repair-interval=${GUEST_SAN_REPAIR_INTERVAL:-5}s"
+OUTAGE_FAILED_MS=0; OUTAGE_RECOVERED_MS=0
+# Paths of every multipath map of the node in state A (active) or F (failed), from dmsetup's status lines.
+map_paths_in() { dmsetup status --target multipath 2>/dev/null | grep -oE "[0-9]+:[0-9]+ $1" | wc -l; }
+all_paths_failed() { [[ $(map_paths_in A) == 0 && $(map_paths_in F) == $((2 * $1)) ]]; }
+all_paths_active() { [[ $(map_paths_in F) == 0 && $(map_paths_in A) == $((2 * $1)) ]]; }
+scsi_disks() { ls /sys/block | grep '^sd' | sort | tr '\n' ' '; }
+ext4_errors() { dmesg | grep -c 'EXT4-fs error'; }
+repair_waits() { grep -c 'path repair waits' "$VM_RESULTS/plugin.log"; }
+TGTD_FROZEN=""
+# (tgtd runs as two processes: both are frozen and thawed.)
+thaw_target() { [[ -n $TGTD_FROZEN ]] && kill -CONT $TGTD_FROZEN; TGTD_FROZEN=""; }
+
+outage() {
+  local n=$1 i v c0 t0 t1 disks errors taken held waits
+  local -A sums=()
+  # The checksums are taken of a copy in the guest's memory: reading the volume's file would update its atime,
+  # and the journal would commit that during the outage.
+  for ((i = 1; i <= n; i++)); do
+    v=$(vol "$i")
+    head -c 65536 /dev/urandom > "/tmp/outage-$v" && sums[$v]=$(md5sum < "/tmp/outage-$v") &&
+      cp "/tmp/outage-$v" "$(target_of "$v")/outage-check" && rm -f "/tmp/outage-$v" || return
+  done
+  sync
+  disks=$(scsi_disks); errors=$(ext4_errors); c0=$(commands_now); waits=$(repair_waits)
+  TGTD_FROZEN=$(pidof tgtd) && kill -STOP $TGTD_FROZEN || return
+  t0=$(vm_now_ms)
+  vm_wait "every path of the $n maps to fail" $((OUTAGE_S + 120)) all_paths_failed "$n" || { thaw_target; return 1; }
+  OUTAGE_FAILED_MS=$(( $(vm_now_ms) - t0 ))
+  # The outage's length is what is tested here (a hold, not a wait for something): what is left of it.
+  held=$(( OUTAGE_S * 1000 - ($(vm_now_ms) - t0) ))
+  ((held > 0)) && sleep "$((held / 1000)).$(printf '%03d' $((held % 1000)))"
+  thaw_target
+  t1=$(vm_now_ms)
+  vm_wait "every path of the $n maps active again" 180 all_paths_active "$n" || return
+  OUTAGE_RECOVERED_MS=$(( $(vm_now_ms) - t1 ))
+  taken=$(sed -n "$((c0 + 1)),\$p" "$BN_COMMAND_LOG" | grep -F ' java[' |
+          grep -E -- '--logout|-o delete|multipath -f|dmsetup (remove|message .* fail_if_no_path)' || true)
+  [[ -z $taken ]] || { echo "the plugin took something down during the outage: $taken" >&2; return 1; }
+  [[ $(scsi_disks) == "$disks" ]] || { echo "SCSI disks before the outage: $disks; after: $(scsi_disks)" >&2; return 1; }
+  echo 3 > /proc/sys/vm/drop_caches
+  for ((i = 1; i <= n; i++)); do
+    v=$(vol "$i")
+    [[ $(md5sum < "$(target_of "$v")/outage-check") == "${sums[$v]}" ]] ||
+      { echo "$v: the file written before the outage reads back different" >&2; return 1; }
+    echo after > "$(target_of "$v")/after-outage" && sync -f "$(target_of "$v")/after-outage" ||
+      { echo "$v: no write after the outage" >&2; return 1; }
+  done
+  [[ $(ext4_errors) == "$errors" ]] || { echo "the kernel logged ext4 errors:" >&2; dmesg | grep 'EXT4-fs error' | tail -n 5 >&2; return 1; }
+  echo "  outage of every path ($OUTAGE_S s, target frozen): all $((2 * n)) paths failed after $OUTAGE_FAILED_MS ms;" \
+       "all active again $OUTAGE_RECOVERED_MS ms after the target resumed; nothing taken down (the repair loop said" \
+       "$(( $(repair_waits) - waits )) times it waits); $n files read back the same"
+}
+
 # The commands the plugin ran between two marks of the record, per tool: "iscsiadm=.. multipath=.. ...".
 commands_between() {
   sed -n "$(($1 + 1)),$2p" "$BN_COMMAND_LOG" | grep -F ' java[' |
@@ -157,6 +224,7 @@ plugin_run() {
   burst publish "$n" || return
   pub_ms=$BURST_MS; pub_pct=$BURST_PCT
   stats_sweep "$n" || return
+  ((OUTAGE_S > 0)) && { outage "$n" || return; }
   burst unpublish "$n" || return
   unpub_ms=$BURST_MS
   c2=$(commands_now)
@@ -171,10 +239,11 @@ plugin_run() {
   echo "  commands, stage burst: $stage_cmds; drain: $drain_cmds"
   echo "  uevents: $((u1 - u0)) during the stage burst, $((u2 - u1)) after it; plugin peak RSS $((hwm / 1024)) MiB," \
        "CPU $(( (k1 - k0) * 1000 / tck )) ms over the whole cycle"
-  printf 'SANBENCH jar=%s n=%d target_up_ms=%d target_down_ms=%d stage_all_ms=%d stage_p50_p90_p99=%s publish_all_ms=%d publish_p50_p90_p99=%s sweep_ms=%d unpublish_all_ms=%d unstage_all_ms=%d unstage_p50_p90_p99=%s peak_rss_kib=%d cpu_ms=%d uevents_stage=%d uevents_rest=%d stage_commands=%s drain_commands=%s vcpus=%d mem_mib=%d\n' \
+  printf 'SANBENCH jar=%s n=%d target_up_ms=%d target_down_ms=%d stage_all_ms=%d stage_p50_p90_p99=%s publish_all_ms=%d publish_p50_p90_p99=%s sweep_ms=%d unpublish_all_ms=%d unstage_all_ms=%d unstage_p50_p90_p99=%s peak_rss_kib=%d cpu_ms=%d uevents_stage=%d uevents_rest=%d stage_commands=%s drain_commands=%s outage_s=%d outage_failed_ms=%d outage_recovered_ms=%d vcpus=%d mem_mib=%d\n' \
     "$(basename "$PLUGIN_JAR" .jar)" "$n" "$TARGET_UP_MS" "$TARGET_DOWN_MS" "$stage_ms" "${stage_pct// //}" "$pub_ms" "${pub_pct// //}" "$SWEEP_MS" \
     "$unpub_ms" "$unstage_ms" "${unstage_pct// //}" "$hwm" $(( (k1 - k0) * 1000 / tck )) $((u1 - u0)) $((u2 - u1)) \
-    "$(tr ' ' ',' <<<"${stage_cmds% }")" "$(tr ' ' ',' <<<"${drain_cmds% }")" "$(nproc)" \
+    "$(tr ' ' ',' <<<"${stage_cmds% }")" "$(tr ' ' ',' <<<"${drain_cmds% }")" "$OUTAGE_S" "$OUTAGE_FAILED_MS" \
+    "$OUTAGE_RECOVERED_MS" "$(nproc)" \
     "$(awk '/MemTotal/ {print int($2 / 1024)}' /proc/meminfo)" | tee -a "$VM_RESULTS/san-bench.txt"
 }
 
@@ -200,7 +269,7 @@ monitor_start() {
   vm_wait "the uevent monitor" 10 grep -q 'monitor will print' "$UEVENTS"
 }
 monitor_stop() { [[ -n $MONITOR_PID ]] && kill "$MONITOR_PID" 2>/dev/null; wait "$MONITOR_PID" 2>/dev/null; MONITOR_PID=""; true; }
-bn_on_fail() { monitor_stop; }
+bn_on_fail() { thaw_target; monitor_stop; }
 
 # ------------------------------------------------------------- figure i: beside Dell's gobrick
 
