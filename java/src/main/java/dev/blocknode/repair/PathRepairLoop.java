@@ -30,7 +30,9 @@ import java.util.logging.Logger;
  * {@link #PASS_BUDGET}, and the volumes it did not reach come first in the next one. A volume whose repair failed
  * is left alone for a growing number of passes ({@link RepairBackoff}). A volume staged with fencing is repaired
  * with its recorded key: its transport registers a returned path with this node's key before the path carries
- * writes, and only while the LUN is still reserved by this node (see {@link Transport#repairPaths}).
+ * writes, and only while the LUN is still reserved by this node (see {@link Transport#repairPaths}). Each pass ends
+ * with every transport's sweep of what it made that no staging record names any more ({@link Transport#sweepOrphans});
+ * what a sweep leaves though nothing names it is logged when first seen and reported ({@link #keptOrphans}).
  */
 public final class PathRepairLoop implements AutoCloseable {
 
