@@ -169,6 +169,17 @@ class OrphanSessionSweepUnitTest {
         assertEquals(List.of(PATH), journal.all(), "tried again on the next pass");
     }
 
+    /** With iscsid down, iscsiadm can report a logout that did not happen: the record is then not deleted either. */
+    @Test
+    void aLogoutThatLeftTheSessionIsAFailure() throws Exception {
+        leftLoggedIn(true);
+        commands.expect(iscsiadm.node(PORTAL, "--logout"));
+        OrphanSweep swept = transport.sweepOrphans(List::of);
+        assertEquals(List.of(), swept.removed());
+        assertTrue(swept.kept().get(0).contains("session1 is still there"), swept.kept().get(0));
+        assertEquals(List.of(PATH), journal.all());
+    }
+
     @Test
     void theAttachJournalsItsLoginBeforeTheRecordAndTheFailedLoginsUndoForgetsIt() throws Exception {
         commands.expect(iscsiadm.node(PORTAL, "-o", "new")).andDo(c -> {
