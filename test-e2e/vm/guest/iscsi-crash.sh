@@ -24,6 +24,9 @@
 # too), then in unstage after the mapping is closed; the restage of that volume dies after the open again
 # (its data must be there, so nothing was formatted over) and in unstage once UNSTAGING is recorded (the start's
 # recovery closes the mapping). Then no dm-crypt mapping is left either (vm_leftovers: no dm device at all).
+# Last, the repair loop's orphan sweep (orphan_swept below): 154-187 s on a loaded host (three plugin starts, two
+# stages), of which 9.5-10 s from iscsid's return to the sweep (5 s interval: the pass that ran as iscsid started found
+# the logout not done); not yet measured quiet.
 HERE=$(dirname "$(readlink -f "$0")")
 source "$HERE/iscsi-lib.sh"
 
@@ -106,6 +109,68 @@ luks_volume() {
   SUM=""
 }
 
+# The sweep: a stage dies after its logins (stage.attached) and iscsid is down while the plugin restarts, so the
+# start's undo of that attach cannot log out of the portal only that volume used; its record is deleted all the same
+# (the undo is best effort), which leaves a session and a node record that no record names. Once iscsid is back, the
+# repair loop's sweep (every SWEEP_INTERVAL s) must log that session out and delete its node record, proven
+# blocknode's by its login journal, within an interval (plus a logout tried while iscsid was down). vol-keep, staged
+# through the target's second portal only before the crash (the dead stage shared its session), keeps that session
+# (the same sessionN), its disk and its data throughout.
+SWEEP_INTERVAL=5
+orphan_swept() {
+  local keep=vol-keep keep_staging keep_session keep_sum rc=0 t0 took args=${GUEST_PLUGIN_ARGS:-}
+  keep_staging=$(staging_of $keep)
+  ARMED=() && start_armed || return
+  csi stagex $keep "$keep_staging" ext4 "targetPortal=$PORTAL2" "iqn=$IQN" lun=1 "wwid=$(bn_wwid $TID 1)" || return
+  keep_sum=$(bn_write_file "$keep_staging/keep" 1) && [[ -n $keep_sum ]] || return
+  keep_session=$(vm_iscsi_session "$IQN" "$PORTAL2") || return
+  bn_plugin_stop || return
+  VOLUME=vol-orphan STAGING=$(staging_of vol-orphan) CTX=$(bn_iscsi_ctx "$IQN" 2 "$(bn_wwid $TID 2)") STAGE_EXTRA=()
+  ARMED=(stage.attached) && start_armed || return
+  if op_stage; then echo "the stage of $VOLUME did not die at stage.attached" >&2; return 1; fi
+  vm_wait "the plugin to exit at stage.attached" 60 sh -c "! kill -0 $PLUGIN_PID 2>/dev/null" || return
+  wait "$PLUGIN_PID" || rc=$?
+  PLUGIN_PID=""
+  bn_client_stop
+  [[ $rc == "$CRASH_EXIT" ]] || { echo "the plugin exited $rc, expected $CRASH_EXIT" >&2; return 1; }
+  vm_iscsi_session "$IQN" "$PORTAL1" >/dev/null || { echo "the dead stage left no session on $PORTAL1" >&2; return 1; }
+  iscsiadm -k 0 >/dev/null 2>&1
+  vm_wait "iscsid to exit" 60 sh -c '! pidof iscsid >/dev/null' || return
+  ARMED=()
+  GUEST_PLUGIN_ARGS="$args --repair-interval=${SWEEP_INTERVAL}s"
+  start_armed || { GUEST_PLUGIN_ARGS=$args; return 1; }
+  GUEST_PLUGIN_ARGS=$args
+  grep -q "startup: finished the interrupted attach of volume $VOLUME" "$VM_RESULTS/plugin.log" ||
+    { echo "the start did not undo the interrupted attach of $VOLUME" >&2; return 1; }
+  [[ $(ls "$STATE/volumes" | wc -l) == 1 ]] || { echo "staging records: $(ls "$STATE/volumes")" >&2; return 1; }
+  vm_iscsi_session "$IQN" "$PORTAL1" >/dev/null ||
+    { echo "the start logged out of $PORTAL1 with iscsid down: no orphan to sweep" >&2; return 1; }
+  echo "  orphan left: $(vm_iscsi_session "$IQN" "$PORTAL1") on $PORTAL1, no staging record names it"
+  vm_iscsid_start || return
+  t0=$(vm_now_ms)
+  vm_wait "the sweep to log out of $PORTAL1 and delete its node record" 120 orphan_gone || return
+  took=$(($(vm_now_ms) - t0))
+  echo "  swept ${took} ms after iscsid came back (interval ${SWEEP_INTERVAL} s)"
+  grep -F "orphan sweep: logged out of" "$VM_RESULTS/plugin.log" | grep -qF "via $PORTAL1 " &&
+    grep -F "orphan sweep: deleted the node record of" "$VM_RESULTS/plugin.log" | grep -qF "via $PORTAL1 " ||
+    { echo "no log line for each sweep action" >&2; return 1; }
+  ! grep -F "orphan sweep:" "$VM_RESULTS/plugin.log" | grep -qF "via $PORTAL2 " ||
+    { echo "the sweep touched $PORTAL2, which $keep uses" >&2; return 1; }
+  [[ $(vm_iscsi_session "$IQN" "$PORTAL2") == "$keep_session" ]] ||
+    { echo "$keep's session on $PORTAL2 is not $keep_session any more" >&2; return 1; }
+  bn_verify_file "$keep_staging/keep" "$keep_sum" || return
+  csi unstage $keep "$keep_staging" || return
+  bn_plugin_stop || return
+  bn_target_released "$IQN" && vm_leftovers || return
+  [[ -z $(ls -A "$STATE/volumes" 2>/dev/null) ]] || { echo "staging records left: $(ls "$STATE/volumes")" >&2; return 1; }
+}
+
+# No session of the target on portal 1 and no node record for it.
+orphan_gone() {
+  ! vm_iscsi_session "$IQN" "$PORTAL1" >/dev/null &&
+    [[ -z $(find "/etc/iscsi/nodes/$IQN" -mindepth 1 -maxdepth 1 -name "${PORTAL1%:*},*" 2>/dev/null) ]]
+}
+
 bn_begin
 step target-create   vm_target_create $TID "$IQN" 64 64
 step plugin-ready    bn_plugin_ready
@@ -117,6 +182,7 @@ step crash-attached-and-unstage-detached    crash_cycle stage.attached unstage.d
 step luks-volume     luks_volume
 step crash-crypt-formatted-opened-closed    crash_cycle stage.crypt-formatted stage.crypt-opened unstage.crypt-closed
 step crash-crypt-reopened-and-unstage-recorded  crash_cycle stage.crypt-opened unstage.recorded
+step orphan-session-swept  orphan_swept
 step plugin-restart  start_armed
 step target-delete   bn_target_delete $TID
 bn_end

@@ -24,6 +24,7 @@ import dev.blocknode.transport.StagedVolumes;
 import dev.blocknode.transport.Transports;
 import dev.blocknode.transport.fc.FcTransport;
 import dev.blocknode.transport.iscsi.IscsiTransport;
+import dev.blocknode.transport.iscsi.LoginJournal;
 import dev.blocknode.transport.local.LocalTransport;
 import dev.blocknode.transport.san.FenceSettings;
 import dev.blocknode.transport.san.MultipathMapCount;
@@ -32,6 +33,7 @@ import dev.blocknode.volume.kubelet.KubeletPaths;
 import dev.blocknode.volume.NodeVolumes;
 import dev.blocknode.volume.record.RecordedStagedVolumes;
 import dev.blocknode.volume.StartupCheck;
+import dev.blocknode.volume.StagedForRepair;
 import dev.blocknode.volume.StartupRecovery;
 import dev.blocknode.volume.VolumeCountGauges;
 import dev.blocknode.volume.VolumeFences;
@@ -98,8 +100,14 @@ public final class Plugin implements AutoCloseable {
      * PVs with, so that a transport added here is one it knows.
      */
     public static Transports transports(Host host, DeviceWaiter waiter, FenceSettings fence, StagedVolumes staged) {
+        return transports(host, waiter, fence, staged, LoginJournal.NONE);
+    }
+
+    /** The plugin's own transports: what they log in to is journaled in the state directory for the sweep. */
+    static Transports transports(Host host, DeviceWaiter waiter, FenceSettings fence, StagedVolumes staged,
+                                 LoginJournal journal) {
         return new Transports(List.of(new LocalTransport(host), new FcTransport(host, waiter, fence),
-                new IscsiTransport(host, host.paths().iscsiDatabase(), waiter, fence),
+                new IscsiTransport(host, host.paths().iscsiDatabase(), waiter, fence, journal),
                 new NvmeTcpTransport(host, waiter, staged)));
     }
 
@@ -113,7 +121,8 @@ public final class Plugin implements AutoCloseable {
         RecordStore store = new RecordStore(config.stateDir(), BootId.read(host.paths()));
         DeviceWaiter waiter = deviceWaiting.waiter();
         FenceSettings fence = FenceSettings.of(config.fencing().takeoverAfter());
-        Transports transports = transports(host, waiter, fence, new RecordedStagedVolumes(store));
+        Transports transports = transports(host, waiter, fence, new RecordedStagedVolumes(store),
+                LoginJournal.in(config.stateDir()));
         VolumeFences.Settings fencing = VolumeFences.Settings.of(config.nodeId(), config.fencing().renewInterval());
         NodeVolumes volumes = new NodeVolumes(host, paths, store, transports,
                 FilesystemType.byName(config.defaultFsType()).orElseThrow(), config.fsck(), fencing,
@@ -156,6 +165,11 @@ public final class Plugin implements AutoCloseable {
                 .description("staging record files that cannot be read (corrupt, of a newer format, not a regular"
                         + " file, too large): each one's volume is refused until the file is repaired or removed;"
                         + " the log names them").register(registry);
+        StagedForRepair sweptBeside = volumes.stagedForRepair();
+        Gauge.builder("blocknode_path_sweep_kept", sweptBeside, s -> s.kept().size())
+                .description("leftovers the repair loop's last sweep found that no staging record names, but left"
+                        + " alone because blocknode cannot prove it may remove them (a session that carries a disk, a"
+                        + " logout that failed); the log and NodeGetStorageHealth name them").register(registry);
         Gauge.builder("blocknode_device_waits_event_driven", deviceWaiting, w -> w.eventDriven() ? 1 : 0)
                 .description("1 while device waits end on kernel uevents, 0 while they only poll").register(registry);
         BuildInfo.register(registry.getPrometheusRegistry(), Version.current(), config.nodeId());

@@ -1,6 +1,7 @@
 package dev.blocknode.repair;
 
 import dev.blocknode.outcome.VolumeException;
+import dev.blocknode.transport.OrphanSweep;
 import dev.blocknode.transport.PathRepair;
 import dev.blocknode.transport.Transport;
 import dev.blocknode.transport.Transports;
@@ -29,7 +30,9 @@ import java.util.logging.Logger;
  * {@link #PASS_BUDGET}, and the volumes it did not reach come first in the next one. A volume whose repair failed
  * is left alone for a growing number of passes ({@link RepairBackoff}). A volume staged with fencing is repaired
  * with its recorded key: its transport registers a returned path with this node's key before the path carries
- * writes, and only while the LUN is still reserved by this node (see {@link Transport#repairPaths}).
+ * writes, and only while the LUN is still reserved by this node (see {@link Transport#repairPaths}). Each pass ends
+ * with every transport's sweep of what it made that no staging record names any more ({@link Transport#sweepOrphans});
+ * what a sweep leaves though nothing names it is logged when first seen and reported ({@link #keptOrphans}).
  */
 public final class PathRepairLoop implements AutoCloseable {
 
@@ -46,6 +49,7 @@ public final class PathRepairLoop implements AutoCloseable {
     private final Set<String> waiting = new HashSet<>();
     private final Set<String> notReached = new LinkedHashSet<>();
     private long pass;
+    private volatile List<String> kept = List.of();
     /** start and close take this, not the loop's monitor, which a pass holds for as long as it runs. */
     private final Object lifecycle = new Object();
     private ScheduledExecutorService thread;
@@ -114,6 +118,37 @@ public final class PathRepairLoop implements AutoCloseable {
             LOG.warning(() -> "path repair: the pass ran past " + PASS_BUDGET.toSeconds() + " s; " + notReached.size()
                     + " volume(s) wait for the next one");
         }
+        sweep();
+    }
+
+    /**
+     * After the staged volumes, each transport removes what it made that no record names any more, and only that
+     * ({@link Transport#sweepOrphans}); what it leaves though it looks orphaned is logged when first seen and shown by
+     * {@link #keptOrphans}.
+     */
+    private void sweep() {
+        List<String> keptNow = new ArrayList<>();
+        for (Transport transport : transports.all()) {
+            try {
+                OrphanSweep swept = transport.sweepOrphans(() -> volumes.recordedFor(transport.name()));
+                keptNow.addAll(swept.kept());
+            } catch (VolumeException | RuntimeException e) {
+                LOG.log(Level.WARNING, "path repair: the sweep of " + transport.name() + " left everything as it is: "
+                        + e.getMessage(), e instanceof VolumeException ? null : e);
+            }
+        }
+        for (String thing : keptNow) {
+            if (!kept.contains(thing)) {
+                LOG.warning(() -> "path repair: left alone, though no staging record names it: " + thing);
+            }
+        }
+        kept = List.copyOf(keptNow);
+        volumes.reportKept(kept);
+    }
+
+    /** What the last sweep found unneeded but could not prove it may remove: reported, never touched. */
+    public List<String> keptOrphans() {
+        return kept;
     }
 
     /**

@@ -114,6 +114,17 @@ public interface Transport {
     }
 
     /**
+     * Removes what this transport made on the node that no staging record names any more (a session and its node
+     * record left by an undo that could not finish), and only what it can prove it made; what merely looks orphaned is
+     * reported in {@link OrphanSweep#kept}, never touched. Called by the repair loop, after its pass over the staged
+     * volumes, without holding any volume: the transport takes its own locks and reads {@code recorded} again under
+     * them. A transport that makes nothing shared sweeps nothing.
+     */
+    default OrphanSweep sweepOrphans(OrphanSweep.Recorded recorded) throws VolumeException {
+        return OrphanSweep.NONE;
+    }
+
+    /**
      * Fencing at the storage for this transport's LUNs (SCSI-3 persistent reservations); empty where there is none:
      * a device already on the node, and NVMe/TCP (not built: the guest kernel's target has no reservations).
      */

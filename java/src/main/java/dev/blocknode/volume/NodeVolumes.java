@@ -18,6 +18,7 @@ import dev.blocknode.volume.record.StagingRecords;
 import dev.blocknode.volume.request.Requests;
 
 import java.time.Clock;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.logging.Logger;
 
@@ -32,6 +33,7 @@ public final class NodeVolumes {
     private final VolumeStatsReader stats;
     private final VolumeHealthReader health;
     private final StorageHealthReader storageHealth;
+    private final StagedForRepair stagedForRepair;
     private final RecentStageFailures stageFailures = new RecentStageFailures(Clock.systemUTC());
     private final OperationGuard guard;
     private final StalePublications stalePublications;
@@ -68,6 +70,7 @@ public final class NodeVolumes {
         this.stats = new VolumeStatsReader(host, locator, transports);
         this.health = new VolumeHealthReader(paths, records, stats, stageFailures, fences);
         this.storageHealth = new StorageHealthReader(store, transports);
+        this.stagedForRepair = new StagedForRepair(records, guard);
     }
 
     /**
@@ -139,7 +142,16 @@ public final class NodeVolumes {
 
     /** What is wrong with the storage this node reaches (NodeGetStorageHealth). */
     public List<StorageProblem> storageHealth() throws VolumeException {
-        return storageHealth.read();
+        List<StorageProblem> problems = new ArrayList<>(storageHealth.read());
+        List<String> kept = stagedForRepair.kept();
+        if (!kept.isEmpty()) {
+            List<String> named = kept.stream().limit(StorageHealthReader.NAMED_VOLUMES).toList();
+            problems.add(new StorageProblem(StorageProblem.Severity.DEGRADED, "LeftoversKept", kept.size()
+                    + " thing(s) no staging record names are left on the node, since blocknode cannot prove it may"
+                    + " remove them (see the log): " + String.join("; ", named)
+                    + (kept.size() > named.size() ? " and " + (kept.size() - named.size()) + " more" : "")));
+        }
+        return problems;
     }
 
     /** How many volumes this node takes (NodeGetInfo's max_volumes_per_node; see {@link VolumeLimit}). */
@@ -149,7 +161,7 @@ public final class NodeVolumes {
 
     /** The staged volumes, as the repair loop takes them (see {@link StagedForRepair}). */
     public StagedForRepair stagedForRepair() {
-        return new StagedForRepair(records, guard);
+        return stagedForRepair;
     }
 
     public int operationsInFlight() {

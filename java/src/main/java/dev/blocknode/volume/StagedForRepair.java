@@ -67,6 +67,7 @@ public final class StagedForRepair {
 
     private final StagingRecords records;
     private final OperationGuard guard;
+    private volatile List<String> kept = List.of();
 
     /** Over a store and a guard of their own: for tests and tools; the plugin's comes from NodeVolumes. */
     public StagedForRepair(RecordStore store, OperationGuard guard) {
@@ -96,6 +97,16 @@ public final class StagedForRepair {
     }
 
     /**
+     * The attach requests of every staging record of {@code transport}, whatever its phase, read now (never secrets):
+     * what the repair loop's sweep must leave alone. Refuses while any record cannot be read: it may name anything.
+     */
+    public List<AttachRequest> recordedFor(String transport) throws VolumeException {
+        records.requireNoUnreadable("what the sweep would remove");
+        return records.all().stream().filter(r -> r.getTransport().equals(transport))
+                .map(StagingRecords::attachRequest).toList();
+    }
+
+    /**
      * Takes the volume when no call holds it and its record, read again under the guard, still says it is staged;
      * empty otherwise (busy, unstaged meanwhile, unreadable: the next pass looks again).
      */
@@ -116,6 +127,16 @@ public final class StagedForRepair {
         }
         permit.close();
         return Optional.empty();
+    }
+
+    /** What the repair loop's last sweep left though nothing names it (see {@code Transport.sweepOrphans}). */
+    public List<String> kept() {
+        return kept;
+    }
+
+    /** Called by the repair loop after each sweep; NodeGetStorageHealth and a gauge show it. */
+    public void reportKept(List<String> now) {
+        kept = List.copyOf(now);
     }
 
     private static boolean isStaged(StagingRecord record) {

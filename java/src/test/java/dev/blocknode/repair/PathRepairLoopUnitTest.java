@@ -8,6 +8,7 @@ import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.FenceKey;
+import dev.blocknode.transport.OrphanSweep;
 import dev.blocknode.transport.PathRepair;
 import dev.blocknode.transport.Transport;
 import dev.blocknode.transport.Transports;
@@ -97,6 +98,16 @@ class PathRepairLoopUnitTest {
                     : Transport.super.repairPaths(request, attachment, fenceKey);
         }
 
+        /** The volumes each sweep found records of, and what the sweep answers. */
+        final List<List<String>> sweptBeside = new ArrayList<>();
+        OrphanSweep sweepAnswer = OrphanSweep.NONE;
+
+        @Override
+        public OrphanSweep sweepOrphans(OrphanSweep.Recorded recorded) throws VolumeException {
+            sweptBeside.add(recorded.read().stream().map(AttachRequest::volumeId).sorted().toList());
+            return sweepAnswer;
+        }
+
         @Override
         public PathRepair repairPaths(AttachRequest request, Attachment attachment) {
             repaired.add(request.volumeId() + " " + attachment.details().get("paths"));
@@ -146,6 +157,24 @@ class PathRepairLoopUnitTest {
         record("vol-attaching", StagePhase.ATTACHING, 0);
         loop(transport).pass();
         assertEquals(List.of("vol-a 1:0:0:3=sdb", "vol-b 1:0:0:3=sdb"), transport.repaired.stream().sorted().toList());
+    }
+
+    /**
+     * Each pass ends with the transports' sweeps, given the records of every phase (an interrupted attach still names
+     * its target); what a sweep leaves though nothing names it is what the loop reports.
+     */
+    @Test
+    void aPassSweepsBesideTheRecordsOfEveryPhaseAndReportsWhatWasKept() throws Exception {
+        record("vol-a", StagePhase.STAGED, 0);
+        record("vol-attaching", StagePhase.ATTACHING, 0);
+        transport.sweepAnswer = new OrphanSweep(List.of(), List.of("session9: carries a disk"));
+        PathRepairLoop loop = loop(transport);
+        loop.pass();
+        assertEquals(List.of(List.of("vol-a", "vol-attaching")), transport.sweptBeside);
+        assertEquals(List.of("session9: carries a disk"), loop.keptOrphans());
+        transport.sweepAnswer = OrphanSweep.NONE;
+        loop.pass();
+        assertEquals(List.of(), loop.keptOrphans());
     }
 
     /**

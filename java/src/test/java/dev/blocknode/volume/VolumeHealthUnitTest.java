@@ -173,6 +173,21 @@ class VolumeHealthUnitTest {
         assertEquals(HealthProblem.Severity.INACCESSIBLE, problems.getFirst().kind().severity());
     }
 
+    /** What the repair loop's sweep left though nothing names it is a storage condition until a sweep finds none. */
+    @Test
+    void leftoversTheSweepKeptAreAStorageConditionUntilASweepFindsNone() throws Exception {
+        node.volumes.stagedForRepair().reportKept(List.of("iSCSI session7 of iqn.x via 10.0.0.1:3260 (iface default):"
+                + " no staging record names it, but it carries SCSI device(s) [3:0:0:1]; left logged in"));
+        List<StorageProblem> problems = node.volumes.storageHealth();
+        assertEquals(1, problems.size(), problems.toString());
+        assertEquals("LeftoversKept", problems.getFirst().reason());
+        assertEquals(StorageProblem.Severity.DEGRADED, problems.getFirst().severity());
+        assertTrue(problems.getFirst().message().contains("session7"), problems.getFirst().message());
+
+        node.volumes.stagedForRepair().reportKept(List.of());
+        assertEquals(List.of(), node.volumes.storageHealth());
+    }
+
     @Test
     void storageIsDegradedWhileSomeVolumesLostPathsAndUnreachableWhenNoneHasOne() throws Exception {
         node.staged(OTHER_VOLUME, node.otherDevice);

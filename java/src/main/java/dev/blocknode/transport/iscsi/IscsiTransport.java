@@ -16,6 +16,7 @@ import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.ContextList;
 import dev.blocknode.transport.Fencing;
 import dev.blocknode.transport.KeyedLocks;
+import dev.blocknode.transport.OrphanSweep;
 import dev.blocknode.transport.PathRepair;
 import dev.blocknode.transport.PathReport;
 import dev.blocknode.transport.Transport;
@@ -65,10 +66,13 @@ public final class IscsiTransport implements Transport {
     private final MultipathDaemon daemon;
     private final KeyedLocks<IscsiPath> sessionLocks = new KeyedLocks<>();
     private final IscsiPathRepair pathRepair;
+    private final LoginJournal journal;
+    private final OrphanSessionSweep sweep;
 
-    public IscsiTransport(Host host, Path iscsiDatabase, DeviceWaiter waiter, FenceSettings fence) {
+    public IscsiTransport(Host host, Path iscsiDatabase, DeviceWaiter waiter, FenceSettings fence,
+                          LoginJournal journal) {
         this(host, new IscsiAdm(host.commands()), new NodeRecordFiles(iscsiDatabase), SysfsWriter.DIRECT,
-                waiter, MultipathDaemon.of(host.commands()), LunAttacher.Timeouts.DEFAULTS, fence);
+                waiter, MultipathDaemon.of(host.commands()), LunAttacher.Timeouts.DEFAULTS, fence, journal);
     }
 
     public IscsiTransport(Host host, IscsiAdm iscsiadm, NodeRecordFiles records, SysfsWriter writer,
@@ -79,6 +83,13 @@ public final class IscsiTransport implements Transport {
     public IscsiTransport(Host host, IscsiAdm iscsiadm, NodeRecordFiles records, SysfsWriter writer,
                           DeviceWaiter waiter, MultipathDaemon daemon, LunAttacher.Timeouts timeouts,
                           FenceSettings fence) {
+        this(host, iscsiadm, records, writer, waiter, daemon, timeouts, fence, LoginJournal.NONE);
+    }
+
+    public IscsiTransport(Host host, IscsiAdm iscsiadm, NodeRecordFiles records, SysfsWriter writer,
+                          DeviceWaiter waiter, MultipathDaemon daemon, LunAttacher.Timeouts timeouts,
+                          FenceSettings fence, LoginJournal journal) {
+        this.journal = journal;
         this.iscsiadm = iscsiadm;
         this.records = records;
         this.sessions = new IscsiSessions(host.paths());
@@ -88,6 +99,7 @@ public final class IscsiTransport implements Transport {
         this.pathRepair = new IscsiPathRepair(sessions, iscsiadm, records, waiter, san, sessionLocks, System::nanoTime);
         PathRepairs.register(NAME, PathRepairs.LUN_PATH);
         PathRepairs.register(NAME, PathRepairs.SESSION);
+        this.sweep = new OrphanSessionSweep(sessions, iscsiadm, records, sessionLocks, journal);
     }
 
     @Override
@@ -252,6 +264,12 @@ public final class IscsiTransport implements Transport {
         }
     }
 
+    /** Sessions and node records blocknode made that nothing names any more ({@link OrphanSessionSweep}). */
+    @Override
+    public OrphanSweep sweepOrphans(OrphanSweep.Recorded recorded) throws VolumeException {
+        return sweep.sweep(recorded);
+    }
+
     @Override
     public void detach(Attachment attachment) throws VolumeException {
         san.release(attachment);
@@ -311,6 +329,7 @@ public final class IscsiTransport implements Transport {
             try (KeyedLocks.Held ignored = sessionLocks.lock(path)) {
                 if (sessions.find(path).isEmpty()) {
                     iscsiadm.deleteNodeRecord(path);
+                    journal.forget(path);
                 }
             } catch (IOException e) {
                 LOG.warning(() -> "cannot delete the node record of " + path + " after its failed login: "
@@ -347,6 +366,8 @@ public final class IscsiTransport implements Transport {
         if (live.isPresent()) {
             return live.get();
         }
+        // The proof the orphan sweep needs that this node record and session are blocknode's, durably first.
+        journal.record(path);
         iscsiadm.createNodeRecord(path);
         // One write of the record file for every setting of the login, secret or not: CHAP must not go
         // through iscsiadm's argv, and the rest then costs no extra iscsiadm run.
@@ -373,5 +394,6 @@ public final class IscsiTransport implements Transport {
             LOG.info(() -> "logged out of " + path);
         }
         iscsiadm.deleteNodeRecord(path);
+        journal.forget(path);
     }
 }

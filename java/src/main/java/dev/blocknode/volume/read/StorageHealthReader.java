@@ -25,7 +25,7 @@ import java.util.TreeMap;
 public final class StorageHealthReader {
 
     /** How many volumes a message names before it says "and N more": a message is for people, not a list. */
-    static final int NAMED_VOLUMES = 5;
+    public static final int NAMED_VOLUMES = 5;
 
     private final RecordStore store;
     private final Transports transports;
