@@ -35,6 +35,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Set;
+import java.util.function.LongSupplier;
 import java.util.logging.Logger;
 
 /**
@@ -79,13 +80,19 @@ public final class IscsiTransport implements Transport {
     public IscsiTransport(Host host, IscsiAdm iscsiadm, NodeRecordFiles records, SysfsWriter writer,
                           DeviceWaiter waiter, MultipathDaemon daemon, LunAttacher.Timeouts timeouts,
                           FenceSettings fence) {
+        this(host, iscsiadm, records, writer, waiter, daemon, timeouts, fence, System::nanoTime);
+    }
+
+    /** With the clock the path repair's login back-off is measured on (tests move it by hand). */
+    IscsiTransport(Host host, IscsiAdm iscsiadm, NodeRecordFiles records, SysfsWriter writer, DeviceWaiter waiter,
+                   MultipathDaemon daemon, LunAttacher.Timeouts timeouts, FenceSettings fence, LongSupplier nanoTime) {
         this.iscsiadm = iscsiadm;
         this.records = records;
         this.sessions = new IscsiSessions(host.paths());
         this.san = new SanStack(host, writer, waiter, daemon, timeouts, fence);
         this.waiter = waiter;
         this.daemon = daemon;
-        this.pathRepair = new IscsiPathRepair(sessions, iscsiadm, records, waiter, san, sessionLocks, System::nanoTime);
+        this.pathRepair = new IscsiPathRepair(sessions, iscsiadm, records, waiter, san, sessionLocks, nanoTime);
         PathRepairs.register(NAME, PathRepairs.LUN_PATH);
         PathRepairs.register(NAME, PathRepairs.SESSION);
     }
