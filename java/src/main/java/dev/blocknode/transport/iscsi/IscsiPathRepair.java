@@ -147,7 +147,8 @@ final class IscsiPathRepair {
             if (noneServes) {
                 LOG.warning(() -> "volume " + volumeId + ": no path of its multipath map serves I/O and "
                         + before.gone().size() + " of its " + spec.paths().size() + " portal(s) have no session: they"
-                        + " are logged in again and the LUN scanned on them (nothing is logged out or removed)");
+                        + " are logged in again (each unless its last login failed a short while ago) and the LUN"
+                        + " scanned on them (nothing is logged out or removed)");
             }
             List<String> failed = new ArrayList<>();
             Map<IscsiPath, ScsiAddress> serving = new LinkedHashMap<>(before.serving());

@@ -240,7 +240,8 @@ class IscsiPathRepairUnitTest {
 
         PathRepair repair = transport.repairPaths(volume(3), staged);
 
-        assertEquals(Optional.empty(), repair.waiting(), "no path serving is no reason to wait when no session is left");
+        assertEquals(Optional.empty(), repair.waiting(),
+                "no path serving is no reason to wait when no session is left");
         assertEquals(List.of("6:0:0:3=sdd", "7:0:0:3=sde"), repair.restored());
         assertFalse(repair.failedAny(), repair.toString());
         assertEquals(List.of("class/scsi_host/host6/scan=0 0 3", "class/scsi_host/host7/scan=0 0 3"),
@@ -304,7 +305,8 @@ class IscsiPathRepairUnitTest {
         PathRepair soon = transport.repairPaths(volume(3), staged); // no login scripted: none may run
 
         assertEquals(2, refused.failed().size(), refused.toString());
-        assertTrue(refused.failed().stream().allMatch(f -> f.endsWith("(not tried again for 30 s)")), refused.toString());
+        assertTrue(refused.failed().stream().allMatch(f -> f.endsWith("(not tried again for 30 s)")),
+                refused.toString());
         assertEquals(refused.failed(), soon.failed());
         assertEquals(List.of(), writesSinceStage(), "no session, nothing scanned");
 
