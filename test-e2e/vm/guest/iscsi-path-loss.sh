@@ -20,6 +20,15 @@
 #     new session only, and the map has 2 active paths again (the time since the logout printed against the goal
 #     of two intervals); the writer never saw an error, a file written before reads back the same, and portal 1's
 #     session and disk are the same ones throughout;
+#   - then BOTH sessions are logged out at once behind the plugin's back (iscsiadm -m node -T IQN -u): the map,
+#     held by the mount, has no path left and queues the writer's I/O (this volume's map queues: no_path_retry 300,
+#     set for its WWID alone in /etc/multipath/conf.d, where the boot's default is fail). The repair logs both portals
+#     in again, scans the LUN on each new session, checks its WWID and has multipathd add both; the time since the
+#     logout is printed against two intervals, the writer saw no error, the file reads back the same;
+#   - the node's iscsid is restarted with the volume staged: the same two sessions, both paths active, nothing
+#     logged in again or out, no write failed;
+#   - the target (tgtd) is restarted, killed as in a crash and started again with the same LUNs: iscsid logs both
+#     sessions back in by itself, both paths active, no write failed, the file reads back the same;
 #   - then unpublish and unstage leave the node clean.
 HERE=$(dirname "$(readlink -f "$0")")
 source "$HERE/iscsi-lib.sh"
@@ -89,6 +98,8 @@ restore_path() {
 bn_on_fail() {
   bn_writer_kill
   [[ $ROUTE_SET == yes ]] && ip route del blackhole 127.0.0.2/32 table local && ROUTE_SET=no
+  pidof iscsid >/dev/null || vm_iscsid_start
+  [[ -e $QUEUE_CONF ]] && map_queues_unset
   true
 }
 # The plugin's word that it left the volume unfenced, and why.
@@ -175,6 +186,84 @@ portal_1_untouched() {
   [[ $now == "$PORTAL_1_BEFORE" ]] || { echo "portal 1 was $PORTAL_1_BEFORE, is $now" >&2; return 1; }
 }
 
+# ---------------------------------------------------------------- every session gone; iscsid and the target restarted
+
+# This volume's map queues I/O while it has no path, for up to 300 checker intervals (the boot's default is
+# no_path_retry fail): with every session gone, the map held by the mount must hold the writer's I/O until the repair
+# brings a path back, as a production map with a no_path_retry number does. Set for this WWID alone.
+QUEUE_CONF=/etc/multipath/conf.d/bn-path-loss.conf
+map_queues_set() {
+  mkdir -p "${QUEUE_CONF%/*}" &&
+    printf 'multipaths {\n    multipath {\n        wwid %s\n        no_path_retry 300\n    }\n}\n' "$WWID" > "$QUEUE_CONF" &&
+    multipathd reconfigure >/dev/null
+}
+map_queues() { dmsetup table "$WWID" 2>/dev/null | grep -q queue_if_no_path; }
+map_queues_unset() { rm -f "$QUEUE_CONF"; multipathd reconfigure >/dev/null; true; }
+
+sessions_of_target() {
+  local s
+  for s in /sys/class/iscsi_session/session*; do
+    [[ -e $s && $(cat "$s/targetname") == "$IQN" ]] && echo "${s##*/}"
+  done
+}
+no_session() { [[ $(bn_sessions_of "$IQN") == 0 ]]; }
+ALL_GONE_AT=0
+log_out_every_session() {
+  ALL_GONE_AT=$(vm_now_ms)
+  iscsiadm -m node -T "$IQN" -u >/dev/null || return
+  vm_wait "every session of $IQN gone" 30 no_session || return
+  echo "  both sessions logged out in $(( $(vm_now_ms) - ALL_GONE_AT )) ms; the map: $(map_status)"
+}
+all_repaired_within_two_intervals() {
+  vm_wait "both paths active again by the repair" 120 all_paths_active || return
+  local took=$(( $(vm_now_ms) - ALL_GONE_AT ))
+  echo "  both paths active $took ms after every session was logged out ($( ((took <= 2 * REPAIR_INTERVAL * 1000)) &&
+    echo within || echo beyond) two repair intervals of ${REPAIR_INTERVAL} s): $(map_status); sessions: $(sessions_of_target | xargs)"
+}
+all_gone_logged() {
+  grep "volume $VOLUME: no path of its multipath map serves I/O and 2 of its 2 portal(s) have no session" \
+    "$VM_RESULTS/plugin.log" | tail -n 1 | sed 's/^/  /' | grep . ||
+    { echo "the repair did not say it found every session of the volume gone" >&2; return 1; }
+}
+
+SESSIONS_BEFORE=""
+LOGINS_BEFORE=0
+relogins() { grep -c "volume $VOLUME: logged in again to" "$VM_RESULTS/plugin.log"; }
+restart_iscsid() {
+  SESSIONS_BEFORE=$(sessions_of_target | xargs)
+  LOGINS_BEFORE=$(relogins)
+  local pid t0
+  t0=$(vm_now_ms)
+  pid=$(pidof iscsid) || return
+  kill $pid || return
+  vm_wait "iscsid to exit" 30 sh -c "! pidof iscsid >/dev/null" || return
+  vm_iscsid_start || return
+  echo "  iscsid restarted in $(( $(vm_now_ms) - t0 )) ms (pid $pid -> $(pidof iscsid)); sessions before: $SESSIONS_BEFORE"
+}
+same_sessions_after_iscsid() {
+  vm_wait "both paths active" 60 all_paths_active || return
+  local now
+  now=$(sessions_of_target | xargs)
+  echo "  sessions after: $now; iscsiadm -m session: $(iscsiadm -m session 2>/dev/null | grep -c "$IQN") of $IQN"
+  [[ $now == "$SESSIONS_BEFORE" ]] || { echo "sessions were $SESSIONS_BEFORE, are $now" >&2; return 1; }
+  [[ $(relogins) == "$LOGINS_BEFORE" ]] || { echo "the repair logged in again after iscsid's restart" >&2; return 1; }
+}
+
+TARGET_DOWN_AT=0
+restart_target() {
+  local pid
+  TARGET_DOWN_AT=$(vm_now_ms)
+  pid=$(pidof tgtd) || return
+  kill -KILL $pid || return
+  vm_wait "tgtd to exit" 30 sh -c "! pidof tgtd >/dev/null" || return
+  vm_tgtd_start && vm_target_create $TID "$IQN" 64 || return
+  echo "  tgtd killed and started again with target $TID in $(( $(vm_now_ms) - TARGET_DOWN_AT )) ms"
+}
+paths_back_after_target() {
+  vm_wait "both paths active after the target's restart" 120 all_paths_active || return
+  echo "  both paths active $(( $(vm_now_ms) - TARGET_DOWN_AT )) ms after the target was killed: $(map_status)"
+}
+
 trap bn_on_fail EXIT
 
 bn_begin
@@ -184,10 +273,12 @@ step plugin-ready    bn_plugin_ready
 # the session, so the session iscsid re-establishes after the cut would come back unregistered and fail its
 # writes under the reservation. stage-unfenced checks that the plugin saw that (the fc scenario cuts a path of a
 # fenced volume on LIO, which keeps the registration as SPC-4 asks, and sees no failed write).
+step map-queues-set  map_queues_set
 step stage           csi stagex $VOLUME "$STAGING" ext4 $(bn_iscsi_ctx "$IQN" 1 "$WWID")
 step stage-unfenced  staged_unfenced
 step publish         csi publishx $VOLUME "$STAGING" "$TARGET" ext4
 step two-paths       all_paths_active
+step map-queues      vm_wait "queue_if_no_path in $WWID's table" 30 map_queues
 session_tmos
 step start-writer    bn_writer_start "$TARGET/w"
 step cut-portal-2    cut_path
@@ -209,6 +300,17 @@ step relogin-logged  relogin_logged
 step sessions-counted sessions_counted
 step portal-1-untouched portal_1_untouched
 step io-after-relogin eval 'bn_io_goes_on "$LOGGED_OUT_AT" "the repair"'
+step log-out-every-session log_out_every_session
+step all-relogged-in all_repaired_within_two_intervals
+step all-gone-logged all_gone_logged
+step io-after-all-gone eval 'bn_io_goes_on "$ALL_GONE_AT" "the repair of every session"'
+step file-after-all-gone eval 'bn_verify_file "$TARGET/before-logout" "$FILE_SUM"'
+step restart-iscsid  restart_iscsid
+step same-sessions   same_sessions_after_iscsid
+step io-after-iscsid eval 'bn_io_goes_on "$(vm_now_ms)" "iscsid restarted"'
+step restart-target  restart_target
+step target-paths-back paths_back_after_target
+step io-after-target eval 'bn_io_goes_on "$TARGET_DOWN_AT" "the target restarted"'
 step nothing-logged-out nothing_logged_out
 step stop-writer     bn_writer_stop
 step file-intact     eval 'bn_verify_file "$TARGET/before-logout" "$FILE_SUM"'
@@ -220,4 +322,5 @@ step unpublish       csi unpublish $VOLUME "$TARGET"
 step unstage         csi unstage $VOLUME "$STAGING"
 step logged-out      eval 'bn_target_released "$IQN" && vm_leftovers'
 step target-delete   bn_target_delete $TID
+step map-queues-unset map_queues_unset
 bn_end

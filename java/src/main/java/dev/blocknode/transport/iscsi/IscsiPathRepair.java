@@ -41,11 +41,17 @@ import java.util.logging.Logger;
  *   <li>a session that exists but is not LOGGED_IN (FAILED, REOPEN): iscsid is recovering it and fails its I/O up to
  *       dm-multipath after replacement_timeout; logging it out would delete its disks under the map, which is how a
  *       peer's self-healing turned a network outage into a read-only filesystem. It is reported, never touched;</li>
- *   <li>a volume none of whose paths serves (every portal down): nothing is logged in, scanned or removed; it waits
- *       and reports, as for FC;</li>
+ *   <li>a volume none of whose paths serves while every portal still has its session (every portal down, iscsid
+ *       retrying): nothing is logged in, scanned or removed; it waits and reports, as for FC;</li>
  *   <li>a portal without a node record (deleted by hand): the stage's CHAP secrets are not kept, so no record is made
  *       up; re-staging the volume makes it again.</li>
  * </ul>
+ *
+ * <p>A volume none of whose paths serves because its sessions are gone (every one killed or logged out behind the
+ * plugin's back) is repaired, not left waiting: nothing would ever bring those sessions back, while its map, held
+ * open by the mount, queues I/O for as long as no_path_retry allows. Logging in and scanning exactly the volume's
+ * LUN on the new sessions takes nothing away, and each disk's WWID is checked before multipathd gets it
+ * ({@link dev.blocknode.transport.san.LunPathRepair#repairOnLiveConnections}).
  *
  * <p>One login serves every volume of the target: the repair loop takes volumes one at a time, and the second volume
  * of a target finds the session the first one made. A login that failed is not tried again for that target and portal
@@ -131,12 +137,19 @@ final class IscsiPathRepair {
         }
         List<KeyedLocks.Held> held = new ArrayList<>();
         try {
-            Optional<PathReport> health = san.pathHealth(attachment);
-            if (health.isPresent() && health.get().serving() == 0) {
-                return PathRepair.waiting("no path of its multipath map serves I/O; no portal is logged in, nothing"
-                        + " is scanned or removed until one does");
-            }
             Sessions before = look(spec);
+            Optional<PathReport> health = san.pathHealth(attachment);
+            boolean noneServes = health.isPresent() && health.get().serving() == 0;
+            if (noneServes && before.gone().isEmpty()) {
+                return PathRepair.waiting("no path of its multipath map serves I/O and every portal still has its"
+                        + " session; nothing is logged in, scanned or removed until a path serves");
+            }
+            if (noneServes) {
+                LOG.warning(() -> "volume " + volumeId + ": no path of its multipath map serves I/O and "
+                        + before.gone().size() + " of its " + spec.paths().size() + " portal(s) have no session: they"
+                        + " are logged in again (each unless its last login failed a short while ago) and the LUN"
+                        + " scanned on them (nothing is logged out or removed)");
+            }
             List<String> failed = new ArrayList<>();
             Map<IscsiPath, ScsiAddress> serving = new LinkedHashMap<>(before.serving());
             for (IscsiPath path : before.gone()) {
@@ -144,8 +157,10 @@ final class IscsiPathRepair {
                 loginAgain(volumeId, path, spec.lun()).ifPresentOrElse(a -> serving.put(path, a),
                         () -> failed.add(path.portal() + ": " + failedLogins.get(path).why()));
             }
+            List<ScsiAddress> addresses = List.copyOf(serving.values());
             PathRepair lunRepair = serving.isEmpty() ? PathRepair.NONE
-                    : san.pathRepair().repair(volumeId, attachment, List.copyOf(serving.values()));
+                    : noneServes ? san.pathRepair().repairOnLiveConnections(volumeId, attachment, addresses)
+                    : san.pathRepair().repair(volumeId, attachment, addresses);
             PathRepairs.countLunPaths(IscsiTransport.NAME, lunRepair.restored().size(), lunRepair.wrongLun().size(),
                     lunRepair.failed().size());
             if (lunRepair.waiting().isPresent()) {

@@ -36,6 +36,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Set;
+import java.util.function.LongSupplier;
 import java.util.logging.Logger;
 
 /**
@@ -83,12 +84,19 @@ public final class IscsiTransport implements Transport {
     public IscsiTransport(Host host, IscsiAdm iscsiadm, NodeRecordFiles records, SysfsWriter writer,
                           DeviceWaiter waiter, MultipathDaemon daemon, LunAttacher.Timeouts timeouts,
                           FenceSettings fence) {
-        this(host, iscsiadm, records, writer, waiter, daemon, timeouts, fence, LoginJournal.NONE);
+        this(host, iscsiadm, records, writer, waiter, daemon, timeouts, fence, LoginJournal.NONE, System::nanoTime);
     }
 
     public IscsiTransport(Host host, IscsiAdm iscsiadm, NodeRecordFiles records, SysfsWriter writer,
                           DeviceWaiter waiter, MultipathDaemon daemon, LunAttacher.Timeouts timeouts,
                           FenceSettings fence, LoginJournal journal) {
+        this(host, iscsiadm, records, writer, waiter, daemon, timeouts, fence, journal, System::nanoTime);
+    }
+
+    /** With the clock the path repair's login back-off is measured on (tests move it by hand). */
+    IscsiTransport(Host host, IscsiAdm iscsiadm, NodeRecordFiles records, SysfsWriter writer, DeviceWaiter waiter,
+                   MultipathDaemon daemon, LunAttacher.Timeouts timeouts, FenceSettings fence, LoginJournal journal,
+                   LongSupplier nanoTime) {
         this.journal = journal;
         this.iscsiadm = iscsiadm;
         this.records = records;
@@ -96,7 +104,7 @@ public final class IscsiTransport implements Transport {
         this.san = new SanStack(host, writer, waiter, daemon, timeouts, fence);
         this.waiter = waiter;
         this.daemon = daemon;
-        this.pathRepair = new IscsiPathRepair(sessions, iscsiadm, records, waiter, san, sessionLocks, System::nanoTime);
+        this.pathRepair = new IscsiPathRepair(sessions, iscsiadm, records, waiter, san, sessionLocks, nanoTime);
         PathRepairs.register(NAME, PathRepairs.LUN_PATH);
         PathRepairs.register(NAME, PathRepairs.SESSION);
         this.sweep = new OrphanSessionSweep(sessions, iscsiadm, records, sessionLocks, journal);

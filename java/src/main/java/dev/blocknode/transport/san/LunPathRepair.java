@@ -34,8 +34,9 @@ import java.util.Optional;
  *
  * <p>What it never does, so that a repair cannot make an outage worse: remove or flush anything of the volume's
  * map or of a path in it; scan anything while no path of the map serves (every path down: the map may be queueing
- * I/O, and a scan behind a port that flaps only adds devices in limbo; it reports and waits); build a map for a LUN
- * staged without one.
+ * I/O, and a scan behind a port that flaps only adds devices in limbo; it reports and waits), unless its transport
+ * vouches for the addresses ({@link #repairOnLiveConnections}: an iSCSI session logged in, which a scan cannot find
+ * in limbo); build a map for a LUN staged without one.
  */
 public final class LunPathRepair {
 
@@ -73,6 +74,24 @@ public final class LunPathRepair {
      */
     public PathRepair repair(String volumeId, Attachment attachment, List<ScsiAddress> expected,
                              Optional<FenceKey> fenceKey) throws VolumeException {
+        return repair(volumeId, attachment, expected, fenceKey, false);
+    }
+
+    /**
+     * {@link #repair(String, Attachment, List)} at addresses its transport has just seen live (each one behind an
+     * iSCSI session in LOGGED_IN, logged in again by the repair or never lost), done even while no path of the map
+     * serves. That is the case of a volume all of whose sessions are gone (killed, logged out behind the plugin's
+     * back): its map, held open by the mount, has no path left and queues its I/O (for as long as no_path_retry
+     * says), and nothing but a login and a scan brings a path back. Adding a path takes nothing away, and the
+     * identity of each disk is checked before multipathd gets it, as always.
+     */
+    public PathRepair repairOnLiveConnections(String volumeId, Attachment attachment, List<ScsiAddress> live)
+            throws VolumeException {
+        return repair(volumeId, attachment, live, Optional.empty(), true);
+    }
+
+    private PathRepair repair(String volumeId, Attachment attachment, List<ScsiAddress> expected,
+                              Optional<FenceKey> fenceKey, boolean evenIfNoneServes) throws VolumeException {
         AttachedLun lun = LunAttacher.recorded(attachment.details(), attachment.device(), attachment.number());
         if (lun.mapName().isEmpty()) {
             return PathRepair.NONE; // staged on one path without multipathd: there is no map to add a path to
@@ -86,7 +105,7 @@ public final class LunPathRepair {
             }
             Optional<PathHealth.Report> health = attacher.pathHealth(attachment.details(), attachment.device(),
                     attachment.number());
-            if (health.isPresent() && health.get().serving() == 0) {
+            if (!evenIfNoneServes && health.isPresent() && health.get().serving() == 0) {
                 return PathRepair.waiting("no path of multipath map " + map.get() + " serves I/O; nothing is"
                         + " scanned or removed until one does");
             }

@@ -14,6 +14,7 @@ import dev.blocknode.testing.ScriptedIscsiadm;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.PathRepair;
+import dev.blocknode.transport.san.FenceSettings;
 import dev.blocknode.transport.san.LunAttacher;
 import io.micrometer.core.instrument.Metrics;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -26,8 +27,10 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -61,6 +64,7 @@ class IscsiPathRepairUnitTest {
     private int writesAtStage;
     private int commandsAtStage;
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    private final ManualClock clock = new ManualClock();
 
     @BeforeEach
     void stageOnTwoPortalsThenLoseSessionTwo() throws Exception {
@@ -71,8 +75,9 @@ class IscsiPathRepairUnitTest {
         iscsiadm = new ScriptedIscsiadm(commands, sysfs, database, IQN);
         transport = new IscsiTransport(
                 new Host(sysfs.paths(), commands, new QueryOnlyMounter(), new RecordingBlockDevices(sysfs.paths())),
-                new IscsiAdm(commands), new NodeRecordFiles(database), sysfs, new ManualClock().waiter(), () -> true,
-                new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)));
+                new IscsiAdm(commands), new NodeRecordFiles(database), sysfs, clock.waiter(), () -> true,
+                new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)),
+                FenceSettings.DEFAULTS, () -> Duration.between(Instant.EPOCH, clock.instant()).toNanos());
         sysfs.presentLun(new ScsiAddress(3, 0, 0, 3), "sdb", new DeviceNumber(8, 16), "naa." + NAA, null);
         sysfs.presentLun(new ScsiAddress(4, 0, 0, 3), "sdc", new DeviceNumber(8, 32), "naa." + NAA, null);
         for (int i = 0; i < 2; i++) {
@@ -197,10 +202,12 @@ class IscsiPathRepairUnitTest {
     }
 
     @Test
-    void withNoPathServingNothingIsLoggedInOrScanned() throws Exception {
-        sessionTwoGone("sdc");
-        sysfs.setIscsiSessionState(1, "FAILED");
+    void withNoPathServingAndEverySessionStillThereNothingIsLoggedInOrScanned() throws Exception {
+        for (int session = 1; session <= 2; session++) {
+            sysfs.setIscsiSessionState(session, "FAILED");
+        }
         sysfs.setState("sdb", "transport-offline");
+        sysfs.setState("sdc", "transport-offline");
 
         PathRepair repair = transport.repairPaths(volume(3), staged);
 
@@ -209,6 +216,120 @@ class IscsiPathRepairUnitTest {
         assertEquals(List.of(), commandsSinceStage());
         assertEquals(List.of(), writesSinceStage());
         assertTrue(sysfs.hasDisk("sdb"));
+        assertTrue(sysfs.hasDisk("sdc"));
+    }
+
+    /** Both sessions gone behind the plugin's back: the map, held open by the mount, has no path left. */
+    private void everySessionGone() throws IOException {
+        sessionTwoGone("sdc");
+        sysfs.removeDisk("sdb");
+        sysfs.removeIscsiSession(1, 3);
+    }
+
+    @Test
+    void everySessionGoneBothPortalsAreLoggedInAgainAndTheLunScannedCheckedAndAddedOnEach() throws Exception {
+        everySessionGone();
+        assertTrue(transport.mayRepairPaths(volume(3), staged));
+        sysfs.presentLun(new ScsiAddress(6, 0, 0, 3), "sdd", new DeviceNumber(8, 48), "naa." + NAA, null);
+        sysfs.presentLun(new ScsiAddress(7, 0, 0, 3), "sde", new DeviceNumber(8, 64), "naa." + NAA, null);
+        iscsiadm.expectLogin(PORTALS[0], 3, 6);
+        iscsiadm.expectLogin(PORTALS[1], 4, 7);
+        commands.expect("multipath", "-a", WWID);
+        commands.expect("multipathd", "add", "path", "sdd").succeeds("ok\n").andDo(c -> sysfs.addSlave("dm-0", "sdd"));
+        commands.expect("multipathd", "add", "path", "sde").succeeds("ok\n").andDo(c -> sysfs.addSlave("dm-0", "sde"));
+
+        PathRepair repair = transport.repairPaths(volume(3), staged);
+
+        assertEquals(Optional.empty(), repair.waiting(),
+                "no path serving is no reason to wait when no session is left");
+        assertEquals(List.of("6:0:0:3=sdd", "7:0:0:3=sde"), repair.restored());
+        assertFalse(repair.failedAny(), repair.toString());
+        assertEquals(List.of("class/scsi_host/host6/scan=0 0 3", "class/scsi_host/host7/scan=0 0 3"),
+                writesSinceStage(), "exactly the volume's LUN on each new session");
+        assertEquals("6:0:0:3=sdd,7:0:0:3=sde", repair.attachment().orElseThrow().get("paths"));
+        assertTrue(commandsSinceStage().stream().noneMatch(l -> l.contains("--logout") || l.contains("-o delete")),
+                commandsSinceStage().toString());
+        assertEquals(2, counted("session", "restored"));
+        assertEquals(2, counted("lun_path", "restored"));
+    }
+
+    @Test
+    void withEveryPathDownAGoneSessionIsLoggedInAgainAndTheRecoveringOneLeftAlone() throws Exception {
+        sessionTwoGone("sdc");
+        sysfs.setIscsiSessionState(1, "FAILED");
+        sysfs.setState("sdb", "transport-offline");
+        sysfs.presentLun(new ScsiAddress(5, 0, 0, 3), "sdd", new DeviceNumber(8, 48), "naa." + NAA, null);
+        iscsiadm.expectLogin(PORTALS[1], 3, 5);
+        commands.expect("multipath", "-a", WWID);
+        commands.expect("multipathd", "add", "path", "sdd").succeeds("ok\n").andDo(c -> sysfs.addSlave("dm-0", "sdd"));
+
+        PathRepair repair = transport.repairPaths(volume(3), staged);
+
+        assertEquals(List.of("5:0:0:3=sdd"), repair.restored(), repair.toString());
+        assertEquals(List.of("class/scsi_host/host5/scan=0 0 3"), writesSinceStage(), "nothing on session 1");
+        assertTrue(sysfs.hasDisk("sdb"), "the recovering session's disk stays under the map");
+        assertTrue(commandsSinceStage().stream().noneMatch(l -> l.contains("--logout") || l.contains("-o delete")),
+                commandsSinceStage().toString());
+    }
+
+    @Test
+    void everySessionGoneADiskOfAnotherLunOnANewSessionIsRefusedTakenOffAndReported() throws Exception {
+        everySessionGone();
+        // The array put LUN 4's disk at number 3 behind portal 1's new session; portal 2 shows the right one.
+        sysfs.presentLun(new ScsiAddress(6, 0, 0, 3), "sdd", new DeviceNumber(8, 48), "naa." + NAA_4, null);
+        sysfs.presentLun(new ScsiAddress(7, 0, 0, 3), "sde", new DeviceNumber(8, 64), "naa." + NAA, null);
+        iscsiadm.expectLogin(PORTALS[0], 3, 6);
+        iscsiadm.expectLogin(PORTALS[1], 4, 7);
+        commands.expect("multipath", "-a", WWID);
+        commands.expect("multipathd", "add", "path", "sde").succeeds("ok\n").andDo(c -> sysfs.addSlave("dm-0", "sde"));
+
+        PathRepair repair = transport.repairPaths(volume(3), staged);
+
+        assertEquals(List.of("6:0:0:3=sdd is LUN " + WWID_4 + ", not " + WWID), repair.wrongLun());
+        assertEquals(List.of("7:0:0:3=sde"), repair.restored(), "only the disk of the staged LUN joins the map");
+        assertFalse(sysfs.hasDisk("sdd"), "the other LUN's disk, which nothing holds, is taken off again");
+        assertEquals("7:0:0:3=sde", repair.attachment().orElseThrow().get("paths"));
+        assertEquals(1, counted("lun_path", "wrong_lun"));
+    }
+
+    @Test
+    void everySessionGoneARefusedLoginBacksOffPerPortalDoublingAndIsTriedAgainOnceDue() throws Exception {
+        everySessionGone();
+        for (String portal : PORTALS) {
+            commands.expect(iscsiadm.node(portal, "--login")).fails(24, "iscsiadm: initiator reported error (24 -"
+                    + " iSCSI login failed due to authorization failure)");
+        }
+
+        PathRepair refused = transport.repairPaths(volume(3), staged);
+        clock.advance(Duration.ofSeconds(10));
+        PathRepair soon = transport.repairPaths(volume(3), staged); // no login scripted: none may run
+
+        assertEquals(2, refused.failed().size(), refused.toString());
+        assertTrue(refused.failed().stream().allMatch(f -> f.endsWith("(not tried again for 30 s)")),
+                refused.toString());
+        assertEquals(refused.failed(), soon.failed());
+        assertEquals(List.of(), writesSinceStage(), "no session, nothing scanned");
+
+        clock.advance(Duration.ofSeconds(21));
+        for (String portal : PORTALS) {
+            commands.expect(iscsiadm.node(portal, "--login")).fails(24, "iscsiadm: login failed");
+        }
+        PathRepair again = transport.repairPaths(volume(3), staged);
+        assertTrue(again.failed().stream().allMatch(f -> f.endsWith("(not tried again for 60 s)")), again.toString());
+
+        clock.advance(Duration.ofSeconds(61));
+        sysfs.presentLun(new ScsiAddress(6, 0, 0, 3), "sdd", new DeviceNumber(8, 48), "naa." + NAA, null);
+        sysfs.presentLun(new ScsiAddress(7, 0, 0, 3), "sde", new DeviceNumber(8, 64), "naa." + NAA, null);
+        iscsiadm.expectLogin(PORTALS[0], 3, 6);
+        iscsiadm.expectLogin(PORTALS[1], 4, 7);
+        commands.expect("multipath", "-a", WWID);
+        commands.expect("multipathd", "add", "path", "sdd").succeeds("ok\n").andDo(c -> sysfs.addSlave("dm-0", "sdd"));
+        commands.expect("multipathd", "add", "path", "sde").succeeds("ok\n").andDo(c -> sysfs.addSlave("dm-0", "sde"));
+        PathRepair due = transport.repairPaths(volume(3), staged);
+
+        assertEquals(List.of("6:0:0:3=sdd", "7:0:0:3=sde"), due.restored(), due.toString());
+        assertEquals(4, counted("session", "failed"), "two portals refused twice; the waits in between tried nothing");
+        assertEquals(2, counted("session", "restored"));
     }
 
     @Test
