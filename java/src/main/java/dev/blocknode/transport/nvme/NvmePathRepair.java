@@ -37,7 +37,11 @@ import java.util.function.LongSupplier;
  */
 final class NvmePathRepair {
 
-    static final Duration CONNECT_BACKOFF_FIRST = Duration.ofSeconds(30);
+    /**
+     * Shorter than the iSCSI login's: a connect to a portal whose port is back but not yet serving the subsystem
+     * fails at once, and an outage that ends soon after must not keep the path lost for longer than a few passes.
+     */
+    static final Duration CONNECT_BACKOFF_FIRST = Duration.ofSeconds(10);
     static final Duration CONNECT_BACKOFF_MAX = Duration.ofMinutes(16);
 
     /** The stage's connect for one controller, with its lock held; the volume's host identity from its contexts. */

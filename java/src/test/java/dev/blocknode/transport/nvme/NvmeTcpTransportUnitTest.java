@@ -610,7 +610,7 @@ class NvmeTcpTransportUnitTest {
 
         PathRepair refused = transport.repairPaths(request, attachment);
 
-        assertEquals(List.of("127.0.0.2:4420: the connect failed: Connection refused (not tried again for 30 s)"),
+        assertEquals(List.of("127.0.0.2:4420: the connect failed: Connection refused (not tried again for 10 s)"),
                 refused.failed());
         assertTrue(transport.pathHealth(attachment).orElseThrow().failures().get(0)
                 .contains("reconnecting it failed: the connect failed"), "health says why it is still lost");
@@ -619,7 +619,7 @@ class NvmeTcpTransportUnitTest {
         assertEquals(2, fabrics.connects().size(), "no connect while backing off");
 
         fabrics.reachable("127.0.0.2:4420", true);
-        clock.advance(Duration.ofSeconds(30));
+        clock.advance(NvmePathRepair.CONNECT_BACKOFF_FIRST);
         assertTrue(transport.mayRepairPaths(request, attachment));
         assertEquals(List.of("127.0.0.2:4420=nvme2"), transport.repairPaths(request, attachment).restored());
         assertEquals(new PathReport(2, List.of(), Optional.empty()), transport.pathHealth(attachment).orElseThrow(),
