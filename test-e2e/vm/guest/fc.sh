@@ -161,13 +161,7 @@ returned_path_registered() {
   grep -E "volume $REP: registered returned path\(s\) \[$disk\] with key [0-9a-f]+ before adding them" \
     "$VM_RESULTS/plugin.log" | sed 's/^/  /' | grep . || { echo "no registration line for $REP in the plugin's log" >&2; return 1; }
 }
-repairs_counted() {
-  local value
-  value=$(curl -sf --max-time 10 "http://$BN_METRICS/metrics" | awk 'index($0, "blocknode_path_repairs_total{") == 1 &&
-    /kind="lun_path"/ && /outcome="restored"/ && /transport="fc"/ {print $NF}')
-  echo "  blocknode_path_repairs_total{transport=\"fc\",kind=\"lun_path\",outcome=\"restored\"} ${value:-absent}"
-  [[ -n $value ]] && awk -v a="$value" 'BEGIN {exit !(a >= 1)}' || { echo "expected at least 1" >&2; return 1; }
-}
+repairs_counted() { bn_repairs_counted fc lun_path; }
 
 # ---------------------------------------------------------------------------------------- refusals
 

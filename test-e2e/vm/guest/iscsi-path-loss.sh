@@ -173,13 +173,7 @@ relogin_logged() {
   vm_wait "the relogin and the repair in the plugin's log" 60 both_relogin_lines || return
   relogin_lines | sed 's/^/  /'
 }
-sessions_counted() {
-  local value
-  value=$(curl -sf --max-time 10 "http://$BN_METRICS/metrics" | awk 'index($0, "blocknode_path_repairs_total{") == 1 &&
-    /kind="session"/ && /outcome="restored"/ && /transport="iscsi"/ {print $NF}')
-  echo "  blocknode_path_repairs_total{transport=\"iscsi\",kind=\"session\",outcome=\"restored\"} ${value:-absent}"
-  [[ -n $value ]] && awk -v a="$value" 'BEGIN {exit !(a >= 1)}' || { echo "expected at least 1" >&2; return 1; }
-}
+sessions_counted() { bn_repairs_counted iscsi session; }
 portal_1_untouched() {
   local now
   now=$(session_of_portal 127.0.0.1)

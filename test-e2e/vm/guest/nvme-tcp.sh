@@ -14,6 +14,11 @@
 #            abnormal naming the path, blocknode_volume_paths 1 serving / 1 failed; back to 2/0), then
 #            port 2's subsystem link removed (the controller reconnects: writes go on, stats abnormal) and
 #            restored (live again); no write failed.
+#   repair:  (repair loop every 5 s for this boot) port 2's controller given ctrl_loss_tmo=2 and
+#            reconnect_delay=1 through sysfs (the stage connects with the kernel's defaults, 600 s / 10 s; no
+#            volume_context key sets them), port 2's link removed until the kernel deletes the controller, then
+#            restored: the repair loop connects it again with the stage's connect, the head back on 2 paths
+#            within two intervals (measured vs goal printed), its repair line and metric; no write failed.
 #   teardown: unstaging NS 1 keeps both controllers (NS 2 is staged), unstaging NS 2 deletes them.
 #   wrong:   NS 1 asked for with NS 3's UUID and NSID 1: FAILED_PRECONDITION naming the UUID found, no
 #            controller left, no staging record, nothing mounted; NodeUnstageVolume then succeeds.
@@ -38,6 +43,8 @@ SUM=""
 CUT_AT=0
 LINK_CUT=no
 ANA_CUT=no
+REPAIR_INTERVAL=5
+GUEST_PLUGIN_ARGS="${GUEST_PLUGIN_ARGS:-} --repair-interval=${REPAIR_INTERVAL}s"
 
 # ----------------------------------------------------------------------------------------------- fs
 
@@ -88,6 +95,49 @@ link_back() {
   vm_wait "$c live again" 60 sh -c "grep -qx live /sys/class/nvme/$c/state" || return
   echo "  $c live again $(( $(vm_now_ms) - t0 )) ms after the link was restored"
 }
+# ------------------------------------------------------------------------------------------- repair
+
+UP_AT=0
+# The stage connected with the kernel's defaults; the test shortens this one controller's loss timeout so the
+# kernel deletes it within seconds instead of ten minutes (the attributes are writable since Linux 5.14).
+short_ctrl_loss_tmo() {
+  local c; c=$(controller_at 127.0.0.2)
+  [[ -w /sys/class/nvme/$c/ctrl_loss_tmo && -w /sys/class/nvme/$c/reconnect_delay ]] ||
+    { echo "$c has no writable ctrl_loss_tmo/reconnect_delay on this kernel" >&2; return 1; }
+  echo 1 > "/sys/class/nvme/$c/reconnect_delay" && echo 2 > "/sys/class/nvme/$c/ctrl_loss_tmo" || return
+  echo "  $c: ctrl_loss_tmo $(cat /sys/class/nvme/$c/ctrl_loss_tmo) s, reconnect_delay $(cat /sys/class/nvme/$c/reconnect_delay) s"
+}
+no_controller_at_port_2() { [[ -z $(controller_at 127.0.0.2) ]]; }
+link_cut_past_ctrl_loss() {
+  CUT_AT=$(vm_now_ms)
+  rm "$NVMET/ports/2/subsystems/$NVME_NQN" && LINK_CUT=yes || return
+  vm_wait "the kernel to delete port 2's controller" 60 no_controller_at_port_2 || return
+  echo "  port 2's controller deleted $(( $(vm_now_ms) - CUT_AT )) ms after the cut; left: $(nvme_controllers | tr '\n' ' ')"
+}
+head_whole() { nvme_expect_head "$(nvme_dev_of_mount "$FS_STAGING")" 1 2>/dev/null && nvme_expect_controllers 2 2>/dev/null &&
+  [[ $(nvme_controllers | awk '$2 == "live"' | wc -l) == 2 ]]; }
+link_back_repaired() {
+  ln -s "$NVMET/subsystems/$NVME_NQN" "$NVMET/ports/2/subsystems/$NVME_NQN" && LINK_CUT=no || return
+  UP_AT=$(vm_now_ms)
+  # Goal: two intervals. The deadline is wider: connects tried during the outage were refused, and each refusal
+  # backs the portal off (10 s, then 20 s) and the volume (1, then 2 passes); the time is printed against the goal.
+  vm_wait "port 2's controller connected again by the repair" 90 head_whole || return
+  local took=$(( $(vm_now_ms) - UP_AT ))
+  echo "  head on 2 live paths ${took} ms after port 2 came back (goal: two repair intervals, $((2 * REPAIR_INTERVAL * 1000)) ms):" \
+    "$(nvme_controllers | tr '\n' ' ')"
+}
+# The line comes when the repair returns, a moment after the head has its path; it names the volume the loop took
+# first: the controller is shared, so one repair serves both staged volumes of the subsystem.
+repair_lines() {
+  grep -E "volume ($FS|$BLK): path repair brought back \[127\.0\.0\.2:$NVME_PORT=nvme[0-9]+\] in [0-9]+ ms" "$VM_RESULTS/plugin.log"
+}
+repair_logged() {
+  vm_wait "the repair's line in the plugin's log" 30 repair_lines || return
+  repair_lines | sed 's/^/  /'
+  grep -E "path repair did not bring back \[127\.0\.0\.2" "$VM_RESULTS/plugin.log" | sed 's/^/  (during the outage) /'
+}
+repairs_counted() { bn_repairs_counted nvme-tcp controller; }
+
 STATS=""
 stats() {
   csi stats $FS "$FS_TARGET" "$FS_STAGING" || return
@@ -215,6 +265,14 @@ step io-goes-on-link    io_goes_on
 step stats-degraded-link stats_degraded "127.0.0.2:$NVME_PORT"
 step link-back          link_back
 step io-after           io_goes_on
+step short-ctrl-loss-tmo short_ctrl_loss_tmo
+step link-cut-past-loss link_cut_past_ctrl_loss
+step io-goes-on-loss    io_goes_on
+step stats-degraded-loss stats_degraded "127.0.0.2:$NVME_PORT has no controller"
+step link-back-repaired link_back_repaired
+step repair-logged      repair_logged
+step repairs-counted    repairs_counted
+step io-after-repair    io_goes_on
 step stop-writer        bn_writer_stop
 step stats-healthy-again stats_healthy
 step verify-after-cuts  bn_verify_file "$FS_TARGET/data" "$SUM"

@@ -102,8 +102,8 @@ public final class FlagParser {
                     + " or the plugin refuses to start"),
             new Flag("repair-interval", "DURATION", "30s", null, "how often the lost paths of staged volumes that"
                     + " have returned are brought back (an FC remote port back after its dev_loss_tmo, an iSCSI session"
-                    + " that is gone logged in again); `0` turns the"
-                    + " repair loop off (see docs/operations.md#path-repair)"),
+                    + " that is gone logged in again, an NVMe/TCP controller deleted after its ctrl_loss_tmo connected"
+                    + " again); `0` turns the repair loop off (see docs/operations.md#path-repair)"),
             new Flag("demo", "", "false", "off", "also create, stage and publish a loop-backed demo volume (what"
                     + " `make run` uses); needs `--mode node`"));
 

@@ -15,6 +15,8 @@ public final class PathRepairs {
     public static final String LUN_PATH = "lun_path";
     /** An iSCSI session of a staged volume's portal that was gone, logged in again (restored) or not (failed). */
     public static final String SESSION = "session";
+    /** An NVMe/TCP controller the kernel deleted (after ctrl_loss_tmo), connected again. */
+    public static final String CONTROLLER = "controller";
     public static final String RESTORED = "restored";
     public static final String WRONG_LUN = "wrong_lun";
     public static final String FAILED = "failed";
@@ -44,9 +46,10 @@ public final class PathRepairs {
         return Counter.builder(NAME)
                 .description("paths of staged volumes the repair loop worked on, by kind: lun_path (a SCSI path"
                         + " scanned back into its multipath map), session (an iSCSI session that was gone, logged in"
-                        + " again); by outcome: restored (back in use), wrong_lun (another LUN answered at the path's"
-                        + " address: taken off again, never used), failed (not brought back; tried again after a"
-                        + " back-off)")
+                        + " again), controller (an NVMe/TCP controller deleted by the kernel after ctrl_loss_tmo,"
+                        + " connected again); by outcome: restored (back in use), wrong_lun (another LUN answered at"
+                        + " the path's address: taken off again, never used), failed (not brought back; tried again"
+                        + " after a back-off)")
                 .tags("transport", transport, "kind", kind, "outcome", outcome)
                 .register(Metrics.globalRegistry);
     }

@@ -11,6 +11,7 @@ import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.KeyedLocks;
 import dev.blocknode.transport.PathRepair;
 import dev.blocknode.transport.PathReport;
+import dev.blocknode.transport.RetryBackoff;
 import dev.blocknode.transport.san.AttachedLun;
 import dev.blocknode.transport.san.LunAttacher;
 import dev.blocknode.transport.san.SanStack;
@@ -25,7 +26,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongSupplier;
 import java.util.logging.Logger;
 
@@ -55,7 +55,7 @@ import java.util.logging.Logger;
  *
  * <p>One login serves every volume of the target: the repair loop takes volumes one at a time, and the second volume
  * of a target finds the session the first one made. A login that failed is not tried again for that target and portal
- * for a growing while ({@link #LOGIN_BACKOFF_FIRST} doubling up to {@link #LOGIN_BACKOFF_MAX}), whichever volume
+ * for a growing while ({@link #LOGIN_BACKOFF_FIRST} doubling up to {@link #LOGIN_BACKOFF_MAX}, a {@link RetryBackoff}), whichever volume
  * asks: the repair loop's own back-off is per volume, and a portal that refuses logins would otherwise cost one
  * login timeout per volume of its target on every pass.
  */
@@ -67,17 +67,13 @@ final class IscsiPathRepair {
     static final Duration LOGIN_BACKOFF_MAX = Duration.ofMinutes(16);
     private static final Duration SESSION_APPEARS = Duration.ofSeconds(10);
 
-    private record FailedLogin(int failures, long notBefore, String why) {
-    }
-
     private final IscsiSessions sessions;
     private final IscsiAdm iscsiadm;
     private final NodeRecordFiles records;
     private final DeviceWaiter waiter;
     private final SanStack san;
     private final KeyedLocks<IscsiPath> sessionLocks;
-    private final LongSupplier nanoTime;
-    private final Map<IscsiPath, FailedLogin> failedLogins = new ConcurrentHashMap<>();
+    private final RetryBackoff<IscsiPath> failedLogins;
 
     IscsiPathRepair(IscsiSessions sessions, IscsiAdm iscsiadm, NodeRecordFiles records, DeviceWaiter waiter,
                     SanStack san, KeyedLocks<IscsiPath> sessionLocks, LongSupplier nanoTime) {
@@ -87,7 +83,7 @@ final class IscsiPathRepair {
         this.waiter = waiter;
         this.san = san;
         this.sessionLocks = sessionLocks;
-        this.nanoTime = nanoTime;
+        this.failedLogins = new RetryBackoff<>(LOGIN_BACKOFF_FIRST, LOGIN_BACKOFF_MAX, nanoTime);
     }
 
     /** The volume's portals as the kernel has them now: a session that serves, one iscsid recovers, or none. */
@@ -155,7 +151,7 @@ final class IscsiPathRepair {
             for (IscsiPath path : before.gone()) {
                 held.add(sessionLocks.lock(path)); // held to the end: no unstage of another volume logs it out unscanned
                 loginAgain(volumeId, path, spec.lun()).ifPresentOrElse(a -> serving.put(path, a),
-                        () -> failed.add(path.portal() + ": " + failedLogins.get(path).why()));
+                        () -> failed.add(path.portal() + ": " + failedLogins.lastFailure(path).orElse("not logged in")));
             }
             List<ScsiAddress> addresses = List.copyOf(serving.values());
             PathRepair lunRepair = serving.isEmpty() ? PathRepair.NONE
@@ -205,8 +201,7 @@ final class IscsiPathRepair {
             // Another volume of the target logged it in meanwhile: one session serves all of them.
             return Optional.of(address(live.get(), lun));
         }
-        FailedLogin last = failedLogins.get(path);
-        if (last != null && nanoTime.getAsLong() - last.notBefore() < 0) {
+        if (failedLogins.pending(path).isPresent()) {
             return Optional.empty();
         }
         if (records.find(path).isEmpty()) {
@@ -217,7 +212,7 @@ final class IscsiPathRepair {
             iscsiadm.login(path);
             IscsiSessions.Session session = waiter.within(SESSION_APPEARS, "the iSCSI session of " + path
                     + " in sysfs", () -> sessions.find(path));
-            failedLogins.remove(path);
+            failedLogins.succeeded(path);
             PathRepairs.count(IscsiTransport.NAME, PathRepairs.SESSION, PathRepairs.RESTORED, 1);
             LOG.info(() -> "volume " + volumeId + ": logged in again to " + path + " (its session was gone): session"
                     + session.number() + " on host" + session.host());
@@ -231,11 +226,8 @@ final class IscsiPathRepair {
     }
 
     private Optional<ScsiAddress> loginFailed(IscsiPath path, String why) {
-        int failures = Optional.ofNullable(failedLogins.get(path)).map(FailedLogin::failures).orElse(0) + 1;
         PathRepairs.count(IscsiTransport.NAME, PathRepairs.SESSION, PathRepairs.FAILED, 1);
-        long wait = Math.min(LOGIN_BACKOFF_MAX.toNanos(), LOGIN_BACKOFF_FIRST.toNanos() << Math.min(failures - 1, 10));
-        failedLogins.put(path, new FailedLogin(failures, nanoTime.getAsLong() + wait,
-                why + " (not tried again for " + Duration.ofNanos(wait).toSeconds() + " s)"));
+        failedLogins.failed(path, why);
         return Optional.empty();
     }
 

@@ -1,5 +1,6 @@
 package dev.blocknode.transport.nvme;
 
+import dev.blocknode.metrics.PathRepairs;
 import dev.blocknode.metrics.Phases;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.host.Host;
@@ -11,6 +12,7 @@ import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.ContextList;
 import dev.blocknode.transport.KeyedLocks;
+import dev.blocknode.transport.PathRepair;
 import dev.blocknode.transport.PathReport;
 import dev.blocknode.transport.StagedVolumes;
 import dev.blocknode.transport.Transport;
@@ -29,6 +31,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 import java.util.logging.Logger;
 import java.util.regex.Matcher;
@@ -113,6 +116,7 @@ public final class NvmeTcpTransport implements Transport {
     private final Timeouts timeouts;
     private final NvmeControllers controllers;
     private final ControllerUsers users;
+    private final NvmePathRepair pathRepair;
     private final KeyedLocks<ControllerKey> controllerLocks = new KeyedLocks<>();
     /**
      * Devices detach was called for: unmounted and flushed, so they use no controller any more, though their
@@ -125,11 +129,11 @@ public final class NvmeTcpTransport implements Transport {
 
     public NvmeTcpTransport(Host host, DeviceWaiter waiter, StagedVolumes staged) {
         this(host, host.paths().nvmeHostDirectory(), FabricsDevice.of(host.paths()), SysfsWriter.DIRECT, waiter,
-                staged, Timeouts.DEFAULTS);
+                staged, Timeouts.DEFAULTS, System::nanoTime);
     }
 
     NvmeTcpTransport(Host host, Path hostConfig, FabricsDevice fabrics, SysfsWriter writer, DeviceWaiter waiter,
-                     StagedVolumes staged, Timeouts timeouts) {
+                     StagedVolumes staged, Timeouts timeouts, LongSupplier nanoTime) {
         this.host = host;
         this.hostConfig = hostConfig;
         this.fabrics = fabrics;
@@ -138,6 +142,9 @@ public final class NvmeTcpTransport implements Transport {
         this.timeouts = timeouts;
         this.controllers = new NvmeControllers(host.paths());
         this.users = new ControllerUsers(staged, host.blockDevices(), host.paths(), controllers, hostConfig);
+        this.pathRepair = new NvmePathRepair(controllers, waiter, timeouts.namespaceAppears(), this::reconnect,
+                nanoTime);
+        PathRepairs.register(NAME, PathRepairs.CONTROLLER);
     }
 
     @Override
@@ -215,6 +222,40 @@ public final class NvmeTcpTransport implements Transport {
         LOG.info(() -> "volume " + volumeId + ": connected to " + key + " as " + name);
         return waiter.within(timeouts.connect(), "controller " + name + " of " + key + " in sysfs",
                 () -> controllers.named(name).filter(c -> c.serves(key)));
+    }
+
+    /**
+     * The repair's connect of a controller the kernel deleted: the stage's own, as the host the stage connected as
+     * (the record's host NQN; a node whose host NQN changed since is not passed off as it), without keys (a volume
+     * with keys is not reconnected, see {@link NvmePathRepair}).
+     */
+    private NvmeControllers.Controller reconnect(String volumeId, ControllerKey key, NvmeVolumeSpec spec)
+            throws IOException, VolumeException {
+        HostIdentity identity = hostIdentity(spec);
+        if (!identity.hostNqn().equals(key.hostNqn())) {
+            throw new IOException("this node's NVMe host NQN is no longer the one the volume was staged as");
+        }
+        try (KeyedLocks.Held ignored = controllerLocks.lock(key)) {
+            return ensureController(volumeId, key, identity, Optional.empty());
+        }
+    }
+
+    /**
+     * Connects again the controllers of the volume that the kernel deleted after ctrl_loss_tmo (see
+     * {@link NvmePathRepair}); a controller in any other state is left to the kernel, nothing is disconnected.
+     */
+    @Override
+    public PathRepair repairPaths(AttachRequest request, Attachment attachment) throws VolumeException {
+        return pathRepair.repair(request, attachment);
+    }
+
+    @Override
+    public boolean mayRepairPaths(AttachRequest request, Attachment attachment) {
+        try {
+            return pathRepair.needed(attachment);
+        } catch (IOException unsure) {
+            return true; // the repair itself says what it cannot read
+        }
     }
 
     /**
@@ -513,7 +554,8 @@ public final class NvmeTcpTransport implements Transport {
         for (ControllerKey key : reached.get().keys()) {
             Optional<NvmeControllers.Controller> controller = controllers.usable(key);
             if (controller.isEmpty()) {
-                failures.add(key.portal() + " has no controller");
+                failures.add(key.portal() + " has no controller" + pathRepair.lastFailure(key)
+                        .map(why -> " (reconnecting it failed: " + why + ")").orElse(""));
                 continue;
             }
             String name = controller.get().name() + " (" + key.portal() + ")";

@@ -77,7 +77,7 @@ class IscsiPathRepairUnitTest {
                 new Host(sysfs.paths(), commands, new QueryOnlyMounter(), new RecordingBlockDevices(sysfs.paths())),
                 new IscsiAdm(commands), new NodeRecordFiles(database), sysfs, clock.waiter(), () -> true,
                 new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)),
-                FenceSettings.DEFAULTS, () -> Duration.between(Instant.EPOCH, clock.instant()).toNanos());
+                FenceSettings.DEFAULTS, LoginJournal.NONE, () -> Duration.between(Instant.EPOCH, clock.instant()).toNanos());
         sysfs.presentLun(new ScsiAddress(3, 0, 0, 3), "sdb", new DeviceNumber(8, 16), "naa." + NAA, null);
         sysfs.presentLun(new ScsiAddress(4, 0, 0, 3), "sdc", new DeviceNumber(8, 32), "naa." + NAA, null);
         for (int i = 0; i < 2; i++) {

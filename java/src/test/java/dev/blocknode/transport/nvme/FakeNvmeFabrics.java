@@ -10,10 +10,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 
 import static dev.blocknode.testing.FakeSysfs.attribute;
@@ -47,6 +49,7 @@ final class FakeNvmeFabrics implements FabricsDevice, SysfsWriter {
     private final Map<String, Integer> heads = new LinkedHashMap<>(); // "nqn/nsid" -> head instance
     private final List<String> connects = new ArrayList<>();
     private final List<String> options = new ArrayList<>();
+    private final Set<String> unreachable = new HashSet<>();
     private boolean kernelAuthenticates;
     private Duration namespacesAfter = Duration.ZERO;
     private CountDownLatch connectGate;
@@ -120,7 +123,7 @@ final class FakeNvmeFabrics implements FabricsDevice, SysfsWriter {
                 throw new IOException("Invalid argument");
             }
             Target target = targets.get(nqn);
-            if (target == null || !target.portals().contains(portal)) {
+            if (target == null || !target.portals().contains(portal) || unreachable.contains(portal)) {
                 throw new IOException("Connection refused");
             }
             for (Controller c : controllers.values()) {
@@ -225,6 +228,22 @@ final class FakeNvmeFabrics implements FabricsDevice, SysfsWriter {
             Files.deleteIfExists(sysfs.sys().resolve("class/nvme-subsystem/nvme-subsys" + subsystem));
             FakeSysfs.deleteTree(subsystemDir(subsystem));
         }
+    }
+
+    /** A portal that stops (or starts again) answering connects, as an array port taken away. */
+    synchronized void reachable(String portal, boolean answers) {
+        if (answers) {
+            unreachable.remove(portal);
+        } else {
+            unreachable.add(portal);
+        }
+    }
+
+    /** The kernel's delete of the controller at {@code portal} once ctrl_loss_tmo ran out: no write to it. */
+    synchronized void lostPastCtrlLossTmo(String portal) throws IOException {
+        Controller controller = controllers.values().stream().filter(c -> c.portal().equals(portal)).findFirst()
+                .orElseThrow();
+        delete(controller.dir());
     }
 
     /** The controller connected to {@code portal}, if any. */

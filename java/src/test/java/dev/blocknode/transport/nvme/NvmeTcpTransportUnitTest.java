@@ -12,6 +12,7 @@ import dev.blocknode.testing.RecordingBlockDevices;
 import dev.blocknode.testing.ScriptedCommandRunner;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.PathRepair;
 import dev.blocknode.transport.PathReport;
 import dev.blocknode.transport.StagedVolumes;
 import org.junit.jupiter.api.AfterEach;
@@ -86,7 +87,8 @@ class NvmeTcpTransportUnitTest {
     private NvmeTcpTransport transport() {
         return new NvmeTcpTransport(new Host(sysfs.paths(), commands, new QueryOnlyMounter(), blockDevices),
                 hostConfig, fabrics, fabrics, clock.waiter(), transport -> List.copyOf(records),
-                new NvmeTcpTransport.Timeouts(Duration.ofSeconds(30), Duration.ofSeconds(15), Duration.ofSeconds(30)));
+                new NvmeTcpTransport.Timeouts(Duration.ofSeconds(30), Duration.ofSeconds(15), Duration.ofSeconds(30)),
+                () -> clock.elapsed().toNanos());
     }
 
     @AfterEach
@@ -222,7 +224,8 @@ class NvmeTcpTransportUnitTest {
         };
         NvmeTcpTransport restarted = new NvmeTcpTransport(new Host(sysfs.paths(), commands, new QueryOnlyMounter(),
                 blockDevices), hostConfig, fabrics, fabrics, clock.waiter(), withUnreadable,
-                new NvmeTcpTransport.Timeouts(Duration.ofSeconds(30), Duration.ofSeconds(15), Duration.ofSeconds(30)));
+                new NvmeTcpTransport.Timeouts(Duration.ofSeconds(30), Duration.ofSeconds(15), Duration.ofSeconds(30)),
+                () -> clock.elapsed().toNanos());
         Attachment a = restarted.attach(request("vol-1", NS1));
 
         restarted.detach(a);
@@ -553,5 +556,100 @@ class NvmeTcpTransportUnitTest {
         assertEquals(VolumeException.Outcome.INTERNAL, outcome(failed));
         assertTrue(failed.getMessage().contains("nvme0n1"), failed.getMessage());
         assertEquals(new ArrayList<>(), deletes());
+    }
+
+    // ------------------------------------------------------------------------------------------ path repair
+
+    /** vol-1 staged over both portals and recorded, as the repair loop finds it. */
+    private Attachment stagedOverBothPortals(AttachRequest request) throws Exception {
+        Attachment attachment = transport.attach(request);
+        recorded(request.volumeId(), request, attachment);
+        return attachment;
+    }
+
+    @Test
+    void repairConnectsAgainTheControllerTheKernelDeletedAndChecksItsNamespace() throws Exception {
+        AttachRequest request = request("vol-1", NS1, Secrets.NONE, "namespaceID", "1");
+        Attachment attachment = stagedOverBothPortals(request);
+        assertFalse(transport.mayRepairPaths(request, attachment), "both controllers live: nothing to look at");
+        fabrics.lostPastCtrlLossTmo("127.0.0.2:4420");
+        int writes = sysfs.writeLog().size();
+
+        assertTrue(transport.mayRepairPaths(request, attachment));
+        assertEquals(List.of("127.0.0.2:4420 has no controller"),
+                transport.pathHealth(attachment).orElseThrow().failures(), "health reports it until it is back");
+        PathRepair repair = transport.repairPaths(request, attachment);
+
+        assertEquals(List.of("127.0.0.2:4420=nvme2"), repair.restored());
+        assertFalse(repair.failedAny());
+        assertEquals(List.of("127.0.0.1:4420", "127.0.0.2:4420", "127.0.0.2:4420"), fabrics.connects());
+        assertTrue(fabrics.options().get(2).contains("hostnqn=" + HOST_NQN + ",hostid=" + HOST_ID),
+                "the stage's connect: " + fabrics.options().get(2));
+        assertEquals(writes, sysfs.writeLog().size(), "nothing deleted, rescanned or written");
+        assertEquals(new PathReport(2, List.of(), Optional.empty()), transport.pathHealth(attachment).orElseThrow());
+        assertFalse(transport.mayRepairPaths(request, attachment));
+    }
+
+    @Test
+    void repairLeavesAControllerTheKernelReconnectsAlone() throws Exception {
+        AttachRequest request = request("vol-1", NS1);
+        Attachment attachment = stagedOverBothPortals(request);
+        fabrics.set(fabrics.controllerAt("127.0.0.2:4420").orElseThrow(), "state", "connecting");
+
+        assertFalse(transport.mayRepairPaths(request, attachment));
+        assertEquals(PathRepair.NONE, transport.repairPaths(request, attachment));
+        assertEquals(2, fabrics.connects().size(), "no second controller to a portal the kernel reconnects");
+    }
+
+    @Test
+    void aRefusedReconnectBacksOffPerPortalAndShowsInPathHealth() throws Exception {
+        AttachRequest request = request("vol-1", NS1);
+        Attachment attachment = stagedOverBothPortals(request);
+        fabrics.lostPastCtrlLossTmo("127.0.0.2:4420");
+        fabrics.reachable("127.0.0.2:4420", false);
+
+        PathRepair refused = transport.repairPaths(request, attachment);
+
+        assertEquals(List.of("127.0.0.2:4420: the connect failed: Connection refused (not tried again for 10 s)"),
+                refused.failed());
+        assertTrue(transport.pathHealth(attachment).orElseThrow().failures().get(0)
+                .contains("reconnecting it failed: the connect failed"), "health says why it is still lost");
+        assertFalse(transport.mayRepairPaths(request, attachment), "backing off: the volume is not held for it");
+        assertTrue(transport.repairPaths(request, attachment).failedAny());
+        assertEquals(2, fabrics.connects().size(), "no connect while backing off");
+
+        fabrics.reachable("127.0.0.2:4420", true);
+        clock.advance(NvmePathRepair.CONNECT_BACKOFF_FIRST);
+        assertTrue(transport.mayRepairPaths(request, attachment));
+        assertEquals(List.of("127.0.0.2:4420=nvme2"), transport.repairPaths(request, attachment).restored());
+        assertEquals(new PathReport(2, List.of(), Optional.empty()), transport.pathHealth(attachment).orElseThrow(),
+                "the failure is forgotten once the controller is back");
+    }
+
+    @Test
+    void aVolumeWhoseDiskWentWithItsLastControllerWaitsForItsRestage() throws Exception {
+        AttachRequest request = request("vol-1", NS1);
+        Attachment attachment = stagedOverBothPortals(request);
+        fabrics.lostPastCtrlLossTmo("127.0.0.1:4420");
+        fabrics.lostPastCtrlLossTmo("127.0.0.2:4420");
+
+        PathRepair repair = transport.repairPaths(request, attachment);
+
+        assertTrue(repair.waiting().orElseThrow().contains("is gone with its last controller"), repair.toString());
+        assertEquals(2, fabrics.connects().size(), "no connect would find the same disk again");
+    }
+
+    @Test
+    void anAuthenticatedVolumeIsNotReconnectedWithoutItsKeys() throws Exception {
+        fabrics.authenticating();
+        AttachRequest request = request("vol-1", NS1, new Secrets(Map.of("dhchap_secret", SECRET)));
+        Attachment attachment = stagedOverBothPortals(request);
+        AttachRequest recordedRequest = request("vol-1", NS1); // the record keeps no secret
+        fabrics.lostPastCtrlLossTmo("127.0.0.2:4420");
+
+        PathRepair repair = transport.repairPaths(recordedRequest, attachment);
+
+        assertTrue(repair.waiting().orElseThrow().contains("DH-HMAC-CHAP"), repair.toString());
+        assertEquals(2, fabrics.connects().size());
     }
 }

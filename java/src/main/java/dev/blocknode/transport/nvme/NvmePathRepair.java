@@ -1,0 +1,192 @@
+package dev.blocknode.transport.nvme;
+
+import dev.blocknode.metrics.PathRepairs;
+import dev.blocknode.os.wait.DeviceWaiter;
+import dev.blocknode.os.wait.WaitTimeoutException;
+import dev.blocknode.outcome.VolumeException;
+import dev.blocknode.transport.AttachRequest;
+import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.PathRepair;
+import dev.blocknode.transport.RetryBackoff;
+
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.LongSupplier;
+
+/**
+ * Connects again the controllers of a staged NVMe/TCP volume that the kernel deleted (a portal unreachable for
+ * longer than ctrl_loss_tmo): the same connect the stage made (subsystem, portal, host NQN and ID, through
+ * /dev/nvme-fabrics), then the namespace it reaches is checked against the volume's identity, and the path counts
+ * as back only when it joined the volume's own disk (the native multipath head). What it leaves alone, on purpose:
+ * <ul>
+ *   <li>a controller that exists in any state but deleting or dead (connecting, resetting): the kernel reconnects
+ *       it by itself, and a second connect to its portal is refused anyway;</li>
+ *   <li>a controller connected to the wrong namespace, or whose namespace became another disk (native multipath
+ *       off): reported, never used, never disconnected here (the volume's unstage deletes it with the others);</li>
+ *   <li>a volume whose disk is gone (its last controller deleted on a kernel that drops the head then): a new
+ *       connect would make a new disk under nobody's filesystem; it waits for the volume to be staged again;</li>
+ *   <li>a volume staged with DH-HMAC-CHAP keys: the keys came with the stage's secrets and are not kept, so its
+ *       lost controllers are reported, not connected without them.</li>
+ * </ul>
+ * A connect that failed is not tried again for that portal for a growing while ({@link RetryBackoff}), whichever
+ * volume asks: one controller serves every volume of the subsystem at that portal.
+ */
+final class NvmePathRepair {
+
+    /**
+     * Shorter than the iSCSI login's: a connect to a portal whose port is back but not yet serving the subsystem
+     * fails at once, and an outage that ends soon after must not keep the path lost for longer than a few passes.
+     */
+    static final Duration CONNECT_BACKOFF_FIRST = Duration.ofSeconds(10);
+    static final Duration CONNECT_BACKOFF_MAX = Duration.ofMinutes(16);
+
+    /** The stage's connect for one controller, with its lock held; the volume's host identity from its contexts. */
+    @FunctionalInterface
+    interface Connector {
+        NvmeControllers.Controller connect(String volumeId, ControllerKey key, NvmeVolumeSpec spec)
+                throws IOException, VolumeException;
+    }
+
+    private final NvmeControllers controllers;
+    private final DeviceWaiter waiter;
+    private final Duration namespaceAppears;
+    private final Connector connector;
+    private final RetryBackoff<ControllerKey> failedConnects;
+
+    NvmePathRepair(NvmeControllers controllers, DeviceWaiter waiter, Duration namespaceAppears, Connector connector,
+                   LongSupplier nanoTime) {
+        this.controllers = controllers;
+        this.waiter = waiter;
+        this.namespaceAppears = namespaceAppears;
+        this.connector = connector;
+        this.failedConnects = new RetryBackoff<>(CONNECT_BACKOFF_FIRST, CONNECT_BACKOFF_MAX, nanoTime);
+    }
+
+    /** Whether a portal of the volume has no controller and may be tried now: sysfs reads only. */
+    boolean needed(Attachment attachment) throws IOException {
+        Optional<NvmeTcpTransport.Reached> reached = NvmeTcpTransport.Reached.of(attachment.details());
+        if (reached.isEmpty()) {
+            return false;
+        }
+        for (ControllerKey key : reached.get().keys()) {
+            if (controllers.usable(key).isEmpty() && failedConnects.pending(key).isEmpty()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Why the last connect to {@code key} failed, while it has not succeeded since: for path health. */
+    Optional<String> lastFailure(ControllerKey key) {
+        return failedConnects.lastFailure(key);
+    }
+
+    PathRepair repair(AttachRequest request, Attachment attachment) throws VolumeException {
+        String volumeId = request.volumeId();
+        Optional<NvmeTcpTransport.Reached> reached = NvmeTcpTransport.Reached.of(attachment.details());
+        if (reached.isEmpty()) {
+            return PathRepair.NONE; // an unreadable record: release says so; nothing here to compare with
+        }
+        NvmeVolumeSpec spec = NvmeVolumeSpec.from(request);
+        try {
+            List<ControllerKey> lost = new ArrayList<>();
+            boolean authenticated = false;
+            for (ControllerKey key : reached.get().keys()) {
+                Optional<NvmeControllers.Controller> controller = controllers.usable(key);
+                if (controller.isEmpty()) {
+                    lost.add(key);
+                } else {
+                    authenticated |= controllers.attribute(controller.get(), DhchapKeys.HOST_KEY)
+                            .filter(k -> !k.isEmpty() && !k.equals("none")).isPresent();
+                }
+            }
+            if (lost.isEmpty()) {
+                return PathRepair.NONE;
+            }
+            Optional<String> disk = controllers.diskOf(attachment.number());
+            if (disk.isEmpty()) {
+                return PathRepair.waiting("its namespace's disk " + attachment.device() + " is gone with its last"
+                        + " controller; a connect now would make another disk, so nothing is connected until the"
+                        + " volume is staged again");
+            }
+            if (authenticated) {
+                return PathRepair.waiting("its controllers authenticate with DH-HMAC-CHAP keys from the stage's"
+                        + " secrets, which are not kept: the lost controller(s) at " + portals(lost)
+                        + " are not connected again without them");
+            }
+            List<String> restored = new ArrayList<>();
+            List<String> wrong = new ArrayList<>();
+            List<String> failed = new ArrayList<>();
+            for (ControllerKey key : lost) {
+                Optional<String> pending = failedConnects.pending(key);
+                if (pending.isPresent()) {
+                    failed.add(key.portal() + ": " + pending.get());
+                    continue;
+                }
+                reconnect(volumeId, key, spec, disk.get(), restored, wrong, failed);
+            }
+            return new PathRepair(restored, wrong, failed);
+        } catch (InterruptedIOException e) {
+            Thread.currentThread().interrupt();
+            throw VolumeException.internal("volume " + volumeId + ": path repair interrupted", e);
+        } catch (IOException e) {
+            throw VolumeException.internal("volume " + volumeId + ": cannot read the NVMe controllers of "
+                    + spec.subsystemNqn() + " to repair its paths", e);
+        }
+    }
+
+    private void reconnect(String volumeId, ControllerKey key, NvmeVolumeSpec spec, String disk,
+                           List<String> restored, List<String> wrong, List<String> failed)
+            throws IOException, VolumeException {
+        NvmeControllers.Controller controller;
+        try {
+            controller = connector.connect(volumeId, key, spec);
+        } catch (InterruptedIOException e) {
+            throw e;
+        } catch (IOException e) {
+            failed.add(key.portal() + ": " + failedConnects.failed(key, "the connect failed: " + e.getMessage()));
+            PathRepairs.count(NvmeTcpTransport.NAME, PathRepairs.CONTROLLER, PathRepairs.FAILED, 1);
+            return;
+        }
+        NamespaceIdentity wanted = spec.namespace();
+        Optional<NvmeControllers.NamespacePath> found;
+        try {
+            found = Optional.of(waiter.within(namespaceAppears, "namespace " + wanted + " on " + controller.name(),
+                    () -> controllers.namespaces(controller).stream().filter(p -> answersFor(wanted, p)).findFirst()));
+        } catch (WaitTimeoutException e) {
+            found = Optional.empty();
+        }
+        String name = key.portal() + "=" + controller.name();
+        if (found.isEmpty()) {
+            failed.add(name + ": " + failedConnects.failed(key, "connected, but the namespace did not appear"
+                    + " within " + namespaceAppears.toSeconds() + " s"));
+            PathRepairs.count(NvmeTcpTransport.NAME, PathRepairs.CONTROLLER, PathRepairs.FAILED, 1);
+        } else if (wanted.mismatch(found.get().reported()).isPresent()) {
+            wrong.add(name + " (" + wanted.mismatch(found.get().reported()).get() + ")");
+            failedConnects.failed(key, "another namespace answered at the volume's NSID");
+            PathRepairs.count(NvmeTcpTransport.NAME, PathRepairs.CONTROLLER, PathRepairs.WRONG_LUN, 1);
+        } else if (!found.get().disk().equals(disk)) {
+            failed.add(name + ": " + failedConnects.failed(key, "the namespace came back as another disk ("
+                    + found.get().disk() + ", not " + disk + "): native NVMe multipath is off"));
+            PathRepairs.count(NvmeTcpTransport.NAME, PathRepairs.CONTROLLER, PathRepairs.FAILED, 1);
+        } else {
+            failedConnects.succeeded(key);
+            restored.add(name);
+            PathRepairs.count(NvmeTcpTransport.NAME, PathRepairs.CONTROLLER, PathRepairs.RESTORED, 1);
+        }
+    }
+
+    /** The volume's namespace, or another one at its NSID: either ends the wait. */
+    private static boolean answersFor(NamespaceIdentity wanted, NvmeControllers.NamespacePath path) {
+        return wanted.mismatch(path.reported()).isEmpty()
+                || wanted.nsid().isPresent() && path.reported().nsid().equals(wanted.nsid());
+    }
+
+    private static String portals(List<ControllerKey> keys) {
+        return String.join(", ", keys.stream().map(k -> k.portal().toString()).toList());
+    }
+}
