@@ -7,13 +7,13 @@
 #   GUEST_SUITE="iscsi-fs iscsi-chap" run-guest.sh guest/suite.sh RESULTS     (or the names as arguments)
 #
 # Exit status: the number of scenarios that failed (at most 126). GUEST_SCENARIO_TIMEOUT (s, default
-# 300) bounds each scenario, so that one that hangs cannot take the others' time.
+# 420) bounds each scenario, so that one that hangs cannot take the others' time.
 HERE=$(dirname "$(readlink -f "$0")")
 source "$HERE/lib.sh"
 
 read -r -a scenarios <<<"${GUEST_SUITE:-$*}"
 ((${#scenarios[@]})) || { echo "suite: no scenarios (GUEST_SUITE or arguments)"; exit 2; }
-limit=${GUEST_SCENARIO_TIMEOUT:-300}
+limit=${GUEST_SCENARIO_TIMEOUT:-420}
 started=$(vm_now_ms)
 vm_log "suite: ${scenarios[*]}; kernel $(uname -r), $(nproc) vCPUs, $(awk '/MemTotal/ {print int($2 / 1024)}' /proc/meminfo) MiB"
 
