@@ -58,6 +58,7 @@ public final class IscsiTransport implements Transport {
     static final String DETAIL_LUN = "lun";
 
     private static final Duration SESSION_APPEARS = Duration.ofSeconds(10);
+    private static final Duration SESSION_GOES = Duration.ofSeconds(10);
 
     private final IscsiAdm iscsiadm;
     private final NodeRecordFiles records;
@@ -399,6 +400,12 @@ public final class IscsiTransport implements Transport {
                 return;
             }
             Phases.run("logout", () -> iscsiadm.logout(path));
+            // Measured in the VM tier: with iscsid down, iscsiadm reports a logout that did not happen. The node
+            // record stays until the session is gone (iscsiadm would refuse it), and the caller hears of it.
+            int number = session.get().number();
+            waiter.within(SESSION_GOES, "session" + number + " of " + path + " to end after iscsiadm's logout (is iscsid"
+                    + " running?)", () -> sessions.find(path).filter(s -> s.number() == number).isEmpty()
+                    ? Optional.of(Boolean.TRUE) : Optional.empty());
             LOG.info(() -> "logged out of " + path);
         }
         iscsiadm.deleteNodeRecord(path);

@@ -448,6 +448,24 @@ class IscsiTransportUnitTest {
     }
 
     @Test
+    void aLogoutIscsiadmReportsButThatLeavesTheSessionFailsTheDetachAndKeepsTheRecord() throws Exception {
+        // Measured in the VM tier: with iscsid down, iscsiadm --logout exits 0 and the session stays.
+        Attachment attachment = attachedThroughBothPortals(Secrets.NONE);
+        commands.expect("dmsetup", "message", "mpatha", "0", "fail_if_no_path");
+        commands.expect("multipath", "-f", "mpatha").andDo(c -> sysfs.removeMap("dm-0"));
+        commands.expect(node(PORTALS[0], "--logout"));
+        commands.expect(node(PORTALS[1], "--logout")).andDo(c -> sysfs.removeIscsiSession(2, 4));
+        commands.expect(node(PORTALS[1], "-o", "delete"));
+
+        VolumeException e = assertThrows(VolumeException.class, () -> transport.detach(attachment));
+
+        assertEquals(VolumeException.Outcome.INTERNAL, e.outcome());
+        assertTrue(e.getMessage().contains("is iscsid running?"), e.getMessage());
+        assertTrue(Files.exists(sysfs.sys().resolve("class/iscsi_session/session1")));
+        commands.assertAllConsumed(); // portal 1's record was not deleted under its session
+    }
+
+    @Test
     void aMapInUseKeepsPathsAndSessionsAndNamesTheHolder() throws Exception {
         Attachment attachment = attachedThroughBothPortals(Secrets.NONE);
         sysfs.addDm(5, "vg0-data", "LVM-held", List.of("dm-0"));
