@@ -121,14 +121,22 @@ final class NvmePathRepair {
             List<String> restored = new ArrayList<>();
             List<String> wrong = new ArrayList<>();
             List<String> failed = new ArrayList<>();
+            List<String> unreachable = new ArrayList<>();
             for (ControllerKey key : lost) {
                 Optional<String> pending = failedConnects.pending(key);
                 if (pending.isPresent()) {
-                    failed.add(key.portal() + ": " + pending.get());
+                    unreachable.add(key.portal() + ": " + pending.get());
                     continue;
                 }
-                reconnect(volumeId, key, spec, disk.get(), restored, wrong, failed);
+                reconnect(volumeId, key, spec, disk.get(), restored, wrong, failed, unreachable);
             }
+            if (restored.isEmpty() && wrong.isEmpty() && failed.isEmpty()) {
+                // Only portals that refuse the connect: the outage itself, not a repair gone wrong. Their own
+                // back-off spaces the connects; the loop's per-volume one on top would keep the path lost for
+                // passes after the portal is back.
+                return PathRepair.waiting("the portal(s) refuse the connect: " + String.join("; ", unreachable));
+            }
+            failed.addAll(unreachable);
             return new PathRepair(restored, wrong, failed);
         } catch (InterruptedIOException e) {
             Thread.currentThread().interrupt();
@@ -140,7 +148,8 @@ final class NvmePathRepair {
     }
 
     private void reconnect(String volumeId, ControllerKey key, NvmeVolumeSpec spec, String disk,
-                           List<String> restored, List<String> wrong, List<String> failed)
+                           List<String> restored, List<String> wrong, List<String> failed,
+                           List<String> unreachable)
             throws IOException, VolumeException {
         NvmeControllers.Controller controller;
         try {
@@ -148,7 +157,7 @@ final class NvmePathRepair {
         } catch (InterruptedIOException e) {
             throw e;
         } catch (IOException e) {
-            failed.add(key.portal() + ": " + failedConnects.failed(key, "the connect failed: " + e.getMessage()));
+            unreachable.add(key.portal() + ": " + failedConnects.failed(key, "the connect failed: " + e.getMessage()));
             PathRepairs.count(NvmeTcpTransport.NAME, PathRepairs.CONTROLLER, PathRepairs.FAILED, 1);
             return;
         }

@@ -610,12 +610,12 @@ class NvmeTcpTransportUnitTest {
 
         PathRepair refused = transport.repairPaths(request, attachment);
 
-        assertEquals(List.of("127.0.0.2:4420: the connect failed: Connection refused (not tried again for 10 s)"),
-                refused.failed());
+        assertEquals(Optional.of("the portal(s) refuse the connect: 127.0.0.2:4420: the connect failed: Connection"
+                + " refused (not tried again for 10 s)"), refused.waiting(), "the outage itself: waits, no volume back-off");
         assertTrue(transport.pathHealth(attachment).orElseThrow().failures().get(0)
                 .contains("reconnecting it failed: the connect failed"), "health says why it is still lost");
         assertFalse(transport.mayRepairPaths(request, attachment), "backing off: the volume is not held for it");
-        assertTrue(transport.repairPaths(request, attachment).failedAny());
+        assertTrue(transport.repairPaths(request, attachment).waiting().isPresent());
         assertEquals(2, fabrics.connects().size(), "no connect while backing off");
 
         fabrics.reachable("127.0.0.2:4420", true);
