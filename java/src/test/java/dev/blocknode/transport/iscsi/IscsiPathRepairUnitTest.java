@@ -230,13 +230,7 @@ class IscsiPathRepairUnitTest {
     void everySessionGoneBothPortalsAreLoggedInAgainAndTheLunScannedCheckedAndAddedOnEach() throws Exception {
         everySessionGone();
         assertTrue(transport.mayRepairPaths(volume(3), staged));
-        sysfs.presentLun(new ScsiAddress(6, 0, 0, 3), "sdd", new DeviceNumber(8, 48), "naa." + NAA, null);
-        sysfs.presentLun(new ScsiAddress(7, 0, 0, 3), "sde", new DeviceNumber(8, 64), "naa." + NAA, null);
-        iscsiadm.expectLogin(PORTALS[0], 3, 6);
-        iscsiadm.expectLogin(PORTALS[1], 4, 7);
-        commands.expect("multipath", "-a", WWID);
-        commands.expect("multipathd", "add", "path", "sdd").succeeds("ok\n").andDo(c -> sysfs.addSlave("dm-0", "sdd"));
-        commands.expect("multipathd", "add", "path", "sde").succeeds("ok\n").andDo(c -> sysfs.addSlave("dm-0", "sde"));
+        bothPortalsLogInAndTheLunJoinsTheMap();
 
         PathRepair repair = transport.repairPaths(volume(3), staged);
 
@@ -318,13 +312,7 @@ class IscsiPathRepairUnitTest {
         assertTrue(again.failed().stream().allMatch(f -> f.endsWith("(not tried again for 60 s)")), again.toString());
 
         clock.advance(Duration.ofSeconds(61));
-        sysfs.presentLun(new ScsiAddress(6, 0, 0, 3), "sdd", new DeviceNumber(8, 48), "naa." + NAA, null);
-        sysfs.presentLun(new ScsiAddress(7, 0, 0, 3), "sde", new DeviceNumber(8, 64), "naa." + NAA, null);
-        iscsiadm.expectLogin(PORTALS[0], 3, 6);
-        iscsiadm.expectLogin(PORTALS[1], 4, 7);
-        commands.expect("multipath", "-a", WWID);
-        commands.expect("multipathd", "add", "path", "sdd").succeeds("ok\n").andDo(c -> sysfs.addSlave("dm-0", "sdd"));
-        commands.expect("multipathd", "add", "path", "sde").succeeds("ok\n").andDo(c -> sysfs.addSlave("dm-0", "sde"));
+        bothPortalsLogInAndTheLunJoinsTheMap();
         PathRepair due = transport.repairPaths(volume(3), staged);
 
         assertEquals(List.of("6:0:0:3=sdd", "7:0:0:3=sde"), due.restored(), due.toString());
@@ -359,5 +347,16 @@ class IscsiPathRepairUnitTest {
         assertTrue(repair.failed().get(0).startsWith("127.0.0.2:3260: no node record to log in with"),
                 repair.toString());
         assertEquals(List.of(), commandsSinceStage());
+    }
+
+    /** The LUN behind both portals' new sessions (hosts 6 and 7), each disk added to the map by multipathd. */
+    private void bothPortalsLogInAndTheLunJoinsTheMap() throws Exception {
+        sysfs.presentLun(new ScsiAddress(6, 0, 0, 3), "sdd", new DeviceNumber(8, 48), "naa." + NAA, null);
+        sysfs.presentLun(new ScsiAddress(7, 0, 0, 3), "sde", new DeviceNumber(8, 64), "naa." + NAA, null);
+        iscsiadm.expectLogin(PORTALS[0], 3, 6);
+        iscsiadm.expectLogin(PORTALS[1], 4, 7);
+        commands.expect("multipath", "-a", WWID);
+        commands.expect("multipathd", "add", "path", "sdd").succeeds("ok\n").andDo(c -> sysfs.addSlave("dm-0", "sdd"));
+        commands.expect("multipathd", "add", "path", "sde").succeeds("ok\n").andDo(c -> sysfs.addSlave("dm-0", "sde"));
     }
 }
