@@ -41,10 +41,13 @@ public final class NodeRecordFiles {
             }
         }
         settings.forEach((key, value) -> kept.add(key + " = " + value));
-        // The new file is written beside the database, not beside the record: iscsiadm walks every entry
-        // under nodes/ and fails (exit 6) on one it cannot stat as a record, as a temporary file named
-        // after the record would be.
-        Path temp = Files.createTempFile(database, ".blocknode-record-", ".tmp",
+        // Where the new file is written matters: iscsiadm walks every entry under nodes/ while it looks for
+        // a record. In the target's directory it passes over names without a comma (a portal is
+        // "<address>,<port>[,<tpgt>]"); a temporary file named after the record was taken for a portal and
+        // failed the walk (exit 6), and one in a portal's directory would be read as an interface's record. The
+        // target's directory is also on the record's filesystem, as the rename needs (nodes/ may be a mount
+        // of its own).
+        Path temp = Files.createTempFile(database.resolve("nodes").resolve(path.iqn()), ".blocknode-record-", ".tmp",
                 PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
         try {
             Files.write(temp, kept, StandardCharsets.UTF_8);

@@ -37,8 +37,8 @@ class NodeRecordFilesUnitTest {
         try (var siblings = Files.list(record.getParent())) {
             assertEquals(1, siblings.count(), "no temp file left behind");
         }
-        try (var top = Files.list(db)) {
-            assertEquals(List.of(db.resolve("nodes")), top.toList(), "no temp file left beside the database");
+        try (var target = Files.list(db.resolve("nodes/iqn.2003-01.org.example:t1"))) {
+            assertEquals(List.of(record.getParent()), target.toList(), "no temp file left in the target's directory");
         }
     }
 
