@@ -12,7 +12,13 @@
 # Exit status: the script's own (0-126), or 124 when the host's hard limit ended qemu, or 125 when
 # the guest never reported one (qemu failed to start, kernel panic, init failure).
 #
-# Environment: VM_TIMEOUT (host hard limit in s, default 900), VM_MEMORY (MiB, default 1024),
+# One reboot: a scenario that must survive a power cut (iscsi-reboot) writes /results/reboot-requested and
+# resets the guest at once (echo b > /proc/sysrq-trigger: no unmount, no sync, no shutdown). qemu runs with
+# -no-reboot, so the reset ends it; this script then renames the marker to RESULTS_DIR/rebooted and boots the
+# same script once more, which finds /results/rebooted and runs its second half. Only one: a marker written by
+# the second boot is an error. VM_TIMEOUT covers both boots together.
+#
+# Environment: VM_TIMEOUT (host hard limit in s, default 900, for all boots of the run), VM_MEMORY (MiB, default 1024),
 # VM_CPUS (default 2), VM_QUIET=1 (do not echo the console), VM_KERNEL (kernel version),
 # VM_APPEND (extra kernel command line), VM_INITRAMFS (an image build-initramfs.sh made).
 set -euo pipefail
@@ -28,7 +34,7 @@ results=${2:-$VM_WORK/results/$name}
 mkdir -p "$results"
 results=$(readlink -f "$results")
 # Stale status or logs from an earlier run must not be read as this run's.
-rm -f "$results/exit-status" "$results/console.log" "$results/dmesg.txt"
+rm -f "$results/exit-status" "$results/console.log" "$results/dmesg.txt" "$results/reboot-requested" "$results/rebooted"
 log=$results/console.log
 
 # Environment for the guest script, sourced by the guest's init (POSIX sh, single-quoted values):
@@ -42,8 +48,7 @@ env_line() { printf "export %s='%s'\n" "$1" "${2//\'/\'\\\'\'}"; }
 } > "$results/guest.env"
 
 host_limit=${VM_TIMEOUT:-900}
-# The guest gives up first (leaving time to save dmesg and report), the host only if that fails.
-guest_limit=$(( host_limit > 120 ? host_limit - 60 : host_limit / 2 ))
+deadline=$((SECONDS + host_limit))
 kernel=$(vm_kernel_version)
 initramfs=${VM_INITRAMFS:-$("$VM_DIR/build-initramfs.sh" "$kernel")}
 command -v qemu-system-x86_64 >/dev/null || { echo "run-guest: no qemu-system-x86_64 (run test-e2e/vm/setup.sh)" >&2; exit 125; }
@@ -67,8 +72,10 @@ qemu_cmd=(
   -device virtio-9p-pci,fsdev=results,mount_tag=results
   # Port 0xf4: the guest's exit status (see initramfs/vm-init).
   -device isa-debug-exit,iobase=0xf4,iosize=0x04
-  -append "console=ttyS0 quiet loglevel=3 panic=-1 bn_script=$script bn_timeout=$guest_limit ${VM_APPEND:-}"
+  # bn_timeout= is appended per boot (boot_once): a second boot has what the first left of VM_TIMEOUT.
 )
+append="console=ttyS0 quiet loglevel=3 panic=-1 bn_script=$script ${VM_APPEND:-}"
+
 
 timeout_pid=""
 console_pid=""
@@ -96,29 +103,52 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP
 
-# The console goes through a FIFO to a reader that stamps each line with the host time since boot,
-# writes it to the log and (unless VM_QUIET) echoes it.
-mkfifo "$work/console"
+# boot_once: one boot of the guest, its console through a FIFO to a reader that stamps each line with the
+# host time since the first boot started, writes it to the log and (unless VM_QUIET) echoes it. Sets
+# qemu_status, or returns 1 when nothing of VM_TIMEOUT is left for it.
 started=$EPOCHREALTIME
-(
-  while IFS= read -r line || [[ -n $line ]]; do
-    line=${line%$'\r'}
-    us=$(( ${EPOCHREALTIME/./} - ${started/./} ))
-    printf -v stamped '[%4d.%02d] %s' $((us / 1000000)) $((us / 10000 % 100)) "$line"
-    echo "$stamped" >> "$log"
-    [[ ${VM_QUIET:-0} == 1 ]] || echo "$stamped"
-  done < "$work/console"
-) &
-console_pid=$!
+boot_once() {
+  local limit=$((deadline - SECONDS)) guest_limit
+  ((limit > 0)) || return 1
+  # The guest gives up first (leaving time to save dmesg and report), the host only if that fails.
+  guest_limit=$(( limit > 120 ? limit - 60 : limit / 2 ))
+  rm -f "$work/console"
+  mkfifo "$work/console"
+  (
+    while IFS= read -r line || [[ -n $line ]]; do
+      line=${line%$'\r'}
+      us=$(( ${EPOCHREALTIME/./} - ${started/./} ))
+      printf -v stamped '[%4d.%02d] %s' $((us / 1000000)) $((us / 10000 % 100)) "$line"
+      echo "$stamped" >> "$log"
+      [[ ${VM_QUIET:-0} == 1 ]] || echo "$stamped"
+    done < "$work/console"
+  ) &
+  console_pid=$!
+  timeout --kill-after=10 "$limit" "${qemu_cmd[@]}" -append "$append bn_timeout=$guest_limit" \
+    < /dev/null > "$work/console" 2>&1 &
+  timeout_pid=$!
+  qemu_status=0
+  wait "$timeout_pid" || qemu_status=$?
+  timeout_pid=""
+  wait "$console_pid" || true
+  console_pid=""
+}
 
 echo "run-guest: booting kernel $kernel for $script (limit ${host_limit} s, results in $results)"
-timeout --kill-after=10 "$host_limit" "${qemu_cmd[@]}" < /dev/null > "$work/console" 2>&1 &
-timeout_pid=$!
-qemu_status=0
-wait "$timeout_pid" || qemu_status=$?
-timeout_pid=""
-wait "$console_pid" || true
-console_pid=""
+qemu_status=124
+boot_once || true
+if [[ -e $results/reboot-requested ]] && (( qemu_status != 124 && qemu_status != 137 )); then
+  first=$(( (${EPOCHREALTIME/./} - ${started/./}) / 100000 ))
+  echo "run-guest: the guest asked for a reboot after $((first / 10)).$((first % 10)) s; booting it once more"
+  mv "$results/reboot-requested" "$results/rebooted"
+  echo "[run-guest] ----- reboot: second boot" >> "$log"
+  qemu_status=124
+  boot_once || true
+  if [[ -e $results/reboot-requested ]]; then
+    echo "run-guest: the second boot asked for another reboot; only one is made" >&2
+    qemu_status=0
+  fi
+fi
 us=$(( ${EPOCHREALTIME/./} - ${started/./} ))
 elapsed=$((us / 1000000)).$((us / 100000 % 10))
 

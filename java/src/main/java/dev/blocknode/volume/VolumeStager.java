@@ -20,6 +20,7 @@ import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.DeviceIdentity;
 import dev.blocknode.transport.KeyedLocks;
 import dev.blocknode.transport.Transport;
 import dev.blocknode.transport.Transports;
@@ -133,7 +134,7 @@ public final class VolumeStager {
         }
         StageRetryRules.requireSameDevice(record, transport, attachRequest);
         StageRetryRules.requireCompatible(record, capability, requestedFs, capabilityBinds(record, staging));
-        return record.getPhase() == StagePhase.STAGED && stillStaged(record, staging);
+        return record.getPhase() == StagePhase.STAGED && stillStaged(record, staging, transport);
     }
 
     /**
@@ -509,13 +510,30 @@ public final class VolumeStager {
                 || (record.hasMount() && holdsMountOf(staging, StagingRecords.usedNumber(record)));
     }
 
-    /** True when what the record says is staged is really in place (after a restart, it may not be). */
-    private boolean stillStaged(StagingRecord record, Path staging) throws VolumeException {
+    /** True when what the record says is staged is really in place (after a restart or a reboot, it may not be). */
+    private boolean stillStaged(StagingRecord record, Path staging, Transport transport) throws VolumeException {
         DeviceNumber number = StagingRecords.usedNumber(record);
-        if (!host.blockDevices().exists(number)) {
+        if (!host.blockDevices().exists(number) || numberNowNamesAnotherDevice(record, transport)) {
             return false;
         }
         return record.hasBlock() || holdsMountOf(staging, number);
+    }
+
+    /**
+     * True when the transport recognizes the device at the recorded number as another one than the record's
+     * (their identities differ). The kernel hands device numbers out afresh at every boot: after a reboot, a map
+     * a restage of another volume made may have the number this record names, and a raw block volume (which no
+     * staging mount ties to its device) would otherwise be taken as staged on it, and published with the other
+     * volume's data. A device the transport does not recognize, or a record without an identity, proves nothing.
+     */
+    private boolean numberNowNamesAnotherDevice(StagingRecord record, Transport transport) throws VolumeException {
+        String recorded = record.getDevice().getIdentity();
+        if (recorded.isEmpty()) {
+            return false;
+        }
+        return transport.attachmentOf(StagingRecords.deviceNumber(record))
+                .filter(now -> DeviceIdentity.provablyDifferent(recorded, now.identity()))
+                .isPresent();
     }
 
     private boolean holdsMountOf(Path staging, DeviceNumber number) throws VolumeException {
