@@ -28,8 +28,9 @@ public class IscsiAdm {
 
     private static final Logger LOG = Logger.getLogger(IscsiAdm.class.getName());
 
-    /** iscsiadm's exit statuses that are answers rather than failures (open-iscsi's iscsi_err.h). */
+    /** A walk of the node database that met a changing entry (open-iscsi's iscsi_err.h): run once more. */
     static final int DATABASE_FAILURE = 6;
+    /** iscsiadm's exit statuses that are answers rather than failures (iscsi_err.h). */
     static final int SESSION_EXISTS = 15;
     static final int NO_OBJECTS_FOUND = 21;
     static final int LOGIN_AUTH_FAILED = 24;
