@@ -25,6 +25,7 @@ import dev.blocknode.transport.Transports;
 import dev.blocknode.transport.fc.FcTransport;
 import dev.blocknode.transport.iscsi.IscsiTransport;
 import dev.blocknode.transport.iscsi.LoginJournal;
+import dev.blocknode.transport.san.ScanJournal;
 import dev.blocknode.transport.local.LocalTransport;
 import dev.blocknode.transport.san.FenceSettings;
 import dev.blocknode.transport.san.MultipathMapCount;
@@ -100,14 +101,17 @@ public final class Plugin implements AutoCloseable {
      * PVs with, so that a transport added here is one it knows.
      */
     public static Transports transports(Host host, DeviceWaiter waiter, FenceSettings fence, StagedVolumes staged) {
-        return transports(host, waiter, fence, staged, LoginJournal.NONE);
+        return transports(host, waiter, fence, staged, LoginJournal.NONE, ScanJournal.NONE);
     }
 
-    /** The plugin's own transports: what they log in to is journaled in the state directory for the sweep. */
+    /**
+     * The plugin's own transports: what they log in to and scan in is journaled in the state directory for the
+     * sweep.
+     */
     static Transports transports(Host host, DeviceWaiter waiter, FenceSettings fence, StagedVolumes staged,
-                                 LoginJournal journal) {
+                                 LoginJournal journal, ScanJournal scans) {
         return new Transports(List.of(new LocalTransport(host), new FcTransport(host, waiter, fence),
-                new IscsiTransport(host, host.paths().iscsiDatabase(), waiter, fence, journal),
+                new IscsiTransport(host, host.paths().iscsiDatabase(), waiter, fence, journal, scans),
                 new NvmeTcpTransport(host, waiter, staged)));
     }
 
@@ -122,7 +126,7 @@ public final class Plugin implements AutoCloseable {
         DeviceWaiter waiter = deviceWaiting.waiter();
         FenceSettings fence = FenceSettings.of(config.fencing().takeoverAfter());
         Transports transports = transports(host, waiter, fence, new RecordedStagedVolumes(store),
-                LoginJournal.in(config.stateDir()));
+                LoginJournal.in(config.stateDir()), ScanJournal.in(config.stateDir()));
         VolumeFences.Settings fencing = VolumeFences.Settings.of(config.nodeId(), config.fencing().renewInterval());
         NodeVolumes volumes = new NodeVolumes(host, paths, store, transports,
                 FilesystemType.byName(config.defaultFsType()).orElseThrow(), config.fsck(), fencing,

@@ -15,6 +15,10 @@ public final class PathSweeps {
     public static final String SESSION = "session";
     /** The node record of such a session (or one whose session was already gone), deleted. */
     public static final String NODE_RECORD = "node_record";
+    /** A SCSI disk of a LUN blocknode scanned in that no record names and nothing mounts or holds, deleted. */
+    public static final String DISK = "disk";
+    /** The multipath map over such disks alone, opened by nobody, flushed and removed. */
+    public static final String MAP = "map";
     public static final String REMOVED = "removed";
     public static final String FAILED = "failed";
 
@@ -35,7 +39,10 @@ public final class PathSweeps {
         return Counter.builder(NAME)
                 .description("leftovers the repair loop's sweep removed because no staging record names them and"
                         + " blocknode's own journal proves it made them, by kind: session (an iSCSI session that"
-                        + " carried no disk, logged out), node_record (its iSCSI node record, deleted); by outcome:"
+                        + " carried no disk, logged out), node_record (its iSCSI node record, deleted), disk (a SCSI"
+                        + " disk of a LUN blocknode scanned in that nothing mounts or holds, deleted), map (the"
+                        + " multipath map over"
+                        + " such disks alone, opened by nobody, flushed); by outcome:"
                         + " removed, failed (left; tried again on the next pass)")
                 .tags("transport", transport, "kind", kind, "outcome", outcome)
                 .register(Metrics.globalRegistry);

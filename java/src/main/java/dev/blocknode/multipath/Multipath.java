@@ -202,6 +202,24 @@ public final class Multipath {
         }
     }
 
+    /**
+     * How many times the map is open now, as device-mapper counts it ({@code dmsetup info}): a process that opened
+     * it without O_EXCL (a raw block user, a test's file descriptor) is counted here and nowhere in sysfs.
+     */
+    public int openCount(MultipathMap map) throws IOException {
+        Command command = Command.of("dmsetup", "info", "-c", "--noheadings", "-o", "open", map.name())
+                .withTimeout(TOOL_TIMEOUT);
+        CommandResult result = commands.run(command);
+        if (!result.succeeded()) {
+            throw new CommandException(command, result, command.display() + " failed: " + result.diagnostic(), null);
+        }
+        try {
+            return Integer.parseInt(result.stdout().strip());
+        } catch (NumberFormatException e) {
+            throw new IOException(command.display() + " answered no open count", e);
+        }
+    }
+
     /** Has multipathd re-read the size of the map's paths (after each path was rescanned). */
     public void resize(MultipathMap map) throws IOException {
         Command command = Command.of("multipathd", "resize", "map", map.name()).withTimeout(TOOL_TIMEOUT);

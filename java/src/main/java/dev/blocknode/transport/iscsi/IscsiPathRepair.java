@@ -15,6 +15,7 @@ import dev.blocknode.transport.RetryBackoff;
 import dev.blocknode.transport.san.AttachedLun;
 import dev.blocknode.transport.san.LunAttacher;
 import dev.blocknode.transport.san.SanStack;
+import dev.blocknode.transport.san.ScanJournal;
 
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -74,9 +75,11 @@ final class IscsiPathRepair {
     private final SanStack san;
     private final KeyedLocks<IscsiPath> sessionLocks;
     private final RetryBackoff<IscsiPath> failedLogins;
+    private final ScanJournal scans;
 
     IscsiPathRepair(IscsiSessions sessions, IscsiAdm iscsiadm, NodeRecordFiles records, DeviceWaiter waiter,
-                    SanStack san, KeyedLocks<IscsiPath> sessionLocks, LongSupplier nanoTime) {
+                    SanStack san, KeyedLocks<IscsiPath> sessionLocks, ScanJournal scans, LongSupplier nanoTime) {
+        this.scans = scans;
         this.sessions = sessions;
         this.iscsiadm = iscsiadm;
         this.records = records;
@@ -152,6 +155,10 @@ final class IscsiPathRepair {
                 held.add(sessionLocks.lock(path)); // held to the end: no unstage of another volume logs it out unscanned
                 loginAgain(volumeId, path, spec.lun()).ifPresentOrElse(a -> serving.put(path, a),
                         () -> failed.add(path.portal() + ": " + failedLogins.lastFailure(path).orElse("not logged in")));
+            }
+            for (IscsiPath path : serving.keySet()) {
+                // The repair may scan the LUN on any of them: the proof the leftover sweep needs, durably first.
+                scans.record(IscsiLeftoverLuns.entry(path, spec.lun()));
             }
             List<ScsiAddress> addresses = List.copyOf(serving.values());
             PathRepair lunRepair = serving.isEmpty() ? PathRepair.NONE

@@ -22,8 +22,10 @@ import dev.blocknode.transport.PathReport;
 import dev.blocknode.transport.Transport;
 import dev.blocknode.transport.san.AttachedLun;
 import dev.blocknode.transport.san.FenceSettings;
+import dev.blocknode.transport.san.LeftoverLunSweep;
 import dev.blocknode.transport.san.LunAttacher;
 import dev.blocknode.transport.san.SanStack;
+import dev.blocknode.transport.san.ScanJournal;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -70,11 +72,14 @@ public final class IscsiTransport implements Transport {
     private final IscsiPathRepair pathRepair;
     private final LoginJournal journal;
     private final OrphanSessionSweep sweep;
+    private final ScanJournal scans;
+    private final LeftoverLunSweep leftovers;
 
     public IscsiTransport(Host host, Path iscsiDatabase, DeviceWaiter waiter, FenceSettings fence,
-                          LoginJournal journal) {
+                          LoginJournal journal, ScanJournal scans) {
         this(host, new IscsiAdm(host.commands()), new NodeRecordFiles(iscsiDatabase), SysfsWriter.DIRECT,
-                waiter, MultipathDaemon.of(host.commands()), LunAttacher.Timeouts.DEFAULTS, fence, journal);
+                waiter, MultipathDaemon.of(host.commands()), LunAttacher.Timeouts.DEFAULTS, fence, journal, scans,
+                System::nanoTime);
     }
 
     public IscsiTransport(Host host, IscsiAdm iscsiadm, NodeRecordFiles records, SysfsWriter writer,
@@ -85,30 +90,41 @@ public final class IscsiTransport implements Transport {
     public IscsiTransport(Host host, IscsiAdm iscsiadm, NodeRecordFiles records, SysfsWriter writer,
                           DeviceWaiter waiter, MultipathDaemon daemon, LunAttacher.Timeouts timeouts,
                           FenceSettings fence) {
-        this(host, iscsiadm, records, writer, waiter, daemon, timeouts, fence, LoginJournal.NONE, System::nanoTime);
+        this(host, iscsiadm, records, writer, waiter, daemon, timeouts, fence, LoginJournal.NONE, ScanJournal.NONE,
+                System::nanoTime);
     }
 
     public IscsiTransport(Host host, IscsiAdm iscsiadm, NodeRecordFiles records, SysfsWriter writer,
                           DeviceWaiter waiter, MultipathDaemon daemon, LunAttacher.Timeouts timeouts,
                           FenceSettings fence, LoginJournal journal) {
-        this(host, iscsiadm, records, writer, waiter, daemon, timeouts, fence, journal, System::nanoTime);
+        this(host, iscsiadm, records, writer, waiter, daemon, timeouts, fence, journal, ScanJournal.NONE,
+                System::nanoTime);
+    }
+
+    public IscsiTransport(Host host, IscsiAdm iscsiadm, NodeRecordFiles records, SysfsWriter writer,
+                          DeviceWaiter waiter, MultipathDaemon daemon, LunAttacher.Timeouts timeouts,
+                          FenceSettings fence, LoginJournal journal, ScanJournal scans) {
+        this(host, iscsiadm, records, writer, waiter, daemon, timeouts, fence, journal, scans, System::nanoTime);
     }
 
     /** With the clock the path repair's login back-off is measured on (tests move it by hand). */
     IscsiTransport(Host host, IscsiAdm iscsiadm, NodeRecordFiles records, SysfsWriter writer, DeviceWaiter waiter,
                    MultipathDaemon daemon, LunAttacher.Timeouts timeouts, FenceSettings fence, LoginJournal journal,
-                   LongSupplier nanoTime) {
+                   ScanJournal scans, LongSupplier nanoTime) {
         this.journal = journal;
+        this.scans = scans;
         this.iscsiadm = iscsiadm;
         this.records = records;
         this.sessions = new IscsiSessions(host.paths());
         this.san = new SanStack(host, writer, waiter, daemon, timeouts, fence);
         this.waiter = waiter;
         this.daemon = daemon;
-        this.pathRepair = new IscsiPathRepair(sessions, iscsiadm, records, waiter, san, sessionLocks, nanoTime);
+        this.pathRepair = new IscsiPathRepair(sessions, iscsiadm, records, waiter, san, sessionLocks, scans, nanoTime);
         PathRepairs.register(NAME, PathRepairs.LUN_PATH);
         PathRepairs.register(NAME, PathRepairs.SESSION);
         this.sweep = new OrphanSessionSweep(sessions, iscsiadm, records, sessionLocks, journal);
+        this.leftovers = san.leftoverSweep(scans);
+        LeftoverLunSweep.register(NAME);
     }
 
     @Override
@@ -146,6 +162,8 @@ public final class IscsiTransport implements Transport {
                 int[] channelAndTarget = session.channelAndTarget();
                 ScsiAddress address = new ScsiAddress(session.host(), channelAndTarget[0], channelAndTarget[1],
                         spec.lun());
+                // The proof the leftover sweep needs that a disk at this address is blocknode's, durably first.
+                scans.record(IscsiLeftoverLuns.entry(path, spec.lun()));
                 if (san.targetedScan().bringIn(request.volumeId(), address)) {
                     scanned.add(address);
                     LOG.info(() -> "volume " + request.volumeId() + ": scanned " + address + " on " + path);
@@ -273,10 +291,23 @@ public final class IscsiTransport implements Transport {
         }
     }
 
-    /** Sessions and node records blocknode made that nothing names any more ({@link OrphanSessionSweep}). */
+    /**
+     * What blocknode made that nothing names any more: first the disks and maps of LUNs it scanned in
+     * ({@link LeftoverLunSweep}), then the sessions and node records it logged in with ({@link OrphanSessionSweep}),
+     * so that a session left carrying only such a disk is logged out in the same pass.
+     */
     @Override
     public OrphanSweep sweepOrphans(OrphanSweep.Recorded recorded) throws VolumeException {
-        return sweep.sweep(recorded);
+        OrphanSweep luns = leftovers.sweep(NAME, new IscsiLeftoverLuns(recorded, sessions, sessionLocks));
+        OrphanSweep sessionsSwept = sweep.sweep(recorded);
+        if (luns.equals(OrphanSweep.NONE)) {
+            return sessionsSwept;
+        }
+        List<String> removed = new ArrayList<>(luns.removed());
+        removed.addAll(sessionsSwept.removed());
+        List<String> kept = new ArrayList<>(luns.kept());
+        kept.addAll(sessionsSwept.kept());
+        return new OrphanSweep(removed, kept);
     }
 
     @Override
@@ -293,6 +324,7 @@ public final class IscsiTransport implements Transport {
         for (String portal : ContextList.items(portals)) {
             IscsiPath path = new IscsiPath(iqn, Portal.parse(portal), iface);
             try (KeyedLocks.Held ignored = sessionLocks.lock(path)) {
+                forgetScan(path, attachment.details().get(DETAIL_LUN));
                 logOutIfUnused(path);
             } catch (IOException e) {
                 failures.add(path + ": " + e.getMessage());
@@ -356,6 +388,7 @@ public final class IscsiTransport implements Transport {
         san.scanUndo().removeUnheld(volumeId, scanned, "the refused or interrupted attach");
         for (IscsiPath path : spec.paths()) {
             try (KeyedLocks.Held ignored = sessionLocks.lock(path)) {
+                forgetScanIfGone(path, spec.lun());
                 logOutIfUnused(path);
             } catch (IOException e) {
                 LOG.warning(() -> "volume " + volumeId + ": cannot log out of " + path + " after the refused attach: "
@@ -388,6 +421,39 @@ public final class IscsiTransport implements Transport {
         LOG.info(() -> "logged in to " + path);
         return waiter.within(SESSION_APPEARS, "the iSCSI session of " + path + " in sysfs",
                 () -> sessions.find(path));
+    }
+
+    /**
+     * After a release that took every disk of the LUN away: its scan journal entry through {@code path} goes too. A
+     * record without the LUN's number (older than it) leaves the entry to the sweep, which drops an entry whose target
+     * has no disk at its LUN. Called with the path's lock held.
+     */
+    private void forgetScan(IscsiPath path, String lun) {
+        try {
+            if (lun != null) {
+                scans.forget(IscsiLeftoverLuns.entry(path, Long.parseLong(lun)));
+            }
+        } catch (NumberFormatException | IOException e) {
+            LOG.warning(() -> "cannot drop the scan journal's entry of LUN " + lun + " of " + path + " (the sweep drops"
+                    + " it): " + e.getMessage());
+        }
+    }
+
+    /**
+     * After an undo, which leaves a disk something holds: the scan journal entry goes only when the LUN has no disk
+     * behind the path any more, so that the sweep may take away a disk that stayed once nothing needs it. Called with
+     * the path's lock held.
+     */
+    private void forgetScanIfGone(IscsiPath path, long lun) throws IOException {
+        Optional<IscsiSessions.Session> session = sessions.find(path);
+        if (session.isPresent()) {
+            int[] channelAndTarget = session.get().channelAndTarget();
+            if (san.devices().diskAt(new ScsiAddress(session.get().host(), channelAndTarget[0], channelAndTarget[1],
+                    lun)).isPresent()) {
+                return;
+            }
+        }
+        scans.forget(IscsiLeftoverLuns.entry(path, lun));
     }
 
     /** Logs out only when the session carries no LUN device any more; another volume may still use it. */

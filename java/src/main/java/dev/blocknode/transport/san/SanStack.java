@@ -43,9 +43,11 @@ public final class SanStack {
     private final ScanUndo scanUndo;
     private final LunFencing fencing;
     private final LunPathRepair pathRepair;
+    private final Host host;
 
     public SanStack(Host host, SysfsWriter writer, DeviceWaiter waiter, MultipathDaemon daemon,
                     LunAttacher.Timeouts timeouts, FenceSettings fence) {
+        this.host = host;
         this.hosts = new ScsiHosts(host.paths(), writer);
         this.devices = new ScsiDevices(host.paths(), writer, host.blockDevices());
         this.attacher = LunAttacher.on(host, devices, waiter, daemon, timeouts);
@@ -86,6 +88,11 @@ public final class SanStack {
 
     public LunPathRepair pathRepair() {
         return pathRepair;
+    }
+
+    /** The sweep of the disks and maps of LUNs that {@code journal} proves were scanned in and nothing needs. */
+    public LeftoverLunSweep leftoverSweep(ScanJournal journal) {
+        return new LeftoverLunSweep(journal, devices, attacher, host.blockDevices(), host.paths());
     }
 
     /**
