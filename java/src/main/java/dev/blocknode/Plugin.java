@@ -173,7 +173,8 @@ public final class Plugin implements AutoCloseable {
         Gauge.builder("blocknode_path_sweep_kept", sweptBeside, s -> s.kept().size())
                 .description("leftovers the repair loop's last sweep found that no staging record names, but left"
                         + " alone because blocknode cannot prove it may remove them (a session that carries a disk, a"
-                        + " logout that failed); the log and NodeGetStorageHealth name them").register(registry);
+                        + " logout that failed, a LUN's map that is open or mounted); the log and NodeGetStorageHealth"
+                        + " name them").register(registry);
         Gauge.builder("blocknode_device_waits_event_driven", deviceWaiting, w -> w.eventDriven() ? 1 : 0)
                 .description("1 while device waits end on kernel uevents, 0 while they only poll").register(registry);
         BuildInfo.register(registry.getPrometheusRegistry(), Version.current(), config.nodeId());
