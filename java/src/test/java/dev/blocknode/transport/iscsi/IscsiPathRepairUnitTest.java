@@ -35,6 +35,7 @@ import java.util.Optional;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -78,7 +79,8 @@ class IscsiPathRepairUnitTest {
                 new Host(sysfs.paths(), commands, new QueryOnlyMounter(), new RecordingBlockDevices(sysfs.paths())),
                 new IscsiAdm(commands), new NodeRecordFiles(database), sysfs, clock.waiter(), () -> true,
                 new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)),
-                FenceSettings.DEFAULTS, LoginJournal.NONE, ScanJournal.NONE, () -> Duration.between(Instant.EPOCH, clock.instant()).toNanos());
+                FenceSettings.DEFAULTS, LoginJournal.NONE, ScanJournal.in(temp.resolve("state")),
+                () -> Duration.between(Instant.EPOCH, clock.instant()).toNanos());
         sysfs.presentLun(new ScsiAddress(3, 0, 0, 3), "sdb", new DeviceNumber(8, 16), "naa." + NAA, null);
         sysfs.presentLun(new ScsiAddress(4, 0, 0, 3), "sdc", new DeviceNumber(8, 32), "naa." + NAA, null);
         for (int i = 0; i < 2; i++) {
@@ -127,6 +129,29 @@ class IscsiPathRepairUnitTest {
     private double counted(String kind, String outcome) {
         return registry.get(PathRepairs.NAME).tags("transport", "iscsi", "kind", kind, "outcome", outcome).counter()
                 .count();
+    }
+
+    /**
+     * The repair writes the scan journal's entry of each session it may scan the LUN on before it scans: with the
+     * journal unwritable (its directory replaced by a file), nothing is scanned.
+     */
+    @Test
+    void noRepairScanIsMadeWhoseJournalEntryCannotBeWritten() throws Exception {
+        assertEquals(2, ScanJournal.in(temp.resolve("state")).all("iscsi").size(), "the stage journaled both portals");
+        Path journal = temp.resolve("state").resolve(ScanJournal.DIRECTORY);
+        try (var entries = Files.list(journal)) {
+            for (Path entry : entries.toList()) {
+                Files.delete(entry);
+            }
+        }
+        Files.delete(journal);
+        Files.writeString(journal, "not a directory");
+        sessionTwoGone("sdc");
+        sysfs.presentLun(new ScsiAddress(5, 0, 0, 3), "sdd", new DeviceNumber(8, 48), "naa." + NAA, null);
+        iscsiadm.expectLogin(PORTALS[1], 3, 5);
+        assertThrows(dev.blocknode.outcome.VolumeException.class, () -> transport.repairPaths(volume(3), staged));
+        assertEquals(List.of(), writesSinceStage().stream().filter(w -> w.contains("scan")).toList());
+        assertFalse(sysfs.hasDisk("sdd"));
     }
 
     @Test
