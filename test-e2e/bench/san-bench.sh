@@ -26,6 +26,10 @@ export GUEST_SAN_LUKS_ROUNDS=${SAN_LUKS_ROUNDS:-3}
 # Figure h's outage (README.md, "Figure h"): every path cut for SAN_OUTAGE_S seconds while the N volumes are
 # published (0: not run); the smoke run of make test holds it 20 s.
 export GUEST_SAN_OUTAGE_S=${SAN_OUTAGE_S:-60}
+# The repair loop's cost with healthy volumes (README.md, "Figure h"): the plugin's CPU over SAN_IDLE_S seconds idle,
+# with no volume and with the N published (0: not measured; the smoke run takes 5 s each). SAN_JFR=1: a flight
+# recording of each stage burst and its waits (guest/san-bench.sh, GUEST_SAN_JFR).
+export GUEST_SAN_IDLE_S=${SAN_IDLE_S:-60} GUEST_SAN_JFR=${SAN_JFR:-0}
 # Figure i (README.md, "Figure i"): SAN_PEER_N, its N (blanks between them; empty: not run), SAN_PEER_ROUNDS
 # rounds each; SAN_PEER_ARGS, more flags for the harness ("-max-parallel 64": gobrick's default is 5 in flight).
 # Its harness (gobrick-attach/: Dell's gobrick, from the module cache or the Go module proxy,
@@ -45,7 +49,7 @@ largest=$(tr ' ' '\n' <<<"$GUEST_SAN_N $GUEST_SAN_PEER_N" | sort -n | tail -n 1)
 total=$(( $(echo $GUEST_SAN_N 0 | tr ' ' '+') + 2 * GUEST_SAN_PEER_ROUNDS * ($(echo $GUEST_SAN_PEER_N 0 | tr ' ' '+')) ))
 # Generous bounds, scaled to the volumes (TCG: seconds per volume, the target included): a hang still ends.
 # Figure j: under 3 minutes a round (two stages and two restages, 128 MiB of I/O each) on a busy host.
-outages=$(( $(wc -w <<<"$GUEST_SAN_N") * (GUEST_SAN_OUTAGE_S + 120) ))
+outages=$(( $(wc -w <<<"$GUEST_SAN_N") * (GUEST_SAN_OUTAGE_S + 120 + 2 * GUEST_SAN_IDLE_S) ))
 export GUEST_SCENARIO_TIMEOUT=${GUEST_SCENARIO_TIMEOUT:-$((600 + 12 * total + 180 * GUEST_SAN_LUKS_ROUNDS + outages))}
 export VM_TIMEOUT=${VM_TIMEOUT:-$((GUEST_SCENARIO_TIMEOUT + 300))}
 export GUEST_CSI_TIMEOUT=${GUEST_CSI_TIMEOUT:-$((240 + 3 * ${largest:-0}))}
@@ -61,6 +65,10 @@ rc=0
 VM_QUIET=1 bash "$REPO/test-e2e/vm/e2e.sh" san:san-bench || rc=$?
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 results=$vm_work/results/san/san-bench
+# SAN_JFR=1: each stage burst's flight recording read here, beside it (jfr-waits.sh; in the guest it took 90 s).
+for jfr in "$results"/stage-*.jfr; do
+  [[ -f $jfr ]] && bash "$(dirname "${BASH_SOURCE[0]}")/jfr-waits.sh" "$jfr" > "${jfr%.jfr}-jfr.txt" 2>&1
+done
 
 bash "$(dirname "${BASH_SOURCE[0]}")/san-report.sh" "$results" "$rc" "$load_before" "$load_after" "$guests_before" \
   > "$OUT/san-results.md"

@@ -46,6 +46,50 @@ uevents_now() { local n; n=$(grep -c '^KERNEL\[' "$UEVENTS" 2>/dev/null); echo "
 # The plugin's CPU seconds (user + system) so far, in clock ticks.
 plugin_ticks() { awk '{print $14 + $15}' "/proc/$PLUGIN_PID/stat"; }
 
+# ------------------------------------------------------------------------ the repair loop's idle cost
+
+# GUEST_SAN_IDLE_S (default 5; make bench-san: SAN_IDLE_S, default 60; 0 skips it): the plugin's CPU over an
+# idle window of that length, twice per N: with the N volumes published and idle (after the stats sweep), and
+# after the drain, with no volume left (the same warm JVM: before the burst it was still finishing its start).
+# The repair loop runs its passes in both at the same interval; with no volume a pass only reads the (empty)
+# staging records and sweeps for orphans, so the second window is what the idle JVM and its fixed threads cost
+# (uevent reader, timers, GC) and the difference is what the N volumes add:
+# per volume and pass, difference / (N * passes), passes = window / interval (healthy volumes make each pass
+# short against the interval). The repair loop's own share cannot be switched off at runtime; this is the part
+# of it that grows with the volumes.
+IDLE_S=${GUEST_SAN_IDLE_S:-5}
+IDLE_BASE_MS=0; IDLE_N_MS=0
+idle_cpu_ms() { # seconds: the plugin's CPU ms over that many seconds of nothing asked of it
+  local k0 k1 tck
+  tck=$(getconf CLK_TCK)
+  k0=$(plugin_ticks); sleep "$1"; k1=$(plugin_ticks)
+  echo $(( (k1 - k0) * 1000 / tck ))
+}
+# The line of figures: per volume-pass microseconds, and the share of one core at 100 volumes and the default
+# 30 s interval (the fixed idle rate plus 100 volumes' passes at one per 30 s).
+idle_report() { # n
+  local n=$1 interval=${GUEST_SAN_REPAIR_INTERVAL:-5}
+  awk -v n="$n" -v w="$IDLE_S" -v i="$interval" -v b="$IDLE_BASE_MS" -v v="$IDLE_N_MS" 'BEGIN {
+    passes = w / i; per = (v - b) * 1000 / (n * passes); if (per < 0) per = 0
+    share = (b / w + per / 1000 * 100 / 30) / 1000 * 100
+    printf "idle_s=%d repair_interval_s=%d idle_base_ms=%d idle_n_ms=%d volume_pass_us=%d core_share_100_at_30s_pct=%.3f", w, i, b, v, per, share
+  }'
+}
+
+# GUEST_SAN_JFR=1: a flight recording of the plugin over each stage burst (jcmd JFR.start/JFR.stop around it,
+# outside the timed span), written to $VM_RESULTS/stage-N.jfr. test-e2e/bench/jfr-waits.sh reads it on the host
+# (make bench-san does, into stage-N-jfr.txt): hot methods, and the wall-clock waits of the stage threads by the
+# blocknode frames they waited in. Reading it in the guest took 90 s under TCG. The recording slows the burst a
+# little: the row says jfr=1.
+JFR=${GUEST_SAN_JFR:-0}
+JCMD=$JAVA_HOME/bin/jcmd
+jfr_start() { ((JFR)) || return 0; "$JCMD" "$PLUGIN_PID" JFR.start name=stage settings=profile >/dev/null; }
+jfr_stop() { # n
+  ((JFR)) || return 0
+  "$JCMD" "$PLUGIN_PID" JFR.stop name=stage filename="$VM_RESULTS/stage-$1.jfr" >/dev/null || return
+  echo "  flight recording of the stage burst: stage-$1.jfr (read it with test-e2e/bench/jfr-waits.sh)"
+}
+
 # The multipath maps and SCSI disks of the node right now.
 count_of() { local n=0 p; for p in "$@"; do [[ -e $p ]] && n=$((n + 1)); done; echo "$n"; }
 maps_now() { count_of /sys/block/dm-*; }
@@ -216,14 +260,17 @@ plugin_run() {
   local n=$1 c0 c1 c2 u0 u1 u2 k0 k1 tck hwm stage_ms stage_pct unstage_ms unstage_pct pub_ms pub_pct unpub_ms
   tck=$(getconf CLK_TCK)
   echo 5 > "/proc/$PLUGIN_PID/clear_refs"
+  jfr_start || return
   c0=$(commands_now); u0=$(uevents_now); k0=$(plugin_ticks)
   burst stage "$n" || return
   stage_ms=$BURST_MS; stage_pct=$BURST_PCT
   c1=$(commands_now); u1=$(uevents_now)
+  jfr_stop "$n" || return
   staged_whole "$n" || return
   burst publish "$n" || return
   pub_ms=$BURST_MS; pub_pct=$BURST_PCT
   stats_sweep "$n" || return
+  ((IDLE_S > 0)) && IDLE_N_MS=$(idle_cpu_ms "$IDLE_S")
   ((OUTAGE_S > 0)) && { outage "$n" || return; }
   burst unpublish "$n" || return
   unpub_ms=$BURST_MS
@@ -231,7 +278,13 @@ plugin_run() {
   burst unstage "$n" || return
   unstage_ms=$BURST_MS; unstage_pct=$BURST_PCT
   k1=$(plugin_ticks)
+  k1=$(( k1 - IDLE_N_MS * $(getconf CLK_TCK) / 1000 )) # the idle window is not part of the cycle's work
   hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$PLUGIN_PID/status")
+  if ((IDLE_S > 0)); then
+    IDLE_BASE_MS=$(idle_cpu_ms "$IDLE_S")
+    echo "  idle CPU over $IDLE_S s, repair loop every ${GUEST_SAN_REPAIR_INTERVAL:-5} s: $IDLE_N_MS ms with $n published," \
+         "$IDLE_BASE_MS ms after the drain (no volume): $(idle_report "$n")"
+  fi
   udevadm settle --timeout=60
   u2=$(uevents_now)
   local stage_cmds drain_cmds
@@ -244,7 +297,8 @@ plugin_run() {
     "$unpub_ms" "$unstage_ms" "${unstage_pct// //}" "$hwm" $(( (k1 - k0) * 1000 / tck )) $((u1 - u0)) $((u2 - u1)) \
     "$(tr ' ' ',' <<<"${stage_cmds% }")" "$(tr ' ' ',' <<<"${drain_cmds% }")" "$OUTAGE_S" "$OUTAGE_FAILED_MS" \
     "$OUTAGE_RECOVERED_MS" "$(nproc)" \
-    "$(awk '/MemTotal/ {print int($2 / 1024)}' /proc/meminfo)" | tee -a "$VM_RESULTS/san-bench.txt"
+    "$(awk '/MemTotal/ {print int($2 / 1024)}' /proc/meminfo)" |
+    sed "s/\$/ jfr=$JFR $( ((IDLE_S > 0)) && idle_report "$n")/" | tee -a "$VM_RESULTS/san-bench.txt"
 }
 
 # Nothing of the run left on the node: no session, disk, map, node record, mount, staging record.

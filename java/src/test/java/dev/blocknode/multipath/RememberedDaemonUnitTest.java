@@ -11,6 +11,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -18,11 +19,22 @@ class RememberedDaemonUnitTest {
 
     private final ScriptedCommandRunner commands = new ScriptedCommandRunner();
     private final ManualClock clock = new ManualClock();
-    private final MultipathDaemon daemon = new RememberedDaemon(commands, clock);
+    /** The questions no caller waits for, run by {@link #runBackground()} when the test says. */
+    private final List<Runnable> background = Collections.synchronizedList(new ArrayList<>());
+    private final RememberedDaemon daemon = new RememberedDaemon(commands, clock, background::add);
 
     @AfterEach
     void everyScriptedCommandRan() {
         commands.assertAllConsumed();
+    }
+
+    private void runBackground() {
+        List<Runnable> now;
+        synchronized (background) {
+            now = new ArrayList<>(background);
+            background.clear();
+        }
+        now.forEach(Runnable::run);
     }
 
     @Test
@@ -32,9 +44,44 @@ class RememberedDaemonUnitTest {
             assertTrue(daemon.isRunning());
             clock.advance(Duration.ofMillis(100));
         }
-        commands.expect("multipathd", "show", "daemon").succeeds("pid 812 idle\n");
+        assertEquals(List.of(), background);
+    }
+
+    @Test
+    void anAgedRunningAnswerIsUsedWhileTheDaemonIsAskedAgainInTheBackground() {
+        commands.expect("multipathd", "show", "daemon").succeeds("pid 812 running\n");
+        assertTrue(daemon.isRunning());
         clock.advance(RememberedDaemon.RUNNING_KEPT);
-        assertTrue(daemon.isRunning(), "an answer older than " + RememberedDaemon.RUNNING_KEPT + " is asked again");
+        for (int volume = 0; volume < 20; volume++) {
+            assertTrue(daemon.isRunning(), "no stage of a burst waits for the question");
+        }
+        assertEquals(1, background.size(), "one question for all of them");
+        commands.expect("multipathd", "show", "daemon").succeeds("pid 812 idle\n");
+        runBackground();
+        assertTrue(daemon.isRunning());
+        assertEquals(List.of(), background, "the new answer is fresh");
+    }
+
+    @Test
+    void aDaemonFoundGoneInTheBackgroundIsAskedAgainByTheNextCaller() {
+        commands.expect("multipathd", "show", "daemon").succeeds("pid 812 running\n");
+        assertTrue(daemon.isRunning());
+        clock.advance(RememberedDaemon.RUNNING_KEPT);
+        assertTrue(daemon.isRunning());
+        commands.expect("multipathd", "show", "daemon").fails(1, "error -111 receiving packet");
+        runBackground();
+        commands.expect("multipathd", "show", "daemon").fails(1, "error -111 receiving packet");
+        assertFalse(daemon.isRunning(), "an absent daemon is never an answer kept");
+    }
+
+    @Test
+    void aRunningAnswerPastItsStaleLimitIsAskedBeforeAnswering() {
+        commands.expect("multipathd", "show", "daemon").succeeds("pid 812 running\n");
+        assertTrue(daemon.isRunning());
+        clock.advance(RememberedDaemon.RUNNING_STALE);
+        commands.expect("multipathd", "show", "daemon").fails(1, "error -111 receiving packet");
+        assertFalse(daemon.isRunning(), "a node quiet for a minute asks before it answers");
+        assertEquals(List.of(), background);
     }
 
     @Test
@@ -53,34 +100,58 @@ class RememberedDaemonUnitTest {
     }
 
     @Test
-    void theFindMultipathsPolicyIsReadOnceAMinute() {
+    void theFindMultipathsPolicyIsReadInTheBackgroundOnceAMinute() {
+        assertFalse(daemon.takesEveryPath(), "nothing read yet: the WWID is registered, and nobody waits for the read");
         commands.expect("multipathd", "show", "config").succeeds("defaults {\n\tfind_multipaths \"off\"\n}\n");
+        runBackground();
         for (int volume = 0; volume < 50; volume++) {
             assertTrue(daemon.takesEveryPath());
             clock.advance(Duration.ofMillis(500));
         }
-        commands.expect("multipathd", "show", "config").succeeds("defaults {\n\tfind_multipaths \"strict\"\n}\n");
+        assertEquals(List.of(), background, "read once in the minute");
         clock.advance(RememberedDaemon.CONFIG_KEPT);
+        assertTrue(daemon.takesEveryPath(), "the last answer while it is read again");
+        commands.expect("multipathd", "show", "config").succeeds("defaults {\n\tfind_multipaths \"strict\"\n}\n");
+        runBackground();
         assertFalse(daemon.takesEveryPath(), "a reconfigured daemon is followed a minute later");
     }
 
     @Test
     void aConfigThatCannotBeReadMeansRegisteringAndIsNotAskedAgainAtOnce() {
-        commands.expect("multipathd", "show", "config").timesOut();
         assertFalse(daemon.takesEveryPath());
-        assertFalse(daemon.takesEveryPath(), "a busy daemon is not asked for its config once per volume");
-        commands.expect("multipathd", "show", "config").fails(1, "error -111 receiving packet");
+        commands.expect("multipathd", "show", "config").timesOut();
+        runBackground();
+        assertFalse(daemon.takesEveryPath());
+        assertEquals(List.of(), background, "a busy daemon is not asked for its config once per volume");
         clock.advance(RememberedDaemon.CONFIG_KEPT);
+        assertFalse(daemon.takesEveryPath());
+        commands.expect("multipathd", "show", "config").fails(1, "error -111 receiving packet");
+        runBackground();
         assertFalse(daemon.takesEveryPath());
     }
 
     @Test
     void aBusyDaemonKeepsTheLastConfigRead() {
+        daemon.takesEveryPath();
         commands.expect("multipathd", "show", "config").succeeds("defaults {\n\tfind_multipaths \"greedy\"\n}\n");
+        runBackground();
         assertTrue(daemon.takesEveryPath());
         clock.advance(RememberedDaemon.CONFIG_KEPT);
+        assertTrue(daemon.takesEveryPath());
         commands.expect("multipathd", "show", "config").timesOut();
+        runBackground();
         assertTrue(daemon.takesEveryPath(), "a late answer in a burst changes nothing of the config read before");
+    }
+
+    @Test
+    void atStartTheDaemonAndItsConfigAreAskedInTheBackground() {
+        daemon.readingConfigNow();
+        commands.expect("multipathd", "show", "daemon").succeeds("pid 812 running\n");
+        commands.expect("multipathd", "show", "config").succeeds("defaults {\n\tfind_multipaths \"greedy\"\n}\n");
+        runBackground(); // the daemon's question, which queues the config's read
+        runBackground();
+        assertTrue(daemon.takesEveryPath());
+        assertEquals(List.of(), background);
     }
 
     @Test

@@ -1,6 +1,7 @@
 package dev.blocknode.transport.iscsi;
 
 import dev.blocknode.metrics.PathRepairs;
+import dev.blocknode.multipath.MultipathDaemon;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.host.Host;
 import dev.blocknode.outcome.Secrets;
@@ -181,6 +182,42 @@ class IscsiPathRepairUnitTest {
                 repair.attachment().orElseThrow());
         assertFalse(transport.mayRepairPaths(volume(3), repaired), "both paths in the map again");
         assertEquals(PathRepair.NONE, transport.repairPaths(volume(3), repaired));
+    }
+
+    @Test
+    void aDaemonThatTakesEveryPathGetsTheReturnedPathWithoutTheWwidRegisteredAgain() throws Exception {
+        sessionTwoGone("sdc");
+        sysfs.presentLun(new ScsiAddress(5, 0, 0, 3), "sdd", new DeviceNumber(8, 48), "naa." + NAA, null);
+        iscsiadm.expectLogin(PORTALS[1], 3, 5);
+        // No "multipath -a": with find_multipaths no/greedy multipathd recorded the WWID when it built the map.
+        commands.expect("multipathd", "add", "path", "sdd").succeeds("ok\n").andDo(c -> sysfs.addSlave("dm-0", "sdd"));
+
+        PathRepair repair = transportWithADaemonThatTakesEveryPath().repairPaths(volume(3), staged);
+
+        assertEquals(List.of("5:0:0:3=sdd"), repair.restored());
+        assertFalse(repair.failedAny(), repair.toString());
+        assertTrue(commandsSinceStage().stream().noneMatch(l -> l.startsWith("multipath -a")),
+                commandsSinceStage().toString());
+    }
+
+    /** The transport of the stage, but over a running multipathd whose find_multipaths is "greedy". */
+    private IscsiTransport transportWithADaemonThatTakesEveryPath() {
+        MultipathDaemon greedy = new MultipathDaemon() {
+            @Override
+            public boolean isRunning() {
+                return true;
+            }
+
+            @Override
+            public boolean takesEveryPath() {
+                return true;
+            }
+        };
+        return new IscsiTransport(
+                new Host(sysfs.paths(), commands, new QueryOnlyMounter(), new RecordingBlockDevices(sysfs.paths())),
+                new IscsiAdm(commands), new NodeRecordFiles(database), sysfs, clock.waiter(), greedy,
+                new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)),
+                FenceSettings.DEFAULTS, LoginJournal.NONE, () -> Duration.between(Instant.EPOCH, clock.instant()).toNanos());
     }
 
     @Test
