@@ -402,8 +402,10 @@ registration_timeline() {
   uevent_ms=$(awk -v s="/session$NEW_SID/" -v d="/block/$NEW_DISK'" 'index($0, "uevent '"'"'add'"'"'") && index($0, s) && index($0, d) {print $1; exit}' "$MP_LOG")
   added_ms=$(awk -v t="${uevent_ms:-0}" -v d="$NEW_DISK " '$1 >= t && index($0, d) && /path added to devmap/ {print $1; exit}' "$MP_LOG")
   awk -v t="${LOST:-0}" '$1 >= t && /operator|uevent .add.|path added to devmap|orphan/' "$MP_LOG" | head -n 12 | sed 's/^/  multipathd: /'
+  local lead=$(( ${uevent_ms:-0} - ${reg_ms:-0} ))
   echo "  registration logged at ${reg_ms:-?}; multipathd read the new disk's add uevent at ${uevent_ms:-?}" \
-       "(the registration $(( ${reg_ms:-0} - ${uevent_ms:-0} )) ms after it) and added it to the map at ${added_ms:-?}"
+       "($(( lead < 0 ? -lead : lead )) ms $( ((lead >= 0)) && echo after || echo before ) the registration) and added" \
+       "it to the map at ${added_ms:-?}"
 }
 
 # ------------------------------------------------------------------------------------- the steps
