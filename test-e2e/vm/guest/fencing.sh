@@ -375,19 +375,24 @@ a_path_repaired() {
 }
 
 # READ FULL STATUS through the new disk: every registration with its key and its initiator port's transport ID
-# (iSCSI: name,i,0xISID); the new session's must hold the reservation holder's key.
-new_nexus_registered() {
-  local holder full key
-  holder=$(sg_persist -n -i -r -d "/dev/$NEW_DISK" | grep -o 'Key=0x[0-9a-f]*' | head -n 1 | cut -d= -f2)
-  [[ -n $holder ]] || { echo "the LUN has no reservation holder" >&2; return 1; }
-  full=$(sg_persist -n -i -s -d "/dev/$NEW_DISK") || return
-  sed 's/^/  sg_persist -s: /' <<<"$full" | grep -E 'Key=|port id|holder' | head -n 12
-  pr_show
-  key=$(awk -v isid="$(sed 's/^0x//; s/^0*//' <<<"$NEW_ISID")" '
+# (iSCSI: name,i,0xISID); the new session's must hold the reservation holder's key. Holder and registrations are
+# taken from one READ FULL STATUS, and read again until they agree or 20 s pass: A renews every 2 s, path by path,
+# so one answer can fall between two paths' REGISTERs of a round.
+new_nexus_key() {
+  FULL=$(sg_persist -n -i -s -d "/dev/$NEW_DISK") || return
+  read -r HOLDER KEY < <(awk -v isid="$(sed 's/^0x//; s/^0*//' <<<"$NEW_ISID")" '
     /Key=0x/ { match($0, /Key=0x[0-9a-f]+/); k = substr($0, RSTART + 4, RLENGTH - 4) }
-    /port id/ { t = tolower($0); sub(/.*,i,0x0*/, "", t); if (t == isid) { print k; exit } }' <<<"$full")
-  echo "  new nexus (ISID $NEW_ISID): registered with ${key:-nothing}; the reservation held by $holder"
-  [[ $key == "$holder" ]] || { echo "the new path is not registered with the holder's key" >&2; return 1; }
+    /<< Reservation holder >>/ { h = k }
+    /port id/ { t = tolower($0); sub(/.*,i,0x0*/, "", t); if (t == isid) n = k }
+    END { print (h == "" ? "none" : h), (n == "" ? "nothing" : n) }' <<<"$FULL")
+  [[ $KEY == "$HOLDER" ]]
+}
+new_nexus_registered() {
+  vm_wait "the new nexus to show the holder's key" 20 new_nexus_key
+  sed 's/^/  sg_persist -s: /' <<<"$FULL" | grep -E 'Key=|port id|holder' | head -n 12
+  pr_show
+  echo "  new nexus (ISID $NEW_ISID): registered with $KEY; the reservation held by $HOLDER"
+  [[ $KEY == "$HOLDER" ]] || { echo "the new path is not registered with the holder's key" >&2; return 1; }
 }
 
 # The order, in time: multipathd's uevent handling of the new disk, the plugin's registration line (logged after
