@@ -19,14 +19,23 @@
 #   unchanged while A keeps trying; every sequence number on the LUN is one A saw succeed. A's plugin,
 #   restarted, reports the volume Fenced and unstages it without touching B's reservation; B unstages;
 #   nothing is left, on the node or at the target.
+#   A fenced volume gains a path after the stage (only node A has a volume, so multipathd runs for this part
+#   alone): the target gets a second portal, A stages a raw block volume (fencing=required) over both with
+#   the writer on it, and portal 2's session is logged out behind the plugin's back; A's repair loop (every
+#   5 s) logs in again, scans the LUN on the new session, registers the new I_T nexus with the key the
+#   reservation holds and only then has multipathd add it: both paths active, the new nexus registered with
+#   the holder's key (READ FULL STATUS), the registration logged before the add, no write failed. When
+#   multipathd took the disk on its uevent (its log, timestamped here) is printed against the registration.
 HERE=$(dirname "$(readlink -f "$0")")
 BN_SCENARIO=fencing
 source "$HERE/iscsi-lib.sh"
 
 RENEW=2s
 TAKEOVER=8            # s: --fencing-takeover-after, at least 3 renewals
+REPAIR_INTERVAL=5     # s: --repair-interval (the default 30 s would make the repair part wait that long)
 IQN=iqn.2024-01.dev.blocknode:fence
 PORTAL=127.0.0.1:3260
+PORTAL_2=127.0.0.2:3260  # the repair part's second portal (same TPG: a second path, a second I_T nexus)
 LIO=/sys/kernel/config/target
 STORE=$LIO/core/fileio_0/fence
 TPG=$LIO/iscsi/$IQN/tpgt_1
@@ -73,6 +82,7 @@ lio_delete() {
   for n in a b; do
     rm -f "$TPG/acls/${INITIATOR[$n]}/lun_0/map"; rmdir "$TPG/acls/${INITIATOR[$n]}/lun_0" "$TPG/acls/${INITIATOR[$n]}"
   done
+  [[ -d $TPG/np/$PORTAL_2 ]] && rmdir "$TPG/np/$PORTAL_2"
   rm -f "$TPG/lun/lun_0/store"; rmdir "$TPG/lun/lun_0" "$TPG/np/$PORTAL" "$TPG" "$LIO/iscsi/$IQN"
   rmdir "$STORE" "$LIO/core/fileio_0"
   umount "$VM_LUN_DIR"
@@ -147,7 +157,8 @@ node_start() {
   ( close_client_fds
     exec "$JAVA" "${PLUGIN_JAVA_OPTS[@]}" -jar "$PLUGIN_JAR" --endpoint "unix://$dir/csi.sock" --node-id "node-$n" \
       --kubelet-root "$dir/kubelet" --state-dir "$dir/state" --log-format text --metrics-address "${METRICS[$n]}" \
-      --fencing-renew-interval "$RENEW" --fencing-takeover-after "${TAKEOVER}s" ) >> "$VM_RESULTS/plugin-$n.log" 2>&1 &
+      --fencing-renew-interval "$RENEW" --fencing-takeover-after "${TAKEOVER}s" \
+      --repair-interval "${REPAIR_INTERVAL}s" ) >> "$VM_RESULTS/plugin-$n.log" 2>&1 &
   NODE_PID[$n]=$!
   rm -f "$dir/in" "$dir/out"; mkfifo "$dir/in" "$dir/out"
   ( close_client_fds
@@ -293,6 +304,115 @@ lun_holds_only_good_writes() {
 
 lun_sum() { sha256sum < "$LUN_FILE" | cut -d' ' -f1; }
 
+# ------------------------------------------------------------- a fenced volume gains a path (repair)
+
+MP_VOL=fence-mp
+MP_LOG=$VM_RESULTS/multipathd.log
+MP_PID=""
+mp_ctx() { echo "targetPortal=$PORTAL portals=$PORTAL_2 iqn=$IQN lun=0 iface=fence-a fencing=required"; }
+
+# multipathd in the foreground, each line of its log stamped with the time it was read (ms): when it took a
+# disk on its uevent is what the registration is measured against.
+mp_start() {
+  modprobe -a dm_multipath dm_round_robin dm_service_time || return
+  mkdir -p /etc/multipath
+  printf '%s\n' "$VM_MULTIPATH_CONF" > /etc/multipath.conf
+  : > "$MP_LOG"
+  ( multipathd -d -s -v3 2>&1 | while IFS= read -r line; do echo "$(vm_now_ms) $line"; done >> "$MP_LOG" ) &
+  MP_PID=$!
+  vm_wait "multipathd's socket" 30 vm_unix_listening @/org/kernel/linux/storage/multipathd &&
+    vm_wait "multipathd to finish its startup" 30 sh -c 'multipathd show daemon | grep -qE "idle|running"'
+}
+mp_stop() {
+  [[ -n $MP_PID ]] || return 0
+  multipathd shutdown >/dev/null
+  vm_wait "multipathd to exit" 60 sh -c '! pidof multipathd >/dev/null' && wait "$MP_PID"
+  MP_PID=""
+  rm -f /etc/multipath.conf
+}
+
+# The one multipath map (only this part has one): its name, and its paths in state A (active) or F (failed).
+mp_map() { dmsetup ls --target multipath | awk '/\(/ {print $1; exit}'; }  # none: "No devices found"
+mp_paths() { dmsetup status "$(mp_map)" 2>/dev/null | grep -oE "[0-9]+:[0-9]+ $1" | wc -l; }
+mp_two_active() { [[ $(mp_paths A) == 2 && $(mp_paths F) == 0 ]]; }
+
+# Node A's session through portal 2, as "SID DISK".
+a_session_2() {
+  local s sid host
+  for s in /sys/class/iscsi_session/session*; do
+    [[ -e $s && $(cat "$s/ifacename" 2>/dev/null) == fence-a ]] || continue
+    sid=${s##*session}
+    [[ $(cat "/sys/class/iscsi_connection/connection$sid:0/persistent_address"):$(cat \
+       "/sys/class/iscsi_connection/connection$sid:0/persistent_port") == "$PORTAL_2" ]] 2>/dev/null || continue
+    host=$(vm_session_host "session$sid") || continue
+    echo "$sid $(ls "/sys/class/scsi_host/host$host/device/session$sid/target$host:0:0/$host:0:0:0/block" 2>/dev/null)"
+    return 0
+  done
+  return 1
+}
+# A session's ISID. The guest's kernel has no isid attribute in sysfs; open-iscsi makes it 0x00023d followed by the
+# session's number (seen in LIO's registrations: session 3 registers as ...,i,0x00023d000003).
+isid_of() { cat "/sys/class/iscsi_session/session$1/isid" 2>/dev/null || printf '00023d%06x\n' "$1"; }
+
+a_session_2_out() {
+  local sid disk
+  read -r sid disk < <(a_session_2) || { echo "no session of node-a through $PORTAL_2" >&2; return 1; }
+  OLD_ISID=$(isid_of "$sid")
+  echo "  node-a's session $sid through $PORTAL_2 (disk $disk, ISID ${OLD_ISID:-?}) logged out behind the plugin's back"
+  LOST=$(vm_now_ms)
+  iscsiadm -m session -r "$sid" -u >/dev/null
+}
+
+a_path_repaired() {
+  vm_wait "node-a's repair to bring portal 2's path back" 60 grep -qE \
+    "volume $MP_VOL: path repair brought back" "$VM_RESULTS/plugin-a.log" &&
+    vm_wait "both paths active" 30 mp_two_active || return
+  read -r NEW_SID NEW_DISK < <(a_session_2) || { echo "no new session through $PORTAL_2" >&2; return 1; }
+  NEW_ISID=$(isid_of "$NEW_SID")
+  echo "  both paths active $(( $(vm_now_ms) - LOST )) ms after the logout (repair every ${REPAIR_INTERVAL} s):" \
+       "session $NEW_SID, disk $NEW_DISK, ISID ${NEW_ISID:-?} (was ${OLD_ISID:-?})"
+  grep -E "volume $MP_VOL: (path repair|registered returned)" "$VM_RESULTS/plugin-a.log" | sed 's/^/  /' | cut -c1-300
+}
+
+# READ FULL STATUS through the new disk: every registration with its key and its initiator port's transport ID
+# (iSCSI: name,i,0xISID); the new session's must hold the reservation holder's key. Holder and registrations are
+# taken from one READ FULL STATUS, and read again until they agree or 20 s pass: A renews every 2 s, path by path,
+# so one answer can fall between two paths' REGISTERs of a round.
+new_nexus_key() {
+  FULL=$(sg_persist -n -i -s -d "/dev/$NEW_DISK") || return
+  read -r HOLDER KEY < <(awk -v isid="$(sed 's/^0x//; s/^0*//' <<<"$NEW_ISID")" '
+    /Key=0x/ { match($0, /Key=0x[0-9a-f]+/); k = substr($0, RSTART + 4, RLENGTH - 4) }
+    /<< Reservation holder >>/ { h = k }
+    /port id/ { t = tolower($0); sub(/.*,i,0x0*/, "", t); if (t == isid) n = k }
+    END { print (h == "" ? "none" : h), (n == "" ? "nothing" : n) }' <<<"$FULL")
+  [[ $KEY == "$HOLDER" ]]
+}
+new_nexus_registered() {
+  vm_wait "the new nexus to show the holder's key" 20 new_nexus_key
+  sed 's/^/  sg_persist -s: /' <<<"$FULL" | grep -E 'Key=|port id|holder' | head -n 12
+  pr_show
+  echo "  new nexus (ISID $NEW_ISID): registered with $KEY; the reservation held by $HOLDER"
+  [[ $KEY == "$HOLDER" ]] || { echo "the new path is not registered with the holder's key" >&2; return 1; }
+}
+
+# The order, in time: multipathd's uevent handling of the new disk, the plugin's registration line (logged after
+# REGISTER and the second READ, before multipathd is asked), multipathd's add of the path.
+registration_timeline() {
+  local reg_line reg_ms uevent_ms added_ms
+  reg_line=$(grep -E "volume $MP_VOL: registered returned path\(s\) \[$NEW_DISK\] with key [0-9a-f]+ before adding" \
+    "$VM_RESULTS/plugin-a.log" | tail -n 1)
+  [[ -n $reg_line ]] || { echo "no registration line for $NEW_DISK in node-a's log" >&2; return 1; }
+  reg_ms=$(date -d "$(grep -oE '^[0-9T:.-]+Z' <<<"$reg_line")" +%s%3N 2>/dev/null)
+  # multipathd's lines from the new disk's add uevent on (times are when this shell read them from its pipe).
+  uevent_ms=$(awk -v s="/session$NEW_SID/" -v d="/block/$NEW_DISK'" 'index($0, "uevent '"'"'add'"'"'") && index($0, s) && index($0, d) {print $1; exit}' "$MP_LOG")
+  added_ms=$(awk -v t="${uevent_ms:-0}" -v d="$NEW_DISK " '$1 >= t && index($0, d) && /path added to devmap/ {print $1; exit}' "$MP_LOG")
+  awk -v t="${LOST:-0}" '$1 >= t && /operator|uevent .add.|path added to devmap|orphan/' "$MP_LOG" | head -n 12 | sed 's/^/  multipathd: /'
+  local lead=$(( ${uevent_ms:-0} - ${reg_ms:-0} ))
+  echo "  registration logged at ${reg_ms:-?}; multipathd read the new disk's add uevent at ${uevent_ms:-?}" \
+       "($(( lead < 0 ? -lead : lead )) ms $( ((lead >= 0)) && echo after || echo before ) the registration) and added" \
+       "it to the map at ${added_ms:-?}"
+}
+
 # ------------------------------------------------------------------------------------- the steps
 
 bn_on_fail() {
@@ -302,6 +422,7 @@ bn_on_fail() {
     node_stop "$n" 2>/dev/null
   done
   pr_show 2>/dev/null
+  mp_stop >/dev/null 2>&1
   vm_initiator_teardown >/dev/null 2>&1
   lio_delete >/dev/null 2>&1
   iscsiadm -k 0 >/dev/null 2>&1
@@ -402,6 +523,29 @@ step a-unstage-block      ncsi a unstage $BLOCK_VOL "$A_BSTAGING"
 step b-untouched          eval 'pr_expect b b && node_has_nothing a'
 step b-unstage-block      ncsi b unstage $BLOCK_VOL "$B_BSTAGING"
 step nothing-reserved     pr_expect none
+
+# A fenced volume gains a path after the stage, through the repair loop (multipathd for this part alone).
+A_MSTAGING=$(node_block_staging a $MP_VOL); A_MTARGET=$(node_block_target a $MP_VOL)
+step mp-part-begins       eval 'MP_BEGAN=$(vm_now_ms)'
+step portal-2-added       mkdir "$TPG/np/$PORTAL_2"
+step multipathd-start     mp_start
+step a-stage-mp           ncsi a stagex $MP_VOL "$A_MSTAGING" block $(mp_ctx)
+step a-publish-mp         ncsi a publishx $MP_VOL "$A_MSTAGING" "$A_MTARGET" block
+step mp-two-paths         eval 'mp_two_active && pr_show'
+step a-writer-mp          writer_start "$A_MTARGET"
+step portal-2-logged-out  a_session_2_out
+step a-path-repaired      a_path_repaired
+step new-nexus-registered new_nexus_registered
+step registration-timeline registration_timeline
+step mp-writes-go-on      eval 'MARK=$(vm_now_ms) && vm_wait "writes after the repair" 30 sh -c "[ \$(awk -v t=$MARK '"'"'\$2 == \"ok\" && \$3 > t'"'"' $WRITES | wc -l) -ge 5 ]"'
+step mp-writer-stopped    writer_stop
+step mp-no-write-failed   eval 'echo "  $(grep -c " ok " $WRITES) writes, $(grep -c " fail " $WRITES) failed"; [[ $(grep -c " fail " $WRITES) == 0 ]] || { grep " fail " $WRITES | head -n 5 >&2; false; }'
+step a-unpublish-mp       ncsi a unpublish $MP_VOL "$A_MTARGET"
+step a-unstage-mp         ncsi a unstage $MP_VOL "$A_MSTAGING"
+step mp-released          eval 'pr_show; udevadm settle --timeout=30; [[ -z $(mp_map) ]] && node_has_nothing a'
+step multipathd-stop      mp_stop
+step portal-2-removed     rmdir "$TPG/np/$PORTAL_2"
+step mp-part-cost         eval 'echo "  the part took $(( $(vm_now_ms) - MP_BEGAN )) ms"'
 
 step plugins-stop         eval 'node_stop a && node_stop b'
 step node-clean           eval 'udevadm settle --timeout=30; vm_leftovers'

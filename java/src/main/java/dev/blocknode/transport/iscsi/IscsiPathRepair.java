@@ -8,6 +8,7 @@ import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.scsi.ScsiAddress;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.FenceKey;
 import dev.blocknode.transport.KeyedLocks;
 import dev.blocknode.transport.PathRepair;
 import dev.blocknode.transport.PathReport;
@@ -128,7 +129,15 @@ final class IscsiPathRepair {
         return san.pathRepair().needed(attachment, List.copyOf(now.serving().values()));
     }
 
-    PathRepair repair(AttachRequest request, Attachment attachment) throws VolumeException {
+    /**
+     * Repairs the volume's paths; {@code fenceKey} (the staging record's key of a fenced volume) has each disk the
+     * repair brings back registered with the key the LUN's reservation holds before multipathd takes it, and none
+     * added unless this node's tag holds the reservation, read through a path of the map that serves. A fenced volume
+     * whose every session was gone therefore gets no path back (there is no serving path to prove the LUN is still
+     * this node's through): it is reported failed, as a returned path of a LUN held by another tag is.
+     */
+    PathRepair repair(AttachRequest request, Attachment attachment, Optional<FenceKey> fenceKey)
+            throws VolumeException {
         IscsiVolumeSpec spec = IscsiVolumeSpec.from(request);
         String volumeId = request.volumeId();
         if (!mapped(attachment)) {
@@ -162,8 +171,8 @@ final class IscsiPathRepair {
             }
             List<ScsiAddress> addresses = List.copyOf(serving.values());
             PathRepair lunRepair = serving.isEmpty() ? PathRepair.NONE
-                    : noneServes ? san.pathRepair().repairOnLiveConnections(volumeId, attachment, addresses)
-                    : san.pathRepair().repair(volumeId, attachment, addresses);
+                    : noneServes ? san.pathRepair().repairOnLiveConnections(volumeId, attachment, addresses, fenceKey)
+                    : san.pathRepair().repair(volumeId, attachment, addresses, fenceKey);
             PathRepairs.countLunPaths(IscsiTransport.NAME, lunRepair.restored().size(), lunRepair.wrongLun().size(),
                     lunRepair.failed().size());
             if (lunRepair.waiting().isPresent()) {

@@ -14,6 +14,7 @@ import dev.blocknode.scsi.Wwid;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.ContextList;
+import dev.blocknode.transport.FenceKey;
 import dev.blocknode.transport.Fencing;
 import dev.blocknode.transport.KeyedLocks;
 import dev.blocknode.transport.OrphanSweep;
@@ -279,7 +280,19 @@ public final class IscsiTransport implements Transport {
      */
     @Override
     public PathRepair repairPaths(AttachRequest request, Attachment attachment) throws VolumeException {
-        return pathRepair.repair(request, attachment);
+        return pathRepair.repair(request, attachment, Optional.empty());
+    }
+
+    /**
+     * The repair of a fenced volume: as {@link #repairPaths(AttachRequest, Attachment)}, and each disk the LUN shows
+     * on a session logged in again (a new I_T nexus, which the target keeps no registration for) is registered with
+     * the key the LUN's reservation holds, while this node's tag holds it, before multipathd is asked to take it
+     * ({@link dev.blocknode.transport.san.LunPathRepair}).
+     */
+    @Override
+    public PathRepair repairPaths(AttachRequest request, Attachment attachment, Optional<FenceKey> fenceKey)
+            throws VolumeException {
+        return pathRepair.repair(request, attachment, fenceKey);
     }
 
     @Override

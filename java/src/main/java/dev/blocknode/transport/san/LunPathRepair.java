@@ -87,7 +87,17 @@ public final class LunPathRepair {
      */
     public PathRepair repairOnLiveConnections(String volumeId, Attachment attachment, List<ScsiAddress> live)
             throws VolumeException {
-        return repair(volumeId, attachment, live, Optional.empty(), true);
+        return repairOnLiveConnections(volumeId, attachment, live, Optional.empty());
+    }
+
+    /**
+     * {@link #repairOnLiveConnections(String, Attachment, List)} of a fenced volume ({@code fenceKey} as in
+     * {@link #repair(String, Attachment, List, Optional)}): with no path of the map serving, the reservation cannot be
+     * read through one, so no disk is registered or added; each is reported failed.
+     */
+    public PathRepair repairOnLiveConnections(String volumeId, Attachment attachment, List<ScsiAddress> live,
+                                              Optional<FenceKey> fenceKey) throws VolumeException {
+        return repair(volumeId, attachment, live, fenceKey, true);
     }
 
     private PathRepair repair(String volumeId, Attachment attachment, List<ScsiAddress> expected,

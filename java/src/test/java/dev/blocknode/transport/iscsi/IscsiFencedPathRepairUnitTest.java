@@ -1,0 +1,221 @@
+package dev.blocknode.transport.iscsi;
+
+import dev.blocknode.os.DeviceNumber;
+import dev.blocknode.os.host.Host;
+import dev.blocknode.outcome.Secrets;
+import dev.blocknode.scsi.LunPath;
+import dev.blocknode.scsi.ScsiAddress;
+import dev.blocknode.scsi.Wwid;
+import dev.blocknode.scsi.reservation.PersistentReservations;
+import dev.blocknode.scsi.reservation.PrType;
+import dev.blocknode.testing.FakeScsiTarget;
+import dev.blocknode.testing.FakeSysfs;
+import dev.blocknode.testing.ManualClock;
+import dev.blocknode.testing.QueryOnlyMounter;
+import dev.blocknode.testing.RecordingBlockDevices;
+import dev.blocknode.testing.ScriptedCommandRunner;
+import dev.blocknode.testing.ScriptedIscsiadm;
+import dev.blocknode.transport.AttachRequest;
+import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.FenceKey;
+import dev.blocknode.transport.Fencing;
+import dev.blocknode.transport.PathRepair;
+import dev.blocknode.transport.san.FenceSettings;
+import dev.blocknode.transport.san.LunAttacher;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The iSCSI path repair of a FENCED volume, against a fabricated node, a scripted iscsiadm (as
+ * {@link IscsiPathRepairUnitTest}: LUN 3 through two portals, map mpatha over sdb and sdc, then session 2 gone behind
+ * the plugin's back) and the fake SCSI target behind the disks, each disk one I_T nexus. The volume is reserved by
+ * this node (type 5: only registered nexuses may write) and renewed once, so the LUN holds this node's key at
+ * generation 1 while the record still says generation 0. The repair logs portal 2 in again: the new session is a new
+ * I_T nexus, whose disk sdd the target keeps no registration for, so a write down it before it is registered would
+ * meet a RESERVATION CONFLICT.
+ */
+class IscsiFencedPathRepairUnitTest {
+
+    private static final String IQN = "iqn.2003-01.org.linux-iscsi.array:sn.1234";
+    private static final String NAA = "60014052e3c1d6a5b4c34b58a1f2e3d4";
+    private static final String WWID = "3" + NAA;
+    private static final String[] PORTALS = {"127.0.0.1:3260", "127.0.0.2:3260"};
+    private static final AttachRequest VOLUME = new AttachRequest("vol-3", Map.of("targetPortal", PORTALS[0],
+            "portals", PORTALS[1], "iqn", IQN, "lun", "3"), Map.of(), Secrets.NONE);
+    private static final String NEW_SESSION = "session3";
+    private static final FenceKey OURS = FenceKey.forNode("node-a");
+    private static final FenceKey THEIRS = FenceKey.forNode("node-b");
+    private static final int PERSISTENT_RESERVE_OUT = 0x5f;
+
+    @TempDir
+    Path temp;
+
+    private FakeSysfs sysfs;
+    private ScriptedCommandRunner commands;
+    private ScriptedIscsiadm iscsiadm;
+    private final FakeScsiTarget target = new FakeScsiTarget();
+    private IscsiTransport transport;
+    private Attachment staged;
+    private FenceKey recorded;
+    private FenceKey current;
+    private int commandsAtLoss;
+
+    @BeforeEach
+    void stageFencedOnTwoPortalsThenLoseSessionTwo() throws Exception {
+        sysfs = new FakeSysfs(temp);
+        commands = new ScriptedCommandRunner();
+        Path database = Files.createDirectories(temp.resolve("etc-iscsi"));
+        iscsiadm = new ScriptedIscsiadm(commands, sysfs, database, IQN);
+        ManualClock clock = new ManualClock();
+        transport = new IscsiTransport(new Host(sysfs.paths(), commands, new QueryOnlyMounter(),
+                new RecordingBlockDevices(sysfs.paths())).withScsi(target), new IscsiAdm(commands),
+                new NodeRecordFiles(database), sysfs, clock.waiter(), () -> true,
+                new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)),
+                FenceSettings.DEFAULTS, LoginJournal.NONE,
+                () -> Duration.between(Instant.EPOCH, clock.instant()).toNanos());
+        sysfs.presentLun(new ScsiAddress(3, 0, 0, 3), "sdb", new DeviceNumber(8, 16), "naa." + NAA, null);
+        sysfs.presentLun(new ScsiAddress(4, 0, 0, 3), "sdc", new DeviceNumber(8, 32), "naa." + NAA, null);
+        target.path(dev("sdb"), "session1", new DeviceNumber(8, 16)).path(dev("sdc"), "session2",
+                new DeviceNumber(8, 32)).path(dev("sdd"), NEW_SESSION, new DeviceNumber(8, 48));
+        for (int i = 0; i < 2; i++) {
+            iscsiadm.expectRecordCreated(PORTALS[i]);
+            iscsiadm.expectLogin(PORTALS[i], i + 1, i + 3);
+        }
+        commands.expect("multipath", "-a", WWID);
+        commands.expect("multipathd", "add", "path", "sdb").succeeds("ok\n");
+        commands.expect("multipathd", "add", "path", "sdc").succeeds("ok\n")
+                .andDo(c -> sysfs.addMap(0, "mpatha", WWID, List.of("sdb", "sdc")));
+        staged = transport.attach(VOLUME);
+        Fencing fencing = transport.fencing().orElseThrow();
+        recorded = assertInstanceOf(Fencing.Held.class, fencing.acquire(VOLUME.volumeId(), staged, OURS)).key();
+        current = assertInstanceOf(Fencing.Renewed.class, fencing.renew(VOLUME.volumeId(), staged, recorded)).key();
+        assertNotEquals(recorded, current);
+        commands.assertAllConsumed();
+        // Session 2 is gone (iscsiadm -u behind the plugin's back): the kernel deleted sdc with host4.
+        sysfs.removeDisk("sdc");
+        sysfs.removeIscsiSession(2, 4);
+        commandsAtLoss = commands.commandLines().size();
+    }
+
+    @AfterEach
+    void everyScriptedCommandRan() {
+        commands.assertAllConsumed();
+    }
+
+    private Path dev(String name) {
+        return sysfs.paths().dev().resolve(name);
+    }
+
+    /** The repair logs portal 2 in again: session 3 on host5, where the LUN shows as sdd once scanned. */
+    private void portalTwoLogsInAgain() {
+        sysfs.presentLun(new ScsiAddress(5, 0, 0, 3), "sdd", new DeviceNumber(8, 48), "naa." + NAA, null);
+        iscsiadm.expectLogin(PORTALS[1], 3, 5);
+    }
+
+    private PathRepair repair() throws Exception {
+        return transport.repairPaths(VOLUME, staged, Optional.of(recorded));
+    }
+
+    private List<String> commandsSinceLoss() {
+        List<String> lines = commands.commandLines();
+        return lines.subList(commandsAtLoss, lines.size());
+    }
+
+    private boolean anyOutThrough(String nexus) {
+        return target.log().stream().anyMatch(s -> s.nexus().equals(nexus) && s.opcode() == PERSISTENT_RESERVE_OUT);
+    }
+
+    /** Node B registers and preempts this node's key: the takeover the fencing protocol makes after a node died. */
+    private void nodeBTakesTheLun() throws IOException {
+        LunPath b = new LunPath(Path.of("/dev/sd-b1"), Wwid.naa(NAA));
+        target.path(b.device(), "b1");
+        PersistentReservations pr = new PersistentReservations(target, target.check(), Duration.ofSeconds(10));
+        pr.registerIgnoringExisting(b, THEIRS.value());
+        pr.preempt(b, THEIRS.value(), current.value(), PrType.WRITE_EXCLUSIVE_REGISTRANTS_ONLY, false);
+    }
+
+    @Test
+    void theNewSessionsDiskIsRegisteredWithTheHeldKeyBeforeMultipathdIsAskedToAddIt() throws Exception {
+        portalTwoLogsInAgain();
+        List<String> order = new ArrayList<>();
+        target.beforeOut(NEW_SESSION, 0x06, seen -> order.add("register " + FenceKey.hex(seen.serviceActionKey())));
+        AtomicReference<Boolean> writableWhenAdded = new AtomicReference<>();
+        commands.expect("multipath", "-a", WWID);
+        commands.expect("multipathd", "add", "path", "sdd").succeeds("ok\n").andDo(c -> {
+            order.add("add sdd");
+            writableWhenAdded.set(target.writeAllowed(NEW_SESSION));
+            sysfs.addSlave("dm-0", "sdd");
+        });
+        assertTrue(transport.mayRepairPaths(VOLUME, staged));
+
+        PathRepair repair = repair();
+
+        assertEquals(List.of("5:0:0:3=sdd"), repair.restored(), repair.toString());
+        assertFalse(repair.failedAny(), repair.toString());
+        assertEquals(List.of("register " + FenceKey.hex(current.value()), "add sdd"), order,
+                "registered through the new session with the key the reservation holds (not the record's older"
+                        + " generation), and only then handed to multipathd");
+        assertTrue(writableWhenAdded.get(), "its first write can only come after the add, and is allowed");
+        assertEquals(Long.valueOf(current.value()), target.registrations().get(NEW_SESSION), "the new nexus holds it");
+        assertEquals(Optional.of(current.value()), target.holderKey(), "the reservation is untouched");
+        assertEquals("3:0:0:3=sdb,5:0:0:3=sdd", repair.attachment().orElseThrow().get("paths"));
+        assertTrue(commandsSinceLoss().stream().noneMatch(l -> l.contains("--logout") || l.contains("-o delete")),
+                commandsSinceLoss().toString());
+    }
+
+    @Test
+    void aLunHeldByAnotherTagGetsNoRegistrationAndNoPathBack() throws Exception {
+        nodeBTakesTheLun();
+        portalTwoLogsInAgain();
+
+        PathRepair repair = repair();
+
+        assertEquals(List.of(), repair.restored());
+        assertEquals(1, repair.failed().size(), repair.toString());
+        assertTrue(repair.failed().get(0).startsWith("5:0:0:3=sdd: not added: the LUN is reserved by node key "),
+                repair.failed().get(0));
+        assertFalse(anyOutThrough(NEW_SESSION), "nothing registered through the new session");
+        assertFalse(target.writeAllowed(NEW_SESSION));
+        assertTrue(sysfs.hasDisk("sdd"), "the verified disk is left where it is, outside the map");
+        assertTrue(commandsSinceLoss().stream().noneMatch(l -> l.startsWith("multipath")),
+                "multipathd was never asked to take it: " + commandsSinceLoss());
+    }
+
+    @Test
+    void everySessionGoneNoPathIsAddedWithoutAServingPathToReadTheReservationThrough() throws Exception {
+        sysfs.removeDisk("sdb");
+        sysfs.removeIscsiSession(1, 3);
+        sysfs.presentLun(new ScsiAddress(6, 0, 0, 3), "sde", new DeviceNumber(8, 64), "naa." + NAA, null);
+        target.path(dev("sde"), "session4", new DeviceNumber(8, 64));
+        iscsiadm.expectLogin(PORTALS[0], 4, 6);
+        portalTwoLogsInAgain();
+
+        PathRepair repair = repair();
+
+        assertEquals(List.of(), repair.restored(), repair.toString());
+        assertEquals(2, repair.failed().size(), repair.toString());
+        assertTrue(repair.failed().stream().allMatch(f -> f.contains("cannot be read through a serving path")),
+                repair.toString());
+        assertFalse(anyOutThrough(NEW_SESSION));
+        assertFalse(anyOutThrough("session4"));
+    }
+}
