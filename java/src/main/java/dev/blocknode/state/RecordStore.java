@@ -126,8 +126,16 @@ public final class RecordStore {
         return directory;
     }
 
-    /** What {@link #snapshot} read: the records that could be read, with this boot's publications, and the rest. */
-    public record Snapshot(List<StagingRecord> records, List<UnreadableRecordException> unreadable) {
+    /** The kernel's boot id this store was opened under: what a record's device numbers are stamped with. */
+    public String bootId() {
+        return bootId;
+    }
+
+    /**
+     * What {@link #snapshot} read: the records that could be read, with this boot's publications, and the rest;
+     * {@code bootId}, the boot it was read in (a record's device numbers are of the boot it names).
+     */
+    public record Snapshot(List<StagingRecord> records, List<UnreadableRecordException> unreadable, String bootId) {
     }
 
     /**
@@ -163,7 +171,7 @@ public final class RecordStore {
             records.add(record.toBuilder()
                     .putAllPublications(publications.getOrDefault(record.getVolumeId(), Map.of())).build());
         }
-        return new Snapshot(List.copyOf(records), List.copyOf(unreadable.values()));
+        return new Snapshot(List.copyOf(records), List.copyOf(unreadable.values()), bootId);
     }
 
     /**

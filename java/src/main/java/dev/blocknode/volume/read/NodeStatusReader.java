@@ -14,6 +14,7 @@ import dev.blocknode.transport.PathReport;
 import dev.blocknode.transport.Transports;
 import dev.blocknode.volume.kubelet.KubeletPods;
 import dev.blocknode.volume.record.Publications;
+import dev.blocknode.volume.record.RecordedBoot;
 import dev.blocknode.volume.record.StagingRecords;
 
 import java.io.IOException;
@@ -134,7 +135,8 @@ public final class NodeStatusReader {
         BlockDevices devices = new BlockDevices(host);
         List<Volume> volumes = new ArrayList<>();
         for (StagingRecord record : snapshot.records()) {
-            volumes.add(volume(record, mounts, devices, kubelet.root(), transports));
+            volumes.add(volume(record, RecordedBoot.of(record, snapshot.bootId()), mounts, devices, kubelet.root(),
+                    transports));
         }
         volumes.sort(Comparator.comparing((Volume v) -> v.problems().isEmpty()).thenComparing(Volume::volumeId));
         List<UnreadableRecord> unreadable = new ArrayList<>();
@@ -178,20 +180,26 @@ public final class NodeStatusReader {
         return List.copyOf(found);
     }
 
-    private static Volume volume(StagingRecord record, List<MountEntry> mounts, BlockDevices devices, Path kubeletRoot,
-                                 Transports transports) {
+    private static Volume volume(StagingRecord record, RecordedBoot boot, List<MountEntry> mounts,
+                                 BlockDevices devices, Path kubeletRoot, Transports transports) {
         boolean block = record.hasBlock();
         boolean staged = record.getPhase() == StagePhase.STAGED;
         Optional<Device> device = Optional.empty();
         if (record.hasDevice()) {
             DeviceNumber number = StagingRecords.deviceNumber(record);
+            // A number of an earlier boot names nothing of the volume's, whatever has it now: not present.
             device = Optional.of(new Device(record.getDevice().getPath(), number, record.getDevice().getIdentity(),
-                    devices.exists(number)));
+                    boot != RecordedBoot.EARLIER_BOOT && devices.exists(number)));
         }
         List<HealthProblem> problems = new ArrayList<>();
         String volumeId = record.getVolumeId();
+        if (boot == RecordedBoot.EARLIER_BOOT && staged && device.isPresent()) {
+            problems.add(new HealthProblem(HealthProblem.Kind.DEVICE_MISSING, "volume " + volumeId + " was staged"
+                    + " in an earlier boot of the node, and is not staged again yet (kubelet's NodeStageVolume does"
+                    + " it); its device " + device.get().path() + " (" + device.get().number() + ") is of that boot"));
+        }
         boolean devicePresent = device.map(Device::present).orElse(false);
-        if (staged && device.isPresent() && !devicePresent) {
+        if (staged && device.isPresent() && !devicePresent && boot != RecordedBoot.EARLIER_BOOT) {
             // As NodeGetVolumeStats says: nothing else is worth saying of a volume whose device is gone.
             problems.add(new HealthProblem(HealthProblem.Kind.DEVICE_MISSING, "device " + device.get().path() + " ("
                     + device.get().number() + ") of volume " + volumeId + " is gone from the node"));
