@@ -381,7 +381,15 @@ public final class VolumeStager {
             flush(record);
         }
         fences.release(record);
-        StagingRecords.transportOf(transports, record).detach(StagingRecords.attachment(record));
+        Transport transport = StagingRecords.transportOf(transports, record);
+        if (numbersOfThisBoot) {
+            transport.detach(StagingRecords.attachment(record));
+        } else {
+            // What the recorded attach made died with its boot, and a detach goes partly by the recorded number
+            // (NVMe/TCP: which volumes use a controller). What the same contexts may have brought back since (a
+            // login at boot) is undone as after an interrupted attach: found by the contexts, used by nobody else.
+            transport.abandon(StagingRecords.attachRequest(record));
+        }
         CrashPoints.reach(CrashPoint.UNSTAGE_DETACHED);
         records.delete(record.getVolumeId());
     }

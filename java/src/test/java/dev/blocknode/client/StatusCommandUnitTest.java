@@ -235,6 +235,21 @@ class StatusCommandUnitTest {
         assertTrue(status().out().contains("GONE"));
     }
 
+    /** After a reboot the number 7:3 is there (another device's), but the record's number is of that boot. */
+    @Test
+    void aRecordOfAnEarlierBootIsNotInPlaceWhateverHasItsNumberNow() throws IOException {
+        stageDb1();
+        RecordStore earlier = new RecordStore(stateDir, BOOT);
+        earlier.save(earlier.load("db1").orElseThrow().toBuilder().setBootId("11111111-0000-4000-8000-000000000001")
+                .build());
+        mounts();
+
+        Run json = status("-o", "json");
+        assertEquals(1, json.code());
+        assertTrue(json.out().contains("\"present\":false"), json.out());
+        assertTrue(json.out().contains("volume db1 was staged in an earlier boot of the node"), json.out());
+    }
+
     @Test
     void anUnreadableRecordIsListedWithItsFileAndReason() throws IOException {
         stageDb1();
