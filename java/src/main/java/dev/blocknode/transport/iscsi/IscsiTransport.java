@@ -265,6 +265,11 @@ public final class IscsiTransport implements Transport {
     }
 
     @Override
+    public void repairEvery(java.time.Duration interval) {
+        pathRepair.repairEvery(interval);
+    }
+
+    @Override
     public boolean mayRepairPaths(AttachRequest request, Attachment attachment) {
         try {
             return pathRepair.needed(request, attachment);

@@ -80,6 +80,11 @@ final class NvmePathRepair {
         return false;
     }
 
+    /** The repair loop's interval: a refused connect is tried again one interval later, at the latest. */
+    void repairEvery(Duration interval) {
+        failedConnects.firstWaitAtMost(interval);
+    }
+
     /** Why the last connect to {@code key} failed, while it has not succeeded since: for path health. */
     Optional<String> lastFailure(ControllerKey key) {
         return failedConnects.lastFailure(key);
