@@ -108,7 +108,7 @@ public final class IscsiTransport implements Transport {
         this.pathRepair = new IscsiPathRepair(sessions, iscsiadm, records, waiter, san, sessionLocks, nanoTime);
         PathRepairs.register(NAME, PathRepairs.LUN_PATH);
         PathRepairs.register(NAME, PathRepairs.SESSION);
-        this.sweep = new OrphanSessionSweep(sessions, iscsiadm, records, sessionLocks, journal);
+        this.sweep = new OrphanSessionSweep(sessions, iscsiadm, records, sessionLocks, journal, nanoTime);
     }
 
     @Override
@@ -267,6 +267,7 @@ public final class IscsiTransport implements Transport {
     @Override
     public void repairEvery(java.time.Duration interval) {
         pathRepair.repairEvery(interval);
+        sweep.repairEvery(interval);
     }
 
     @Override
