@@ -126,6 +126,14 @@ public final class RecordStore {
         return directory;
     }
 
+    /**
+     * Saves what the repair loop's sweep left on the node though no record names it, for {@code blocknode status}
+     * ({@link KeptLeftovers}); an empty list removes the report.
+     */
+    public void saveKeptLeftovers(List<String> kept) throws IOException {
+        KeptLeftovers.write(directory.getParent(), kept, java.time.Instant.now());
+    }
+
     /** The kernel's boot id this store was opened under: what a record's device numbers are stamped with. */
     public String bootId() {
         return bootId;
@@ -133,9 +141,11 @@ public final class RecordStore {
 
     /**
      * What {@link #snapshot} read: the records that could be read, with this boot's publications, and the rest;
-     * {@code bootId}, the boot it was read in (a record's device numbers are of the boot it names).
+     * {@code bootId}, the boot it was read in (a record's device numbers are of the boot it names); {@code kept},
+     * what the repair loop's last sweep left on the node though no record names it ({@link KeptLeftovers}).
      */
-    public record Snapshot(List<StagingRecord> records, List<UnreadableRecordException> unreadable, String bootId) {
+    public record Snapshot(List<StagingRecord> records, List<UnreadableRecordException> unreadable, String bootId,
+                           Optional<KeptLeftovers.Report> kept) {
     }
 
     /**
@@ -171,7 +181,8 @@ public final class RecordStore {
             records.add(record.toBuilder()
                     .putAllPublications(publications.getOrDefault(record.getVolumeId(), Map.of())).build());
         }
-        return new Snapshot(List.copyOf(records), List.copyOf(unreadable.values()), bootId);
+        return new Snapshot(List.copyOf(records), List.copyOf(unreadable.values()), bootId,
+                KeptLeftovers.read(stateDir));
     }
 
     /**

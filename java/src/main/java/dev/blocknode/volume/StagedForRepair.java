@@ -65,9 +65,14 @@ public final class StagedForRepair {
         }
     }
 
+    private static final java.util.logging.Logger LOG =
+            java.util.logging.Logger.getLogger(StagedForRepair.class.getName());
+
     private final StagingRecords records;
     private final OperationGuard guard;
     private volatile List<String> kept = List.of();
+    /** Whether the state directory's report says {@link #kept}: the first report of a run is always written. */
+    private boolean written;
 
     /** Over a store and a guard of their own: for tests and tools; the plugin's comes from NodeVolumes. */
     public StagedForRepair(RecordStore store, OperationGuard guard) {
@@ -134,9 +139,24 @@ public final class StagedForRepair {
         return kept;
     }
 
-    /** Called by the repair loop after each sweep; NodeGetStorageHealth and a gauge show it. */
+    /**
+     * Called by the repair loop after each sweep; NodeGetStorageHealth and a gauge show it, and {@code blocknode
+     * status} from the state directory, written when the list changes (a failed write is logged: a report is no
+     * reason to fail the pass).
+     */
     public void reportKept(List<String> now) {
+        List<String> previous = kept;
         kept = List.copyOf(now);
+        if (previous.equals(kept) && written) {
+            return;
+        }
+        try {
+            records.saveKeptLeftovers(kept);
+            written = true;
+        } catch (java.io.IOException | RuntimeException e) {
+            written = false;
+            LOG.warning(() -> "path repair: cannot write what the sweep kept for blocknode status: " + e.getMessage());
+        }
     }
 
     private static boolean isStaged(StagingRecord record) {

@@ -14,6 +14,7 @@ import dev.blocknode.transport.PathReport;
 import dev.blocknode.transport.Transports;
 import dev.blocknode.volume.kubelet.KubeletPods;
 import dev.blocknode.volume.record.Publications;
+import dev.blocknode.state.KeptLeftovers;
 import dev.blocknode.volume.record.RecordedBoot;
 import dev.blocknode.volume.record.StagingRecords;
 
@@ -101,21 +102,23 @@ public final class NodeStatusReader {
     }
 
     /**
-     * The node's volumes, problems first then by id, the record files that could not be read, and the mounts no
-     * record explains.
+     * The node's volumes, problems first then by id, the record files that could not be read, the mounts no
+     * record explains, and what the repair loop's last sweep left on the node though no record names it (when it
+     * kept anything: the plugin's report in the state directory, with when it was written).
      */
     public record NodeStatus(List<Volume> volumes, List<UnreadableRecord> unreadableRecords,
-                             List<UnrecordedMount> unrecordedMounts) {
+                             List<UnrecordedMount> unrecordedMounts, Optional<KeptLeftovers.Report> sweepKept) {
 
-        /** No volume with a problem, no unreadable record and no mount that no record explains. */
+        /** No volume with a problem, no unreadable record, no mount that no record explains, no leftover kept. */
         public boolean healthy() {
             return unreadableRecords.isEmpty() && unrecordedMounts.isEmpty()
+                    && sweepKept.map(k -> k.kept().isEmpty()).orElse(true)
                     && volumes.stream().allMatch(v -> v.problems().isEmpty());
         }
 
         /** Only {@code volumes}, with everything that is not about one volume kept. */
         public NodeStatus only(List<Volume> volumes) {
-            return new NodeStatus(volumes, unreadableRecords, unrecordedMounts);
+            return new NodeStatus(volumes, unreadableRecords, unrecordedMounts, sweepKept);
         }
     }
 
@@ -144,7 +147,7 @@ public final class NodeStatusReader {
             unreadable.add(new UnreadableRecord(e.file().toString(), e.getMessage()));
         }
         return new NodeStatus(List.copyOf(volumes), List.copyOf(unreadable),
-                unrecordedMounts(snapshot.records(), mounts, kubelet));
+                unrecordedMounts(snapshot.records(), mounts, kubelet), snapshot.kept());
     }
 
     /**

@@ -136,6 +136,11 @@ public final class StagingRecords {
         }
     }
 
+    /** What the repair loop's sweep left though no record names it, for {@code blocknode status}. */
+    public void saveKeptLeftovers(List<String> kept) throws IOException {
+        store.saveKeptLeftovers(kept);
+    }
+
     /** The kernel's boot id now: what {@link #stampBoot} writes beside the device numbers a stage records. */
     public String bootId() {
         return store.bootId();
