@@ -73,6 +73,20 @@ public final class RetryBackoff<K> {
         return said;
     }
 
+    /**
+     * An attempt at {@code key} that failed at once (a refused connection: nothing listens there yet) cost next to
+     * nothing, so its wait does not grow: one first wait, whatever failed before. The back-off is there to bound
+     * what failing costs a pass; doubling the wait after cheap refusals would only keep a returned path lost for
+     * longer (an outage of several passes left a 20 s wait running when the portal came back). Returns the reason
+     * with the wait.
+     */
+    public String failedAtOnce(K key, String why) {
+        long wait = firstWait().toNanos();
+        String said = why + " (not tried again for " + seconds(wait) + ")";
+        failures.put(key, new Failure(1, nanoTime.getAsLong() + wait, said));
+        return said;
+    }
+
     public void succeeded(K key) {
         failures.remove(key);
     }

@@ -41,6 +41,15 @@ class RetryBackoffUnitTest {
     }
 
     @Test
+    void aFailureAtOnceWaitsTheFirstWaitWhateverFailedBefore() {
+        backoff.failed("a", "timed out");
+        backoff.failed("a", "timed out");
+
+        assertEquals("refused (not tried again for 10 s)", backoff.failedAtOnce("a", "refused"));
+        assertEquals("timed out (not tried again for 20 s)", backoff.failed("a", "timed out"), "counted anew");
+    }
+
+    @Test
     void aLongerIntervalLeavesTheFirstWaitAsItIs() {
         backoff.firstWaitAtMost(Duration.ofSeconds(30));
 
