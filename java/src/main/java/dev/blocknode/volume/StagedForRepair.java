@@ -7,6 +7,7 @@ import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.FenceKey;
+import dev.blocknode.volume.record.RecordedBoot;
 import dev.blocknode.volume.record.StagingRecords;
 
 import java.util.List;
@@ -96,7 +97,7 @@ public final class StagedForRepair {
      * record says, read without holding the volumes.
      */
     public List<Candidate> candidates() {
-        return records.all().stream().filter(StagedForRepair::isStaged)
+        return records.all().stream().filter(this::isStaged)
                 .map(r -> new Candidate(r.getVolumeId(), StagingRecords.attachRequest(r), StagingRecords.attachment(r)))
                 .toList();
     }
@@ -123,7 +124,7 @@ public final class StagedForRepair {
             return Optional.empty();
         }
         try {
-            Optional<StagingRecord> record = records.find(volumeId).filter(StagedForRepair::isStaged);
+            Optional<StagingRecord> record = records.find(volumeId).filter(this::isStaged);
             if (record.isPresent()) {
                 return Optional.of(new Held(record.get(), permit));
             }
@@ -159,7 +160,12 @@ public final class StagedForRepair {
         }
     }
 
-    private static boolean isStaged(StagingRecord record) {
-        return record.getPhase() == StagePhase.STAGED && record.hasDevice();
+    /**
+     * Staged in this boot (or by a plugin that recorded no boot): a volume staged in an earlier boot has nothing
+     * attached to repair, and its recorded device number may be another volume's now; kubelet's stage attaches it.
+     */
+    private boolean isStaged(StagingRecord record) {
+        return record.getPhase() == StagePhase.STAGED && record.hasDevice()
+                && records.bootOf(record) != RecordedBoot.EARLIER_BOOT;
     }
 }
