@@ -209,7 +209,7 @@ public final class Plugin implements AutoCloseable {
                     Stream.of(IdentityService.ANSWERED_FROM_MEMORY, NodeService.ANSWERED_FROM_MEMORY)
                             .flatMap(Set::stream).collect(Collectors.toUnmodifiableSet()));
             // Once the socket is up, off every CSI call's path: readiness and Probe never wait for it.
-            doctor.start(new Doctor(host.paths(), host.commands(), KernelFeatures.real()),
+            doctor.start(new Doctor(host.paths(), host.commands(), KernelFeatures.real(), config.repairInterval()),
                     Optional.of(config.kubeletRoot()));
             // After start-up recovery: the loop repairs only what the records say is staged.
             Optional<PathRepairLoop> repairs = config.repairInterval().isZero() ? Optional.empty() : Optional.of(

@@ -1,5 +1,6 @@
 package dev.blocknode.client;
 
+import dev.blocknode.config.FlagParser;
 import dev.blocknode.doctor.Doctor;
 import dev.blocknode.doctor.DoctorReport;
 import dev.blocknode.doctor.Finding;
@@ -14,6 +15,7 @@ import dev.blocknode.os.host.KernelFeatures;
 
 import java.io.PrintStream;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -35,7 +37,7 @@ public final class DoctorCommand {
     public static final int SCHEMA_VERSION = 1;
 
     public static final String HELP = """
-            usage: blocknode doctor [--kubelet-root DIR] [-o text|json]
+            usage: blocknode doctor [--kubelet-root DIR] [--repair-interval DURATION] [-o text|json]
 
             The node's readiness for each transport (iSCSI, multipath, FC, NVMe/TCP) and the kernel features the
             plugin uses, before any volume: each finding ok, warning or error, with its fix. A transport none of
@@ -43,6 +45,9 @@ public final class DoctorCommand {
             0 all ok, 1 warnings, 2 errors, 3 a usage error.
 
               --kubelet-root DIR   also check the kubelet root: a directory on a shared mount
+              --repair-interval DURATION
+                                   the plugin's --repair-interval (default 30s, 0: off), which multipath's
+                                   no_path_retry is checked against
               -o, --output FORMAT  text (default) or json
             """;
 
@@ -59,7 +64,7 @@ public final class DoctorCommand {
         SubcommandFlags flags;
         boolean json;
         try {
-            flags = SubcommandFlags.parse("doctor", args, Set.of("--kubelet-root", "-o", "--output"));
+            flags = SubcommandFlags.parse("doctor", args, Set.of("--kubelet-root", "--repair-interval", "-o", "--output"));
             json = flags.json("doctor");
         } catch (SubcommandFlags.UsageException e) {
             err.println(e.getMessage());
@@ -70,7 +75,15 @@ public final class DoctorCommand {
             return ALL_OK;
         }
         Optional<Path> kubeletRoot = flags.get("--kubelet-root").map(Path::of);
-        DoctorReport report = new Doctor(host, commands, features).examine(kubeletRoot);
+        Duration repairInterval;
+        try {
+            repairInterval = flags.get("--repair-interval").map(v -> v.strip().equals("0") ? Duration.ZERO
+                    : FlagParser.durationOf("repair-interval", v)).orElse(Doctor.DEFAULT_REPAIR_INTERVAL);
+        } catch (IllegalArgumentException e) {
+            err.println("blocknode doctor: " + e.getMessage());
+            return USAGE;
+        }
+        DoctorReport report = new Doctor(host, commands, features, repairInterval).examine(kubeletRoot);
         out.print(json ? json(report) : text(report));
         return exitCode(report.worst());
     }

@@ -15,6 +15,7 @@ import dev.blocknode.os.mount.MountEntry;
 import dev.blocknode.os.mount.MountTable;
 import dev.blocknode.os.wait.DeviceWaiter;
 import dev.blocknode.state.BootId;
+import dev.blocknode.state.KeptLeftovers;
 import dev.blocknode.state.RecordStore;
 import dev.blocknode.transport.StagedVolumes;
 import dev.blocknode.transport.Transports;
@@ -156,6 +157,10 @@ public final class StatusCommand {
         for (UnrecordedMount m : status.unrecordedMounts()) {
             problems.add(new String[]{m.volumeId().orElse("-"), UNRECORDED_MOUNT, describe(m)});
         }
+        List<String> kept = status.sweepKept().map(KeptLeftovers.Report::kept).orElse(List.of());
+        for (String thing : kept) {
+            problems.add(new String[]{"-", LEFTOVERS_KEPT, thing});
+        }
         if (problems.isEmpty()) {
             out.append("no problems: ").append(status.volumes().size()).append(" volume(s), all healthy\n");
         } else {
@@ -198,6 +203,15 @@ public final class StatusCommand {
                 table(out, new String[]{"VOLUME", "IDENTITY"}, identities);
             }
         }
+        if (!kept.isEmpty()) {
+            out.append("\nLEFT BY THE REPAIR LOOP'S SWEEP (no record names them; as of ")
+                    .append(status.sweepKept().orElseThrow().at()).append(")\n");
+            List<String[]> rows = new ArrayList<>();
+            for (String thing : kept) {
+                rows.add(new String[]{thing});
+            }
+            table(out, new String[]{"WHAT, WHERE AND WHY"}, rows);
+        }
         if (!status.unreadableRecords().isEmpty()) {
             out.append("\nUNREADABLE RECORDS\n");
             List<String[]> rows = new ArrayList<>();
@@ -211,6 +225,8 @@ public final class StatusCommand {
 
     /** The reason an unrecorded mount is listed under, beside the health reasons of a volume's problems. */
     static final String UNRECORDED_MOUNT = "UnrecordedMount";
+    /** The reason of a leftover the sweep kept: NodeGetStorageHealth's condition for them. */
+    static final String LEFTOVERS_KEPT = "LeftoversKept";
 
     private static String describe(UnrecordedMount m) {
         return m.volumeId().map(id -> "volume " + id + "'s device " + m.device() + " is also mounted at "
@@ -319,6 +335,17 @@ public final class StatusCommand {
                     .append(",\"volumeId\":").append(m.volumeId().map(JsonString::quote).orElse("null"))
                     .append(",\"message\":").append(JsonString.quote(describe(m))).append('}');
         }
-        return out.append("]}\n").toString();
+        out.append("],\"sweepKept\":");
+        if (status.sweepKept().isPresent()) {
+            KeptLeftovers.Report report = status.sweepKept().get();
+            out.append("{\"at\":").append(JsonString.quote(report.at().toString())).append(",\"kept\":[");
+            for (int i = 0; i < report.kept().size(); i++) {
+                out.append(i == 0 ? "" : ",").append(JsonString.quote(report.kept().get(i)));
+            }
+            out.append("]}");
+        } else {
+            out.append("null");
+        }
+        return out.append("}\n").toString();
     }
 }

@@ -103,7 +103,9 @@ public final class FlagParser {
             new Flag("repair-interval", "DURATION", "30s", null, "how often the lost paths of staged volumes that"
                     + " have returned are brought back (an FC remote port back after its dev_loss_tmo, an iSCSI session"
                     + " that is gone logged in again, an NVMe/TCP controller deleted after its ctrl_loss_tmo connected"
-                    + " again); `0` turns the repair loop off (see docs/operations.md#path-repair)"),
+                    + " again), and after each pass what blocknode made that no staging record names any more is swept"
+                    + " (an iSCSI session and node record it can prove it logged in, that carry no disk); `0` turns the"
+                    + " repair loop and its sweep off (see docs/operations.md#path-repair)"),
             new Flag("demo", "", "false", "off", "also create, stage and publish a loop-backed demo volume (what"
                     + " `make run` uses); needs `--mode node`"));
 

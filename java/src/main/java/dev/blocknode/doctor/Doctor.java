@@ -6,6 +6,7 @@ import dev.blocknode.os.host.KernelFeatures;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -19,12 +20,23 @@ public final class Doctor {
     private final HostPaths paths;
     private final CommandRunner commands;
     private final KernelFeatures features;
+    private final Duration repairInterval;
 
+    /** For a plugin with the default --repair-interval. */
     public Doctor(HostPaths paths, CommandRunner commands, KernelFeatures features) {
+        this(paths, commands, features, DEFAULT_REPAIR_INTERVAL);
+    }
+
+    /** @param repairInterval the plugin's --repair-interval ({@link Duration#ZERO}: its repair loop is off) */
+    public Doctor(HostPaths paths, CommandRunner commands, KernelFeatures features, Duration repairInterval) {
         this.paths = paths;
         this.commands = commands;
         this.features = features;
+        this.repairInterval = repairInterval;
     }
+
+    /** The plugin's default --repair-interval. */
+    public static final Duration DEFAULT_REPAIR_INTERVAL = Duration.ofSeconds(30);
 
     /** @param kubeletRoot checked too when given */
     public DoctorReport examine(Optional<Path> kubeletRoot) {
@@ -42,7 +54,7 @@ public final class Doctor {
             AbstractSockets found = sockets;
             transports.add(guarded(TransportReadiness.ISCSI, () -> new IscsiReadiness(paths, commands).check(found)));
             transports.add(guarded(TransportReadiness.MULTIPATH,
-                    () -> new MultipathReadiness(paths, commands).check(found)));
+                    () -> new MultipathReadiness(paths, commands, repairInterval).check(found)));
         }
         transports.add(guarded(TransportReadiness.FC, () -> new FcReadiness(paths).check()));
         transports.add(guarded(TransportReadiness.NVME_TCP, () -> new NvmeTcpReadiness(paths).check()));

@@ -37,15 +37,26 @@ final class MultipathReadiness {
             "36001405f3d2a1b0c4e5f60718293a4b5", "360002ac0000000000000000b00019b5d", "2002538b571b35e61");
     private static final List<List<String>> ARRAYS = List.of(List.of("NETAPP", "LUN C-Mode"),
             List.of("LIO-ORG", "TCMU device"), List.of("3PARdata", "VV"), List.of("PURE", "FlashArray"));
+    /**
+     * What a repair takes once the repair loop gets to it (a login, a targeted scan, multipathd adding the path back:
+     * seconds; this is for a loaded node): the queueing must outlast two repair intervals and this, or with every
+     * session gone the writes fail before the repair brings the paths back.
+     */
+    static final Duration REPAIR_MARGIN = Duration.ofSeconds(30);
+    /** multipathd's default polling_interval: a no_path_retry number counts these. */
+    static final int DEFAULT_POLLING_SECONDS = 5;
     /** The settings that make a map queue I/O while it has no path. */
     private static final Set<String> WITHOUT_A_NUMBER = Set.of("queue");
 
     private final HostPaths paths;
     private final CommandRunner commands;
+    private final Duration repairInterval;
 
-    MultipathReadiness(HostPaths paths, CommandRunner commands) {
+    /** @param repairInterval the plugin's --repair-interval, {@link Duration#ZERO} when its repair loop is off */
+    MultipathReadiness(HostPaths paths, CommandRunner commands, Duration repairInterval) {
         this.paths = paths;
         this.commands = commands;
+        this.repairInterval = repairInterval;
     }
 
     TransportReadiness check(AbstractSockets sockets) throws IOException {
@@ -193,15 +204,71 @@ final class MultipathReadiness {
                 }
             }
         }
+        int polling = defaults(effective, "polling_interval").flatMap(MultipathReadiness::positive)
+                .orElse(DEFAULT_POLLING_SECONDS);
         if (queueing.isEmpty()) {
+            List<String> shorter = shorterThanARepair(effective, own, polling);
+            if (!shorter.isEmpty()) {
+                return Finding.warning("no-path-retry", "with every path gone, I/O queues for " + String.join(", ",
+                        shorter) + " x polling_interval " + polling + " s: less than two repair intervals (2 x "
+                        + repairInterval.toSeconds() + " s) and a repair (" + REPAIR_MARGIN.toSeconds() + " s), so"
+                        + " when every session is gone the writes fail before the repair loop brings the paths back",
+                        "set no_path_retry to at least " + retriesForARepair(polling) + " there (" + polling + " s"
+                        + " each), or leave it if this node's applications should see those writes fail sooner");
+            }
             return Finding.ok("no-path-retry", "no_path_retry " + defaults(effective, "no_path_retry")
                     .orElse("not set in " + source) + ": I/O fails once every path is gone and the retries are"
-                    + " spent");
+                    + " spent" + (repairInterval.isZero() ? "" : ", after the repair loop had two intervals to"
+                    + " bring a path back"));
         }
         return Finding.warning("no-path-retry", "I/O queues for ever when every path is gone (no_path_retry queue,"
                 + " or queue_if_no_path, in " + String.join(", ", queueing) + "): a pod's writes, its unmount and"
                 + " an unstage hang until a path is back (the plugin turns queueing off only for a map it is"
-                + " flushing)", "set no_path_retry to a number of checker intervals (12 is a minute at 5 s) there");
+                + " flushing)", "set no_path_retry to a number of checker intervals there, at least "
+                + retriesForARepair(polling) + " (" + polling + " s each: two repair intervals and a repair)");
+    }
+
+    /**
+     * The number settings of no_path_retry ({@code defaults}, {@code overrides}, the file's own device sections)
+     * whose queueing ends before two repair intervals and a repair; none when the repair loop is off.
+     */
+    private List<String> shorterThanARepair(Section effective, Section own, int polling) {
+        List<String> shorter = new ArrayList<>();
+        if (repairInterval.isZero()) {
+            return shorter;
+        }
+        for (String kind : List.of("defaults", "overrides")) {
+            for (Section section : effective.sections(kind)) {
+                tooShort(section, polling).ifPresent(n -> shorter.add("no_path_retry " + n + " (" + kind + ")"));
+            }
+        }
+        for (Section devices : own.sections("devices")) {
+            for (Section device : devices.sections("device")) {
+                tooShort(device, polling).ifPresent(n -> shorter.add("no_path_retry " + n + " (the device section of "
+                        + device.value("vendor").orElse("?") + " " + device.value("product").orElse("?") + ")"));
+            }
+        }
+        return shorter;
+    }
+
+    private Optional<Integer> tooShort(Section section, int polling) {
+        return section.value("no_path_retry").flatMap(MultipathReadiness::positive)
+                .filter(n -> n < retriesForARepair(polling));
+    }
+
+    /** The checker intervals that outlast two repair intervals and a repair. */
+    private long retriesForARepair(int polling) {
+        long needed = repairInterval.multipliedBy(2).plus(REPAIR_MARGIN).toSeconds();
+        return (needed + polling - 1) / polling;
+    }
+
+    private static Optional<Integer> positive(String value) {
+        try {
+            int n = Integer.parseInt(value.strip());
+            return n > 0 ? Optional.of(n) : Optional.empty();
+        } catch (NumberFormatException notANumber) {
+            return Optional.empty();
+        }
     }
 
     /** no_path_retry queue, or the queue_if_no_path feature with no no_path_retry to end it. */

@@ -62,6 +62,7 @@ public final class PathRepairLoop implements AutoCloseable {
         this.transports = transports;
         this.interval = interval;
         this.nanoTime = nanoTime;
+        transports.all().forEach(t -> t.repairEvery(interval));
     }
 
     /** The first pass after one interval: start-up recovery and kubelet's re-stages come first. */

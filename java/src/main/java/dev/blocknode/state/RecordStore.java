@@ -126,8 +126,26 @@ public final class RecordStore {
         return directory;
     }
 
-    /** What {@link #snapshot} read: the records that could be read, with this boot's publications, and the rest. */
-    public record Snapshot(List<StagingRecord> records, List<UnreadableRecordException> unreadable) {
+    /**
+     * Saves what the repair loop's sweep left on the node though no record names it, for {@code blocknode status}
+     * ({@link KeptLeftovers}); an empty list removes the report.
+     */
+    public void saveKeptLeftovers(List<String> kept) throws IOException {
+        KeptLeftovers.write(directory.getParent(), kept, java.time.Instant.now());
+    }
+
+    /** The kernel's boot id this store was opened under: what a record's device numbers are stamped with. */
+    public String bootId() {
+        return bootId;
+    }
+
+    /**
+     * What {@link #snapshot} read: the records that could be read, with this boot's publications, and the rest;
+     * {@code bootId}, the boot it was read in (a record's device numbers are of the boot it names); {@code kept},
+     * what the repair loop's last sweep left on the node though no record names it ({@link KeptLeftovers}).
+     */
+    public record Snapshot(List<StagingRecord> records, List<UnreadableRecordException> unreadable, String bootId,
+                           Optional<KeptLeftovers.Report> kept) {
     }
 
     /**
@@ -163,7 +181,8 @@ public final class RecordStore {
             records.add(record.toBuilder()
                     .putAllPublications(publications.getOrDefault(record.getVolumeId(), Map.of())).build());
         }
-        return new Snapshot(List.copyOf(records), List.copyOf(unreadable.values()));
+        return new Snapshot(List.copyOf(records), List.copyOf(unreadable.values()), bootId,
+                KeptLeftovers.read(stateDir));
     }
 
     /**

@@ -104,6 +104,14 @@ public interface Transport {
     }
 
     /**
+     * The repair loop's interval, said once when the loop is made: a transport that spaces its attempts at an
+     * address ({@link RetryBackoff}) waits no longer than one interval after a first failure, so the next pass tries
+     * again. A transport that keeps no such back-off ignores it.
+     */
+    default void repairEvery(java.time.Duration interval) {
+    }
+
+    /**
      * Whether {@link #repairPaths} could do anything for the volume now: a look at sysfs with no side effect, taken
      * without holding the volume. The repair loop holds a volume (which turns kubelet's calls on it away with
      * ABORTED while it does) only when this says yes, so that a pass over healthy volumes never competes with a

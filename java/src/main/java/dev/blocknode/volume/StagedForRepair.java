@@ -7,6 +7,7 @@ import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.FenceKey;
+import dev.blocknode.volume.record.RecordedBoot;
 import dev.blocknode.volume.record.StagingRecords;
 
 import java.util.List;
@@ -65,9 +66,14 @@ public final class StagedForRepair {
         }
     }
 
+    private static final java.util.logging.Logger LOG =
+            java.util.logging.Logger.getLogger(StagedForRepair.class.getName());
+
     private final StagingRecords records;
     private final OperationGuard guard;
     private volatile List<String> kept = List.of();
+    /** Whether the state directory's report says {@link #kept}: the first report of a run is always written. */
+    private boolean written;
 
     /** Over a store and a guard of their own: for tests and tools; the plugin's comes from NodeVolumes. */
     public StagedForRepair(RecordStore store, OperationGuard guard) {
@@ -91,7 +97,7 @@ public final class StagedForRepair {
      * record says, read without holding the volumes.
      */
     public List<Candidate> candidates() {
-        return records.all().stream().filter(StagedForRepair::isStaged)
+        return records.all().stream().filter(this::isStaged)
                 .map(r -> new Candidate(r.getVolumeId(), StagingRecords.attachRequest(r), StagingRecords.attachment(r)))
                 .toList();
     }
@@ -118,7 +124,7 @@ public final class StagedForRepair {
             return Optional.empty();
         }
         try {
-            Optional<StagingRecord> record = records.find(volumeId).filter(StagedForRepair::isStaged);
+            Optional<StagingRecord> record = records.find(volumeId).filter(this::isStaged);
             if (record.isPresent()) {
                 return Optional.of(new Held(record.get(), permit));
             }
@@ -134,12 +140,32 @@ public final class StagedForRepair {
         return kept;
     }
 
-    /** Called by the repair loop after each sweep; NodeGetStorageHealth and a gauge show it. */
+    /**
+     * Called by the repair loop after each sweep; NodeGetStorageHealth and a gauge show it, and {@code blocknode
+     * status} from the state directory, written when the list changes (a failed write is logged: a report is no
+     * reason to fail the pass).
+     */
     public void reportKept(List<String> now) {
+        List<String> previous = kept;
         kept = List.copyOf(now);
+        if (previous.equals(kept) && written) {
+            return;
+        }
+        try {
+            records.saveKeptLeftovers(kept);
+            written = true;
+        } catch (java.io.IOException | RuntimeException e) {
+            written = false;
+            LOG.warning(() -> "path repair: cannot write what the sweep kept for blocknode status: " + e.getMessage());
+        }
     }
 
-    private static boolean isStaged(StagingRecord record) {
-        return record.getPhase() == StagePhase.STAGED && record.hasDevice();
+    /**
+     * Staged in this boot (or by a plugin that recorded no boot): a volume staged in an earlier boot has nothing
+     * attached to repair, and its recorded device number may be another volume's now; kubelet's stage attaches it.
+     */
+    private boolean isStaged(StagingRecord record) {
+        return record.getPhase() == StagePhase.STAGED && record.hasDevice()
+                && records.bootOf(record) != RecordedBoot.EARLIER_BOOT;
     }
 }

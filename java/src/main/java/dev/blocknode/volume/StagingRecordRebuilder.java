@@ -172,7 +172,8 @@ final class StagingRecordRebuilder {
         mapping.ifPresent(m -> builder.setCrypt(CryptRecord.newBuilder().setMappingName(m.name())
                 .setOpened(DeviceRecord.newBuilder().setPath(m.node().toString())
                         .setMajor(m.number().major()).setMinor(m.number().minor()))));
-        StagingRecord record = builder.build();
+        // Read from the host now: the numbers are this boot's.
+        StagingRecord record = records.stampBoot(builder).build();
         records.save(record);
         Attachment derived = attachment;
         String through = mapping.map(m -> "dm-crypt mapping " + m.name() + " over ").orElse("");

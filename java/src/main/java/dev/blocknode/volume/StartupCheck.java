@@ -6,6 +6,7 @@ import dev.blocknode.state.RecordStore;
 import dev.blocknode.state.UnreadableRecordException;
 import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
+import dev.blocknode.volume.record.RecordedBoot;
 import dev.blocknode.volume.record.StagingRecords;
 
 import java.io.IOException;
@@ -106,6 +107,10 @@ public final class StartupCheck {
     }
 
     private String problemWith(StagingRecord record) {
+        if (RecordedBoot.of(record, store.bootId()) == RecordedBoot.EARLIER_BOOT) {
+            // The numbers are of that boot: whatever has them now proves nothing about the volume.
+            return "was staged in an earlier boot of the node (its device numbers are of that boot)";
+        }
         DeviceNumber number = StagingRecords.deviceNumber(record);
         if (!host.blockDevices().exists(number)) {
             return "its device " + record.getDevice().getPath() + " (" + number + ") is not on the node";

@@ -4,6 +4,7 @@ import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
+import dev.blocknode.volume.record.RecordedBoot;
 import dev.blocknode.volume.record.StagingRecords;
 
 import java.io.IOException;
@@ -128,7 +129,10 @@ public final class VolumeLimit {
         for (StagingRecord record : records.all()) {
             // This stage's own earlier attempt is no other volume, but its map is no stranger either.
             held += record.getVolumeId().equals(except) ? 0 : 1;
-            if (record.getPhase() == StagePhase.ATTACHING || !record.hasDevice()) {
+            // A record of an earlier boot names its map by a number of that boot: its map, if attached again, is
+            // not known by number yet, like one an attach in flight is making.
+            if (record.getPhase() == StagePhase.ATTACHING || !record.hasDevice()
+                    || records.bootOf(record) == RecordedBoot.EARLIER_BOOT) {
                 inFlight++;
             } else {
                 owned.add(StagingRecords.deviceNumber(record));

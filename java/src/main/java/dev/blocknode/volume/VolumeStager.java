@@ -28,6 +28,7 @@ import dev.blocknode.volume.encryption.EncryptionKeys;
 import dev.blocknode.volume.filesystem.FilesystemType;
 import dev.blocknode.volume.kubelet.KubeletPaths;
 import dev.blocknode.volume.record.Publications;
+import dev.blocknode.volume.record.RecordedBoot;
 import dev.blocknode.volume.record.StagingRecords;
 import dev.blocknode.volume.request.AccessType;
 import dev.blocknode.volume.request.Requests;
@@ -213,12 +214,15 @@ public final class VolumeStager {
         CrashPoints.reach(CrashPoint.STAGE_INTENT_RECORDED);
     }
 
-    /** The transport attaches and verifies the device; STAGING names it in the record (saved by the caller). */
-    private static Attachment attach(Transport transport, AttachRequest attachRequest, StagingRecord.Builder record)
+    /**
+     * The transport attaches and verifies the device; STAGING names it in the record (saved by the caller), with
+     * this boot's id beside its number: the number means something in this boot only.
+     */
+    private Attachment attach(Transport transport, AttachRequest attachRequest, StagingRecord.Builder record)
             throws VolumeException {
         Attachment attachment = transport.attach(attachRequest);
         CrashPoints.reach(CrashPoint.STAGE_ATTACHED);
-        record.setPhase(StagePhase.STAGING)
+        records.stampBoot(record).setPhase(StagePhase.STAGING)
                 .setDevice(DeviceRecord.newBuilder()
                         .setPath(attachment.device().toString())
                         .setMajor(attachment.number().major())
@@ -273,7 +277,7 @@ public final class VolumeStager {
             records.save(record.build());
         } else {
             requireUnclaimed(volumeId, attachment);
-            opened = encryption.open(volumeId, attachRequest, attachment, existing, record);
+            opened = encryption.open(volumeId, attachRequest, attachment, ofThisBoot(existing), record);
         }
         if (record.getCrypt().getFormattedHere() && record.hasMount() && !record.getMount().getFormattedHere()) {
             // A new LUKS2 volume reads as what its never-written ciphertext decrypts to, noise, not zeros: the blank
@@ -293,7 +297,7 @@ public final class VolumeStager {
                                       AccessType.Mount mount, Optional<FilesystemType> requestedFs,
                                       Optional<StagingRecord> existing, StagingRecord.Builder record)
             throws VolumeException {
-        FilesystemPreparer.interruptedFormat(existing, attachment).ifPresent(fs ->
+        FilesystemPreparer.interruptedFormat(ofThisBoot(existing), attachment).ifPresent(fs ->
                 record.getMountBuilder().setFormattingStarted(fs));
         boolean mounted = alreadyMountedAt(request.volumeId(), staging, used);
         if (!mounted) {
@@ -358,18 +362,34 @@ public final class VolumeStager {
         records.save(record);
         CrashPoints.reach(CrashPoint.UNSTAGE_RECORDED);
         DeviceNumber number = StagingRecords.usedNumber(record);
-        if (record.hasMount()) {
+        // The numbers of a record of an earlier boot name nothing of this volume's: what is mounted or held at them
+        // now is another device's, never unmounted, waited for or flushed on this volume's behalf. (Nothing of the
+        // volume was mounted in this boot: a stage records this boot's id with the device before it mounts.)
+        boolean numbersOfThisBoot = records.bootOf(record) != RecordedBoot.EARLIER_BOOT;
+        if (record.hasMount() && numbersOfThisBoot) {
             unmountStagingPath(record.getVolumeId(), staging, number);
         }
         CrashPoints.reach(CrashPoint.UNSTAGE_UNMOUNTED);
-        requireNotMountedElsewhere(record.getVolumeId(), number);
+        if (numbersOfThisBoot) {
+            requireNotMountedElsewhere(record.getVolumeId(), number);
+        }
         // after the unmount, before the attached device the mapping holds is flushed and detached
         if (encryption.close(record)) {
             CrashPoints.reach(CrashPoint.UNSTAGE_CRYPT_CLOSED);
         }
-        flush(record);
+        if (numbersOfThisBoot) {
+            flush(record);
+        }
         fences.release(record);
-        StagingRecords.transportOf(transports, record).detach(StagingRecords.attachment(record));
+        Transport transport = StagingRecords.transportOf(transports, record);
+        if (numbersOfThisBoot) {
+            transport.detach(StagingRecords.attachment(record));
+        } else {
+            // What the recorded attach made died with its boot, and a detach goes partly by the recorded number
+            // (NVMe/TCP: which volumes use a controller). What the same contexts may have brought back since (a
+            // login at boot) is undone as after an interrupted attach: found by the contexts, used by nobody else.
+            transport.abandon(StagingRecords.attachRequest(record));
+        }
         CrashPoints.reach(CrashPoint.UNSTAGE_DETACHED);
         records.delete(record.getVolumeId());
     }
@@ -498,10 +518,16 @@ public final class VolumeStager {
         } catch (VolumeException undoFailed) {
             // Kept as after a crash inside the attach: unstage and the start-up recovery undo an attach with
             // these contexts, and a retry is bound by nothing of the refused request.
-            records.save(left.toBuilder().setPhase(StagePhase.ATTACHING).clearDevice().clearAttachment().build());
+            records.save(left.toBuilder().setPhase(StagePhase.ATTACHING).clearDevice().clearAttachment().clearBootId()
+                    .build());
             throw undoFailed;
         }
         records.delete(left.getVolumeId());
+    }
+
+    /** The earlier attempt's record, unless its device numbers are of an earlier boot (then they prove nothing). */
+    private Optional<StagingRecord> ofThisBoot(Optional<StagingRecord> existing) {
+        return existing.filter(r -> records.bootOf(r) != RecordedBoot.EARLIER_BOOT);
     }
 
     /** Whether the record's capability binds a retry (see {@link StageRetryRules#requireCompatible}). */
@@ -510,13 +536,31 @@ public final class VolumeStager {
                 || (record.hasMount() && holdsMountOf(staging, StagingRecords.usedNumber(record)));
     }
 
-    /** True when what the record says is staged is really in place (after a restart or a reboot, it may not be). */
+    /**
+     * True when what the record says is staged is really in place (after a restart or a reboot, it may not be).
+     * A record of an earlier boot never is: its numbers name nothing of the volume's (a device the transport does
+     * not know, an LVM volume or a mapping, would prove nothing either way); it is staged again, idempotently, as
+     * kubelet's stage after a reboot expects, and the record rewritten with this boot's id. A record written
+     * before records carried a boot id (an upgrade, which rarely comes with a reboot) is judged as before, by
+     * its device and mount, and stamped with this boot's id when it passes: staging every volume of an upgraded
+     * node again would refuse a raw block volume whose pod holds its device exclusively.
+     */
     private boolean stillStaged(StagingRecord record, Path staging, Transport transport) throws VolumeException {
+        RecordedBoot boot = records.bootOf(record);
+        if (boot == RecordedBoot.EARLIER_BOOT) {
+            LOG.info(() -> "volume " + record.getVolumeId() + " is recorded as staged in an earlier boot:"
+                    + " staging it again");
+            return false;
+        }
         DeviceNumber number = StagingRecords.usedNumber(record);
         if (!host.blockDevices().exists(number) || numberNowNamesAnotherDevice(record, transport)) {
             return false;
         }
-        return record.hasBlock() || holdsMountOf(staging, number);
+        boolean inPlace = record.hasBlock() || holdsMountOf(staging, number);
+        if (inPlace && boot == RecordedBoot.UNKNOWN) {
+            records.save(records.stampBoot(record.toBuilder()).build());
+        }
+        return inPlace;
     }
 
     /**

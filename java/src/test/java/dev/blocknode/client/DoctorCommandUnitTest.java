@@ -93,6 +93,9 @@ class DoctorCommandUnitTest {
         assertEquals(DoctorCommand.USAGE, doctor("-o", "yaml").code());
         assertEquals(DoctorCommand.USAGE, doctor("--volume", "x").code());
         assertEquals(DoctorCommand.USAGE, doctor("extra").code());
+        assertEquals(DoctorCommand.USAGE, doctor("--repair-interval", "soon").code());
+        assertEquals(DoctorCommand.ALL_OK, doctor("--repair-interval", "0").code(), "0: the repair loop is off");
+        assertEquals(DoctorCommand.ALL_OK, doctor("--repair-interval=10s").code());
         Run dangling = doctor("--kubelet-root");
         assertEquals(DoctorCommand.USAGE, dangling.code());
         assertTrue(dangling.err().contains("needs a value"), dangling.err());

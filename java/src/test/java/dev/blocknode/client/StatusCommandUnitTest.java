@@ -118,7 +118,8 @@ class StatusCommandUnitTest {
                 + "\"majorMinor\":\"7:3\",\"identity\":\"loop:/var/lib/db1.img\",\"present\":true},"
                 + "\"stagingPath\":\"" + staging + "\",\"stagingMounted\":true,\"paths\":null,\"publications\":[{\"target\":\""
                 + target + "\",\"readOnly\":false,\"podUid\":\"" + POD + "\",\"mounted\":true}],"
-                + "\"fenceKey\":\"0x0000000000001234\",\"problems\":[]}],\"unreadableRecords\":[],\"unrecordedMounts\":[]}\n", json.out());
+                + "\"fenceKey\":\"0x0000000000001234\",\"problems\":[]}],\"unreadableRecords\":[],\"unrecordedMounts\":[],"
+                + "\"sweepKept\":null}\n", json.out());
     }
 
     /**
@@ -233,6 +234,41 @@ class StatusCommandUnitTest {
         assertTrue(json.out().contains("\"problems\":[{\"reason\":\"DeviceMissing\",\"severity\":\"INACCESSIBLE\","
                 + "\"message\":\"device /dev/loop3 (7:3) of volume db1 is gone from the node\"}]"), json.out());
         assertTrue(status().out().contains("GONE"));
+    }
+
+    /** What the plugin's sweep kept is listed, what, where and why, from its report in the state directory. */
+    @Test
+    void theLeftoversTheSweepKeptAreListedWithWhyAndAreProblems() throws IOException {
+        stageDb1();
+        mounts(staging.toString(), target.toString());
+        String session = "iSCSI session4 of iqn.2026-01.dev.blocknode:t via 127.0.0.1:3260: no staging record names it,"
+                + " but it carries SCSI device(s) [3:0:0:7]; left logged in";
+        new RecordStore(stateDir, BOOT).saveKeptLeftovers(List.of(session));
+
+        Run text = status();
+        assertEquals(1, text.code(), text.out() + text.err());
+        assertTrue(text.out().contains("-       LeftoversKept  " + session), text.out());
+        assertTrue(text.out().contains("LEFT BY THE REPAIR LOOP'S SWEEP (no record names them; as of "), text.out());
+        Run json = status("-o", "json");
+        assertTrue(json.out().contains(",\"kept\":[\"" + session + "\"]}}\n"), json.out());
+
+        new RecordStore(stateDir, BOOT).saveKeptLeftovers(List.of());
+        assertEquals(0, status().code(), "nothing kept any more: the report is gone");
+    }
+
+    /** After a reboot the number 7:3 is there (another device's), but the record's number is of that boot. */
+    @Test
+    void aRecordOfAnEarlierBootIsNotInPlaceWhateverHasItsNumberNow() throws IOException {
+        stageDb1();
+        RecordStore earlier = new RecordStore(stateDir, BOOT);
+        earlier.save(earlier.load("db1").orElseThrow().toBuilder().setBootId("11111111-0000-4000-8000-000000000001")
+                .build());
+        mounts();
+
+        Run json = status("-o", "json");
+        assertEquals(1, json.code());
+        assertTrue(json.out().contains("\"present\":false"), json.out());
+        assertTrue(json.out().contains("volume db1 was staged in an earlier boot of the node"), json.out());
     }
 
     @Test

@@ -70,7 +70,7 @@ class StatusHostTest {
             assertTrue(json.out().contains("\"present\":true},\"stagingPath\":\"" + scenario.fsStaging()
                     + "\",\"stagingMounted\":true"), json.out());
             assertTrue(json.out().contains("\"podUid\":\"pod-a\",\"mounted\":true"), json.out());
-            assertTrue(json.out().endsWith("\"unreadableRecords\":[],\"unrecordedMounts\":[]}\n"), json.out());
+            assertTrue(json.out().endsWith("\"unreadableRecords\":[],\"unrecordedMounts\":[],\"sweepKept\":null}\n"), json.out());
             // A block volume: no staging mount to check; its publication is the device node bind-mounted (a stat of
             // the target says which device); this target is not in kubelet's layout, so no pod is named.
             assertTrue(json.out().contains("\"volumeId\":\"" + BLOCK + "\",\"phase\":\"STAGED\",\"transport\":\"local\","

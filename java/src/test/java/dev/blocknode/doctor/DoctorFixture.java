@@ -73,7 +73,12 @@ final class DoctorFixture {
     }
 
     TransportReadiness examine(String transport) {
-        DoctorReport report = examine();
+        return examine(transport, Doctor.DEFAULT_REPAIR_INTERVAL);
+    }
+
+    /** The transport's readiness for a plugin with this --repair-interval. */
+    TransportReadiness examine(String transport, java.time.Duration repairInterval) {
+        DoctorReport report = new Doctor(paths(), commands, features(), repairInterval).examine(Optional.empty());
         commands.assertAllConsumed();
         return report.transports().stream().filter(t -> t.transport().equals(transport)).findFirst().orElseThrow();
     }

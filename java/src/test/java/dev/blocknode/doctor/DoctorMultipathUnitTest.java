@@ -6,6 +6,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
+import java.time.Duration;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -141,6 +142,38 @@ class DoctorMultipathUnitTest {
         Finding finding = assertFinding(withDaemonShowing("defaults {\n\tno_path_retry \"queue\"\n}\n"),
                 "no-path-retry", Severity.WARNING, "for ever", "defaults");
         assertTrue(finding.fix().contains("no_path_retry"), finding::fix);
+    }
+
+    /** 12 x 5 s is a minute: less than two default repair intervals (2 x 30 s) and a repair (30 s). */
+    @Test
+    void queueingShorterThanTwoRepairIntervalsAndARepairIsAWarning() throws Exception {
+        Finding finding = assertFinding(withDaemonShowing("defaults {\n\tpolling_interval 5\n\tno_path_retry 12\n}\n"),
+                "no-path-retry", Severity.WARNING, "no_path_retry 12 (defaults)", "2 x 30 s", "the writes fail");
+        assertTrue(finding.fix().contains("at least 18"), finding::fix);
+    }
+
+    @Test
+    void queueingThatOutlastsTwoRepairIntervalsAndARepairIsFine() throws Exception {
+        assertFinding(withDaemonShowing("defaults {\n\tpolling_interval 5\n\tno_path_retry 18\n}\n"),
+                "no-path-retry", Severity.OK, "18");
+    }
+
+    @Test
+    void aLongerPollingIntervalCountsEachRetryForMore() throws Exception {
+        assertFinding(withDaemonShowing("defaults {\n\tpolling_interval 10\n\tno_path_retry 9\n}\n"),
+                "no-path-retry", Severity.OK, "9");
+    }
+
+    @Test
+    void aShortRepairIntervalNeedsLessQueueingAndNoLoopNone() throws Exception {
+        String shown = "defaults {\n\tno_path_retry 12\n}\n";
+        node.unixSockets(AbstractSockets.MULTIPATHD);
+        Files.createDirectories(node.paths().multipathWwids().getParent());
+        node.commands.expect("multipathd", "show", "config").succeeds(shown);
+        assertFinding(node.examine(TransportReadiness.MULTIPATH, Duration.ofSeconds(10)), "no-path-retry",
+                Severity.OK, "12"); // 60 s >= 2 x 10 s + 30 s
+        node.commands.expect("multipathd", "show", "config").succeeds(shown);
+        assertFinding(node.examine(TransportReadiness.MULTIPATH, Duration.ZERO), "no-path-retry", Severity.OK, "12");
     }
 
     @Test

@@ -159,6 +159,18 @@ class PathRepairLoopUnitTest {
         assertEquals(List.of("vol-a 1:0:0:3=sdb", "vol-b 1:0:0:3=sdb"), transport.repaired.stream().sorted().toList());
     }
 
+    /** After a reboot, before kubelet's stage: nothing is attached to repair, and its number names nothing of it. */
+    @Test
+    void aVolumeStagedInAnEarlierBootIsLeftToItsRestage() throws Exception {
+        record("vol-this", StagePhase.STAGED, 0);
+        store.save(store.load("vol-this").orElseThrow().toBuilder().setBootId(store.bootId()).build());
+        record("vol-earlier", StagePhase.STAGED, 0);
+        store.save(store.load("vol-earlier").orElseThrow().toBuilder()
+                .setBootId("5f0c3a52-0000-4000-8000-00000000000e").build());
+        loop(transport).pass();
+        assertEquals(List.of("vol-this 1:0:0:3=sdb"), transport.repaired);
+    }
+
     /**
      * Each pass ends with the transports' sweeps, given the records of every phase (an interrupted attach still names
      * its target); what a sweep leaves though nothing names it is what the loop reports.

@@ -49,7 +49,7 @@ final class LifecycleFixture {
     final ScriptedTransport transport = new ScriptedTransport();
     final RecordStore store;
     final Path root;
-    private final Host host;
+    final Host host;
     private final Path stateDir;
     final NodeVolumes volumes;
     /** The device of {@link #VOLUME} and of {@link #OTHER_VOLUME}. */
@@ -83,6 +83,12 @@ final class LifecycleFixture {
     NodeVolumes restarted() throws IOException {
         return new NodeVolumes(host, new KubeletPaths(root, ConfinedDirectory.Resolution.OPENAT2, host.files()),
                 new RecordStore(stateDir), new Transports(List.of(transport)), FilesystemType.EXT4, FENCING);
+    }
+
+    /** The node's volumes as a plugin started in another boot of the kernel ({@code bootId}) has them. */
+    NodeVolumes inBoot(String bootId) throws IOException {
+        return new NodeVolumes(host, new KubeletPaths(root, ConfinedDirectory.Resolution.OPENAT2, host.files()),
+                new RecordStore(stateDir, bootId), new Transports(List.of(transport)), FilesystemType.EXT4, FENCING);
     }
 
     /** Where the record file of {@code volumeId} is (the SHA-256 of its id). */

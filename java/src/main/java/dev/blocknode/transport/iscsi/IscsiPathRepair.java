@@ -90,6 +90,11 @@ final class IscsiPathRepair {
         this.failedLogins = new RetryBackoff<>(LOGIN_BACKOFF_FIRST, LOGIN_BACKOFF_MAX, nanoTime);
     }
 
+    /** The repair loop's interval: a failed login is tried again one interval later, at the latest. */
+    void repairEvery(Duration interval) {
+        failedLogins.firstWaitAtMost(interval);
+    }
+
     /** The volume's portals as the kernel has them now: a session that serves, one iscsid recovers, or none. */
     private record Sessions(Map<IscsiPath, ScsiAddress> serving, List<String> recovering, List<IscsiPath> gone) {
     }

@@ -123,7 +123,7 @@ public final class IscsiTransport implements Transport {
         this.pathRepair = new IscsiPathRepair(sessions, iscsiadm, records, waiter, san, sessionLocks, scans, nanoTime);
         PathRepairs.register(NAME, PathRepairs.LUN_PATH);
         PathRepairs.register(NAME, PathRepairs.SESSION);
-        this.sweep = new OrphanSessionSweep(sessions, iscsiadm, records, sessionLocks, journal);
+        this.sweep = new OrphanSessionSweep(sessions, iscsiadm, records, sessionLocks, journal, nanoTime);
         this.leftovers = san.leftoverSweep(scans);
         LeftoverLunSweep.register(NAME);
     }
@@ -152,6 +152,7 @@ public final class IscsiTransport implements Transport {
         List<String> failures = new ArrayList<>();
         boolean authenticationFailed = false;
         List<IscsiPath> failedPaths = new ArrayList<>();
+        List<IscsiPath> refusedCredentials = new ArrayList<>();
         List<ScsiAddress> scanned = new ArrayList<>();
         // LunAttacher's rule for using a map; the daemon is asked only when there is a single portal.
         OptionalInt replacementTimeout = ReplacementTimeout.forRecord(spec,
@@ -172,13 +173,20 @@ public final class IscsiTransport implements Transport {
                 addresses.add(address);
                 failedPaths.remove(path);
             } catch (CommandException e) {
-                authenticationFailed |= IscsiAdm.isAuthenticationFailure(e);
+                if (IscsiAdm.isAuthenticationFailure(e)) {
+                    authenticationFailed = true;
+                    refusedCredentials.add(path);
+                }
                 failures.add(path + ": " + e.getMessage());
             } catch (IOException e) {
                 failures.add(path + ": " + e.getMessage());
             }
         }
-        forgetFailedPaths(failedPaths);
+        // With a session on another portal the stage goes on, and a portal that is down now keeps its node record and
+        // its journal entry: the repair loop logs it in with that record (the stage's CHAP settings, kept nowhere
+        // else) once it answers, and unstage deletes it with the others. A portal that refused the credentials keeps
+        // nothing (its record may hold a wrong password), nor does any portal of an attach that failed.
+        forgetFailedPaths(addresses.isEmpty() ? failedPaths : refusedCredentials);
         if (addresses.isEmpty()) {
             String why = String.join("; ", failures);
             if (authenticationFailed) {
@@ -293,6 +301,12 @@ public final class IscsiTransport implements Transport {
     public PathRepair repairPaths(AttachRequest request, Attachment attachment, Optional<FenceKey> fenceKey)
             throws VolumeException {
         return pathRepair.repair(request, attachment, fenceKey);
+    }
+
+    @Override
+    public void repairEvery(java.time.Duration interval) {
+        pathRepair.repairEvery(interval);
+        sweep.repairEvery(interval);
     }
 
     @Override

@@ -6,13 +6,16 @@ import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.KeyedLocks;
 import dev.blocknode.transport.OrphanSweep;
+import dev.blocknode.transport.RetryBackoff;
 
 import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.LongSupplier;
 import java.util.logging.Logger;
 
 /**
@@ -34,19 +37,28 @@ import java.util.logging.Logger;
  *       knows of.</li>
  * </ul>
  * Any record that cannot be read stops the whole sweep: it may name any target.
+ *
+ * <p>A logout or node record deletion that failed is not tried again for that target and portal for a growing while
+ * ({@link RetryBackoff}: one repair interval at first, doubling up to {@link #RETRY_MAX}); meanwhile the leftover is
+ * still reported as kept, with the failure and the wait.
  */
 final class OrphanSessionSweep {
 
     private static final Logger LOG = Logger.getLogger(OrphanSessionSweep.class.getName());
+    /** The default repair interval: a sweep's failure is tried again on the next pass at first. */
+    static final Duration RETRY_FIRST = Duration.ofSeconds(30);
+    static final Duration RETRY_MAX = Duration.ofMinutes(16);
 
     private final IscsiSessions sessions;
     private final IscsiAdm iscsiadm;
     private final NodeRecordFiles records;
     private final KeyedLocks<IscsiPath> sessionLocks;
     private final LoginJournal journal;
+    private final RetryBackoff<IscsiPath> failed;
 
     OrphanSessionSweep(IscsiSessions sessions, IscsiAdm iscsiadm, NodeRecordFiles records,
-                       KeyedLocks<IscsiPath> sessionLocks, LoginJournal journal) {
+                       KeyedLocks<IscsiPath> sessionLocks, LoginJournal journal, LongSupplier nanoTime) {
+        this.failed = new RetryBackoff<>(RETRY_FIRST, RETRY_MAX, nanoTime);
         this.sessions = sessions;
         this.iscsiadm = iscsiadm;
         this.records = records;
@@ -54,6 +66,11 @@ final class OrphanSessionSweep {
         this.journal = journal;
         PathSweeps.register(IscsiTransport.NAME, PathSweeps.SESSION);
         PathSweeps.register(IscsiTransport.NAME, PathSweeps.NODE_RECORD);
+    }
+
+    /** The repair loop's interval: a failed logout or deletion is tried again one interval later, at the latest. */
+    void repairEvery(Duration interval) {
+        failed.firstWaitAtMost(interval);
     }
 
     OrphanSweep sweep(OrphanSweep.Recorded recorded) throws VolumeException {
@@ -85,6 +102,11 @@ final class OrphanSessionSweep {
 
     /** Called with the path's lock held and no record naming it. */
     private void sweep(IscsiPath path, List<String> removed, List<String> kept) {
+        Optional<String> waiting = failed.pending(path);
+        if (waiting.isPresent()) {
+            kept.add("iSCSI session or node record of " + path + ": no staging record names it; " + waiting.get());
+            return;
+        }
         try {
             Optional<IscsiSessions.Session> session = sessions.find(path);
             if (session.isPresent()) {
@@ -108,8 +130,9 @@ final class OrphanSessionSweep {
             }
         } catch (IOException e) {
             PathSweeps.count(IscsiTransport.NAME, PathSweeps.SESSION, PathSweeps.FAILED);
-            LOG.warning(() -> "orphan sweep: cannot log out of " + path + " (tried again next pass): " + e.getMessage());
-            kept.add("iSCSI session of " + path + ": no staging record names it; its logout failed: " + e.getMessage());
+            String why = failed.failed(path, "its logout failed: " + e.getMessage());
+            LOG.warning(() -> "orphan sweep: cannot log out of " + path + ": " + why);
+            kept.add("iSCSI session of " + path + ": no staging record names it; " + why);
             return;
         }
         try {
@@ -121,16 +144,16 @@ final class OrphanSessionSweep {
                 removed.add("node record of " + path);
             }
             journal.forget(path);
+            failed.succeeded(path);
         } catch (CommandException e) {
             PathSweeps.count(IscsiTransport.NAME, PathSweeps.NODE_RECORD, PathSweeps.FAILED);
-            LOG.warning(() -> "orphan sweep: cannot delete the node record of " + path + " (tried again next pass): "
-                    + e.getMessage());
-            kept.add("iSCSI node record of " + path + ": no staging record names it; deleting it failed: "
-                    + e.getMessage());
+            String why = failed.failed(path, "deleting it failed: " + e.getMessage());
+            LOG.warning(() -> "orphan sweep: cannot delete the node record of " + path + ": " + why);
+            kept.add("iSCSI node record of " + path + ": no staging record names it; " + why);
         } catch (IOException e) {
-            LOG.warning(() -> "orphan sweep: cannot look at or forget the node record of " + path
-                    + " (tried again next pass): " + e.getMessage());
-            kept.add("iSCSI node record of " + path + ": " + e.getMessage());
+            String why = failed.failed(path, e.getMessage());
+            LOG.warning(() -> "orphan sweep: cannot look at or forget the node record of " + path + ": " + why);
+            kept.add("iSCSI node record of " + path + ": " + why);
         }
     }
 

@@ -33,7 +33,9 @@ import java.util.function.LongSupplier;
  *       lost controllers are reported, not connected without them.</li>
  * </ul>
  * A connect that failed is not tried again for that portal for a growing while ({@link RetryBackoff}), whichever
- * volume asks: one controller serves every volume of the subsystem at that portal.
+ * volume asks: one controller serves every volume of the subsystem at that portal. One refused at once (the portal
+ * does not listen yet) waits one first wait each time, at most one repair interval: it costs nothing, and the portal's
+ * return is then noticed on the next pass however long the outage was.
  */
 final class NvmePathRepair {
 
@@ -43,6 +45,11 @@ final class NvmePathRepair {
      */
     static final Duration CONNECT_BACKOFF_FIRST = Duration.ofSeconds(10);
     static final Duration CONNECT_BACKOFF_MAX = Duration.ofMinutes(16);
+    /**
+     * A connect that fails within this (refused: the portal does not listen yet) is tried again on the next pass
+     * however often it failed before; a slower failure (a timeout) doubles the wait.
+     */
+    static final Duration FAILED_AT_ONCE = Duration.ofSeconds(2);
 
     /** The stage's connect for one controller, with its lock held; the volume's host identity from its contexts. */
     @FunctionalInterface
@@ -56,6 +63,7 @@ final class NvmePathRepair {
     private final Duration namespaceAppears;
     private final Connector connector;
     private final RetryBackoff<ControllerKey> failedConnects;
+    private final LongSupplier nanoTime;
 
     NvmePathRepair(NvmeControllers controllers, DeviceWaiter waiter, Duration namespaceAppears, Connector connector,
                    LongSupplier nanoTime) {
@@ -64,6 +72,7 @@ final class NvmePathRepair {
         this.namespaceAppears = namespaceAppears;
         this.connector = connector;
         this.failedConnects = new RetryBackoff<>(CONNECT_BACKOFF_FIRST, CONNECT_BACKOFF_MAX, nanoTime);
+        this.nanoTime = nanoTime;
     }
 
     /** Whether a portal of the volume has no controller and may be tried now: sysfs reads only. */
@@ -78,6 +87,11 @@ final class NvmePathRepair {
             }
         }
         return false;
+    }
+
+    /** The repair loop's interval: a refused connect is tried again one interval later, at the latest. */
+    void repairEvery(Duration interval) {
+        failedConnects.firstWaitAtMost(interval);
     }
 
     /** Why the last connect to {@code key} failed, while it has not succeeded since: for path health. */
@@ -152,12 +166,16 @@ final class NvmePathRepair {
                            List<String> unreachable)
             throws IOException, VolumeException {
         NvmeControllers.Controller controller;
+        long started = nanoTime.getAsLong();
         try {
             controller = connector.connect(volumeId, key, spec);
         } catch (InterruptedIOException e) {
             throw e;
         } catch (IOException e) {
-            unreachable.add(key.portal() + ": " + failedConnects.failed(key, "the connect failed: " + e.getMessage()));
+            String why = "the connect failed: " + e.getMessage();
+            boolean atOnce = nanoTime.getAsLong() - started < FAILED_AT_ONCE.toNanos();
+            unreachable.add(key.portal() + ": " + (atOnce ? failedConnects.failedAtOnce(key, why)
+                    : failedConnects.failed(key, why)));
             PathRepairs.count(NvmeTcpTransport.NAME, PathRepairs.CONTROLLER, PathRepairs.FAILED, 1);
             return;
         }

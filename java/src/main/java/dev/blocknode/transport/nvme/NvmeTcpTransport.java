@@ -250,6 +250,11 @@ public final class NvmeTcpTransport implements Transport {
     }
 
     @Override
+    public void repairEvery(java.time.Duration interval) {
+        pathRepair.repairEvery(interval);
+    }
+
+    @Override
     public boolean mayRepairPaths(AttachRequest request, Attachment attachment) {
         try {
             return pathRepair.needed(attachment);

@@ -14,6 +14,8 @@ import dev.blocknode.transport.PathReport;
 import dev.blocknode.transport.Transports;
 import dev.blocknode.volume.kubelet.KubeletPods;
 import dev.blocknode.volume.record.Publications;
+import dev.blocknode.state.KeptLeftovers;
+import dev.blocknode.volume.record.RecordedBoot;
 import dev.blocknode.volume.record.StagingRecords;
 
 import java.io.IOException;
@@ -100,21 +102,23 @@ public final class NodeStatusReader {
     }
 
     /**
-     * The node's volumes, problems first then by id, the record files that could not be read, and the mounts no
-     * record explains.
+     * The node's volumes, problems first then by id, the record files that could not be read, the mounts no
+     * record explains, and what the repair loop's last sweep left on the node though no record names it (when it
+     * kept anything: the plugin's report in the state directory, with when it was written).
      */
     public record NodeStatus(List<Volume> volumes, List<UnreadableRecord> unreadableRecords,
-                             List<UnrecordedMount> unrecordedMounts) {
+                             List<UnrecordedMount> unrecordedMounts, Optional<KeptLeftovers.Report> sweepKept) {
 
-        /** No volume with a problem, no unreadable record and no mount that no record explains. */
+        /** No volume with a problem, no unreadable record, no mount that no record explains, no leftover kept. */
         public boolean healthy() {
             return unreadableRecords.isEmpty() && unrecordedMounts.isEmpty()
+                    && sweepKept.map(k -> k.kept().isEmpty()).orElse(true)
                     && volumes.stream().allMatch(v -> v.problems().isEmpty());
         }
 
         /** Only {@code volumes}, with everything that is not about one volume kept. */
         public NodeStatus only(List<Volume> volumes) {
-            return new NodeStatus(volumes, unreadableRecords, unrecordedMounts);
+            return new NodeStatus(volumes, unreadableRecords, unrecordedMounts, sweepKept);
         }
     }
 
@@ -134,7 +138,8 @@ public final class NodeStatusReader {
         BlockDevices devices = new BlockDevices(host);
         List<Volume> volumes = new ArrayList<>();
         for (StagingRecord record : snapshot.records()) {
-            volumes.add(volume(record, mounts, devices, kubelet.root(), transports));
+            volumes.add(volume(record, RecordedBoot.of(record, snapshot.bootId()), mounts, devices, kubelet.root(),
+                    transports));
         }
         volumes.sort(Comparator.comparing((Volume v) -> v.problems().isEmpty()).thenComparing(Volume::volumeId));
         List<UnreadableRecord> unreadable = new ArrayList<>();
@@ -142,7 +147,7 @@ public final class NodeStatusReader {
             unreadable.add(new UnreadableRecord(e.file().toString(), e.getMessage()));
         }
         return new NodeStatus(List.copyOf(volumes), List.copyOf(unreadable),
-                unrecordedMounts(snapshot.records(), mounts, kubelet));
+                unrecordedMounts(snapshot.records(), mounts, kubelet), snapshot.kept());
     }
 
     /**
@@ -178,20 +183,26 @@ public final class NodeStatusReader {
         return List.copyOf(found);
     }
 
-    private static Volume volume(StagingRecord record, List<MountEntry> mounts, BlockDevices devices, Path kubeletRoot,
-                                 Transports transports) {
+    private static Volume volume(StagingRecord record, RecordedBoot boot, List<MountEntry> mounts,
+                                 BlockDevices devices, Path kubeletRoot, Transports transports) {
         boolean block = record.hasBlock();
         boolean staged = record.getPhase() == StagePhase.STAGED;
         Optional<Device> device = Optional.empty();
         if (record.hasDevice()) {
             DeviceNumber number = StagingRecords.deviceNumber(record);
+            // A number of an earlier boot names nothing of the volume's, whatever has it now: not present.
             device = Optional.of(new Device(record.getDevice().getPath(), number, record.getDevice().getIdentity(),
-                    devices.exists(number)));
+                    boot != RecordedBoot.EARLIER_BOOT && devices.exists(number)));
         }
         List<HealthProblem> problems = new ArrayList<>();
         String volumeId = record.getVolumeId();
+        if (boot == RecordedBoot.EARLIER_BOOT && staged && device.isPresent()) {
+            problems.add(new HealthProblem(HealthProblem.Kind.DEVICE_MISSING, "volume " + volumeId + " was staged"
+                    + " in an earlier boot of the node, and is not staged again yet (kubelet's NodeStageVolume does"
+                    + " it); its device " + device.get().path() + " (" + device.get().number() + ") is of that boot"));
+        }
         boolean devicePresent = device.map(Device::present).orElse(false);
-        if (staged && device.isPresent() && !devicePresent) {
+        if (staged && device.isPresent() && !devicePresent && boot != RecordedBoot.EARLIER_BOOT) {
             // As NodeGetVolumeStats says: nothing else is worth saying of a volume whose device is gone.
             problems.add(new HealthProblem(HealthProblem.Kind.DEVICE_MISSING, "device " + device.get().path() + " ("
                     + device.get().number() + ") of volume " + volumeId + " is gone from the node"));

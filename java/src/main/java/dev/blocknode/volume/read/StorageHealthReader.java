@@ -6,6 +6,7 @@ import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.transport.PathReport;
 import dev.blocknode.transport.Transports;
+import dev.blocknode.volume.record.RecordedBoot;
 import dev.blocknode.volume.record.StagingRecords;
 
 import java.io.IOException;
@@ -40,7 +41,9 @@ public final class StorageHealthReader {
         Map<String, Integer> withPaths = new TreeMap<>();
         try {
             for (StagingRecord record : store.all()) {
-                if (record.getPhase() != StagePhase.STAGED) {
+                if (record.getPhase() != StagePhase.STAGED
+                        || RecordedBoot.of(record, store.bootId()) == RecordedBoot.EARLIER_BOOT) {
+                    // Not staged in this boot: its recorded device is of that boot, and its paths are none of these.
                     continue;
                 }
                 Optional<PathReport> report = StagingRecords.pathHealth(transports, record);

@@ -11,6 +11,7 @@ import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.os.fd.OpenedPath;
 import dev.blocknode.volume.kubelet.KubeletPaths;
 import dev.blocknode.volume.record.Publications;
+import dev.blocknode.volume.record.RecordedBoot;
 import dev.blocknode.volume.record.StagingRecords;
 import dev.blocknode.volume.request.AccessMode;
 
@@ -175,5 +176,10 @@ public final class VolumeLocator {
         } catch (IOException ignored) {
             // the descriptor is released even when close reports an error
         }
+    }
+
+    /** Which boot the record's device numbers are of (see {@link RecordedBoot}). */
+    RecordedBoot bootOf(StagingRecord record) {
+        return records.bootOf(record);
     }
 }

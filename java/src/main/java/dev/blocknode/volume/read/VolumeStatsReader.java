@@ -6,6 +6,7 @@ import dev.blocknode.os.host.Host;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.transport.Transports;
+import dev.blocknode.volume.record.RecordedBoot;
 import dev.blocknode.volume.record.StagingRecords;
 import dev.blocknode.volume.request.Requests;
 
@@ -44,7 +45,9 @@ public final class VolumeStatsReader {
         StagingRecord record = located.record();
         DeviceNumber number = StagingRecords.usedNumber(record);
         Path device = StagingRecords.usedPath(record);
-        boolean devicePresent = host.blockDevices().exists(number);
+        // A number of an earlier boot (a volume not staged again since) names nothing of the volume's now.
+        boolean devicePresent = locator.bootOf(record) != RecordedBoot.EARLIER_BOOT
+                && host.blockDevices().exists(number);
         try {
             if (record.hasBlock()) {
                 if (!devicePresent) {

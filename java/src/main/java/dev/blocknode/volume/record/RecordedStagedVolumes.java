@@ -24,7 +24,7 @@ public final class RecordedStagedVolumes implements StagedVolumes {
     public List<StagedVolume> of(String transport) {
         return store.all().stream()
                 .filter(r -> r.getTransport().equals(transport))
-                .map(RecordedStagedVolumes::volume)
+                .map(this::volume)
                 .toList();
     }
 
@@ -33,9 +33,11 @@ public final class RecordedStagedVolumes implements StagedVolumes {
         return store.unreadable().stream().map(e -> e.file().toString()).toList();
     }
 
-    private static StagedVolume volume(StagingRecord record) {
+    /** A record of an earlier boot names no device: its number is of that boot (see {@link RecordedBoot}). */
+    private StagedVolume volume(StagingRecord record) {
+        boolean numbered = record.hasDevice() && RecordedBoot.of(record, store.bootId()) != RecordedBoot.EARLIER_BOOT;
         return new StagedVolume(record.getVolumeId(),
-                record.hasDevice() ? Optional.of(StagingRecords.deviceNumber(record)) : Optional.empty(),
+                numbered ? Optional.of(StagingRecords.deviceNumber(record)) : Optional.empty(),
                 StagingRecords.attachRequest(record), record.getAttachmentMap());
     }
 }

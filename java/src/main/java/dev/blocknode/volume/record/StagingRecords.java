@@ -136,6 +136,26 @@ public final class StagingRecords {
         }
     }
 
+    /** What the repair loop's sweep left though no record names it, for {@code blocknode status}. */
+    public void saveKeptLeftovers(List<String> kept) throws IOException {
+        store.saveKeptLeftovers(kept);
+    }
+
+    /** The kernel's boot id now: what {@link #stampBoot} writes beside the device numbers a stage records. */
+    public String bootId() {
+        return store.bootId();
+    }
+
+    /** Which boot the record's device numbers belong to (see {@link RecordedBoot}). */
+    public RecordedBoot bootOf(StagingRecord record) {
+        return RecordedBoot.of(record, store.bootId());
+    }
+
+    /** Marks the device numbers being recorded in {@code record} as this boot's. */
+    public StagingRecord.Builder stampBoot(StagingRecord.Builder record) {
+        return record.setBootId(store.bootId());
+    }
+
     public static DeviceNumber deviceNumber(StagingRecord record) {
         return deviceNumber(record.getDevice());
     }

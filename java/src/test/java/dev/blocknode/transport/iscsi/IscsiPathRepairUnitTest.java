@@ -383,6 +383,24 @@ class IscsiPathRepairUnitTest {
         assertEquals(2, counted("session", "restored"));
     }
 
+    /** As NVMe/TCP's connects: with a repair interval shorter than 30 s, the next pass tries the login again. */
+    @Test
+    void aRefusedLoginWaitsNoLongerThanTheRepairIntervalAtFirst() throws Exception {
+        transport.repairEvery(Duration.ofSeconds(10));
+        sessionTwoGone("sdc");
+        commands.expect(iscsiadm.node(PORTALS[1], "--login")).fails(8, "iscsiadm: connection login retries"
+                + " (reopen_max) 5 exceeded");
+
+        PathRepair repair = transport.repairPaths(volume(3), staged);
+        clock.advance(Duration.ofSeconds(9));
+        PathRepair soon = transport.repairPaths(volume(3), staged); // no second login scripted: none may run
+
+        assertTrue(repair.failed().get(0).endsWith("(not tried again for 10 s)"), repair.failed().get(0));
+        assertEquals(repair.failed(), soon.failed());
+        clock.advance(Duration.ofSeconds(1));
+        assertTrue(transport.mayRepairPaths(volume(3), staged), "due on the next pass");
+    }
+
     @Test
     void aRefusedLoginIsNotTriedAgainForAWhileWhicheverVolumeAsks() throws Exception {
         sessionTwoGone("sdc");

@@ -295,11 +295,27 @@ class IscsiTransportUnitTest {
         expectLogin(PORTALS[0], 1, 3);
         expectRecordCreated(PORTALS[1]);
         commands.expect(node(PORTALS[1], "--login")).fails(8, "iscsiadm: connection timed out");
-        commands.expect(node(PORTALS[1], "-o", "delete"));
 
         Attachment attachment = transport.attach(request(Secrets.NONE));
         assertEquals("3:0:0:3=sdb", attachment.details().get("paths"));
         assertEquals(sysfs.paths().dev().resolve("sdb"), attachment.device(), "one path, no multipathd: the disk");
+        // The portal that was down keeps its node record and journal entry: the repair loop logs it in with them.
+        assertTrue(Files.exists(database.resolve("nodes/" + IQN + "/" + PORTALS[1].replace(':', ','))),
+                "the down portal's node record is kept");
+    }
+
+    /** A portal that refused the credentials keeps nothing, even when the other one attached: its record may be wrong. */
+    @Test
+    void aPortalThatRefusedTheCredentialsLosesItsRecordThoughTheOtherAttached() throws Exception {
+        sysfs.presentLun(new ScsiAddress(3, 0, 0, 3), "sdb", new DeviceNumber(8, 16), "naa." + NAA, null);
+        expectRecordCreated(PORTALS[0]);
+        expectLogin(PORTALS[0], 1, 3);
+        expectRecordCreated(PORTALS[1]);
+        commands.expect(node(PORTALS[1], "--login")).fails(24, "iscsiadm: initiator reported error (24 - iSCSI login"
+                + " failed due to authorization failure)");
+        commands.expect(node(PORTALS[1], "-o", "delete"));
+
+        assertEquals("3:0:0:3=sdb", transport.attach(request(Secrets.NONE)).details().get("paths"));
     }
 
     @Test

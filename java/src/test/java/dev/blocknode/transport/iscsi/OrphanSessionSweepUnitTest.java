@@ -53,6 +53,7 @@ class OrphanSessionSweepUnitTest {
     private Path database;
     private LoginJournal journal;
     private IscsiTransport transport;
+    private final java.util.concurrent.atomic.AtomicLong now = new java.util.concurrent.atomic.AtomicLong();
 
     @BeforeEach
     void fabricate() throws IOException {
@@ -65,7 +66,7 @@ class OrphanSessionSweepUnitTest {
                 new Host(sysfs.paths(), commands, new QueryOnlyMounter(), new RecordingBlockDevices(sysfs.paths())),
                 new IscsiAdm(commands), new NodeRecordFiles(database), sysfs, new ManualClock().waiter(), () -> false,
                 new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)),
-                FenceSettings.DEFAULTS, journal);
+                FenceSettings.DEFAULTS, journal, now::get);
     }
 
     @AfterEach
@@ -167,6 +168,31 @@ class OrphanSessionSweepUnitTest {
         assertEquals(List.of(), swept.removed());
         assertEquals(1, swept.kept().size());
         assertEquals(List.of(PATH), journal.all(), "tried again on the next pass");
+    }
+
+    /** Not every pass: once per interval at first, then doubling; reported as kept, with why, all along. */
+    @Test
+    void aFailedLogoutBacksOffPerTargetAndPortalAndIsStillReported() throws Exception {
+        transport.repairEvery(Duration.ofSeconds(10));
+        leftLoggedIn(true);
+        commands.expect(iscsiadm.node(PORTAL, "--logout")).fails(8, "iscsiadm: connection timed out\n");
+        OrphanSweep first = transport.sweepOrphans(List::of);
+        assertTrue(first.kept().get(0).contains("its logout failed: ")
+                && first.kept().get(0).endsWith("(not tried again for 10 s)"), first.kept().get(0));
+
+        now.addAndGet(Duration.ofSeconds(9).toNanos());
+        OrphanSweep waiting = transport.sweepOrphans(List::of); // no logout scripted: none may run
+        assertEquals(List.of(), waiting.removed());
+        assertTrue(waiting.kept().get(0).contains("its logout failed") && waiting.kept().get(0).contains(PATH.toString()),
+                waiting.kept().get(0));
+
+        now.addAndGet(Duration.ofSeconds(1).toNanos());
+        commands.expect(iscsiadm.node(PORTAL, "--logout")).fails(8, "iscsiadm: connection timed out\n");
+        assertTrue(transport.sweepOrphans(List::of).kept().get(0).contains("(not tried again for 20 s)"));
+        now.addAndGet(Duration.ofSeconds(20).toNanos());
+        expectLogoutAndDelete();
+        assertEquals(List.of("session1 of " + PATH, "node record of " + PATH), transport.sweepOrphans(List::of).removed());
+        assertEquals(List.of(), journal.all());
     }
 
     /** With iscsid down, iscsiadm can report a logout that did not happen: the record is then not deleted either. */

@@ -626,6 +626,49 @@ class NvmeTcpTransportUnitTest {
                 "the failure is forgotten once the controller is back");
     }
 
+    /**
+     * With a repair interval shorter than the back-off's first wait (the VM tier's 5 s), a refused connect is tried
+     * again on the next pass: a controller back right after it is connected within two intervals.
+     */
+    @Test
+    void aRefusedReconnectIsTriedAgainOnTheNextPassOfAShortInterval() throws Exception {
+        transport.repairEvery(Duration.ofSeconds(5));
+        AttachRequest request = request("vol-1", NS1);
+        Attachment attachment = stagedOverBothPortals(request);
+        fabrics.lostPastCtrlLossTmo("127.0.0.2:4420");
+        fabrics.reachable("127.0.0.2:4420", false);
+
+        assertTrue(transport.repairPaths(request, attachment).waiting().orElseThrow()
+                .endsWith("(not tried again for 5 s)"));
+        fabrics.reachable("127.0.0.2:4420", true);
+        clock.advance(Duration.ofSeconds(4));
+        assertFalse(transport.mayRepairPaths(request, attachment), "not before the next pass");
+        clock.advance(Duration.ofSeconds(1));
+
+        assertTrue(transport.mayRepairPaths(request, attachment));
+        assertEquals(List.of("127.0.0.2:4420=nvme2"), transport.repairPaths(request, attachment).restored());
+    }
+
+    /** However many passes the outage lasted: refusals at once cost nothing, so the wait does not grow. */
+    @Test
+    void connectsRefusedAtOnceThroughALongOutageKeepTheFirstWait() throws Exception {
+        transport.repairEvery(Duration.ofSeconds(5));
+        AttachRequest request = request("vol-1", NS1);
+        Attachment attachment = stagedOverBothPortals(request);
+        fabrics.lostPastCtrlLossTmo("127.0.0.2:4420");
+        fabrics.reachable("127.0.0.2:4420", false);
+
+        for (int pass = 0; pass < 4; pass++) {
+            assertTrue(transport.repairPaths(request, attachment).waiting().orElseThrow()
+                    .endsWith("(not tried again for 5 s)"), "pass " + pass);
+            clock.advance(Duration.ofSeconds(5));
+        }
+        fabrics.reachable("127.0.0.2:4420", true);
+
+        assertTrue(transport.mayRepairPaths(request, attachment));
+        assertEquals(List.of("127.0.0.2:4420=nvme2"), transport.repairPaths(request, attachment).restored());
+    }
+
     @Test
     void aVolumeWhoseDiskWentWithItsLastControllerWaitsForItsRestage() throws Exception {
         AttachRequest request = request("vol-1", NS1);

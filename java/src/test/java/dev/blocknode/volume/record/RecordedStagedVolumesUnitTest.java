@@ -46,4 +46,22 @@ class RecordedStagedVolumesUnitTest {
         assertEquals(Optional.of(new DeviceNumber(259, 0)), volumes.get(1).device());
         assertEquals(Map.of("subsysNQN", "nqn.2024-01.dev.blocknode:a"), volumes.get(1).attachment());
     }
+
+    /** A record of an earlier boot names no device: its number may be another volume's now (NVMe's users). */
+    @Test
+    void aRecordOfAnEarlierBootNamesNoDeviceAndOneOfThisBootOrOfNoneDoes() throws Exception {
+        RecordStore store = new RecordStore(temp.resolve("state"), "5f0c3a52-0000-4000-8000-00000000000e");
+        for (String[] volume : new String[][]{{"vol-earlier", "0b7c1d2e-0000-4000-8000-000000000001"},
+                {"vol-this", store.bootId()}, {"vol-unknown", ""}}) {
+            store.save(StagingRecord.newBuilder().setVolumeId(volume[0]).setTransport("nvme-tcp")
+                    .setPhase(StagePhase.STAGED).setStagingPath("/staging/" + volume[0]).setBootId(volume[1])
+                    .setDevice(DeviceRecord.newBuilder().setPath("/dev/nvme0n1").setMajor(259).setMinor(0)).build());
+        }
+
+        Map<String, Optional<DeviceNumber>> devices = new java.util.TreeMap<>();
+        new RecordedStagedVolumes(store).of("nvme-tcp").forEach(v -> devices.put(v.volumeId(), v.device()));
+
+        assertEquals(Map.of("vol-earlier", Optional.empty(), "vol-this", Optional.of(new DeviceNumber(259, 0)),
+                "vol-unknown", Optional.of(new DeviceNumber(259, 0))), devices);
+    }
 }
