@@ -22,6 +22,7 @@ import dev.blocknode.transport.Fencing;
 import dev.blocknode.transport.PathRepair;
 import dev.blocknode.transport.san.FenceSettings;
 import dev.blocknode.transport.san.LunAttacher;
+import dev.blocknode.transport.san.ScanJournal;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -90,7 +91,7 @@ class IscsiFencedPathRepairUnitTest {
                 new RecordingBlockDevices(sysfs.paths())).withScsi(target), new IscsiAdm(commands),
                 new NodeRecordFiles(database), sysfs, clock.waiter(), () -> true,
                 new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)),
-                FenceSettings.DEFAULTS, LoginJournal.NONE,
+                FenceSettings.DEFAULTS, LoginJournal.NONE, ScanJournal.NONE,
                 () -> Duration.between(Instant.EPOCH, clock.instant()).toNanos());
         sysfs.presentLun(new ScsiAddress(3, 0, 0, 3), "sdb", new DeviceNumber(8, 16), "naa." + NAA, null);
         sysfs.presentLun(new ScsiAddress(4, 0, 0, 3), "sdc", new DeviceNumber(8, 32), "naa." + NAA, null);

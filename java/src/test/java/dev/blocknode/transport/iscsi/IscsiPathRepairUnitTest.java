@@ -217,7 +217,8 @@ class IscsiPathRepairUnitTest {
                 new Host(sysfs.paths(), commands, new QueryOnlyMounter(), new RecordingBlockDevices(sysfs.paths())),
                 new IscsiAdm(commands), new NodeRecordFiles(database), sysfs, clock.waiter(), greedy,
                 new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)),
-                FenceSettings.DEFAULTS, LoginJournal.NONE, () -> Duration.between(Instant.EPOCH, clock.instant()).toNanos());
+                FenceSettings.DEFAULTS, LoginJournal.NONE, ScanJournal.NONE,
+                () -> Duration.between(Instant.EPOCH, clock.instant()).toNanos());
     }
 
     @Test

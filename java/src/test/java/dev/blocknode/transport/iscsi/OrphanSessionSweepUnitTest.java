@@ -15,6 +15,7 @@ import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.OrphanSweep;
 import dev.blocknode.transport.san.FenceSettings;
 import dev.blocknode.transport.san.LunAttacher;
+import dev.blocknode.transport.san.ScanJournal;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -66,7 +67,7 @@ class OrphanSessionSweepUnitTest {
                 new Host(sysfs.paths(), commands, new QueryOnlyMounter(), new RecordingBlockDevices(sysfs.paths())),
                 new IscsiAdm(commands), new NodeRecordFiles(database), sysfs, new ManualClock().waiter(), () -> false,
                 new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)),
-                FenceSettings.DEFAULTS, journal, now::get);
+                FenceSettings.DEFAULTS, journal, ScanJournal.NONE, now::get);
     }
 
     @AfterEach
