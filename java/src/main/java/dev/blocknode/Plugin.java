@@ -10,6 +10,7 @@ import dev.blocknode.doctor.Doctor;
 import dev.blocknode.metrics.BuildInfo;
 import dev.blocknode.metrics.FenceEvents;
 import dev.blocknode.metrics.MetricsEndpoint;
+import dev.blocknode.metrics.RepairLoopCost;
 import dev.blocknode.metrics.RetiredPublications;
 import dev.blocknode.os.host.Host;
 import dev.blocknode.os.host.KernelFeatures;
@@ -211,6 +212,8 @@ public final class Plugin implements AutoCloseable {
             // Once the socket is up, off every CSI call's path: readiness and Probe never wait for it.
             doctor.start(new Doctor(host.paths(), host.commands(), KernelFeatures.real(), config.repairInterval()),
                     Optional.of(config.kubeletRoot()));
+            // The loop's cost series exist with the loop off too: a dashboard then shows no passes, not no data.
+            RepairLoopCost.register();
             // After start-up recovery: the loop repairs only what the records say is staged.
             Optional<PathRepairLoop> repairs = config.repairInterval().isZero() ? Optional.empty() : Optional.of(
                     new PathRepairLoop(volumes.stagedForRepair(), transports, config.repairInterval(), System::nanoTime));

@@ -1,5 +1,6 @@
 package dev.blocknode.repair;
 
+import dev.blocknode.metrics.RepairLoopCost;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.transport.OrphanSweep;
 import dev.blocknode.transport.PathRepair;
@@ -49,6 +50,8 @@ public final class PathRepairLoop implements AutoCloseable {
     private final Set<String> waiting = new HashSet<>();
     private final Set<String> notReached = new LinkedHashSet<>();
     private long pass;
+    /** How many volumes the last pass looked at (for {@link RepairLoopCost}). */
+    private int looked;
     private volatile List<String> kept = List.of();
     /** start and close take this, not the loop's monitor, which a pass holds for as long as it runs. */
     private final Object lifecycle = new Object();
@@ -88,11 +91,19 @@ public final class PathRepairLoop implements AutoCloseable {
     }
 
     private void passLogged() {
+        long cpuBefore = RepairLoopCost.threadCpuNanos();
         try {
             pass();
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "path repair: a pass failed; the next one runs in " + interval.toMillis() + " ms", e);
+        } finally {
+            long cpuAfter = RepairLoopCost.threadCpuNanos();
+            RepairLoopCost.passed(cpuBefore < 0 || cpuAfter < 0 ? -1 : cpuAfter - cpuBefore, lastLooked());
         }
+    }
+
+    synchronized int lastLooked() {
+        return looked;
     }
 
     /** One pass over the staged volumes; what the thread runs every interval (tests call it directly). */
@@ -107,12 +118,16 @@ public final class PathRepairLoop implements AutoCloseable {
         order.retainAll(staged);
         staged.stream().filter(v -> !order.contains(v)).forEach(order::add);
         notReached.clear();
+        looked = 0;
         long start = nanoTime.getAsLong();
         for (String volumeId : order) {
             if (nanoTime.getAsLong() - start > PASS_BUDGET.toNanos()) {
                 notReached.add(volumeId);
-            } else if (backoff.due(volumeId, pass) && mayRepair(candidates.get(volumeId))) {
-                repair(volumeId); // looked at just before, and only when due: a volume in backoff costs no look
+            } else if (backoff.due(volumeId, pass)) { // a volume in back-off costs no look
+                looked++;
+                if (mayRepair(candidates.get(volumeId))) {
+                    repair(volumeId); // looked at just before it is held
+                }
             }
         }
         if (!notReached.isEmpty()) {

@@ -1,5 +1,6 @@
 package dev.blocknode.repair;
 
+import dev.blocknode.metrics.RepairLoopCost;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.RecordStore;
 import dev.blocknode.state.v1.DeviceRecord;
@@ -14,6 +15,8 @@ import dev.blocknode.transport.Transport;
 import dev.blocknode.transport.Transports;
 import dev.blocknode.volume.OperationGuard;
 import dev.blocknode.volume.StagedForRepair;
+import io.micrometer.core.instrument.Metrics;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -290,6 +293,36 @@ class PathRepairLoopUnitTest {
         loop.pass();
         loop.pass();
         assertEquals(4, transport.repaired.size());
+    }
+
+    /** The loop's cost per volume is its thread's CPU over these looks: a volume in back-off is not looked at. */
+    @Test
+    void aPassCountsTheVolumesItLookedAtAndNotThoseInBackOff() throws Exception {
+        record("vol-a", StagePhase.STAGED, 0);
+        record("vol-b", StagePhase.STAGED, 0);
+        record("vol-attaching", StagePhase.ATTACHING, 0);
+        PathRepairLoop loop = loop(transport);
+        transport.answers.add(failed());
+        loop.pass();
+        assertEquals(2, loop.lastLooked());
+        loop.pass(); // the volume that failed skips this pass
+        assertEquals(1, loop.lastLooked());
+    }
+
+    @Test
+    void theLoopsCostCountersAddUp() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        Metrics.addRegistry(registry);
+        try {
+            RepairLoopCost.register();
+            RepairLoopCost.passed(2_500_000, 7);
+            RepairLoopCost.passed(-1, 3); // a JVM that cannot tell a thread's CPU: the looks still count
+            assertEquals(0.0025, registry.get(RepairLoopCost.CPU).counter().count(), 1e-9);
+            assertEquals(10, registry.get(RepairLoopCost.LOOKS).counter().count());
+            assertTrue(RepairLoopCost.threadCpuNanos() > 0, "this JVM tells a thread's CPU time");
+        } finally {
+            Metrics.removeRegistry(registry);
+        }
     }
 
     @Test
