@@ -58,13 +58,13 @@ grep -h '^SANBENCH' "$results/san-bench.txt" | sed 's/^SANBENCH //' | awk '
     echo "the loop at the bench's interval; per volume and pass = the difference / (N x window / interval). The loop's own: its"
     echo "thread's CPU (blocknode_path_repair_cpu_seconds_total) over the volumes its passes looked at in the window with N published."
     echo
-    echo "| plugin | N | window (s) | interval (s) | CPU, no volume (ms) | CPU, N published (ms) | per volume and pass (us) | share of one core, 100 volumes at the default 30 s | loop's own: CPU (us) / looks | loop's own per look (us) | loop's own share, 100 volumes at 30 s |"
+    echo "| plugin | N | window (s) | interval (s) | CPU, no volume (ms) | CPU, N published (ms) | per volume and pass (us) | share of one core, 100 volumes at the default 30 s | loop's own: CPU with N, without (us) / looks | loop's own per look (us) | loop's own share, 100 volumes at 30 s |"
     echo "|---|---|---|---|---|---|---|---|---|---|---|"
     grep -h '^SANBENCH.* idle_s=' "$results/san-bench.txt" | sed 's/^SANBENCH //' | awk '{
       for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = substr($i, length(kv[1]) + 2) }
-      printf "| %s | %d | %d | %d | %d | %d | %d | %s %% | %d / %d | %d | %s %% |\n", f["jar"], f["n"], f["idle_s"],
+      printf "| %s | %d | %d | %d | %d | %d | %d | %s %% | %d, %d / %d | %d | %s %% |\n", f["jar"], f["n"], f["idle_s"],
         f["repair_interval_s"], f["idle_base_ms"], f["idle_n_ms"], f["volume_pass_us"], f["core_share_100_at_30s_pct"],
-        f["loop_cpu_us"], f["loop_looks"], f["loop_us_per_look"], f["loop_share_100_at_30s_pct"]
+        f["loop_cpu_us"], f["loop_base_cpu_us"], f["loop_looks"], f["loop_us_per_look"], f["loop_share_100_at_30s_pct"]
     }'
   fi
 else

@@ -61,7 +61,7 @@ plugin_ticks() { awk '{print $14 + $15}' "/proc/$PLUGIN_PID/stat"; }
 # the CPU time of the loop's thread (blocknode_path_repair_cpu_seconds_total) over the volumes its passes
 # looked at (blocknode_path_repair_volume_looks_total): its cost per volume and pass, apart from the JVM's.
 IDLE_S=${GUEST_SAN_IDLE_S:-5}
-IDLE_BASE_MS=0; IDLE_N_MS=0; LOOP_CPU_US=0; LOOP_LOOKS=0
+IDLE_BASE_MS=0; IDLE_N_MS=0; LOOP_CPU_US=0; LOOP_LOOKS=0; LOOP_BASE_CPU_US=0
 metric_total() { # name: its value in the plugin's scrape (no labels), 0 if absent
   curl -sf --max-time 10 "http://$BN_METRICS/metrics" | awk -v m="$1" '$1 == m { v = $2 } END { print v + 0 }'
 }
@@ -77,16 +77,17 @@ idle_window() { # seconds: sets IDLE_MS (the plugin's CPU over that long, nothin
 }
 # The line of figures: per volume-pass microseconds, and the share of one core at 100 volumes and the default
 # 30 s interval (the fixed idle rate plus 100 volumes' passes at one per 30 s); then the loop's own: its thread's
-# CPU per volume looked at, and 100 volumes every 30 s at that cost.
+# CPU in the window with the N volumes less that in the window without (a pass's fixed part: the records, the
+# sweeps), per volume looked at, and 100 volumes every 30 s at that cost.
 idle_report() { # n
   local n=$1 interval=${GUEST_SAN_REPAIR_INTERVAL:-5}
   awk -v n="$n" -v w="$IDLE_S" -v i="$interval" -v b="$IDLE_BASE_MS" -v v="$IDLE_N_MS" -v lc="$LOOP_CPU_US" \
-      -v ll="$LOOP_LOOKS" 'BEGIN {
+      -v ll="$LOOP_LOOKS" -v lb="$LOOP_BASE_CPU_US" 'BEGIN {
     passes = w / i; per = (v - b) * 1000 / (n * passes); if (per < 0) per = 0
     share = (b / w + per / 1000 * 100 / 30) / 1000 * 100
-    own = ll > 0 ? lc / ll : 0; own_share = own * 100 / 30 / 1e6 * 100
+    own = ll > 0 ? (lc - lb) / ll : 0; if (own < 0) own = 0; own_share = own * 100 / 30 / 1e6 * 100
     printf "idle_s=%d repair_interval_s=%d idle_base_ms=%d idle_n_ms=%d volume_pass_us=%d core_share_100_at_30s_pct=%.3f", w, i, b, v, per, share
-    printf " loop_cpu_us=%d loop_looks=%d loop_us_per_look=%d loop_share_100_at_30s_pct=%.4f", lc, ll, own, own_share
+    printf " loop_cpu_us=%d loop_base_cpu_us=%d loop_looks=%d loop_us_per_look=%d loop_share_100_at_30s_pct=%.4f", lc, lb, ll, own, own_share
   }'
 }
 
@@ -295,8 +296,9 @@ plugin_run() {
   k1=$(( k1 - IDLE_N_MS * $(getconf CLK_TCK) / 1000 )) # the idle window is not part of the cycle's work
   hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$PLUGIN_PID/status")
   if ((IDLE_S > 0)); then
-    local loop_cpu_us=$LOOP_CPU_US loop_looks=$LOOP_LOOKS # the window with the volumes is the one reported
-    idle_window "$IDLE_S"; IDLE_BASE_MS=$IDLE_MS; LOOP_CPU_US=$loop_cpu_us; LOOP_LOOKS=$loop_looks
+    local loop_cpu_us=$LOOP_CPU_US loop_looks=$LOOP_LOOKS # the window with the volumes, less the one without
+    idle_window "$IDLE_S"; IDLE_BASE_MS=$IDLE_MS; LOOP_BASE_CPU_US=$LOOP_CPU_US
+    LOOP_CPU_US=$loop_cpu_us; LOOP_LOOKS=$loop_looks
     echo "  idle CPU over $IDLE_S s, repair loop every ${GUEST_SAN_REPAIR_INTERVAL:-5} s: $IDLE_N_MS ms with $n published," \
          "$IDLE_BASE_MS ms after the drain (no volume): $(idle_report "$n")"
   fi
