@@ -3,6 +3,7 @@ package dev.blocknode.transport;
 import dev.blocknode.outcome.VolumeException;
 
 import java.util.List;
+import java.util.stream.Stream;
 
 /**
  * What one sweep of a transport's leftovers did ({@link Transport#sweepOrphans}): what it removed (each also one log
@@ -16,6 +17,12 @@ public record OrphanSweep(List<String> removed, List<String> kept) {
     public OrphanSweep {
         removed = List.copyOf(removed);
         kept = List.copyOf(kept);
+    }
+
+    /** This sweep's findings, then {@code next}'s: one transport's sweeps of different kinds of leftovers. */
+    public OrphanSweep and(OrphanSweep next) {
+        return new OrphanSweep(Stream.concat(removed.stream(), next.removed.stream()).toList(),
+                Stream.concat(kept.stream(), next.kept.stream()).toList());
     }
 
     /**

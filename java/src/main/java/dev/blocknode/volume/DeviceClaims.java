@@ -7,7 +7,6 @@ import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.DeviceIdentity;
 import dev.blocknode.transport.KeyedLocks;
-import dev.blocknode.volume.record.RecordedBoot;
 import dev.blocknode.volume.record.StagingRecords;
 
 import java.nio.file.Path;
@@ -28,7 +27,7 @@ import java.util.Optional;
  * reboot whose number now belongs to another device): not the same device. Without an identity on either side
  * (a loop device, a local disk named without "wwid") the number is all there is, and it counts: refusing a
  * stage until a stale record is unstaged costs a retry, staging a second volume on a live one costs its data.
- * A record of an earlier boot ({@link RecordedBoot#EARLIER_BOOT}) holds no device by number: the kernel numbered
+ * A record of an earlier boot ({@link StagingRecords#ofEarlierBoot}) holds no device by number: the kernel numbered
  * the devices afresh since, so its number says nothing about what is there now, and neither claims nor is claimed.
  *
  * <p>The stage holds {@link #lock} of the device's number from the question until its own record naming the
@@ -115,8 +114,8 @@ final class DeviceClaims {
                 throw VolumeException.precondition("staging path " + staging + " of volume " + volumeId
                         + " is volume " + other.getVolumeId() + "'s staging path; nothing was unstaged");
             }
-            if (record.hasDevice() && numbersOfThisBoot(record) && sameDevice(other, StagingRecords.deviceNumber(record),
-                    record.getDevice().getIdentity())) {
+            if (record.hasDevice() && !records.ofEarlierBoot(record)
+                    && sameDevice(other, StagingRecords.deviceNumber(record), record.getDevice().getIdentity())) {
                 throw VolumeException.precondition("device " + record.getDevice().getPath() + " ("
                         + StagingRecords.deviceNumber(record) + ") of volume " + volumeId + " is also volume "
                         + other.getVolumeId() + "'s (staged at " + other.getStagingPath() + "); it is never unmounted,"
@@ -152,11 +151,7 @@ final class DeviceClaims {
      * number of this boot (or of a record that says no boot).
      */
     private boolean holdsDevice(StagingRecord record) {
-        return record.getPhase() != StagePhase.ATTACHING && record.hasDevice() && numbersOfThisBoot(record);
-    }
-
-    private boolean numbersOfThisBoot(StagingRecord record) {
-        return records.bootOf(record) != RecordedBoot.EARLIER_BOOT;
+        return record.getPhase() != StagePhase.ATTACHING && record.hasDevice() && !records.ofEarlierBoot(record);
     }
 
     private static boolean sameDevice(StagingRecord record, DeviceNumber number, String identity) {

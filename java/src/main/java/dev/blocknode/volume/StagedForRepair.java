@@ -7,12 +7,13 @@ import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.FenceKey;
-import dev.blocknode.volume.record.RecordedBoot;
 import dev.blocknode.volume.record.StagingRecords;
 
+import java.io.IOException;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.logging.Logger;
 
 /**
  * The staged volumes as a background task that works on their paths (the repair loop) may take them: one at a
@@ -66,8 +67,7 @@ public final class StagedForRepair {
         }
     }
 
-    private static final java.util.logging.Logger LOG =
-            java.util.logging.Logger.getLogger(StagedForRepair.class.getName());
+    private static final Logger LOG = Logger.getLogger(StagedForRepair.class.getName());
 
     private final StagingRecords records;
     private final OperationGuard guard;
@@ -154,7 +154,7 @@ public final class StagedForRepair {
         try {
             records.saveKeptLeftovers(kept);
             written = true;
-        } catch (java.io.IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException e) {
             written = false;
             LOG.warning(() -> "path repair: cannot write what the sweep kept for blocknode status: " + e.getMessage());
         }
@@ -166,6 +166,6 @@ public final class StagedForRepair {
      */
     private boolean isStaged(StagingRecord record) {
         return record.getPhase() == StagePhase.STAGED && record.hasDevice()
-                && records.bootOf(record) != RecordedBoot.EARLIER_BOOT;
+                && !records.ofEarlierBoot(record);
     }
 }

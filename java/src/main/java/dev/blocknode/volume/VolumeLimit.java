@@ -4,7 +4,6 @@ import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
-import dev.blocknode.volume.record.RecordedBoot;
 import dev.blocknode.volume.record.StagingRecords;
 
 import java.io.IOException;
@@ -132,7 +131,7 @@ public final class VolumeLimit {
             // A record of an earlier boot names its map by a number of that boot: its map, if attached again, is
             // not known by number yet, like one an attach in flight is making.
             if (record.getPhase() == StagePhase.ATTACHING || !record.hasDevice()
-                    || records.bootOf(record) == RecordedBoot.EARLIER_BOOT) {
+                    || records.ofEarlierBoot(record)) {
                 inFlight++;
             } else {
                 owned.add(StagingRecords.deviceNumber(record));

@@ -21,7 +21,6 @@ import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.volume.kubelet.KubeletPaths;
 import dev.blocknode.volume.record.Publications;
-import dev.blocknode.volume.record.RecordedBoot;
 import dev.blocknode.volume.record.StagingRecords;
 import dev.blocknode.volume.request.AccessMode;
 import dev.blocknode.volume.request.AccessType;
@@ -72,7 +71,7 @@ public final class VolumePublisher {
                 throw VolumeException.precondition("volume " + volumeId + " is not fully staged (phase "
                         + record.getPhase() + "); NodeStageVolume must complete first");
             }
-            if (records.bootOf(record) == RecordedBoot.EARLIER_BOOT) {
+            if (records.ofEarlierBoot(record)) {
                 // Its device number is of that boot: a raw block publish would bind whatever has it now.
                 throw VolumeException.precondition("volume " + volumeId + " was staged in an earlier boot of the"
                         + " node; NodeStageVolume must stage it again first");

@@ -365,7 +365,7 @@ public final class VolumeStager {
         // The numbers of a record of an earlier boot name nothing of this volume's: what is mounted or held at them
         // now is another device's, never unmounted, waited for or flushed on this volume's behalf. (Nothing of the
         // volume was mounted in this boot: a stage records this boot's id with the device before it mounts.)
-        boolean numbersOfThisBoot = records.bootOf(record) != RecordedBoot.EARLIER_BOOT;
+        boolean numbersOfThisBoot = !records.ofEarlierBoot(record);
         if (record.hasMount() && numbersOfThisBoot) {
             unmountStagingPath(record.getVolumeId(), staging, number);
         }
@@ -527,7 +527,7 @@ public final class VolumeStager {
 
     /** The earlier attempt's record, unless its device numbers are of an earlier boot (then they prove nothing). */
     private Optional<StagingRecord> ofThisBoot(Optional<StagingRecord> existing) {
-        return existing.filter(r -> records.bootOf(r) != RecordedBoot.EARLIER_BOOT);
+        return existing.filter(r -> !records.ofEarlierBoot(r));
     }
 
     /** Whether the record's capability binds a retry (see {@link StageRetryRules#requireCompatible}). */

@@ -304,7 +304,7 @@ public final class IscsiTransport implements Transport {
     }
 
     @Override
-    public void repairEvery(java.time.Duration interval) {
+    public void repairEvery(Duration interval) {
         pathRepair.repairEvery(interval);
         sweep.repairEvery(interval);
     }
@@ -326,15 +326,7 @@ public final class IscsiTransport implements Transport {
     @Override
     public OrphanSweep sweepOrphans(OrphanSweep.Recorded recorded) throws VolumeException {
         OrphanSweep luns = leftovers.sweep(NAME, new IscsiLeftoverLuns(recorded, sessions, sessionLocks));
-        OrphanSweep sessionsSwept = sweep.sweep(recorded);
-        if (luns.equals(OrphanSweep.NONE)) {
-            return sessionsSwept;
-        }
-        List<String> removed = new ArrayList<>(luns.removed());
-        removed.addAll(sessionsSwept.removed());
-        List<String> kept = new ArrayList<>(luns.kept());
-        kept.addAll(sessionsSwept.kept());
-        return new OrphanSweep(removed, kept);
+        return luns.and(sweep.sweep(recorded));
     }
 
     @Override

@@ -250,7 +250,7 @@ public final class NvmeTcpTransport implements Transport {
     }
 
     @Override
-    public void repairEvery(java.time.Duration interval) {
+    public void repairEvery(Duration interval) {
         pathRepair.repairEvery(interval);
     }
 

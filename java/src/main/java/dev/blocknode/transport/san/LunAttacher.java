@@ -180,6 +180,16 @@ public final class LunAttacher {
         return PathHealth.inspect(paths, lun.mapName(), lun.pathNames(), Optional.of(lun.number()));
     }
 
+    /**
+     * Gets the LUN's map over {@code names} and waits for it (the stage's step, and a repair's for a returned path).
+     * The WWID is registered ({@code multipath -a}) only where the daemon needs it: one that takes every path
+     * records it itself when it builds the map, and in a burst each such command costs seconds.
+     */
+    MultipathMap assembleMap(LunIdentity identity, List<String> names, boolean daemonRunning) throws IOException {
+        boolean registerWwid = !daemonRunning || !daemon.takesEveryPath();
+        return multipath.assemble(identity, names, daemonRunning, registerWwid, timeouts.map());
+    }
+
     /** The multipath side, for callers that must undo a refused attach. */
     public Multipath multipath() {
         return multipath;
@@ -251,8 +261,7 @@ public final class LunAttacher {
                 return new AttachedLun(identity.wwid(), List.of(path(disk)), Optional.empty(), disk.devicePath(),
                         disk.number(), missing);
             }
-            boolean registerWwid = !daemonRunning || !daemon.takesEveryPath();
-            MultipathMap map = multipath.assemble(identity, names, daemonRunning, registerWwid, timeouts.map());
+            MultipathMap map = assembleMap(identity, names, daemonRunning);
             List<AttachedLun.LunPath> lunPaths = verifyMap(volumeId, identity, map, disks);
             LOG.info(() -> "volume " + volumeId + ": LUN " + identity.wwid() + " through multipath map " + map
                     + " over " + map.slaves());

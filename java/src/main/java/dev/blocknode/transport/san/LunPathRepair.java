@@ -218,19 +218,16 @@ public final class LunPathRepair {
     }
 
     /**
-     * Asks multipathd to take the verified disks into the LUN's map (the stage's own step); returns those it took.
-     * As at stage, the WWID is registered ({@code multipath -a}) only where the daemon needs it: one that takes
-     * every path has recorded it when it built the map, and a repair after an outage runs for every volume at once.
+     * Asks multipathd to take the verified disks into the LUN's map (the stage's own step, {@link
+     * LunAttacher#assembleMap}); returns those it took.
      */
     private List<AttachedLun.LunPath> addToMap(AttachedLun lun, Map<ScsiAddress, ScsiDisk> disks, List<String> failed)
             throws IOException {
         List<String> names = disks.values().stream().map(ScsiDisk::name).toList();
         LunIdentity identity = devices.identity(disks.values().iterator().next()).orElseThrow();
-        boolean daemonRunning = daemon.isRunning();
-        boolean registerWwid = !daemonRunning || !daemon.takesEveryPath();
         MultipathMap map;
         try {
-            map = attacher.multipath().assemble(identity, names, daemonRunning, registerWwid, timeouts.map());
+            map = attacher.assembleMap(identity, names, daemon.isRunning());
         } catch (WaitTimeoutException e) {
             disks.forEach((address, disk) -> failed.add(address + "=" + disk.name() + ": no multipath map of LUN "
                     + lun.wwid() + " took it"));

@@ -151,6 +151,11 @@ public final class StagingRecords {
         return RecordedBoot.of(record, store.bootId());
     }
 
+    /** True when the record's device numbers are of an earlier boot: they name nothing of the volume's now. */
+    public boolean ofEarlierBoot(StagingRecord record) {
+        return bootOf(record) == RecordedBoot.EARLIER_BOOT;
+    }
+
     /** Marks the device numbers being recorded in {@code record} as this boot's. */
     public StagingRecord.Builder stampBoot(StagingRecord.Builder record) {
         return record.setBootId(store.bootId());
