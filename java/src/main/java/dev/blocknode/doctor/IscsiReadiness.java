@@ -1,5 +1,6 @@
 package dev.blocknode.doctor;
 
+import dev.blocknode.os.AbstractSockets;
 import dev.blocknode.os.HostPaths;
 import dev.blocknode.os.exec.Command;
 import dev.blocknode.os.exec.CommandException;

@@ -1,5 +1,6 @@
 package dev.blocknode.doctor;
 
+import dev.blocknode.os.AbstractSockets;
 import dev.blocknode.multipath.MultipathConfig;
 import dev.blocknode.multipath.MultipathConfig.Section;
 import dev.blocknode.os.HostPaths;

@@ -5,6 +5,7 @@ import dev.blocknode.os.exec.CommandException;
 import dev.blocknode.os.exec.CommandResult;
 import dev.blocknode.os.exec.CommandRunner;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
@@ -55,14 +56,15 @@ final class RememberedDaemon implements MultipathDaemon {
     private Instant configUntil = Instant.MIN;
     private boolean takesEveryPath;
 
-    RememberedDaemon(CommandRunner commands, InstantSource clock) {
-        this(commands, clock, task -> Thread.ofVirtual().name("blocknode-multipathd-question").start(task));
+    RememberedDaemon(CommandRunner commands, Path unixSockets, InstantSource clock) {
+        this(commands, unixSockets, clock,
+                task -> Thread.ofVirtual().name("blocknode-multipathd-question").start(task));
     }
 
     /** {@code background} runs the questions no caller waits for (tests run them by hand). */
-    RememberedDaemon(CommandRunner commands, InstantSource clock, Executor background) {
+    RememberedDaemon(CommandRunner commands, Path unixSockets, InstantSource clock, Executor background) {
         this.commands = commands;
-        this.asked = MultipathDaemon.askingWith(commands);
+        this.asked = MultipathDaemon.askingWith(commands, unixSockets);
         this.clock = clock;
         this.background = background;
     }

@@ -1,5 +1,6 @@
 package dev.blocknode.doctor;
 
+import dev.blocknode.os.AbstractSockets;
 import dev.blocknode.multipath.MultipathConfig;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;

@@ -15,6 +15,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -207,16 +208,22 @@ class MultipathUnitTest {
     }
 
     @Test
-    void theDaemonProbeAsksMultipathd() {
+    void theDaemonProbeAsksMultipathd() throws IOException {
         commands.expect("multipathd", "show", "daemon").succeeds("pid 812 idle\n");
         commands.expect("multipathd", "show", "daemon").fails(1, "error -111 receiving packet");
         commands.expect("multipathd", "show", "daemon").throwing(c -> new CommandException(c, null, "no such file", null));
         commands.expect("multipathd", "show", "daemon").timesOut();
-        MultipathDaemon daemon = MultipathDaemon.askingWith(commands);
+        commands.expect("multipathd", "show", "daemon").timesOut();
+        Path unixSockets = temp.resolve("net-unix");
+        MultipathDaemon daemon = MultipathDaemon.askingWith(commands, unixSockets);
         assertTrue(daemon.isRunning());
         assertFalse(daemon.isRunning());
         assertFalse(daemon.isRunning());
-        assertTrue(daemon.isRunning(), "a daemon that answers late is busy, not absent");
+        Files.writeString(unixSockets, "Num       RefCount Protocol Flags    Type St Inode Path\n"
+                + "0000000000000000: 00000002 00000000 00010000 0001 01 20311 @/org/kernel/linux/storage/multipathd\n");
+        assertTrue(daemon.isRunning(), "a daemon that answers late while its socket is bound is busy, not absent");
+        Files.writeString(unixSockets, "Num       RefCount Protocol Flags    Type St Inode Path\n");
+        assertFalse(daemon.isRunning(), "a late answer with no socket bound: the client started late, no daemon runs");
     }
 
     private MultipathMap map() throws IOException {

@@ -4,7 +4,11 @@ import dev.blocknode.testing.ManualClock;
 import dev.blocknode.testing.ScriptedCommandRunner;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -21,7 +25,16 @@ class RememberedDaemonUnitTest {
     private final ManualClock clock = new ManualClock();
     /** The questions no caller waits for, run by {@link #runBackground()} when the test says. */
     private final List<Runnable> background = Collections.synchronizedList(new ArrayList<>());
-    private final RememberedDaemon daemon = new RememberedDaemon(commands, clock, background::add);
+    /** The node's /proc/net/unix: multipathd's socket listed, as when it runs. */
+    private final Path unixSockets;
+    private final RememberedDaemon daemon;
+
+    RememberedDaemonUnitTest(@TempDir Path temp) throws IOException {
+        unixSockets = temp.resolve("unix");
+        Files.writeString(unixSockets, "Num       RefCount Protocol Flags    Type St Inode Path\n"
+                + "0000000000000000: 00000002 00000000 00010000 0001 01 20311 @/org/kernel/linux/storage/multipathd\n");
+        daemon = new RememberedDaemon(commands, unixSockets, clock, background::add);
+    }
 
     @AfterEach
     void everyScriptedCommandRan() {

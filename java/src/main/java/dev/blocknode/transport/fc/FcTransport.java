@@ -49,7 +49,7 @@ public final class FcTransport implements Transport {
     private final SanStack san;
 
     public FcTransport(Host host, DeviceWaiter waiter, FenceSettings fence) {
-        this(host, SysfsWriter.DIRECT, waiter, MultipathDaemon.of(host.commands()),
+        this(host, SysfsWriter.DIRECT, waiter, MultipathDaemon.of(host.commands(), host.paths().unixSockets()),
                 LunAttacher.Timeouts.DEFAULTS, fence);
     }
 

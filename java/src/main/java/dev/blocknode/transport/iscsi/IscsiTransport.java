@@ -79,7 +79,7 @@ public final class IscsiTransport implements Transport {
     public IscsiTransport(Host host, Path iscsiDatabase, DeviceWaiter waiter, FenceSettings fence,
                           LoginJournal journal, ScanJournal scans) {
         this(host, new IscsiAdm(host.commands()), new NodeRecordFiles(iscsiDatabase), SysfsWriter.DIRECT,
-                waiter, MultipathDaemon.of(host.commands()), LunAttacher.Timeouts.DEFAULTS, fence, journal, scans,
+                waiter, MultipathDaemon.of(host.commands(), host.paths().unixSockets()), LunAttacher.Timeouts.DEFAULTS, fence, journal, scans,
                 System::nanoTime);
     }
 
