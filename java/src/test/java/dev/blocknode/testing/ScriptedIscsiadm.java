@@ -40,8 +40,6 @@ public final class ScriptedIscsiadm {
             Files.writeString(record, "node.name = " + iqn + "\nnode.session.auth.authmethod = None\n"
                     + "node.session.timeo.replacement_timeout = 120\n");
         });
-        commands.expect(node(portal, "-o", "update", "-n", "node.startup", "-v", "manual"));
-        commands.expect(node(portal, "-o", "update", "-n", "node.session.scan", "-v", "manual"));
     }
 
     /** The login makes session N on SCSI host H, as iscsid does. */

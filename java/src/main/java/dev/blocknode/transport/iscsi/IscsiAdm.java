@@ -46,15 +46,16 @@ public class IscsiAdm {
         this.commands = commands;
     }
 
-    /** Creates the node record (idempotent) and makes it manual: no automatic login, no automatic scan. */
+    /**
+     * Creates the node record (idempotent) with iscsid.conf's defaults; the caller makes it manual (no automatic login,
+     * no automatic scan: {@link NodeRecordFiles#MANUAL}) before its first login.
+     */
     public void createNodeRecord(IscsiPath path) throws CommandException {
         Command create = node(path, "-o", "new").withTimeout(RECORD_TIMEOUT);
         CommandResult created = walk(create);
         if (!created.succeeded() && created.exitCode() != SESSION_EXISTS) {
             throw CommandException.failed(create, created);
         }
-        update(path, "node.startup", "manual");
-        update(path, "node.session.scan", "manual");
     }
 
     /** Sets one non-secret setting of the record. */

@@ -434,6 +434,7 @@ public final class IscsiTransport implements Transport {
         // through iscsiadm's argv, and the rest then costs no extra iscsiadm run.
         Map<String, String> settings = new HashMap<>(chap.map(ChapCredentials::recordSettings)
                 .orElse(Map.of(ChapCredentials.AUTH_METHOD, "None")));
+        settings.putAll(NodeRecordFiles.MANUAL);
         replacementTimeout.ifPresent(seconds -> settings.put(ReplacementTimeout.SETTING, Integer.toString(seconds)));
         records.writeSettings(path, settings);
         Phases.run("login", () -> iscsiadm.login(path));

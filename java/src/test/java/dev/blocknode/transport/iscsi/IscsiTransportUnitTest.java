@@ -208,6 +208,10 @@ class IscsiTransportUnitTest {
             assertEquals(Optional.of("None"), setting(portal, ChapCredentials.AUTH_METHOD));
             assertEquals(Optional.of("15"), setting(portal, ReplacementTimeout.SETTING),
                     "two portals, a multipath map: a dead portal fails over after 15 s, not iscsid.conf's 120");
+            for (String manual : List.of("node.startup", "node.conn[0].startup", "node.session.scan")) {
+                assertEquals(Optional.of("manual"), setting(portal, manual),
+                        "written with the login's other settings, not by iscsiadm -o update");
+            }
         }
 
         // A second LUN of the same target reuses both sessions: no iscsiadm call at all.

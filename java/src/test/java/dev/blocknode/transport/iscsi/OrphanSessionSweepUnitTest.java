@@ -215,8 +215,6 @@ class OrphanSessionSweepUnitTest {
             Files.createDirectories(record.getParent());
             Files.writeString(record, "node.name = " + IQN + "\n");
         });
-        commands.expect(iscsiadm.node(PORTAL, "-o", "update", "-n", "node.startup", "-v", "manual"));
-        commands.expect(iscsiadm.node(PORTAL, "-o", "update", "-n", "node.session.scan", "-v", "manual"));
         commands.expect(iscsiadm.node(PORTAL, "--login")).fails(8, "iscsiadm: connection timed out\n");
         commands.expect(iscsiadm.node(PORTAL, "-o", "delete"));
         assertThrows(VolumeException.class, () -> transport.attach(request()));
