@@ -28,6 +28,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongSupplier;
 import java.util.logging.Logger;
 
@@ -59,7 +60,11 @@ import java.util.logging.Logger;
  * of a target finds the session the first one made. A login that failed is not tried again for that target and portal
  * for a growing while ({@link #LOGIN_BACKOFF_FIRST} doubling up to {@link #LOGIN_BACKOFF_MAX}, a {@link RetryBackoff}), whichever volume
  * asks: the repair loop's own back-off is per volume, and a portal that refuses logins would otherwise cost one
- * login timeout per volume of its target on every pass.
+ * login timeout per volume of its target on every pass. A portal that does not even accept a TCP connection
+ * ({@link PortalProbe}, asked once per portal for half an interval whichever volume asks) is not logged in to at all:
+ * the volume waits, neither back-off grows, and the first pass after the portal answers logs it in, however long it
+ * was down. Only a portal whose own iface is "default" is asked: a session bound to another iface leaves by another
+ * route than the probe's.
  */
 final class IscsiPathRepair {
 
@@ -77,10 +82,18 @@ final class IscsiPathRepair {
     private final KeyedLocks<IscsiPath> sessionLocks;
     private final RetryBackoff<IscsiPath> failedLogins;
     private final ScanJournal scans;
+    private final PortalProbe portals;
+    private final LongSupplier nanoTime;
+    /** Portals that did not answer, and until when (nanoTime) that answer stands. */
+    private final Map<Portal, Long> silentUntil = new ConcurrentHashMap<>();
+    private volatile Duration silentKept = LOGIN_BACKOFF_FIRST.dividedBy(2);
 
     IscsiPathRepair(IscsiSessions sessions, IscsiAdm iscsiadm, NodeRecordFiles records, DeviceWaiter waiter,
-                    SanStack san, KeyedLocks<IscsiPath> sessionLocks, ScanJournal scans, LongSupplier nanoTime) {
+                    SanStack san, KeyedLocks<IscsiPath> sessionLocks, ScanJournal scans, LongSupplier nanoTime,
+                    PortalProbe portals) {
         this.scans = scans;
+        this.portals = portals;
+        this.nanoTime = nanoTime;
         this.sessions = sessions;
         this.iscsiadm = iscsiadm;
         this.records = records;
@@ -93,6 +106,7 @@ final class IscsiPathRepair {
     /** The repair loop's interval: a failed login is tried again one interval later, at the latest. */
     void repairEvery(Duration interval) {
         failedLogins.firstWaitAtMost(interval);
+        silentKept = interval.dividedBy(2); // once per pass, for every volume of the portal's targets
     }
 
     /** The volume's portals as the kernel has them now: a session that serves, one iscsid recovers, or none. */
@@ -164,11 +178,18 @@ final class IscsiPathRepair {
                         + " scanned on them (nothing is logged out or removed)");
             }
             List<String> failed = new ArrayList<>();
+            List<String> silent = new ArrayList<>();
             Map<IscsiPath, ScsiAddress> serving = new LinkedHashMap<>(before.serving());
             for (IscsiPath path : before.gone()) {
                 held.add(sessionLocks.lock(path)); // held to the end: no unstage of another volume logs it out unscanned
-                loginAgain(volumeId, path, spec.lun()).ifPresentOrElse(a -> serving.put(path, a),
-                        () -> failed.add(path.portal() + ": " + failedLogins.lastFailure(path).orElse("not logged in")));
+                Optional<ScsiAddress> address = loginAgain(volumeId, path, spec.lun());
+                if (address.isPresent()) {
+                    serving.put(path, address.get());
+                } else if (silentUntil.containsKey(path.portal())) {
+                    silent.add(path.portal().toString());
+                } else {
+                    failed.add(path.portal() + ": " + failedLogins.lastFailure(path).orElse("not logged in"));
+                }
             }
             for (IscsiPath path : serving.keySet()) {
                 // The repair may scan the LUN on any of them: the proof the leftover sweep needs, durably first.
@@ -185,6 +206,10 @@ final class IscsiPathRepair {
             }
             List<String> allFailed = new ArrayList<>(failed);
             allFailed.addAll(lunRepair.failed());
+            if (!lunRepair.actedOn() && allFailed.isEmpty() && !silent.isEmpty()) {
+                return PathRepair.waiting("the portal(s) " + String.join(", ", silent) + " accept no TCP connection"
+                        + " (within " + PortalProbe.TIMEOUT.toSeconds() + " s): logged in again once they do");
+            }
             if (!lunRepair.actedOn() && allFailed.isEmpty() && !before.recovering().isEmpty()) {
                 return PathRepair.waiting("iSCSI session(s) at " + String.join(", ", before.recovering())
                         + " are left to iscsid's own recovery (replacement_timeout); the repair never logs a session"
@@ -222,7 +247,7 @@ final class IscsiPathRepair {
             // Another volume of the target logged it in meanwhile: one session serves all of them.
             return Optional.of(address(live.get(), lun));
         }
-        if (failedLogins.pending(path).isPresent()) {
+        if (failedLogins.pending(path).isPresent() || !answers(path)) {
             return Optional.empty();
         }
         if (records.find(path).isEmpty()) {
@@ -244,6 +269,28 @@ final class IscsiPathRepair {
         } catch (CommandException e) {
             return loginFailed(path, "the login failed: " + e.getMessage());
         }
+    }
+
+    /**
+     * Whether a login to {@code path} could tell anything now: its portal accepts a TCP connection (or is not asked:
+     * a session bound to another iface). A portal that did not answer is in {@link #silentUntil} and not asked again
+     * for half an interval, whichever volume of its targets asks; one that answers is taken out.
+     */
+    private boolean answers(IscsiPath path) {
+        if (!IscsiPath.DEFAULT_IFACE.equals(path.iface())) {
+            return true;
+        }
+        Long until = silentUntil.get(path.portal());
+        long now = nanoTime.getAsLong();
+        if (until != null && now - until < 0) {
+            return false;
+        }
+        if (portals.answers(path.portal())) {
+            silentUntil.remove(path.portal());
+            return true;
+        }
+        silentUntil.put(path.portal(), nanoTime.getAsLong() + silentKept.toNanos());
+        return false;
     }
 
     private Optional<ScsiAddress> loginFailed(IscsiPath path, String why) {

@@ -139,7 +139,7 @@ public final class IscsiSessions {
             int targetId = Files.exists(classEntry.resolve("target_id"))
                     ? Integer.parseInt(attribute(classEntry.resolve("target_id"))) : 0;
             return Optional.of(new Session(n, Integer.parseInt(hostName.group(1)), iqn, portal,
-                    iface.isEmpty() ? "default" : iface, targetId, targets));
+                    iface.isEmpty() ? IscsiPath.DEFAULT_IFACE : iface, targetId, targets));
         } catch (NoSuchFileException | IllegalArgumentException vanishedOrPartial) {
             return Optional.empty(); // a session being created or torn down right now
         }

@@ -78,9 +78,9 @@ public final class IscsiTransport implements Transport {
 
     public IscsiTransport(Host host, Path iscsiDatabase, DeviceWaiter waiter, FenceSettings fence,
                           LoginJournal journal, ScanJournal scans) {
-        this(host, new IscsiAdm(host.commands()), new NodeRecordFiles(iscsiDatabase), SysfsWriter.DIRECT,
-                waiter, MultipathDaemon.of(host.commands(), host.paths().unixSockets()), LunAttacher.Timeouts.DEFAULTS, fence, journal, scans,
-                System::nanoTime);
+        this(host, new IscsiAdm(host.commands()), new NodeRecordFiles(iscsiDatabase), SysfsWriter.DIRECT, waiter,
+                MultipathDaemon.of(host.commands(), host.paths().unixSockets()), LunAttacher.Timeouts.DEFAULTS, fence,
+                journal, scans, System::nanoTime, PortalProbe.TCP);
     }
 
     public IscsiTransport(Host host, IscsiAdm iscsiadm, NodeRecordFiles records, SysfsWriter writer,
@@ -92,26 +92,38 @@ public final class IscsiTransport implements Transport {
                           DeviceWaiter waiter, MultipathDaemon daemon, LunAttacher.Timeouts timeouts,
                           FenceSettings fence) {
         this(host, iscsiadm, records, writer, waiter, daemon, timeouts, fence, LoginJournal.NONE, ScanJournal.NONE,
-                System::nanoTime);
+                System::nanoTime, PortalProbe.ALWAYS);
     }
 
     public IscsiTransport(Host host, IscsiAdm iscsiadm, NodeRecordFiles records, SysfsWriter writer,
                           DeviceWaiter waiter, MultipathDaemon daemon, LunAttacher.Timeouts timeouts,
                           FenceSettings fence, LoginJournal journal) {
         this(host, iscsiadm, records, writer, waiter, daemon, timeouts, fence, journal, ScanJournal.NONE,
-                System::nanoTime);
+                System::nanoTime, PortalProbe.ALWAYS);
     }
 
     public IscsiTransport(Host host, IscsiAdm iscsiadm, NodeRecordFiles records, SysfsWriter writer,
                           DeviceWaiter waiter, MultipathDaemon daemon, LunAttacher.Timeouts timeouts,
                           FenceSettings fence, LoginJournal journal, ScanJournal scans) {
-        this(host, iscsiadm, records, writer, waiter, daemon, timeouts, fence, journal, scans, System::nanoTime);
+        this(host, iscsiadm, records, writer, waiter, daemon, timeouts, fence, journal, scans, System::nanoTime,
+                PortalProbe.ALWAYS);
     }
 
     /** With the clock the path repair's login back-off is measured on (tests move it by hand). */
     IscsiTransport(Host host, IscsiAdm iscsiadm, NodeRecordFiles records, SysfsWriter writer, DeviceWaiter waiter,
                    MultipathDaemon daemon, LunAttacher.Timeouts timeouts, FenceSettings fence, LoginJournal journal,
                    ScanJournal scans, LongSupplier nanoTime) {
+        this(host, iscsiadm, records, writer, waiter, daemon, timeouts, fence, journal, scans, nanoTime,
+                PortalProbe.ALWAYS);
+    }
+
+    /**
+     * And what tells the path repair a portal answers (the constructors tests use say every portal does: their logins
+     * are scripted).
+     */
+    IscsiTransport(Host host, IscsiAdm iscsiadm, NodeRecordFiles records, SysfsWriter writer, DeviceWaiter waiter,
+                   MultipathDaemon daemon, LunAttacher.Timeouts timeouts, FenceSettings fence, LoginJournal journal,
+                   ScanJournal scans, LongSupplier nanoTime, PortalProbe portals) {
         this.journal = journal;
         this.scans = scans;
         this.iscsiadm = iscsiadm;
@@ -120,7 +132,8 @@ public final class IscsiTransport implements Transport {
         this.san = new SanStack(host, writer, waiter, daemon, timeouts, fence);
         this.waiter = waiter;
         this.daemon = daemon;
-        this.pathRepair = new IscsiPathRepair(sessions, iscsiadm, records, waiter, san, sessionLocks, scans, nanoTime);
+        this.pathRepair = new IscsiPathRepair(sessions, iscsiadm, records, waiter, san, sessionLocks, scans, nanoTime,
+                portals);
         PathRepairs.register(NAME, PathRepairs.LUN_PATH);
         PathRepairs.register(NAME, PathRepairs.SESSION);
         this.sweep = new OrphanSessionSweep(sessions, iscsiadm, records, sessionLocks, journal, nanoTime);
@@ -338,7 +351,7 @@ public final class IscsiTransport implements Transport {
             throw VolumeException.internal("the staging record lacks the iSCSI target of device "
                     + attachment.device() + "; its sessions were left logged in", null);
         }
-        String iface = attachment.details().getOrDefault(DETAIL_IFACE, "default");
+        String iface = attachment.details().getOrDefault(DETAIL_IFACE, IscsiPath.DEFAULT_IFACE);
         List<String> failures = new ArrayList<>();
         for (String portal : ContextList.items(portals)) {
             IscsiPath path = new IscsiPath(iqn, Portal.parse(portal), iface);

@@ -69,7 +69,7 @@ public record IscsiVolumeSpec(List<Portal> portals, String iqn, long lun, Option
         if (lun < 0 || lun > MAX_LUN) {
             throw VolumeException.invalid("volume_context." + LUN + " " + lun + " is out of range 0.." + MAX_LUN);
         }
-        String iface = request.key(IFACE).orElse("default");
+        String iface = request.key(IFACE).orElse(IscsiPath.DEFAULT_IFACE);
         if (!IFACE_NAME.matcher(iface).matches()) {
             throw VolumeException.invalid("volume_context." + IFACE + " \"" + shorten(iface)
                     + "\" is not an open-iscsi interface name");

@@ -30,9 +30,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -68,6 +71,14 @@ class IscsiPathRepairUnitTest {
     private int commandsAtStage;
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
     private final ManualClock clock = new ManualClock();
+    /** The portals' addresses that accept no TCP connection now, and how often each was asked. */
+    private final Set<String> silent = new HashSet<>();
+    private final Map<String, Integer> probed = new HashMap<>();
+
+    private boolean answers(Portal portal) {
+        probed.merge(portal.address(), 1, Integer::sum);
+        return !silent.contains(portal.address());
+    }
 
     @BeforeEach
     void stageOnTwoPortalsThenLoseSessionTwo() throws Exception {
@@ -81,7 +92,7 @@ class IscsiPathRepairUnitTest {
                 new IscsiAdm(commands), new NodeRecordFiles(database), sysfs, clock.waiter(), () -> true,
                 new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)),
                 FenceSettings.DEFAULTS, LoginJournal.NONE, ScanJournal.in(temp.resolve("state")),
-                () -> Duration.between(Instant.EPOCH, clock.instant()).toNanos());
+                () -> Duration.between(Instant.EPOCH, clock.instant()).toNanos(), this::answers);
         sysfs.presentLun(new ScsiAddress(3, 0, 0, 3), "sdb", new DeviceNumber(8, 16), "naa." + NAA, null);
         sysfs.presentLun(new ScsiAddress(4, 0, 0, 3), "sdc", new DeviceNumber(8, 32), "naa." + NAA, null);
         for (int i = 0; i < 2; i++) {
@@ -417,6 +428,39 @@ class IscsiPathRepairUnitTest {
         assertEquals(repair.failed(), again.failed());
         assertEquals(1, counted("session", "failed"), "one login tried, one failure counted");
         assertEquals(List.of(), writesSinceStage(), "nothing scanned on session 1, whose path is in the map");
+    }
+
+    /**
+     * A portal down for longer than the login back-offs would grow: no login runs while it accepts no connection, the
+     * volume only waits (nothing counted failed, so the loop does not set it aside), and the first repair after it
+     * answers again logs in, at whatever point the back-offs would have reached.
+     */
+    @Test
+    void aPortalThatAcceptsNoConnectionIsWaitedForWithoutALoginAndLoggedInOnceItAnswers() throws Exception {
+        transport.repairEvery(Duration.ofSeconds(10));
+        sessionTwoGone("sdc");
+        silent.add("127.0.0.2");
+
+        for (int pass = 0; pass < 30; pass++) { // five minutes of passes: no iscsiadm scripted, none may run
+            PathRepair waits = transport.repairPaths(volume(3), staged);
+            assertEquals(Optional.of("the portal(s) 127.0.0.2:3260 accept no TCP connection (within 2 s): logged in"
+                    + " again once they do"), waits.waiting(), waits.toString());
+            assertFalse(waits.failedAny(), "an outage is waited for, not a failed repair the loop backs off from");
+            transport.repairPaths(volume(3), staged); // as another volume of the target would in the same pass
+            clock.advance(Duration.ofSeconds(10));
+        }
+        assertEquals(30, probed.get("127.0.0.2"), "one connect per pass (half an interval), whichever volume asks");
+        assertEquals(List.of(), commandsSinceStage());
+        assertEquals(0, counted("session", "failed"));
+
+        silent.clear();
+        iscsiadm.expectLogin(PORTALS[1], 3, 6);
+        sysfs.presentLun(new ScsiAddress(6, 0, 0, 3), "sdd", new DeviceNumber(8, 48), "naa." + NAA, null);
+        commands.expect("multipath", "-a", WWID);
+        commands.expect("multipathd", "add", "path", "sdd").succeeds("ok\n").andDo(c -> sysfs.addSlave("dm-0", "sdd"));
+        PathRepair back = transport.repairPaths(volume(3), staged);
+
+        assertEquals(List.of("6:0:0:3=sdd"), back.restored(), back.toString());
     }
 
     @Test
