@@ -71,7 +71,7 @@ fs_cycle() {
   step "publish-$fs"          csi publishx "$volume" "$staging" "$target" "$fs"
   step "write-fsync-$fs"      eval 'SUM[$fs]=$(bn_write_file "$target/data" 8) && [[ -n ${SUM[$fs]} ]]'
   local before; before=$(fs_bytes "$target")
-  step "grow-lun-$fs"         grow_lun "$lun" 64
+  step "grow-lun-$fs"         grow_lun "$lun" 64 "$target"
   step "expand-$fs"           expand_checks "$volume" "$lun" "$staging" "$target" "$before"
   step "unpublish-$fs"        csi unpublish "$volume" "$target"
   step "unstage-$fs"          csi unstage "$volume" "$staging"

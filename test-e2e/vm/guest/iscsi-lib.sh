@@ -72,19 +72,27 @@ bn_target_delete() { tgtadm --lld iscsi --mode target --op delete --force --tid 
 # bn_lun_file TID LUN: the backing file of a LUN (vm_target_create's naming).
 bn_lun_file() { echo "$VM_LUN_DIR/t$1-lun$2.img"; }
 
-# grow_lun LUN MB (on target $TID): the LUN's backing file grows by MB; tgtd reads a LUN's size only when the LUN is added,
-# so it is deleted and added again over the grown file (same number, same WWID), retried while tgtd says
-# the LUN is busy. The node is not told: NodeExpandVolume must find the new size itself.
+# grow_lun LUN MB [MOUNT] (on target $TID): the LUN's backing file grows by MB; tgtd reads a LUN's size only when the
+# LUN is added, so it is deleted and added again over the grown file (same number, same WWID), retried while tgtd
+# says the LUN is busy. The node is not told: NodeExpandVolume must find the new size itself. An array grows a LUN in
+# place; here it is missing for a moment, and a write that meets it then fails on every path ("Logical unit not
+# supported" is a target error dm-multipath passes up): ext4's own later writes (a journal checkpoint long after the
+# test's fsync) aborted its journal under load. So the filesystem mounted at MOUNT is frozen around the swap.
 grow_lun() {
-  local lun=$1 mb=$2 file tries
+  local lun=$1 mb=$2 mount=${3:-} file tries rc=1
   file=$(bn_lun_file $TID "$lun")
   truncate -s "+${mb}M" "$file" || return
+  if [[ -n $mount ]]; then fsfreeze -f "$mount" || return; fi
   for tries in 1 2 3 4 5 6 7 8 9 10; do
-    tgtadm --lld iscsi --mode logicalunit --op delete --tid $TID --lun "$lun" 2>/dev/null && break
-    sleep 0.5
+    tgtadm --lld iscsi --mode logicalunit --op delete --tid $TID --lun "$lun" 2>/dev/null && { rc=0; break; }
+    sleep 0.5 # tgtd's "busy" ends with its own I/O; no event tells when
   done
-  (( tries < 10 )) || tgtadm --lld iscsi --mode logicalunit --op delete --tid $TID --lun "$lun" || return
-  tgtadm --lld iscsi --mode logicalunit --op new --tid $TID --lun "$lun" --backing-store "$file"
+  if (( rc != 0 )); then tgtadm --lld iscsi --mode logicalunit --op delete --tid $TID --lun "$lun" && rc=0; fi
+  if (( rc == 0 )); then
+    tgtadm --lld iscsi --mode logicalunit --op new --tid $TID --lun "$lun" --backing-store "$file" || rc=$?
+  fi
+  if [[ -n $mount ]]; then fsfreeze -u "$mount" || rc=$?; fi
+  return $rc
 }
 
 # bn_iscsi_ctx IQN LUN [WWID]: the volume context of a LUN on both portals, as KEY=VALUE words.

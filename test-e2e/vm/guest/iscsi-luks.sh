@@ -214,7 +214,7 @@ step wrong-key-left-none  eval 'no_mapping && bn_target_released "$IQN" && vm_le
 step restage-right-key    stage_luks
 step republish            csi publishx $VOLUME "$STAGING" "$TARGET" ext4
 step data-intact          bn_verify_file "$TARGET/data" "$SUM"
-step grow-lun             grow_lun 1 64
+step grow-lun             grow_lun 1 64 "$TARGET"
 step expand-luks          expand_luks
 step data-intact-grown    bn_verify_file "$TARGET/data" "$SUM"
 step unpublish-again      csi unpublish $VOLUME "$TARGET"
