@@ -84,13 +84,18 @@ public final class PathRepairLoop implements AutoCloseable {
             return t;
         });
         long millis = interval.toMillis();
-        executor.scheduleWithFixedDelay(this::passLogged, millis, millis, TimeUnit.MILLISECONDS);
+        executor.scheduleWithFixedDelay(this::meteredPass, millis, millis, TimeUnit.MILLISECONDS);
         LOG.info(() -> "path repair: every " + millis + " ms, the lost paths of staged volumes that returned are"
                 + " brought back");
         return executor;
     }
 
-    private void passLogged() {
+    /**
+     * One pass as the loop's thread runs it every interval: a failure is logged and the next pass runs all the same,
+     * and the pass's CPU and the volumes it looked at are counted ({@link RepairLoopCost}). Public for the benchmark
+     * that measures those counters over a fabricated node (test-e2e/bench, figure k).
+     */
+    public void meteredPass() {
         long cpuBefore = RepairLoopCost.threadCpuNanos();
         try {
             pass();

@@ -117,8 +117,10 @@ final class IscsiPathRepair {
         Map<IscsiPath, ScsiAddress> serving = new LinkedHashMap<>();
         List<String> recovering = new ArrayList<>();
         List<IscsiPath> gone = new ArrayList<>();
+        // One listing for all the volume's portals (they share its target), not one per portal.
+        List<IscsiSessions.Session> ofTarget = sessions.ofTarget(spec.iqn());
         for (IscsiPath path : spec.paths()) {
-            Optional<IscsiSessions.Session> session = sessions.find(path);
+            Optional<IscsiSessions.Session> session = ofTarget.stream().filter(s -> s.serves(path)).findFirst();
             if (session.isEmpty()) {
                 gone.add(path);
                 continue;

@@ -137,7 +137,9 @@ public final class LunPathRepair {
         if (lun.mapName().isEmpty()) {
             return false;
         }
-        Optional<MultipathMap> map = attacher.multipath().maps().byName(lun.mapName().get());
+        // First where the record says the map is (the staged device of a multipathed LUN is its map): reading every
+        // map of the node for each volume made a pass over N volumes cost N^2 map reads.
+        Optional<MultipathMap> map = attacher.multipath().maps().byName(lun.mapName().get(), attachment.number());
         if (map.isEmpty()) {
             return true;
         }

@@ -56,6 +56,29 @@ class IscsiSessionsUnitTest {
                 "default")).isEmpty());
     }
 
+    /**
+     * A target's sessions are what {@code all} lists of that target, in its order; a session of another target, or
+     * one whose attributes are not all there yet (being created or torn down), is not among them.
+     */
+    @Test
+    void ofTargetListsTheTargetsSessionsAsAllDoes(@TempDir Path sys) throws Exception {
+        fabricateSession(sys, 1, 3, "iqn.2003-01.org.example:t1", "127.0.0.1", 3260, 0);
+        fabricateSession(sys, 2, 4, "iqn.2003-01.org.example:t2", "127.0.0.1", 3260, 0);
+        fabricateSession(sys, 3, 5, "iqn.2003-01.org.example:t1", "127.0.0.2", 3260, 0);
+        fabricateSession(sys, 4, 6, "iqn.2003-01.org.example:t1", "127.0.0.3", 3260);
+        Files.delete(sys.resolve("class/iscsi_connection/connection4:0/persistent_port")); // session 4 half made
+        Files.createDirectories(sys.resolve("class/iscsi_session/session5")); // nor a targetname yet
+        IscsiSessions sessions = new IscsiSessions(fakeHost(sys));
+
+        List<IscsiSessions.Session> t1 = sessions.ofTarget("iqn.2003-01.org.example:t1");
+
+        assertEquals(sessions.all().stream().filter(s -> s.iqn().endsWith(":t1")).toList(), t1);
+        assertEquals(List.of(1, 3), t1.stream().map(IscsiSessions.Session::number).sorted().toList());
+        assertEquals(List.of(2), sessions.ofTarget("iqn.2003-01.org.example:t2").stream()
+                .map(IscsiSessions.Session::number).toList());
+        assertTrue(sessions.ofTarget("iqn.2003-01.org.example:t3").isEmpty());
+    }
+
     /** With node.session.scan=manual a fresh session has no target dir until a LUN is scanned. */
     @Test
     void aSessionWithoutTargetDirUsesItsTargetId(@TempDir Path sys) throws Exception {
