@@ -35,6 +35,20 @@ interface FabricsDevice {
     String connect(String options, Duration timeout) throws IOException;
 
     /**
+     * The kernel's ECONNREFUSED: the portal's address answered and nothing listens at its port (a target port
+     * disabled, or not yet serving). Told apart because it costs the caller nothing whatever it took to say so: on a
+     * loaded node the refusal itself came after more than 2 s in the VM tier.
+     */
+    final class ConnectionRefused extends IOException {
+        ConnectionRefused(String message) {
+            super(message);
+        }
+    }
+
+    /** The JDK's text for a write that failed with ECONNREFUSED (strerror's, untranslated on a node's JVM). */
+    String ECONNREFUSED_TEXT = "Connection refused";
+
+    /**
      * The real device. The write blocks while the kernel connects (a TCP connect to an address that does not
      * answer can take minutes), so it runs on its own thread and the caller stops waiting at the timeout. The
      * kernel may still finish that connect later: the controller it makes is then found in sysfs like any other
@@ -76,7 +90,9 @@ interface FabricsDevice {
                 written = device.write(bytes);
             } catch (IOException e) {
                 // The message is the errno's text (EINVAL, EALREADY, ECONNREFUSED...); the options never reach it.
-                throw new IOException("the kernel refused the connect: " + e.getMessage());
+                String message = "the kernel refused the connect: " + e.getMessage();
+                throw ECONNREFUSED_TEXT.equals(e.getMessage()) ? new ConnectionRefused(message)
+                        : new IOException(message);
             }
             if (written != expected) {
                 throw new IOException("short write to /dev/nvme-fabrics: " + written + " of " + expected + " bytes");

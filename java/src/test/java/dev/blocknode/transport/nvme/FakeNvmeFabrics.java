@@ -53,6 +53,8 @@ final class FakeNvmeFabrics implements FabricsDevice, SysfsWriter {
     private boolean kernelAuthenticates;
     private Duration namespacesAfter = Duration.ZERO;
     private CountDownLatch connectGate;
+    private Duration failuresTake = Duration.ZERO;
+    private boolean unreachableTimesOut;
     private int nextController;
     private int nextSubsystem;
     private int nextHead = 1;
@@ -86,6 +88,18 @@ final class FakeNvmeFabrics implements FabricsDevice, SysfsWriter {
     /** Every connect blocks until the gate opens (for tests of concurrent attaches). */
     FakeNvmeFabrics connectsWaitFor(CountDownLatch gate) {
         connectGate = gate;
+        return this;
+    }
+
+    /** A connect to an unreachable portal fails this long after it started (a loaded node; a portal that is silent). */
+    FakeNvmeFabrics failedConnectsTake(Duration took) {
+        failuresTake = took;
+        return this;
+    }
+
+    /** A connect to an unreachable portal gets no answer (the real device's timeout) instead of ECONNREFUSED. */
+    FakeNvmeFabrics unreachableTimesOut() {
+        unreachableTimesOut = true;
         return this;
     }
 
@@ -124,7 +138,9 @@ final class FakeNvmeFabrics implements FabricsDevice, SysfsWriter {
             }
             Target target = targets.get(nqn);
             if (target == null || !target.portals().contains(portal) || unreachable.contains(portal)) {
-                throw new IOException("Connection refused");
+                clock.advance(failuresTake);
+                throw unreachableTimesOut ? new IOException("/dev/nvme-fabrics did not answer within 30 s")
+                        : new FabricsDevice.ConnectionRefused(FabricsDevice.ECONNREFUSED_TEXT);
             }
             for (Controller c : controllers.values()) {
                 if (c.nqn().equals(nqn) && c.portal().equals(portal) && c.hostNqn().equals(hostNqn)

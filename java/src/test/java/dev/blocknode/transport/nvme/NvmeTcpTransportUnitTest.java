@@ -669,6 +669,47 @@ class NvmeTcpTransportUnitTest {
         assertEquals(List.of("127.0.0.2:4420=nvme2"), transport.repairPaths(request, attachment).restored());
     }
 
+    /**
+     * On a loaded node the kernel's ECONNREFUSED can take seconds to come back (2.1 s in the VM tier): still a refusal,
+     * so the wait stays one interval, and a controller back right after it is connected on the next pass.
+     */
+    @Test
+    void aSlowRefusalKeepsTheFirstWait() throws Exception {
+        transport.repairEvery(Duration.ofSeconds(5));
+        AttachRequest request = request("vol-1", NS1);
+        Attachment attachment = stagedOverBothPortals(request);
+        fabrics.lostPastCtrlLossTmo("127.0.0.2:4420");
+        fabrics.reachable("127.0.0.2:4420", false);
+        fabrics.failedConnectsTake(NvmePathRepair.FAILED_AT_ONCE.plusSeconds(1));
+
+        for (int pass = 0; pass < 2; pass++) {
+            assertTrue(transport.repairPaths(request, attachment).waiting().orElseThrow()
+                    .endsWith("(not tried again for 5 s)"), "pass " + pass);
+            clock.advance(Duration.ofSeconds(5));
+        }
+        fabrics.reachable("127.0.0.2:4420", true);
+
+        assertTrue(transport.mayRepairPaths(request, attachment), "the next pass tries again");
+        assertEquals(List.of("127.0.0.2:4420=nvme2"), transport.repairPaths(request, attachment).restored());
+    }
+
+    /** A connect that got no answer cost its whole timeout: the next waits double, bounding what an outage costs. */
+    @Test
+    void aSlowFailureThatIsNoRefusalDoublesTheWait() throws Exception {
+        transport.repairEvery(Duration.ofSeconds(5));
+        AttachRequest request = request("vol-1", NS1);
+        Attachment attachment = stagedOverBothPortals(request);
+        fabrics.lostPastCtrlLossTmo("127.0.0.2:4420");
+        fabrics.reachable("127.0.0.2:4420", false);
+        fabrics.unreachableTimesOut().failedConnectsTake(NvmePathRepair.FAILED_AT_ONCE.plusSeconds(1));
+
+        assertTrue(transport.repairPaths(request, attachment).waiting().orElseThrow()
+                .endsWith("(not tried again for 5 s)"));
+        clock.advance(Duration.ofSeconds(5));
+        assertTrue(transport.repairPaths(request, attachment).waiting().orElseThrow()
+                .endsWith("(not tried again for 10 s)"));
+    }
+
     @Test
     void aVolumeWhoseDiskWentWithItsLastControllerWaitsForItsRestage() throws Exception {
         AttachRequest request = request("vol-1", NS1);
