@@ -149,17 +149,21 @@ repair_logged() {
 # the returned disk itself) lists each registration with its initiator's transport ID; the one of the node's
 # port 2 must carry the holder's key, and the plugin must have logged the registration before the add.
 returned_path_registered() {
-  local disk holder wwpn key
+  local disk status holder wwpn key
   disk=$(port_2_disks | awk '$1 ~ /:0$/ {print $2; exit}')
   [[ -n $disk ]] || { echo "no disk of LUN 0 behind port 2" >&2; return 1; }
-  holder=$(sg_persist -n -i -r -d "/dev/$disk" | grep -o 'Key=0x[0-9a-f]*' | head -n 1 | cut -d= -f2)
-  [[ -n $holder ]] || { echo "LUN 0 has no reservation holder" >&2; sg_persist -n -i -r -d "/dev/$disk" >&2; return 1; }
   wwpn=$(echo "${FC_WWPN[${FC_NODE_PORTS[1]}]}" | tr -d ':' | tr 'A-F' 'a-f')
-  key=$(sg_persist -n -i -s -d "/dev/$disk" | awk -v w="$wwpn" '
+  # The holder and the port's key from one READ FULL STATUS: the renewal (every 10 s) moves the key, so two reads
+  # can straddle it.
+  status=$(sg_persist -n -i -s -d "/dev/$disk")
+  read -r holder key < <(echo "$status" | awk -v w="$wwpn" '
     /Key=0x/ { match($0, /Key=0x[0-9a-f]+/); k = substr($0, RSTART + 4, RLENGTH - 4) }
-    { t = tolower($0); gsub(/[^0-9a-f]/, "", t); if (length(t) >= 16 && index(t, w) > 0) { print k; exit } }')
-  echo "  $disk (node port 2, WWPN $wwpn): registered with ${key:-nothing}; reservation held by $holder"
-  [[ $key == "$holder" ]] || { sg_persist -n -i -s -d "/dev/$disk" >&2; echo "the returned path is not registered with the holder's key" >&2; return 1; }
+    /<< Reservation holder >>/ { h = k }
+    { t = tolower($0); gsub(/[^0-9a-f]/, "", t); if (m == "" && length(t) >= 16 && index(t, w) > 0) m = k }
+    END { print (h == "" ? "-" : h), (m == "" ? "-" : m) }')
+  [[ $holder != - ]] || { echo "LUN 0 has no reservation holder" >&2; echo "$status" >&2; return 1; }
+  echo "  $disk (node port 2, WWPN $wwpn): registered with $key; reservation held by $holder"
+  [[ $key == "$holder" ]] || { echo "$status" >&2; echo "the returned path is not registered with the holder's key" >&2; return 1; }
   grep -E "volume $REP: registered returned path\(s\) \[$disk\] with key [0-9a-f]+ before adding them" \
     "$VM_RESULTS/plugin.log" | sed 's/^/  /' | grep . || { echo "no registration line for $REP in the plugin's log" >&2; return 1; }
 }
