@@ -239,6 +239,8 @@ recovered_at_start() {
 # it), so no record names LUN 0 and no start-up recovery knows of it. Restarted, the plugin must flush LUN 0's map and
 # delete both disks within two intervals and a margin for a loaded host (flush and deletes), count them in
 # blocknode_path_sweeps_total, and leave fc-keep's map and disks, behind the same remote ports, as they were.
+# Cost: two plugin starts, two stages, an unstage and the wait: 34 s measured at load 9-14 (swept 4.4 s after the
+# plugin was ready, interval 5 s); not yet measured quiet.
 KEEP=fc-keep
 KEEP_STAGING=$(block_staging_of $KEEP)
 LEFT=fc-left
