@@ -431,6 +431,16 @@ bn_repairs_counted() {
   [[ -n $value ]] && awk -v a="$value" 'BEGIN {exit !(a >= 1)}' || { echo "expected at least 1" >&2; return 1; }
 }
 
+# bn_sweeps_counted TRANSPORT KIND MIN: the plugin's blocknode_path_sweeps_total{transport,kind,outcome="removed"}
+# is at least MIN.
+bn_sweeps_counted() {
+  local value
+  value=$(curl -sf --max-time 10 "http://$BN_METRICS/metrics" | awk -v t="transport=\"$1\"" -v k="kind=\"$2\"" \
+    'index($0, "blocknode_path_sweeps_total{") == 1 && index($0, t) && index($0, k) && /outcome="removed"/ {print $NF}')
+  echo "  blocknode_path_sweeps_total{transport=\"$1\",kind=\"$2\",outcome=\"removed\"} ${value:-absent}"
+  [[ -n $value ]] && awk -v a="$value" -v m="$3" 'BEGIN {exit !(a >= m)}' || { echo "expected at least $3" >&2; return 1; }
+}
+
 # ------------------------------------------------------------------------------ timing from the logs
 
 # Epoch ms of an ISO time stamp ("2026-11-22T03:49:42.899Z").

@@ -111,7 +111,7 @@ public final class Plugin implements AutoCloseable {
      */
     static Transports transports(Host host, DeviceWaiter waiter, FenceSettings fence, StagedVolumes staged,
                                  LoginJournal journal, ScanJournal scans) {
-        return new Transports(List.of(new LocalTransport(host), new FcTransport(host, waiter, fence),
+        return new Transports(List.of(new LocalTransport(host), new FcTransport(host, waiter, fence, scans),
                 new IscsiTransport(host, host.paths().iscsiDatabase(), waiter, fence, journal, scans),
                 new NvmeTcpTransport(host, waiter, staged)));
     }

@@ -125,6 +125,21 @@ public final class FcPorts {
         return ports;
     }
 
+    /**
+     * The LUN's address behind every remote port of WWPN {@code wwpn} that is a SCSI target, whatever its state now
+     * (it may be down since a scan): where a disk of that LUN through that port can be. A port that is no SCSI target
+     * has no disk behind it.
+     */
+    public List<ScsiAddress> lunAddresses(String wwpn, long lun) throws IOException {
+        List<ScsiAddress> addresses = new ArrayList<>();
+        for (RemotePort port : remotePorts()) {
+            if (port.portName().equals(wwpn) && port.isScsiTarget() && !addresses.contains(port.lunAddress(lun))) {
+                addresses.add(port.lunAddress(lun));
+            }
+        }
+        return addresses;
+    }
+
     /** "FCP Target, FCP Initiator" as its roles, each stripped. */
     private static List<String> roleList(String roles) {
         return Arrays.stream(roles.split(",")).map(String::strip).filter(r -> !r.isEmpty()).toList();

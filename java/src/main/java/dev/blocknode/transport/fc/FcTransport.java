@@ -11,19 +11,27 @@ import dev.blocknode.scsi.ScsiAddress;
 import dev.blocknode.scsi.SysfsWriter;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.ContextList;
 import dev.blocknode.transport.FenceKey;
 import dev.blocknode.transport.Fencing;
+import dev.blocknode.transport.KeyedLocks;
+import dev.blocknode.transport.OrphanSweep;
 import dev.blocknode.transport.PathRepair;
 import dev.blocknode.transport.PathReport;
 import dev.blocknode.transport.Transport;
 import dev.blocknode.transport.san.AttachedLun;
 import dev.blocknode.transport.san.FenceSettings;
+import dev.blocknode.transport.san.LeftoverLunSweep;
 import dev.blocknode.transport.san.LunAttacher;
 import dev.blocknode.transport.san.SanStack;
+import dev.blocknode.transport.san.ScanJournal;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -38,19 +46,30 @@ import java.util.logging.Logger;
  *
  * <p>volume_context keys: {@code targetWWNs} (comma-separated WWPNs, any of 0x / colon / bare spellings)
  * with {@code lun}; or {@code wwids} (comma-separated); optional {@code wwid}, the identity the LUN must have.
+ *
+ * <p>Every targeted scan is journaled first ({@link ScanJournal}, one entry per target port and LUN), so that the
+ * sweep of leftover LUNs ({@link LeftoverLunSweep}) can take away the disks and map of a LUN a stage scanned in and
+ * then never recorded; unstage drops the entries with the disks.
  */
 public final class FcTransport implements Transport {
 
     private static final Logger LOG = Logger.getLogger(FcTransport.class.getName());
 
     public static final String NAME = "fc";
+    /** Attachment detail keys, besides the shared SCSI ones: what unstage drops the scan journal's entries of. */
+    static final String DETAIL_TARGETS = "targetWwpns";
+    static final String DETAIL_LUN = "lun";
 
     private final FcPorts ports;
     private final SanStack san;
+    private final ScanJournal scans;
+    /** Per target port WWPN: a stage journals and scans there under it, and the sweep removes under it. */
+    private final KeyedLocks<String> targetLocks = new KeyedLocks<>();
+    private final LeftoverLunSweep leftovers;
 
-    public FcTransport(Host host, DeviceWaiter waiter, FenceSettings fence) {
+    public FcTransport(Host host, DeviceWaiter waiter, FenceSettings fence, ScanJournal scans) {
         this(host, SysfsWriter.DIRECT, waiter, MultipathDaemon.of(host.commands(), host.paths().unixSockets()),
-                LunAttacher.Timeouts.DEFAULTS, fence);
+                LunAttacher.Timeouts.DEFAULTS, fence, scans);
     }
 
     public FcTransport(Host host, SysfsWriter writer, DeviceWaiter waiter, MultipathDaemon daemon,
@@ -60,9 +79,17 @@ public final class FcTransport implements Transport {
 
     public FcTransport(Host host, SysfsWriter writer, DeviceWaiter waiter, MultipathDaemon daemon,
                        LunAttacher.Timeouts timeouts, FenceSettings fence) {
+        this(host, writer, waiter, daemon, timeouts, fence, ScanJournal.NONE);
+    }
+
+    public FcTransport(Host host, SysfsWriter writer, DeviceWaiter waiter, MultipathDaemon daemon,
+                       LunAttacher.Timeouts timeouts, FenceSettings fence, ScanJournal scans) {
         this.ports = new FcPorts(host.paths());
         this.san = new SanStack(host, writer, waiter, daemon, timeouts, fence);
+        this.scans = scans;
+        this.leftovers = san.leftoverSweep(scans);
         PathRepairs.register(NAME, PathRepairs.LUN_PATH);
+        LeftoverLunSweep.register(NAME);
     }
 
     @Override
@@ -85,8 +112,9 @@ public final class FcTransport implements Transport {
         FcVolumeSpec spec = FcVolumeSpec.parse(request);
         AttachedLun lun;
         if (spec.scansTargets()) {
-            List<ScsiAddress> addresses = lunAddresses(request.volumeId(), spec);
-            scan(request.volumeId(), addresses);
+            Map<ScsiAddress, String> reached = lunAddresses(request.volumeId(), spec);
+            scan(request.volumeId(), spec.lun().orElseThrow(), reached);
+            List<ScsiAddress> addresses = List.copyOf(reached.keySet());
             lun = Phases.time("device_wait",
                     () -> san.attacher().attach(request.volumeId(), addresses, spec.expected()));
         } else {
@@ -96,7 +124,7 @@ public final class FcTransport implements Transport {
             LOG.warning(() -> "volume " + request.volumeId() + " attached with " + lun.paths().size()
                     + " path(s); the LUN did not appear at " + lun.missing());
         }
-        return attachment(lun);
+        return spec.scansTargets() ? attachment(lun, spec.targetWwpns(), spec.lun().orElseThrow()) : attachment(lun);
     }
 
     /** A LUN whose every path runs through an FC HBA port (fc_host): the paths' hosts say so. */
@@ -112,14 +140,38 @@ public final class FcTransport implements Transport {
             if (!lun.get().paths().stream().allMatch(p -> fcHosts.contains(p.address().host()))) {
                 return Optional.empty();
             }
+            List<String> targets = targetsOf(lun.get());
+            if (!targets.isEmpty()) {
+                return Optional.of(attachment(lun.get(), targets, lun.get().paths().get(0).address().lun()));
+            }
         } catch (IOException e) {
             throw VolumeException.internal("cannot read the node's FC HBA ports", e);
         }
         return Optional.of(attachment(lun.get()));
     }
 
+    /** The WWPNs of the target ports the LUN's paths run through, as the remote ports behind their addresses say. */
+    private List<String> targetsOf(AttachedLun lun) throws IOException {
+        List<String> targets = new ArrayList<>();
+        for (FcPorts.RemotePort port : ports.remotePorts()) {
+            boolean carries = lun.paths().stream().anyMatch(p -> p.address().host() == port.host()
+                    && p.address().channel() == port.channel() && p.address().target() == port.scsiTargetId());
+            if (carries && port.isScsiTarget() && !targets.contains(port.portName())) {
+                targets.add(port.portName());
+            }
+        }
+        return targets;
+    }
+
+    /** A LUN attached by WWID alone: nothing of it was scanned, so nothing is journaled. */
     private static Attachment attachment(AttachedLun lun) {
         return SanStack.attachment(NAME, lun, Map.of());
+    }
+
+    /** A LUN scanned in behind {@code targets}: unstage drops their scan journal entries with its disks. */
+    private static Attachment attachment(AttachedLun lun, List<String> targets, long lunNumber) {
+        return SanStack.attachment(NAME, lun, Map.of(DETAIL_TARGETS, String.join(",", targets),
+                DETAIL_LUN, Long.toString(lunNumber)));
     }
 
     @Override
@@ -140,6 +192,19 @@ public final class FcTransport implements Transport {
     @Override
     public void detach(Attachment attachment) throws VolumeException {
         san.release(attachment);
+        String targets = attachment.details().get(DETAIL_TARGETS);
+        String lun = attachment.details().get(DETAIL_LUN);
+        if (targets == null || lun == null) {
+            return; // attached by WWID alone, or recorded before the journal: the sweep drops an entry without disks
+        }
+        for (String wwpn : ContextList.items(targets)) {
+            try (KeyedLocks.Held ignored = targetLocks.lock(wwpn)) {
+                scans.forget(FcLeftoverLuns.entry(wwpn, Long.parseLong(lun)));
+            } catch (NumberFormatException | IOException e) {
+                LOG.warning(() -> "cannot drop the scan journal's entry of LUN " + lun + " behind 0x" + wwpn
+                        + " (the sweep drops it): " + e.getMessage());
+            }
+        }
     }
 
     @Override
@@ -151,18 +216,37 @@ public final class FcTransport implements Transport {
         // The LUN's address behind every remote port of the targets, whatever the port's state now (it may
         // have gone down since the scan): what of the LUN is there and held by nobody came from that scan,
         // or from the HBA's own, which the detach of a staged volume removes as well.
+        long lun = spec.lun().orElseThrow();
         List<ScsiAddress> addresses = new ArrayList<>();
         try {
-            for (FcPorts.RemotePort port : ports.remotePorts()) {
-                if (spec.targetWwpns().contains(port.portName()) && port.isScsiTarget()) {
-                    addresses.add(port.lunAddress(spec.lun().orElseThrow()));
-                }
+            for (String wwpn : spec.targetWwpns()) {
+                addresses.addAll(ports.lunAddresses(wwpn, lun));
             }
         } catch (IOException e) {
             throw VolumeException.internal("volume " + request.volumeId() + ": cannot read the node's FC ports to"
                     + " undo an interrupted attach", e);
         }
         san.scanUndo().removeUnheld(request.volumeId(), addresses, "the interrupted attach");
+        // An entry goes only when its target has no disk of the LUN left (the undo leaves one something holds):
+        // the sweep may take such a disk away once nothing needs it.
+        for (String wwpn : spec.targetWwpns()) {
+            try (KeyedLocks.Held ignored = targetLocks.lock(wwpn)) {
+                if (ports.lunAddresses(wwpn, lun).stream().noneMatch(this::hasDisk)) {
+                    scans.forget(FcLeftoverLuns.entry(wwpn, lun));
+                }
+            } catch (IOException | UncheckedIOException e) {
+                LOG.warning(() -> "volume " + request.volumeId() + ": cannot drop the scan journal's entry of LUN "
+                        + lun + " behind 0x" + wwpn + " (the sweep drops it): " + e.getMessage());
+            }
+        }
+    }
+
+    private boolean hasDisk(ScsiAddress address) {
+        try {
+            return san.devices().diskAt(address).isPresent();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /**
@@ -173,9 +257,9 @@ public final class FcTransport implements Transport {
      * measured in the VM tier). A port whose process login found no target, an array port configured after
      * the node logged in, stays an initiator only until it logs in again (measured there too).
      */
-    private List<ScsiAddress> lunAddresses(String volumeId, FcVolumeSpec spec) throws VolumeException {
+    private Map<ScsiAddress, String> lunAddresses(String volumeId, FcVolumeSpec spec) throws VolumeException {
         List<String> skipped = new ArrayList<>();
-        List<ScsiAddress> addresses;
+        Map<ScsiAddress, String> addresses;
         try {
             addresses = usableAddresses(spec, skipped);
         } catch (IOException e) {
@@ -192,9 +276,12 @@ public final class FcTransport implements Transport {
         return addresses;
     }
 
-    /** The addresses of {@link #lunAddresses}, saying in {@code skipped} why each other port of the targets is not used. */
-    private List<ScsiAddress> usableAddresses(FcVolumeSpec spec, List<String> skipped) throws IOException {
-        List<ScsiAddress> addresses = new ArrayList<>();
+    /**
+     * The addresses of {@link #lunAddresses}, each with the WWPN of its target port, saying in {@code skipped} why
+     * each other port of the targets is not used.
+     */
+    private Map<ScsiAddress, String> usableAddresses(FcVolumeSpec spec, List<String> skipped) throws IOException {
+        Map<ScsiAddress, String> addresses = new LinkedHashMap<>();
         List<Integer> onlineHosts = new ArrayList<>();
         for (FcPorts.FcHost host : ports.hosts()) {
             if (host.online()) {
@@ -216,10 +303,7 @@ public final class FcTransport implements Transport {
                 skipped.add(port.name() + " (0x" + port.portName() + ") skipped: " + why);
                 continue;
             }
-            ScsiAddress address = port.lunAddress(spec.lun().orElseThrow());
-            if (!addresses.contains(address)) {
-                addresses.add(address);
-            }
+            addresses.putIfAbsent(port.lunAddress(spec.lun().orElseThrow()), port.portName());
         }
         return addresses;
     }
@@ -243,16 +327,22 @@ public final class FcTransport implements Transport {
         if (!spec.scansTargets()) {
             return PathRepair.NONE;
         }
-        List<ScsiAddress> addresses;
+        Map<ScsiAddress, String> reached;
         try {
-            addresses = usableAddresses(spec, new ArrayList<>());
+            reached = usableAddresses(spec, new ArrayList<>());
         } catch (IOException e) {
             throw VolumeException.internal("volume " + request.volumeId() + ": cannot read the node's FC ports", e);
         }
-        if (addresses.isEmpty()) {
+        if (reached.isEmpty()) {
             return PathRepair.waiting("no remote port of its targets is Online");
         }
-        return counted(san.pathRepair().repair(request.volumeId(), attachment, addresses, fenceKey));
+        // The repair may scan the LUN behind any of them: the proof the leftover sweep needs, durably first. No lock:
+        // the volume's record names these entries throughout, so no sweep takes them.
+        for (String wwpn : new LinkedHashSet<>(reached.values())) {
+            journal(request.volumeId(), wwpn, spec.lun().orElseThrow());
+        }
+        return counted(san.pathRepair().repair(request.volumeId(), attachment, List.copyOf(reached.keySet()),
+                fenceKey));
     }
 
     @Override
@@ -262,7 +352,7 @@ public final class FcTransport implements Transport {
             if (!spec.scansTargets()) {
                 return false;
             }
-            List<ScsiAddress> addresses = usableAddresses(spec, new ArrayList<>());
+            List<ScsiAddress> addresses = List.copyOf(usableAddresses(spec, new ArrayList<>()).keySet());
             // No port Online: the repair reports that it waits (once), and touches nothing.
             return addresses.isEmpty() || san.pathRepair().needed(attachment, addresses);
         } catch (VolumeException | IOException | RuntimeException e) {
@@ -276,18 +366,48 @@ public final class FcTransport implements Transport {
     }
 
     /**
-     * A targeted scan of each address that has no disk yet, or whose disk turned out to be stale (see
-     * {@link dev.blocknode.transport.san.TargetedScan}); a host that vanished just loses its path.
+     * What blocknode scanned in that no staging record names any more: the disks and maps of LUNs its scan journal
+     * has entries of ({@link LeftoverLunSweep}). FC makes nothing else shared (the fabric login is the HBA's).
      */
-    private void scan(String volumeId, List<ScsiAddress> addresses) throws VolumeException {
-        for (ScsiAddress address : addresses) {
-            try {
-                if (san.targetedScan().bringIn(volumeId, address)) {
-                    LOG.info(() -> "volume " + volumeId + ": scanned " + address);
+    @Override
+    public OrphanSweep sweepOrphans(OrphanSweep.Recorded recorded) throws VolumeException {
+        return leftovers.sweep(NAME, new FcLeftoverLuns(recorded, ports, targetLocks));
+    }
+
+    /**
+     * A targeted scan of each address that has no disk yet, or whose disk turned out to be stale (see
+     * {@link dev.blocknode.transport.san.TargetedScan}); a host that vanished just loses its path. Per target port,
+     * under its lock: the scan journal's entry first (no entry, no scan), then the scans behind it. The stage's
+     * record names the entry before this runs, so a sweep that takes the lock after it reads the record again and
+     * leaves the LUN alone, and one that holds it already has removed what it took before this scan looks.
+     */
+    private void scan(String volumeId, long lun, Map<ScsiAddress, String> reached) throws VolumeException {
+        Map<String, List<ScsiAddress>> byTarget = new LinkedHashMap<>();
+        reached.forEach((address, wwpn) -> byTarget.computeIfAbsent(wwpn, w -> new ArrayList<>()).add(address));
+        for (Map.Entry<String, List<ScsiAddress>> target : byTarget.entrySet()) {
+            try (KeyedLocks.Held ignored = targetLocks.lock(target.getKey())) {
+                journal(volumeId, target.getKey(), lun);
+                for (ScsiAddress address : target.getValue()) {
+                    try {
+                        if (san.targetedScan().bringIn(volumeId, address)) {
+                            LOG.info(() -> "volume " + volumeId + ": scanned " + address);
+                        }
+                    } catch (IOException e) {
+                        LOG.warning(() -> "volume " + volumeId + ": scan of " + address + " failed: "
+                                + e.getMessage());
+                    }
                 }
-            } catch (IOException e) {
-                LOG.warning(() -> "volume " + volumeId + ": scan of " + address + " failed: " + e.getMessage());
             }
+        }
+    }
+
+    /** Writes the scan journal's entry of the LUN behind the target port, durably; no scan without it. */
+    private void journal(String volumeId, String wwpn, long lun) throws VolumeException {
+        try {
+            scans.record(FcLeftoverLuns.entry(wwpn, lun));
+        } catch (IOException e) {
+            throw VolumeException.internal("volume " + volumeId + ": cannot journal the scan of LUN " + lun
+                    + " behind 0x" + wwpn + " in the state directory; nothing is scanned without it", e);
         }
     }
 }

@@ -48,14 +48,13 @@ final class IscsiLeftoverLuns implements LeftoverLunSweep.Targets {
     }
 
     @Override
-    public Optional<ScsiAddress> address(ScanJournal.Entry entry) throws IOException {
+    public List<ScsiAddress> addresses(ScanJournal.Entry entry) throws IOException {
         Optional<IscsiSessions.Session> session = sessions.find(pathOf(entry));
         if (session.isEmpty()) {
-            return Optional.empty();
+            return List.of();
         }
         int[] channelAndTarget = session.get().channelAndTarget();
-        return Optional.of(new ScsiAddress(session.get().host(), channelAndTarget[0], channelAndTarget[1],
-                entry.lun()));
+        return List.of(new ScsiAddress(session.get().host(), channelAndTarget[0], channelAndTarget[1], entry.lun()));
     }
 
     @Override
@@ -63,7 +62,7 @@ final class IscsiLeftoverLuns implements LeftoverLunSweep.Targets {
         try {
             return sessionLocks.lock(pathOf(entry));
         } catch (IOException notATarget) {
-            return () -> { }; // nothing to keep away: its address() refuses it, so nothing of it is touched
+            return () -> { }; // nothing to keep away: its addresses() refuses it, so nothing of it is touched
         }
     }
 

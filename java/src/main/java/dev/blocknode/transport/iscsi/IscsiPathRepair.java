@@ -22,6 +22,7 @@ import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -182,7 +183,10 @@ final class IscsiPathRepair {
             List<String> failed = new ArrayList<>();
             List<String> silent = new ArrayList<>();
             Map<IscsiPath, ScsiAddress> serving = new LinkedHashMap<>(before.serving());
-            for (IscsiPath path : before.gone()) {
+            // In the leftover sweep's lock order (by target: IQN, portal, iface), which holds several of these too.
+            List<IscsiPath> gone = before.gone().stream()
+                    .sorted(Comparator.comparing(p -> String.join("\n", LoginJournal.linesOf(p)))).toList();
+            for (IscsiPath path : gone) {
                 held.add(sessionLocks.lock(path)); // held to the end: no unstage of another volume logs it out unscanned
                 Optional<ScsiAddress> address = loginAgain(volumeId, path, spec.lun());
                 if (address.isPresent()) {

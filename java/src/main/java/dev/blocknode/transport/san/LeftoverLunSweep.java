@@ -63,8 +63,12 @@ public final class LeftoverLunSweep {
          */
         Set<ScanJournal.Entry> named() throws VolumeException;
 
-        /** Where the entry's LUN is reachable now; empty when its target has no connection (then it has no disk). */
-        Optional<ScsiAddress> address(ScanJournal.Entry entry) throws IOException;
+        /**
+         * Every address the entry's LUN is reachable at now: one per connection to its target (iSCSI: the one
+         * session of the entry's portal; FC: the target port as each HBA port sees it); none when its target has no
+         * connection, and then the LUN has no disk through it.
+         */
+        List<ScsiAddress> addresses(ScanJournal.Entry entry) throws IOException;
 
         /** The lock a stage or unstage of the entry's target takes before it scans or logs out there. */
         KeyedLocks.Held lock(ScanJournal.Entry entry);
@@ -104,8 +108,9 @@ public final class LeftoverLunSweep {
         if (candidates.isEmpty()) {
             return OrphanSweep.NONE;
         }
-        // One lock order for every pass (stages take one of these locks at a time, so no order of theirs conflicts).
-        candidates.sort(Comparator.comparing(e -> String.join("\n", e.lines())));
+        // One lock order for every pass, by target first (stages take one of these locks at a time, so no order of
+        // theirs conflicts; a caller that must hold several takes them in this order).
+        candidates.sort(Comparator.comparing(ScanJournal.Entry::orderKey));
         List<KeyedLocks.Held> held = new ArrayList<>();
         try {
             for (ScanJournal.Entry entry : candidates) {
@@ -120,7 +125,7 @@ public final class LeftoverLunSweep {
         }
     }
 
-    /** A disk of a journaled LUN at the address its entry's target gives it now. */
+    /** A disk of a journaled LUN at an address its entry's target gives it now. */
     private record Leftover(ScanJournal.Entry entry, ScsiDisk disk) {
     }
 
@@ -131,22 +136,25 @@ public final class LeftoverLunSweep {
         Map<Wwid, List<Leftover>> byLun = new LinkedHashMap<>();
         for (ScanJournal.Entry entry : entries) {
             try {
-                Optional<ScsiAddress> address = targets.address(entry);
-                Optional<ScsiDisk> disk = address.isEmpty() ? Optional.empty() : devices.diskAt(address.get());
-                if (disk.isEmpty()) {
+                List<ScsiDisk> disks = new ArrayList<>();
+                for (ScsiAddress address : targets.addresses(entry)) {
+                    devices.diskAt(address).ifPresent(disks::add);
+                }
+                if (disks.isEmpty()) {
                     journal.forget(entry);
                     LOG.info(() -> "leftover sweep: dropped the scan journal's entry of " + entry + ": no staging"
                             + " record names it and it has no disk on this node");
                     continue;
                 }
-                Optional<LunIdentity> identity = devices.identity(disk.get());
-                if (identity.isEmpty()) {
-                    kept.add("disk " + disk.get() + " of " + entry + ": no staging record names it, but it reports no"
-                            + " WWID, so what holds it cannot be shown to be its own; left in place");
-                    continue;
+                for (ScsiDisk disk : disks) {
+                    Optional<LunIdentity> identity = devices.identity(disk);
+                    if (identity.isEmpty()) {
+                        kept.add("disk " + disk + " of " + entry + ": no staging record names it, but it reports no"
+                                + " WWID, so what holds it cannot be shown to be its own; left in place");
+                        continue;
+                    }
+                    byLun.computeIfAbsent(identity.get().wwid(), w -> new ArrayList<>()).add(new Leftover(entry, disk));
                 }
-                byLun.computeIfAbsent(identity.get().wwid(), w -> new ArrayList<>())
-                        .add(new Leftover(entry, disk.get()));
             } catch (IOException e) {
                 kept.add(entry + ": no staging record names it; looking at its disk failed: " + e.getMessage());
             }
@@ -201,11 +209,11 @@ public final class LeftoverLunSweep {
         LOG.info(() -> "leftover sweep: " + map.map(m -> "flushed multipath map " + m + " and ").orElse("")
                 + "deleted " + what + ": no staging record names it, nothing mounts, holds or opens it, and"
                 + " blocknode's scan journal says blocknode scanned it in");
-        for (Leftover leftover : leftovers) {
+        for (ScanJournal.Entry entry : leftovers.stream().map(Leftover::entry).distinct().toList()) {
             try {
-                journal.forget(leftover.entry());
+                journal.forget(entry);
             } catch (IOException e) {
-                LOG.warning(() -> "leftover sweep: cannot drop the scan journal's entry of " + leftover.entry()
+                LOG.warning(() -> "leftover sweep: cannot drop the scan journal's entry of " + entry
                         + " (dropped next pass): " + e.getMessage());
             }
         }

@@ -18,7 +18,8 @@ import java.util.List;
  *
  * <p>Why per target and LUN and not per disk: the disk does not exist yet when the entry must be written, and its
  * name and H:C:T:L change with every new session; the target is what the transport reaches again to find it. The
- * transport spells the target as lines of its own (iSCSI: the IQN, portal and iface of the session).
+ * transport spells the target as lines of its own (iSCSI: the IQN, portal and iface of the session; FC: the WWPN of
+ * the target port, which stays when the port returns under another rport number and host).
  */
 public final class ScanJournal {
 
@@ -40,6 +41,11 @@ public final class ScanJournal {
             lines.add(Long.toString(lun));
             lines.addAll(target);
             return lines;
+        }
+
+        /** The order a sweep takes its entries' locks in: by target, then LUN. */
+        String orderKey() {
+            return String.join("\n", target) + "\n" + lun;
         }
 
         @Override

@@ -176,8 +176,8 @@ class FcTransportUnitTest {
         assertEquals(sysfs.paths().dev().resolve("dm-0"), attachment.device());
         assertEquals(new DeviceNumber(253, 0), attachment.number());
         assertEquals(WWID, attachment.identity());
-        assertEquals(Map.of("wwid", WWID, "paths", "1:0:0:3=sdb,2:0:1:3=sdc", "multipathMap", "mpatha"),
-                attachment.details());
+        assertEquals(Map.of("wwid", WWID, "paths", "1:0:0:3=sdb,2:0:1:3=sdc", "multipathMap", "mpatha",
+                "targetWwpns", "500601603ba0415a", "lun", "3"), attachment.details());
         assertEquals(Duration.ZERO, clock.elapsed(), "nothing waited: the disks were there after the scans");
     }
 
@@ -243,7 +243,8 @@ class FcTransportUnitTest {
         }
         assertEquals(sysfs.paths().dev().resolve("sdb"), attachment.device());
         assertEquals(new DeviceNumber(8, 16), attachment.number());
-        assertEquals(Map.of("wwid", WWID, "paths", "1:0:0:3=sdb"), attachment.details());
+        assertEquals(Map.of("wwid", WWID, "paths", "1:0:0:3=sdb", "targetWwpns", "500601603ba0415a", "lun", "3"),
+                attachment.details());
     }
 
     @Test
@@ -270,7 +271,8 @@ class FcTransportUnitTest {
         assertEquals(List.of("class/scsi_host/host1/scan=0 0 3", "class/scsi_host/host2/scan=0 1 3"), sysfs.writeLog());
         assertEquals(PATHS, clock.elapsed(), "waited the whole paths timeout for the second path");
         assertEquals(sysfs.paths().dev().resolve("sdb"), attachment.device());
-        assertEquals(Map.of("wwid", WWID, "paths", "1:0:0:3=sdb", "missingPaths", "2:0:1:3"), attachment.details());
+        assertEquals(Map.of("wwid", WWID, "paths", "1:0:0:3=sdb", "missingPaths", "2:0:1:3", "targetWwpns", "500601603ba0415a", "lun", "3"),
+                attachment.details());
     }
 
     @Test
@@ -361,7 +363,8 @@ class FcTransportUnitTest {
         Attachment attachment = transport.attach(targets("targetWWNs", TARGET + ",0x200002fc00000003"));
 
         assertEquals(List.of("class/scsi_host/host1/scan=0 0 3"), sysfs.writeLog());
-        assertEquals(Map.of("wwid", WWID, "paths", "1:0:0:3=sdb"), attachment.details());
+        assertEquals(Map.of("wwid", WWID, "paths", "1:0:0:3=sdb", "targetWwpns", "500601603ba0415a,200002fc00000003",
+                "lun", "3"), attachment.details());
     }
 
     @Test
@@ -374,7 +377,8 @@ class FcTransportUnitTest {
         lunOn(PATH_1, "sdb", 16);
         lunOn(PATH_2, "sdc", 32);
 
-        assertEquals(Map.of("wwid", WWID, "paths", "1:0:0:3=sdb"), transport.attach(targets()).details());
+        assertEquals(Map.of("wwid", WWID, "paths", "1:0:0:3=sdb", "targetWwpns", "500601603ba0415a", "lun", "3"),
+                transport.attach(targets()).details());
         assertEquals(List.of("class/scsi_host/host1/scan=0 0 3"), sysfs.writeLog());
 
         sysfs.remotePort(1, 0, 0, TARGET, "Online", 0, "FCP Initiator");
