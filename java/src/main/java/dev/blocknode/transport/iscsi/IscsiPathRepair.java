@@ -110,7 +110,11 @@ final class IscsiPathRepair {
                 continue;
             }
             String state = sessions.state(session.get());
-            if (IscsiSessions.LOGGED_IN.equals(state)) {
+            if (!session.get().bound()) {
+                // Being logged out right now: gone at the next pass, and logged in again then.
+                recovering.add(path.portal() + " (session" + session.get().number() + " " + state
+                        + ", being torn down)");
+            } else if (IscsiSessions.LOGGED_IN.equals(state)) {
                 serving.put(path, address(session.get(), spec.lun()));
             } else {
                 recovering.add(path.portal() + " (session" + session.get().number() + " " + state + ")");
