@@ -288,7 +288,7 @@ fence_writer() {
 writer_start() {
   rm -f "$WRITER_STOP"
   fence_writer "$1" & WRITER=$!
-  vm_wait "the writer's first writes" 30 sh -c "[ \$(grep -c ' ok ' $WRITES) -ge 5 ]"
+  vm_wait "the writer's first writes" 90 sh -c "[ \$(grep -c ' ok ' $WRITES) -ge 5 ]"
 }
 writer_stop() { touch "$WRITER_STOP"; [[ -n $WRITER ]] && wait "$WRITER"; WRITER=""; true; }
 fails_after() { awk -v t="$1" '$2 == "fail" && $3 > t' "$WRITES" | wc -l; }
@@ -658,7 +658,7 @@ step portal-2-logged-out  a_session_2_out
 step a-path-repaired      a_path_repaired
 step new-nexus-registered new_nexus_registered
 step registration-timeline registration_timeline
-step mp-writes-go-on      eval 'MARK=$(vm_now_ms) && vm_wait "writes after the repair" 30 sh -c "[ \$(awk -v t=$MARK '"'"'\$2 == \"ok\" && \$3 > t'"'"' $WRITES | wc -l) -ge 5 ]"'
+step mp-writes-go-on      eval 'MARK=$(vm_now_ms) && vm_wait "writes after the repair" 90 sh -c "[ \$(awk -v t=$MARK '"'"'\$2 == \"ok\" && \$3 > t'"'"' $WRITES | wc -l) -ge 5 ]"'
 # Every session gone: the repair reads the reservation through a new session's own disk.
 step mp-all-begins        eval 'MP_ALL_BEGAN=$(vm_now_ms)'
 step mp-data-written      mp_data_written
@@ -666,7 +666,7 @@ step all-sessions-out     a_all_sessions_out
 step all-paths-repaired   a_all_paths_repaired
 step all-nexuses-registered all_nexuses_registered
 step all-registration-timeline all_registration_timeline
-step all-writes-go-on     eval 'MARK=$(vm_now_ms) && vm_wait "writes after the repair of every session" 30 sh -c "[ \$(awk -v t=$MARK '"'"'\$2 == \"ok\" && \$3 > t'"'"' $WRITES | wc -l) -ge 5 ]"'
+step all-writes-go-on     eval 'MARK=$(vm_now_ms) && vm_wait "writes after the repair of every session" 90 sh -c "[ \$(awk -v t=$MARK '"'"'\$2 == \"ok\" && \$3 > t'"'"' $WRITES | wc -l) -ge 5 ]"'
 step mp-data-reads-back   mp_data_reads_back
 step mp-all-cost          eval 'echo "  every session gone and back: $(( $(vm_now_ms) - MP_ALL_BEGAN )) ms"'
 step mp-writer-stopped    writer_stop
