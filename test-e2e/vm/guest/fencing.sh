@@ -496,14 +496,14 @@ all_nexus_keys() {
   [[ -n $disk ]] && FULL=$(sg_persist -n -i -s -d "/dev/$disk") || return
   HOLDER=$(awk '/Key=0x/ { match($0, /Key=0x[0-9a-f]+/); k = substr($0, RSTART + 4, RLENGTH - 4) }
     /<< Reservation holder >>/ { print k; exit }' <<<"$FULL")
-  [[ $HOLDER == "${TAG[a]}"* ]] || return 1
+  [[ $HOLDER == "0x${TAG[a]}"* ]] || return 1  # sg_persist prints keys as 0x...
   NEW_KEYS=""
   for isid in $NEW_ISIDS; do
     key=$(awk -v isid="$(sed 's/^0x//; s/^0*//' <<<"$isid")" '
       /Key=0x/ { match($0, /Key=0x[0-9a-f]+/); k = substr($0, RSTART + 4, RLENGTH - 4) }
       /port id/ { t = tolower($0); sub(/.*,i,0x0*/, "", t); if (t == isid) n = k }
       END { print n }' <<<"$FULL")
-    [[ $key == "${TAG[a]}"* ]] || return 1
+    [[ $key == "0x${TAG[a]}"* ]] || return 1
     NEW_KEYS="$NEW_KEYS $isid=$key"
   done
 }
