@@ -26,6 +26,12 @@
 #   reservation holds and only then has multipathd add it: both paths active, the new nexus registered with
 #   the holder's key (READ FULL STATUS), the registration logged before the add, no write failed. When
 #   multipathd took the disk on its uevent (its log, timestamped here) is printed against the registration.
+#   Then both sessions are logged out behind the plugin's back: the map (this WWID alone queues, no_path_retry
+#   300) holds the writer's I/O; A's repair logs both portals in again, reads the reservation through a new disk
+#   (no path of the map is left to read it through), registers both new nexuses and only then has multipathd
+#   add them: both paths active within two repair intervals and a margin, each new nexus registered with a key of
+#   A's tag (the holder's nexus is an old session's, its key left at the generation it had), no write failed, data
+#   written before reads back the same.
 HERE=$(dirname "$(readlink -f "$0")")
 BN_SCENARIO=fencing
 source "$HERE/iscsi-lib.sh"
@@ -282,7 +288,7 @@ fence_writer() {
 writer_start() {
   rm -f "$WRITER_STOP"
   fence_writer "$1" & WRITER=$!
-  vm_wait "the writer's first writes" 30 sh -c "[ \$(grep -c ' ok ' $WRITES) -ge 5 ]"
+  vm_wait "the writer's first writes" 90 sh -c "[ \$(grep -c ' ok ' $WRITES) -ge 5 ]"
 }
 writer_stop() { touch "$WRITER_STOP"; [[ -n $WRITER ]] && wait "$WRITER"; WRITER=""; true; }
 fails_after() { awk -v t="$1" '$2 == "fail" && $3 > t' "$WRITES" | wc -l; }
@@ -328,7 +334,22 @@ mp_stop() {
   multipathd shutdown >/dev/null
   vm_wait "multipathd to exit" 60 sh -c '! pidof multipathd >/dev/null' && wait "$MP_PID"
   MP_PID=""
-  rm -f /etc/multipath.conf
+  rm -f /etc/multipath.conf "$MP_QUEUE_CONF"
+}
+
+# The volume's map queues I/O while it has no path, for up to 300 checker intervals (polling_interval 1: about 5
+# minutes, far beyond this part), where the boot's default is no_path_retry fail: with every session gone, the map
+# must hold the writer's I/O until the repair brings a path back, as a production map with a no_path_retry number
+# does. Set for this WWID alone (the map's name: user_friendly_names no).
+MP_QUEUE_CONF=/etc/multipath/conf.d/bn-fence-queue.conf
+mp_queues() { dmsetup table "$(mp_map)" 2>/dev/null | grep -q queue_if_no_path; }
+mp_queue_set() {
+  local wwid
+  wwid=$(mp_map) && [[ -n $wwid ]] || { echo "no multipath map" >&2; return 1; }
+  mkdir -p "${MP_QUEUE_CONF%/*}" &&
+    printf 'multipaths {\n    multipath {\n        wwid %s\n        no_path_retry 300\n    }\n}\n' "$wwid" \
+      > "$MP_QUEUE_CONF" && multipathd reconfigure >/dev/null &&
+    vm_wait "queue_if_no_path in $wwid's table" 30 mp_queues
 }
 
 # The one multipath map (only this part has one): its name, and its paths in state A (active) or F (failed).
@@ -413,6 +434,104 @@ registration_timeline() {
        "it to the map at ${added_ms:-?}"
 }
 
+# Every session of the volume logged out behind the plugin's back. Something must hold the map open while it has
+# no path (here this shell, as a pod's process holds its raw block device): multipathd removes a map whose last
+# path went when nothing has it open, and the writer opens the device anew for each write.
+MP_HOLD=""
+MP_DATA=/tmp/bn-fence-mp-data
+mp_data_written() {
+  head -c $((64 * 1024)) /dev/urandom > "$MP_DATA" &&
+    dd if="$MP_DATA" of="$A_MTARGET" bs=4096 seek=1024 oflag=direct conv=notrunc status=none &&
+    MP_DATA_SUM=$(sha256sum < "$MP_DATA" | cut -d' ' -f1)
+}
+mp_data_reads_back() {
+  local now
+  now=$(dd if="$A_MTARGET" bs=4096 skip=1024 count=16 iflag=direct status=none | sha256sum | cut -d' ' -f1)
+  echo "  64 KiB written before the logout: sha256 $MP_DATA_SUM, read back through the map: $now"
+  [[ $now == "$MP_DATA_SUM" ]]
+}
+a_isids() {
+  local s
+  for s in /sys/class/iscsi_session/session*; do
+    [[ -e $s && $(cat "$s/ifacename" 2>/dev/null) == fence-a ]] && isid_of "${s##*session}"
+  done
+}
+a_no_session() { [[ $(node_sessions a) == 0 ]]; }
+a_all_sessions_out() {
+  OLD_ISIDS=$(a_isids | xargs)
+  exec {MP_HOLD}<"$A_MTARGET" || return
+  ALL_GONE=$(vm_now_ms)
+  iscsiadm -m node -T "$IQN" -I fence-a -u >/dev/null || return
+  vm_wait "every session of node-a gone" 30 a_no_session || return
+  echo "  node-a's sessions (ISIDs $OLD_ISIDS) logged out in $(( $(vm_now_ms) - ALL_GONE )) ms; the map:" \
+       "$(dmsetup status "$(mp_map)" | cut -c1-160)"
+}
+# The bound: two repair intervals and a margin for the logout itself, the logins, the scans and the disks' probes on
+# a loaded TCG guest (the one-session repair above took 8.5-12.8 s of its own at load 10-13, this one 30 s at 17).
+MP_ALL_BOUND=$((2 * REPAIR_INTERVAL + 80))
+a_all_paths_repaired() {
+  vm_wait "both paths back by the repair, within two intervals and a margin" "$MP_ALL_BOUND" mp_two_active || return
+  local took=$(( $(vm_now_ms) - ALL_GONE ))
+  NEW_ISIDS=$(a_isids | xargs)
+  echo "  both paths active $took ms after every session was logged out (bound ${MP_ALL_BOUND} s, repair every" \
+       "${REPAIR_INTERVAL} s); ISIDs now $NEW_ISIDS (were $OLD_ISIDS)"
+  grep -E "volume $MP_VOL: (no path of its multipath map serves|registered returned|path repair)" \
+    "$VM_RESULTS/plugin-a.log" | tail -n 3 | sed 's/^/  /' | cut -c1-400
+  # A registration whose first read went through one of the disks it registered: no path of the map served.
+  awk '/registered returned path\(s\) \[/ && /volume '"$MP_VOL"':/ {
+         d = $0; sub(/.*path\(s\) \[/, "", d); sub(/\].*/, "", d)
+         r = $0; sub(/.*reservation read through \/dev\//, "", r); sub(/,.*/, "", r)
+         if (index(", " d ", ", ", " r ", ")) found = 1 }
+       END { exit !found }' "$VM_RESULTS/plugin-a.log" ||
+    { echo "no registration logged whose reservation was read through a new disk" >&2; return 1; }
+}
+# READ FULL STATUS through one new disk: the reservation still held by a key of node-a's tag, and each ISID of
+# node-a's new sessions registered with a key of that tag (so its writes are allowed under type 5). Not with the
+# holder's key itself, as in the one-session case above: the holder's nexus here is an old session's ISID, gone with
+# its session, so its key stays at the generation it had then, while the renewal moves the new nexuses on (the repair
+# registered them with exactly that held key; its log line says which).
+all_nexus_keys() {
+  local disk isid key
+  disk=$(node_disk a | head -n 1)  # not chained: under pipefail node_disk may die of SIGPIPE once head has its line
+  [[ -n $disk ]] && FULL=$(sg_persist -n -i -s -d "/dev/$disk") || return
+  HOLDER=$(awk '/Key=0x/ { match($0, /Key=0x[0-9a-f]+/); k = substr($0, RSTART + 4, RLENGTH - 4) }
+    /<< Reservation holder >>/ { print k; exit }' <<<"$FULL")
+  [[ $HOLDER == "0x${TAG[a]}"* ]] || return 1  # sg_persist prints keys as 0x...
+  NEW_KEYS=""
+  for isid in $NEW_ISIDS; do
+    key=$(awk -v isid="$(sed 's/^0x//; s/^0*//' <<<"$isid")" '
+      /Key=0x/ { match($0, /Key=0x[0-9a-f]+/); k = substr($0, RSTART + 4, RLENGTH - 4) }
+      /port id/ { t = tolower($0); sub(/.*,i,0x0*/, "", t); if (t == isid) n = k }
+      END { print n }' <<<"$FULL")
+    [[ $key == "0x${TAG[a]}"* ]] || return 1
+    NEW_KEYS="$NEW_KEYS $isid=$key"
+  done
+}
+all_nexuses_registered() {
+  vm_wait "each new nexus registered with node-a's key" 20 all_nexus_keys ||
+    { sed 's/^/  sg_persist -s: /' <<<"$FULL"; return 1; }
+  sed 's/^/  sg_persist -s: /' <<<"$FULL" | grep -E 'Key=|port id|holder' | head -n 16
+  echo "  new nexuses registered:$NEW_KEYS; the reservation held by $HOLDER (node-a's tag ${TAG[a]}; the repair" \
+       "registered them with $(grep -oE "registered returned path\(s\) \[[a-z]+, [a-z]+\] with key [0-9a-f]+" \
+       "$VM_RESULTS/plugin-a.log" | tail -n 1 | awk '{print $NF}'))"
+}
+# The order where it matters most (the map's queued writes go down the first path it gets): the registration of
+# the new disks against multipathd's handling of their add uevents and its adds to the map.
+all_registration_timeline() {
+  local line reg_ms disks d uevent_ms added_ms
+  line=$(grep -E "volume $MP_VOL: registered returned path\(s\) \[[a-z]+, [a-z]+\]" "$VM_RESULTS/plugin-a.log" | tail -n 1)
+  [[ -n $line ]] || { echo "  (the new disks were registered in separate passes)"; return 0; }
+  reg_ms=$(date -d "$(grep -oE '^[0-9T:.-]+Z' <<<"$line")" +%s%3N 2>/dev/null)
+  disks=$(sed 's/.*path(s) \[//; s/\].*//; s/,//g' <<<"$line")
+  for d in $disks; do
+    uevent_ms=$(awk -v t="$ALL_GONE" -v d="/block/$d'" '$1 >= t && index($0, "uevent '"'"'add'"'"'") && index($0, d) {print $1; exit}' "$MP_LOG")
+    added_ms=$(awk -v t="$ALL_GONE" -v d="$d " '$1 >= t && index($0, d) && /path added to devmap/ {print $1; exit}' "$MP_LOG")
+    echo "  $d: registration logged at ${reg_ms:-?}; multipathd read its add uevent at ${uevent_ms:-?}" \
+         "($(( ${uevent_ms:-0} - ${reg_ms:-0} )) ms after), added it to the map at ${added_ms:-?}"
+  done
+}
+mp_hold_closed() { [[ -z $MP_HOLD ]] || exec {MP_HOLD}<&-; MP_HOLD=""; }
+
 # ------------------------------------------------------------------------------------- the steps
 
 bn_on_fail() {
@@ -422,6 +541,7 @@ bn_on_fail() {
     node_stop "$n" 2>/dev/null
   done
   pr_show 2>/dev/null
+  mp_hold_closed
   mp_stop >/dev/null 2>&1
   vm_initiator_teardown >/dev/null 2>&1
   lio_delete >/dev/null 2>&1
@@ -530,6 +650,7 @@ step mp-part-begins       eval 'MP_BEGAN=$(vm_now_ms)'
 step portal-2-added       mkdir "$TPG/np/$PORTAL_2"
 step multipathd-start     mp_start
 step a-stage-mp           ncsi a stagex $MP_VOL "$A_MSTAGING" block $(mp_ctx)
+step mp-map-queues        mp_queue_set
 step a-publish-mp         ncsi a publishx $MP_VOL "$A_MSTAGING" "$A_MTARGET" block
 step mp-two-paths         eval 'mp_two_active && pr_show'
 step a-writer-mp          writer_start "$A_MTARGET"
@@ -537,9 +658,20 @@ step portal-2-logged-out  a_session_2_out
 step a-path-repaired      a_path_repaired
 step new-nexus-registered new_nexus_registered
 step registration-timeline registration_timeline
-step mp-writes-go-on      eval 'MARK=$(vm_now_ms) && vm_wait "writes after the repair" 30 sh -c "[ \$(awk -v t=$MARK '"'"'\$2 == \"ok\" && \$3 > t'"'"' $WRITES | wc -l) -ge 5 ]"'
+step mp-writes-go-on      eval 'MARK=$(vm_now_ms) && vm_wait "writes after the repair" 90 sh -c "[ \$(awk -v t=$MARK '"'"'\$2 == \"ok\" && \$3 > t'"'"' $WRITES | wc -l) -ge 5 ]"'
+# Every session gone: the repair reads the reservation through a new session's own disk.
+step mp-all-begins        eval 'MP_ALL_BEGAN=$(vm_now_ms)'
+step mp-data-written      mp_data_written
+step all-sessions-out     a_all_sessions_out
+step all-paths-repaired   a_all_paths_repaired
+step all-nexuses-registered all_nexuses_registered
+step all-registration-timeline all_registration_timeline
+step all-writes-go-on     eval 'MARK=$(vm_now_ms) && vm_wait "writes after the repair of every session" 90 sh -c "[ \$(awk -v t=$MARK '"'"'\$2 == \"ok\" && \$3 > t'"'"' $WRITES | wc -l) -ge 5 ]"'
+step mp-data-reads-back   mp_data_reads_back
+step mp-all-cost          eval 'echo "  every session gone and back: $(( $(vm_now_ms) - MP_ALL_BEGAN )) ms"'
 step mp-writer-stopped    writer_stop
 step mp-no-write-failed   eval 'echo "  $(grep -c " ok " $WRITES) writes, $(grep -c " fail " $WRITES) failed"; [[ $(grep -c " fail " $WRITES) == 0 ]] || { grep " fail " $WRITES | head -n 5 >&2; false; }'
+step mp-hold-closed       mp_hold_closed
 step a-unpublish-mp       ncsi a unpublish $MP_VOL "$A_MTARGET"
 step a-unstage-mp         ncsi a unstage $MP_VOL "$A_MSTAGING"
 step mp-released          eval 'pr_show; udevadm settle --timeout=30; [[ -z $(mp_map) ]] && node_has_nothing a'

@@ -228,6 +228,15 @@ public final class FakeSysfs implements SysfsWriter {
         attribute(sys.resolve("class/iscsi_session/session" + session + "/state"), state);
     }
 
+    /**
+     * A logout under way: the session's SCSI target (and so its disks' addresses) is gone and the kernel has set its
+     * target_id to -1, while its class entry still says LOGGED_IN.
+     */
+    public void iscsiSessionTearingDown(int session, int host) throws IOException {
+        deleteTree(scsiHost(host).resolve("session" + session).resolve("target" + host + ":0:0"));
+        attribute(sys.resolve("class/iscsi_session/session" + session + "/target_id"), "-1");
+    }
+
     /** What logout does: the session, its class entries and its target go away. */
     public void removeIscsiSession(int session, int host) throws IOException {
         deleteTree(sys.resolve("class/iscsi_session/session" + session));

@@ -127,7 +127,11 @@ final class IscsiPathRepair {
                 continue;
             }
             String state = sessions.state(session.get());
-            if (IscsiSessions.LOGGED_IN.equals(state)) {
+            if (!session.get().bound()) {
+                // Being logged out right now: gone at the next pass, and logged in again then.
+                recovering.add(path.portal() + " (session" + session.get().number() + " " + state
+                        + ", being torn down)");
+            } else if (IscsiSessions.LOGGED_IN.equals(state)) {
                 serving.put(path, address(session.get(), spec.lun()));
             } else {
                 recovering.add(path.portal() + " (session" + session.get().number() + " " + state + ")");
@@ -154,9 +158,11 @@ final class IscsiPathRepair {
     /**
      * Repairs the volume's paths; {@code fenceKey} (the staging record's key of a fenced volume) has each disk the
      * repair brings back registered with the key the LUN's reservation holds before multipathd takes it, and none
-     * added unless this node's tag holds the reservation, read through a path of the map that serves. A fenced volume
-     * whose every session was gone therefore gets no path back (there is no serving path to prove the LUN is still
-     * this node's through): it is reported failed, as a returned path of a LUN held by another tag is.
+     * added unless this node's tag holds the reservation, read through a path of the map that serves or, when none
+     * does (every session was gone), through the new sessions' disks themselves (PERSISTENT RESERVE IN needs no
+     * registration). A LUN reserved by another tag, not reserved at all, or whose reservation cannot be read gets no
+     * path back: each disk is reported failed and left outside the map, so a node fenced out never regains write
+     * access by repairing (docs/design/fencing.md, "A path that returns").
      */
     PathRepair repair(AttachRequest request, Attachment attachment, Optional<FenceKey> fenceKey)
             throws VolumeException {

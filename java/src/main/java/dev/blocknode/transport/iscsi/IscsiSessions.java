@@ -46,6 +46,14 @@ public final class IscsiSessions {
         public boolean serves(IscsiPath path) {
             return iqn.equals(path.iqn()) && portal.equals(path.portal()) && iface.equals(path.iface());
         }
+
+        /**
+         * Whether the session still has a SCSI target id: the kernel sets target_id to -1 when it unbinds a session
+         * on its way out (a logout under way), and such a session has no address a LUN could be scanned at.
+         */
+        public boolean bound() {
+            return channelAndTarget()[1] >= 0;
+        }
     }
 
     private static final Pattern HOST = Pattern.compile("host(\\d+)");

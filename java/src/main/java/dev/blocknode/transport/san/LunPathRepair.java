@@ -92,8 +92,9 @@ public final class LunPathRepair {
 
     /**
      * {@link #repairOnLiveConnections(String, Attachment, List)} of a fenced volume ({@code fenceKey} as in
-     * {@link #repair(String, Attachment, List, Optional)}): with no path of the map serving, the reservation cannot be
-     * read through one, so no disk is registered or added; each is reported failed.
+     * {@link #repair(String, Attachment, List, Optional)}): with no path of the map serving, the reservation is read
+     * through the new disks themselves (reading needs no registration), and they are registered and added only while
+     * this node's tag holds it; otherwise, or when it cannot be read, each is reported failed and none is added.
      */
     public PathRepair repairOnLiveConnections(String volumeId, Attachment attachment, List<ScsiAddress> live,
                                               Optional<FenceKey> fenceKey) throws VolumeException {

@@ -23,11 +23,30 @@ import java.util.logging.Logger;
  * multipathd is asked to add it, so that its writes do not meet a RESERVATION CONFLICT (which dm-multipath passes
  * up without trying another path) until the next renewal. This narrows that window and does not close it:
  * multipathd may take a disk of a known WWID on its own uevent, before this runs (docs/design/fencing.md).
- * A path is registered only while the LUN is still reserved by this node: a node fenced out (another node took
- * the LUN) must never register a path, since a registration would let it write again. So the reservation is read through a path of the map that serves before any REGISTER, and read again
- * after: a takeover between the two takes back what was registered. The key registered is the one the reservation
- * holds now, exactly: a later PREEMPT of that key (a takeover after the second read) removes the returned path's
- * registration with the others, and the next renewal finds the path at the generation it expects.
+ *
+ * <p>A path is registered only while the LUN is still reserved by this node: a node fenced out (another node took
+ * the LUN) must never register a path, since a registration would let it write again. So the reservation is read
+ * before any REGISTER and read again after: a takeover between the two takes back what was registered. The key
+ * registered is the one the reservation holds now, exactly: a later PREEMPT of that key (a takeover after the second
+ * read) removes the returned path's registration with the others, and the next renewal finds the path at the
+ * generation it expects.
+ *
+ * <p>Where the reservation is read: through the map's running paths first, then through the returned disks
+ * themselves. PERSISTENT RESERVE IN is allowed from an I_T nexus that is not registered, under every reservation
+ * type (SPC-4's table of the commands allowed in the presence of persistent reservations), and the reservation is
+ * the LUN's, the same through every nexus; a returned disk's WWID was checked by the repair, and every command
+ * checks it again on the opened device. So a volume whose every path was lost (every iSCSI session gone behind the
+ * plugin) is proven this node's through its new disk, as a volume with a serving path is through that path: the
+ * same proof, the same code.
+ *
+ * <p>The race with a takeover is the serving-path case's, and is closed the same way. Another node's PREEMPT
+ * between the first read and the REGISTER removes this node's keys and takes the reservation; the REGISTER AND
+ * IGNORE EXISTING KEY that follows still succeeds (it needs no registration) and gives the new nexus the old key
+ * again, so the second read, after every REGISTER, finds the reservation another node's and takes each registration
+ * back before multipathd is asked for anything: the new nexus held a key only between those commands, outside the
+ * map, with nothing of this node writing through it. A PREEMPT after the second read removes the registered key,
+ * which is the held one. What neither case closes is multipathd taking the disk on its own uevent before the
+ * REGISTER (above); where no path served, the map's queued I/O would go down such a path at once and fail.
  */
 final class ReturnedPathRegistration {
 
@@ -49,8 +68,8 @@ final class ReturnedPathRegistration {
     Map<ScsiAddress, ScsiDisk> register(String volumeId, AttachedLun lun, MultipathMap map, FenceKey ours,
                                         Map<ScsiAddress, ScsiDisk> returned, List<String> failed)
             throws InterruptedIOException {
-        List<LunPath> serving = serving(lun, map);
-        Holder before = holder(serving, ours, "before registering");
+        List<LunPath> readThrough = readThrough(lun, map, returned);
+        Holder before = holder(readThrough, ours, "before registering");
         if (before.refusal().isPresent()) {
             returned.forEach((address, disk) -> failed.add(address + "=" + disk.name() + ": not added: "
                     + before.refusal().get()));
@@ -72,29 +91,34 @@ final class ReturnedPathRegistration {
         if (registered.isEmpty()) {
             return registered;
         }
-        Optional<String> after = holder(serving, ours, "after registering").refusal();
-        if (after.isPresent()) {
+        Holder after = holder(readThrough, ours, "after registering");
+        if (after.refusal().isPresent()) {
             for (Map.Entry<ScsiAddress, ScsiDisk> entry : registered.entrySet()) {
                 unregister(volumeId, lun, entry.getValue());
-                failed.add(entry.getKey() + "=" + entry.getValue().name() + ": not added: " + after.get());
+                failed.add(entry.getKey() + "=" + entry.getValue().name() + ": not added: " + after.refusal().get());
             }
             return Map.of();
         }
         LOG.info(() -> "volume " + volumeId + ": registered returned path(s) " + registered.values().stream()
                 .map(ScsiDisk::name).toList() + " with key " + FenceKey.hex(key) + " before adding them to "
-                + map.name());
+                + map.name() + " (the reservation read through " + before.readThrough() + ", then "
+                + after.readThrough() + ")");
         return registered;
     }
 
-    /** The map's paths that are running disks of the LUN now: where the reservation is read. */
-    private List<LunPath> serving(AttachedLun lun, MultipathMap map) throws InterruptedIOException {
-        List<LunPath> serving = new ArrayList<>();
+    /**
+     * Where the reservation is read: the map's paths that are running disks of the LUN now, then the returned disks
+     * (verified by the repair; no registration is needed to read).
+     */
+    private List<LunPath> readThrough(AttachedLun lun, MultipathMap map, Map<ScsiAddress, ScsiDisk> returned)
+            throws InterruptedIOException {
+        List<LunPath> paths = new ArrayList<>();
         for (String name : map.slaves()) {
             try {
                 Optional<ScsiDisk> disk = devices.diskNamed(name);
                 if (disk.isPresent() && devices.state(disk.get()).isRunning()
                         && devices.identity(disk.get()).map(i -> i.matches(lun.wwid())).orElse(false)) {
-                    serving.add(path(lun, disk.get()));
+                    paths.add(path(lun, disk.get()));
                 }
             } catch (InterruptedIOException e) {
                 throw e;
@@ -102,45 +126,54 @@ final class ReturnedPathRegistration {
                 // a path whose sysfs cannot be read is not one to read the reservation through
             }
         }
-        return serving;
+        returned.values().forEach(disk -> paths.add(path(lun, disk)));
+        return paths;
     }
 
-    /** The reservation's key when this node's tag holds it; else why the LUN is not (or not shown to be) ours. */
-    private record Holder(long key, Optional<String> refusal) {
+    /**
+     * The reservation's key when this node's tag holds it, and the path it was read through; else why the LUN is not
+     * (or not shown to be) ours.
+     */
+    private record Holder(long key, Optional<String> refusal, String readThrough) {
     }
 
-    private Holder holder(List<LunPath> serving, FenceKey ours, String when) throws InterruptedIOException {
-        Reservation reservation;
+    private Holder holder(List<LunPath> paths, FenceKey ours, String when) throws InterruptedIOException {
+        Read read;
         try {
-            reservation = read(serving);
+            read = read(paths);
         } catch (InterruptedIOException e) {
             throw e;
         } catch (IOException e) {
-            return new Holder(0, Optional.of("the LUN's reservation cannot be read through a serving path " + when
-                    + ": " + e.getMessage()));
+            return new Holder(0, Optional.of("the LUN's reservation cannot be read through any of its paths (the"
+                    + " map's running ones, then the returned disks) " + when + ": " + e.getMessage()), "none");
         }
-        if (reservation.held().isEmpty()) {
-            return new Holder(0, Optional.of("the LUN is not reserved " + when + " (this node may have been fenced"
-                    + " out)"));
+        String through = read.path().toString();
+        if (read.reservation().held().isEmpty()) {
+            return new Holder(0, Optional.of("the LUN is not reserved " + when + " (read through " + through
+                    + "; this node may have been fenced out)"), through);
         }
-        long key = reservation.held().get().key();
-        return ours.isOurs(key) ? new Holder(key, Optional.empty()) : new Holder(key, Optional.of("the LUN is"
-                + " reserved by node key " + FenceKey.hex(key) + ", not this node's, " + when + " (this node was"
-                + " fenced out)"));
+        long key = read.reservation().held().get().key();
+        return ours.isOurs(key) ? new Holder(key, Optional.empty(), through) : new Holder(key, Optional.of("the LUN"
+                + " is reserved by node key " + FenceKey.hex(key) + ", not this node's, " + when + " (read through "
+                + through + "; this node was fenced out)"), through);
     }
 
-    private Reservation read(List<LunPath> serving) throws IOException {
+    private record Read(Reservation reservation, LunPath path) {
+    }
+
+    /** READ RESERVATION through the first of {@code paths} that answers. */
+    private Read read(List<LunPath> paths) throws IOException {
         IOException last = null;
-        for (LunPath path : serving) {
+        for (LunPath path : paths) {
             try {
-                return pr.readReservation(path);
+                return new Read(pr.readReservation(path), path);
             } catch (InterruptedIOException e) {
                 throw e;
             } catch (IOException e) {
                 last = e;
             }
         }
-        throw last != null ? last : new IOException("no path of the map is running");
+        throw last != null ? last : new IOException("no path of the LUN to read it through");
     }
 
     private void unregister(String volumeId, AttachedLun lun, ScsiDisk disk) {

@@ -201,22 +201,146 @@ class IscsiFencedPathRepairUnitTest {
                 "multipathd was never asked to take it: " + commandsSinceLoss());
     }
 
-    @Test
-    void everySessionGoneNoPathIsAddedWithoutAServingPathToReadTheReservationThrough() throws Exception {
+    private static final int PERSISTENT_RESERVE_IN = 0x5e;
+    private static final int READ_RESERVATION = 0x01;
+    private static final int REGISTER_AND_IGNORE_EXISTING_KEY = 0x06;
+    private static final String PORTAL_1_SESSION = "session4";
+
+    /**
+     * Session 1 is gone too (every session of the volume logged out behind the plugin): the map has no path left.
+     * The repair logs both portals in again: portal 1 as session 4 on host6 (sde), portal 2 as session 3 on host5
+     * (sdd), two new I_T nexuses the target holds no registration for.
+     */
+    private void everySessionGoneThenBothLogInAgain() throws IOException {
         sysfs.removeDisk("sdb");
         sysfs.removeIscsiSession(1, 3);
         sysfs.presentLun(new ScsiAddress(6, 0, 0, 3), "sde", new DeviceNumber(8, 64), "naa." + NAA, null);
-        target.path(dev("sde"), "session4", new DeviceNumber(8, 64));
+        target.path(dev("sde"), PORTAL_1_SESSION, new DeviceNumber(8, 64));
         iscsiadm.expectLogin(PORTALS[0], 4, 6);
         portalTwoLogsInAgain();
+    }
+
+    /** The target's log as "IN|OUT nexus action", from {@code from} on. */
+    private List<String> prCommands(int from) {
+        return target.log().subList(from, target.log().size()).stream()
+                .filter(c -> c.opcode() == PERSISTENT_RESERVE_IN || c.opcode() == PERSISTENT_RESERVE_OUT)
+                .map(c -> (c.opcode() == PERSISTENT_RESERVE_IN ? "IN " : "OUT ") + c.nexus() + " " + c.serviceAction())
+                .toList();
+    }
+
+    private void assertNothingLoggedOutOrAdded() {
+        assertTrue(commandsSinceLoss().stream().noneMatch(l -> l.contains("--logout") || l.contains("-o delete")
+                || l.startsWith("multipath")), "nothing logged out, multipathd never asked: " + commandsSinceLoss());
+    }
+
+    @Test
+    void everySessionGoneTheReservationIsReadThroughTheNewDisksThenEachIsRegisteredThenAdded() throws Exception {
+        everySessionGoneThenBothLogInAgain();
+        int logAtLoss = target.log().size();
+        AtomicReference<List<String>> prWhenAdded = new AtomicReference<>();
+        AtomicReference<Boolean> writableWhenAdded = new AtomicReference<>();
+        commands.expect("multipath", "-a", WWID);
+        commands.expect("multipathd", "add", "path", "sde").succeeds("ok\n").andDo(c -> {
+            prWhenAdded.set(prCommands(logAtLoss));
+            writableWhenAdded.set(target.writeAllowed(PORTAL_1_SESSION) && target.writeAllowed(NEW_SESSION));
+            sysfs.addSlave("dm-0", "sde");
+        });
+        commands.expect("multipathd", "add", "path", "sdd").succeeds("ok\n").andDo(c -> sysfs.addSlave("dm-0", "sdd"));
+        assertTrue(transport.mayRepairPaths(VOLUME, staged));
+
+        PathRepair repair = repair();
+
+        assertEquals(List.of("6:0:0:3=sde", "5:0:0:3=sdd"), repair.restored(), repair.toString());
+        assertFalse(repair.failedAny(), repair.toString());
+        String in = "IN " + PORTAL_1_SESSION + " " + READ_RESERVATION;
+        assertEquals(List.of(in, "OUT " + PORTAL_1_SESSION + " " + REGISTER_AND_IGNORE_EXISTING_KEY,
+                        "OUT " + NEW_SESSION + " " + REGISTER_AND_IGNORE_EXISTING_KEY, in), prWhenAdded.get(),
+                "the reservation read through a new disk (no map path is left), both new nexuses registered, read"
+                        + " again, and only then multipathd asked");
+        assertTrue(writableWhenAdded.get(), "the queued writes go down registered paths only");
+        assertEquals(Long.valueOf(current.value()), target.registrations().get(PORTAL_1_SESSION));
+        assertEquals(Long.valueOf(current.value()), target.registrations().get(NEW_SESSION),
+                "the key the reservation holds, not the record's older generation");
+        assertEquals(Optional.of(current.value()), target.holderKey(), "the reservation is untouched");
+        assertEquals("6:0:0:3=sde,5:0:0:3=sdd", repair.attachment().orElseThrow().get("paths"));
+        assertTrue(commandsSinceLoss().stream().noneMatch(l -> l.contains("--logout") || l.contains("-o delete")),
+                commandsSinceLoss().toString());
+    }
+
+    @Test
+    void everySessionGoneALunHeldByAnotherTagGetsNoRegistrationAndNoPathBack() throws Exception {
+        nodeBTakesTheLun();
+        everySessionGoneThenBothLogInAgain();
 
         PathRepair repair = repair();
 
         assertEquals(List.of(), repair.restored(), repair.toString());
         assertEquals(2, repair.failed().size(), repair.toString());
-        assertTrue(repair.failed().stream().allMatch(f -> f.contains("cannot be read through a serving path")),
-                repair.toString());
+        assertTrue(repair.failed().stream().allMatch(f -> f.contains("not added: the LUN is reserved by node key "
+                + FenceKey.hex(THEIRS.value()) + ", not this node's, before registering (read through ")), repair
+                .toString());
+        assertFalse(anyOutThrough(NEW_SESSION), "nothing registered through a new session");
+        assertFalse(anyOutThrough(PORTAL_1_SESSION));
+        assertFalse(target.writeAllowed(NEW_SESSION) || target.writeAllowed(PORTAL_1_SESSION));
+        assertTrue(sysfs.hasDisk("sdd") && sysfs.hasDisk("sde"), "the verified disks are left, outside the map");
+        assertNothingLoggedOutOrAdded();
+    }
+
+    @Test
+    void everySessionGoneALunNotReservedAtAllGetsNoPathBack() throws Exception {
+        target.restartWithoutReservations();
+        everySessionGoneThenBothLogInAgain();
+
+        PathRepair repair = repair();
+
+        assertEquals(List.of(), repair.restored(), repair.toString());
+        assertEquals(2, repair.failed().size(), repair.toString());
+        assertTrue(repair.failed().stream().allMatch(f -> f.contains("not added: the LUN is not reserved before"
+                + " registering")), repair.toString());
         assertFalse(anyOutThrough(NEW_SESSION));
-        assertFalse(anyOutThrough("session4"));
+        assertFalse(anyOutThrough(PORTAL_1_SESSION));
+        assertNothingLoggedOutOrAdded();
+    }
+
+    @Test
+    void everySessionGoneAReservationThatCannotBeReadAddsNoPath() throws Exception {
+        everySessionGoneThenBothLogInAgain();
+        target.dead(PORTAL_1_SESSION, true);
+        target.dead(NEW_SESSION, true);
+
+        PathRepair repair = repair();
+
+        assertEquals(List.of(), repair.restored(), repair.toString());
+        assertEquals(2, repair.failed().size(), repair.toString());
+        assertTrue(repair.failed().stream().allMatch(f -> f.contains("not added: the LUN's reservation cannot be"
+                + " read through any of its paths")), repair.toString());
+        assertFalse(anyOutThrough(NEW_SESSION));
+        assertFalse(anyOutThrough(PORTAL_1_SESSION));
+        assertNothingLoggedOutOrAdded();
+    }
+
+    @Test
+    void everySessionGoneATakeoverBetweenTheReadAndTheRegisterIsSeenAfterAndTheRegistrationsTakenBack()
+            throws Exception {
+        everySessionGoneThenBothLogInAgain();
+        target.beforeOut(PORTAL_1_SESSION, REGISTER_AND_IGNORE_EXISTING_KEY, seen -> {
+            try {
+                nodeBTakesTheLun(); // after our first read said the LUN is ours, before our first REGISTER
+            } catch (IOException e) {
+                throw new AssertionError(e);
+            }
+        });
+
+        PathRepair repair = repair();
+
+        assertEquals(List.of(), repair.restored(), repair.toString());
+        assertEquals(2, repair.failed().size(), repair.toString());
+        assertTrue(repair.failed().stream().allMatch(f -> f.contains("not added: the LUN is reserved by node key "
+                + FenceKey.hex(THEIRS.value()) + ", not this node's, after registering")), repair.toString());
+        assertFalse(target.registrations().containsKey(NEW_SESSION), "taken back: " + target.registrations());
+        assertFalse(target.registrations().containsKey(PORTAL_1_SESSION), "taken back: " + target.registrations());
+        assertFalse(target.writeAllowed(NEW_SESSION) || target.writeAllowed(PORTAL_1_SESSION));
+        assertEquals(Optional.of(THEIRS.value()), target.holderKey(), "node B's reservation is untouched");
+        assertNothingLoggedOutOrAdded();
     }
 }

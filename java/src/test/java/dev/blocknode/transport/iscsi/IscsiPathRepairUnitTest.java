@@ -276,6 +276,21 @@ class IscsiPathRepairUnitTest {
         assertTrue(sysfs.hasDisk("sdc"), "the recovering session's disk stays under the map");
     }
 
+    /** Seen in the VM tier: a pass that met session 2 mid-logout failed on the address "4:0:-1:3" and backed off. */
+    @Test
+    void aSessionBeingLoggedOutIsLeftForTheNextPassNotScannedAtTargetMinusOne() throws Exception {
+        sysfs.removeDisk("sdc");
+        sysfs.iscsiSessionTearingDown(2, 4);
+
+        PathRepair repair = transport.repairPaths(volume(3), staged);
+
+        assertEquals("iSCSI session(s) at 127.0.0.2:3260 (session2 LOGGED_IN, being torn down) are left to iscsid's"
+                + " own recovery (replacement_timeout); the repair never logs a session out",
+                repair.waiting().orElseThrow());
+        assertEquals(List.of(), commandsSinceStage(), "no iscsiadm, no multipath");
+        assertEquals(List.of(), writesSinceStage(), "nothing scanned");
+    }
+
     @Test
     void withNoPathServingAndEverySessionStillThereNothingIsLoggedInOrScanned() throws Exception {
         for (int session = 1; session <= 2; session++) {
