@@ -67,17 +67,7 @@ public final class IscsiSessions {
     }
 
     public List<Session> all() throws IOException {
-        Path sessions = host.sys().resolve("class/iscsi_session");
-        List<Session> found = new ArrayList<>();
-        if (!Files.isDirectory(sessions)) {
-            return found;
-        }
-        try (DirectoryStream<Path> entries = Files.newDirectoryStream(sessions, "session*")) {
-            for (Path entry : entries) {
-                read(entry).ifPresent(found::add);
-            }
-        }
-        return found;
+        return sessionsWhere(entry -> true);
     }
 
     public Optional<Session> find(IscsiPath path) throws IOException {
@@ -96,6 +86,15 @@ public final class IscsiSessions {
      * CPU per repair pass over 100 volumes).
      */
     public List<Session> ofTarget(String iqn) throws IOException {
+        return sessionsWhere(entry -> isOfTarget(entry, iqn));
+    }
+
+    /** A test of a session's class entry (/sys/class/iscsi_session/sessionN) that may read it. */
+    private interface EntryTest {
+        boolean test(Path classEntry) throws IOException;
+    }
+
+    private List<Session> sessionsWhere(EntryTest wanted) throws IOException {
         Path sessions = host.sys().resolve("class/iscsi_session");
         List<Session> found = new ArrayList<>();
         if (!Files.isDirectory(sessions)) {
@@ -103,7 +102,7 @@ public final class IscsiSessions {
         }
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(sessions, "session*")) {
             for (Path entry : entries) {
-                if (isOfTarget(entry, iqn)) {
+                if (wanted.test(entry)) {
                     read(entry).ifPresent(found::add);
                 }
             }
