@@ -53,8 +53,7 @@ final class IscsiLeftoverLuns implements LeftoverLunSweep.Targets {
         if (session.isEmpty()) {
             return List.of();
         }
-        int[] channelAndTarget = session.get().channelAndTarget();
-        return List.of(new ScsiAddress(session.get().host(), channelAndTarget[0], channelAndTarget[1], entry.lun()));
+        return List.of(session.get().addressOf(entry.lun()));
     }
 
     @Override

@@ -132,17 +132,12 @@ final class IscsiPathRepair {
                 recovering.add(path.portal() + " (session" + session.get().number() + " " + state
                         + ", being torn down)");
             } else if (IscsiSessions.LOGGED_IN.equals(state)) {
-                serving.put(path, address(session.get(), spec.lun()));
+                serving.put(path, session.get().addressOf(spec.lun()));
             } else {
                 recovering.add(path.portal() + " (session" + session.get().number() + " " + state + ")");
             }
         }
         return new Sessions(serving, recovering, gone);
-    }
-
-    private static ScsiAddress address(IscsiSessions.Session session, long lun) {
-        int[] channelAndTarget = session.channelAndTarget();
-        return new ScsiAddress(session.host(), channelAndTarget[0], channelAndTarget[1], lun);
     }
 
     /** Whether {@link #repair} could do or report anything: a portal without a serving session, or a path to add. */
@@ -189,9 +184,9 @@ final class IscsiPathRepair {
             List<String> failed = new ArrayList<>();
             List<String> silent = new ArrayList<>();
             Map<IscsiPath, ScsiAddress> serving = new LinkedHashMap<>(before.serving());
-            // In the leftover sweep's lock order (by target: IQN, portal, iface), which holds several of these too.
+            // In the leftover sweep's lock order (its entries' order), which holds several of these too.
             List<IscsiPath> gone = before.gone().stream()
-                    .sorted(Comparator.comparing(p -> String.join("\n", LoginJournal.linesOf(p)))).toList();
+                    .sorted(Comparator.comparing(p -> IscsiLeftoverLuns.entry(p, spec.lun()).orderKey())).toList();
             for (IscsiPath path : gone) {
                 held.add(sessionLocks.lock(path)); // held to the end: no unstage of another volume logs it out unscanned
                 Optional<ScsiAddress> address = loginAgain(volumeId, path, spec.lun());
@@ -257,7 +252,7 @@ final class IscsiPathRepair {
         Optional<IscsiSessions.Session> live = sessions.find(path);
         if (live.isPresent()) {
             // Another volume of the target logged it in meanwhile: one session serves all of them.
-            return Optional.of(address(live.get(), lun));
+            return Optional.of(live.get().addressOf(lun));
         }
         if (failedLogins.pending(path).isPresent() || !answers(path)) {
             return Optional.empty();
@@ -274,7 +269,7 @@ final class IscsiPathRepair {
             PathRepairs.count(IscsiTransport.NAME, PathRepairs.SESSION, PathRepairs.RESTORED, 1);
             LOG.info(() -> "volume " + volumeId + ": logged in again to " + path + " (its session was gone): session"
                     + session.number() + " on host" + session.host());
-            return Optional.of(address(session, lun));
+            return Optional.of(session.addressOf(lun));
         } catch (WaitTimeoutException e) {
             return loginFailed(path, "logged in, but no session appeared in sysfs within "
                     + SESSION_APPEARS.toSeconds() + " s");

@@ -1,6 +1,7 @@
 package dev.blocknode.transport.iscsi;
 
 import dev.blocknode.os.HostPaths;
+import dev.blocknode.scsi.ScsiAddress;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -40,6 +41,12 @@ public final class IscsiSessions {
                 }
             }
             return new int[]{0, targetId};
+        }
+
+        /** Where LUN {@code lun} of the session's target is (or would be, once scanned in): H:C:T:L. */
+        public ScsiAddress addressOf(long lun) {
+            int[] channelAndTarget = channelAndTarget();
+            return new ScsiAddress(host, channelAndTarget[0], channelAndTarget[1], lun);
         }
 
         /** Whether this session is the one of {@code path}: its target, portal and iface. */

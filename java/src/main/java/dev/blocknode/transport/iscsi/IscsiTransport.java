@@ -174,9 +174,7 @@ public final class IscsiTransport implements Transport {
             failedPaths.add(path);
             try (KeyedLocks.Held ignored = sessionLocks.lock(path)) {
                 IscsiSessions.Session session = ensureSession(path, chap, replacementTimeout);
-                int[] channelAndTarget = session.channelAndTarget();
-                ScsiAddress address = new ScsiAddress(session.host(), channelAndTarget[0], channelAndTarget[1],
-                        spec.lun());
+                ScsiAddress address = session.addressOf(spec.lun());
                 // The proof the leftover sweep needs that a disk at this address is blocknode's, durably first.
                 scans.record(IscsiLeftoverLuns.entry(path, spec.lun()));
                 if (san.targetedScan().bringIn(request.volumeId(), address)) {
@@ -381,9 +379,7 @@ public final class IscsiTransport implements Transport {
             try (KeyedLocks.Held ignored = sessionLocks.lock(path)) {
                 Optional<IscsiSessions.Session> session = sessions.find(path);
                 if (session.isPresent()) {
-                    int[] channelAndTarget = session.get().channelAndTarget();
-                    present.add(new ScsiAddress(session.get().host(), channelAndTarget[0], channelAndTarget[1],
-                            spec.lun()));
+                    present.add(session.get().addressOf(spec.lun()));
                 }
             } catch (IOException e) {
                 throw VolumeException.internal("volume " + request.volumeId() + ": cannot inspect the session of "
@@ -480,9 +476,7 @@ public final class IscsiTransport implements Transport {
     private void forgetScanIfGone(IscsiPath path, long lun) throws IOException {
         Optional<IscsiSessions.Session> session = sessions.find(path);
         if (session.isPresent()) {
-            int[] channelAndTarget = session.get().channelAndTarget();
-            if (san.devices().diskAt(new ScsiAddress(session.get().host(), channelAndTarget[0], channelAndTarget[1],
-                    lun)).isPresent()) {
+            if (san.devices().diskAt(session.get().addressOf(lun)).isPresent()) {
                 return;
             }
         }

@@ -43,8 +43,11 @@ public final class ScanJournal {
             return lines;
         }
 
-        /** The order a sweep takes its entries' locks in: by target, then LUN. */
-        String orderKey() {
+        /**
+         * The order a sweep takes its entries' locks in: by target, then LUN. A transport that holds several of the
+         * same locks (a repair of several paths) takes them in this order too.
+         */
+        public String orderKey() {
             return String.join("\n", target) + "\n" + lun;
         }
 
