@@ -45,8 +45,8 @@ fi
 # udev work need the rest: 2 GiB holds N = 200.
 export VM_MEMORY=${VM_MEMORY:-2048}
 largest=$(tr ' ' '\n' <<<"$GUEST_SAN_N $GUEST_SAN_PEER_N" | sort -n | tail -n 1)
-# Figure i's rounds count twice each (both sides), at the same seconds per volume.
-total=$(( $(echo $GUEST_SAN_N 0 | tr ' ' '+') + 2 * GUEST_SAN_PEER_ROUNDS * ($(echo $GUEST_SAN_PEER_N 0 | tr ' ' '+')) ))
+# Figure i's rounds count three times each (both sides and the target alone), at the same seconds per volume.
+total=$(( $(echo $GUEST_SAN_N 0 | tr ' ' '+') + 3 * GUEST_SAN_PEER_ROUNDS * ($(echo $GUEST_SAN_PEER_N 0 | tr ' ' '+')) ))
 # Generous bounds, scaled to the volumes (TCG: seconds per volume, the target included): a hang still ends.
 # Figure j: under 3 minutes a round (two stages and two restages, 128 MiB of I/O each) on a busy host.
 outages=$(( $(wc -w <<<"$GUEST_SAN_N") * (GUEST_SAN_OUTAGE_S + 120 + 2 * GUEST_SAN_IDLE_S) ))

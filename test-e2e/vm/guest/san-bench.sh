@@ -122,15 +122,16 @@ all_maps_whole() {
 # ------------------------------------------------------------------------------ the target alone
 
 # What the guest's SAN costs for N LUNs without the plugin: login on both portals (the kernel scans every
-# LUN), multipathd makes the maps; then the teardown vm_initiator_teardown does. Prints "up_ms down_ms".
+# LUN), multipathd makes the maps; then the teardown vm_initiator_teardown does. Sets TARGET_UP_MS and
+# TARGET_DOWN_MS. target_alone N [IQN]: figure h's target unless another is named (figure i's).
 TARGET_UP_MS=0; TARGET_DOWN_MS=0
 target_alone() {
-  local n=$1 t0 p
+  local n=$1 iqn=${2:-$IQN} t0 p
   t0=$(vm_now_ms)
   for p in "$PORTAL1" "$PORTAL2"; do
-    iscsiadm -m node -T "$IQN" -p "$p" -o new >/dev/null &&
-      iscsiadm -m node -T "$IQN" -p "$p" -o update -n node.session.scan -v auto &&
-      iscsiadm -m node -T "$IQN" -p "$p" --login >/dev/null || return
+    iscsiadm -m node -T "$iqn" -p "$p" -o new >/dev/null &&
+      iscsiadm -m node -T "$iqn" -p "$p" -o update -n node.session.scan -v auto &&
+      iscsiadm -m node -T "$iqn" -p "$p" --login >/dev/null || return
   done
   vm_wait "$n maps of 2 paths each" $((60 + 2 * n)) all_maps_whole "$n" || return
   TARGET_UP_MS=$(( $(vm_now_ms) - t0 ))
@@ -363,6 +364,9 @@ read -r -a PEER_ARGS <<<"${GUEST_SAN_PEER_ARGS:-}"
 PEER_TID=41
 PEER_IQN=iqn.2024-01.dev.blocknode:san-peer
 PEER_DIR=/tmp/bn-san-peer        # per-volume durations of every round, a file per side, operation and N
+# The sides of a round; with GUEST_SAN_BASELINE=yes the target alone too (figure h's baseline: what bounds both).
+PEER_SIDES=(blocknode gobrick)
+[[ ${GUEST_SAN_BASELINE:-no} == yes ]] && PEER_SIDES+=(target)
 
 peer_vol() { echo "peer-$1"; }
 
@@ -388,9 +392,10 @@ peer_commands_between() {
 
 # peer_record SIDE OP N ALL_MS MS...: one operation's burst: its total and per-volume durations kept for
 # the pooled percentiles.
+# (The target alone has no per-volume durations: its maps come from one login and one scan of every LUN.)
 peer_record() {
   local side=$1 op=$2 n=$3 all=$4; shift 4
-  printf '%s\n' "$@" >> "$PEER_DIR/$side-$op-$n.ms"
+  (($#)) && printf '%s\n' "$@" >> "$PEER_DIR/$side-$op-$n.ms"
   echo "$all" >> "$PEER_DIR/$side-$op-$n.all"
 }
 
@@ -468,6 +473,16 @@ peer_gobrick_round() {
   bn_node_clean && bn_target_released "$PEER_IQN"
 }
 
+# The target alone's round (GUEST_SAN_BASELINE=yes): figure h's baseline on figure i's LUNs, what no connector can
+# go much under in this guest (the logins' full scan and multipathd's maps from the uevents; the teardown by hand).
+peer_target_round() {
+  local n=$1
+  target_alone "$n" "$PEER_IQN" || return
+  peer_record target attach "$n" "$TARGET_UP_MS"
+  peer_record target detach "$n" "$TARGET_DOWN_MS"
+  bn_node_clean && bn_target_released "$PEER_IQN"
+}
+
 # A connect burst in which gobrick failed some volumes (once its discovery ends it gives a map a fixed 10 s, and
 # under load that can pass): the round is counted as failed and its figures left out; the volumes it did
 # connect are disconnected, the rest taken down by hand, and then the node must be clean as after any round.
@@ -503,15 +518,19 @@ peer_round() {
 # peer_summary N: each side's pooled percentiles and median totals.
 peer_summary() {
   local n=$1 side op line
-  for side in blocknode gobrick; do
+  for side in "${PEER_SIDES[@]}"; do
     line="SANPEER kind=summary side=$side n=$n rounds=$PEER_ROUNDS failed_rounds=$(cat "$PEER_DIR/$side-failed-$n" 2>/dev/null | wc -l)"
     for op in attach detach; do
-      # A side whose every round failed has no figures: "-".
-      if [[ -s $PEER_DIR/$side-$op-$n.ms ]]; then
+      # A side whose every round failed has no figures: "-"; the target alone has totals only.
+      if [[ -s $PEER_DIR/$side-$op-$n.all ]]; then
         line+=" ${op}_all_ms=$(sort -n "$PEER_DIR/$side-$op-$n.all" | pct 50)"
+      else
+        line+=" ${op}_all_ms=-"
+      fi
+      if [[ -s $PEER_DIR/$side-$op-$n.ms ]]; then
         line+=" ${op}_p50_p90_p99=$(sort -n "$PEER_DIR/$side-$op-$n.ms" | pct 50)/$(sort -n "$PEER_DIR/$side-$op-$n.ms" | pct 90)/$(sort -n "$PEER_DIR/$side-$op-$n.ms" | pct 99)"
       else
-        line+=" ${op}_all_ms=- ${op}_p50_p90_p99=-/-/-"
+        line+=" ${op}_p50_p90_p99=-/-/-"
       fi
     done
     echo "$line vcpus=$(nproc) mem_mib=$(awk '/MemTotal/ {print int($2 / 1024)}' /proc/meminfo)" | tee -a "$VM_RESULTS/san-bench.txt"
@@ -519,15 +538,16 @@ peer_summary() {
 }
 
 peer_figure() {
-  local n=$1 r sizes=() i first second
+  local n=$1 r sizes=() i side
   for ((i = 1; i <= n; i++)); do sizes+=("$LUN_MB"); done
   rm -rf "$PEER_DIR"; mkdir -p "$PEER_DIR"
   step "peer-target-$n-luns" vm_target_create $PEER_TID "$PEER_IQN" "${sizes[@]}" || return
   for ((r = 1; r <= PEER_ROUNDS; r++)); do
-    # Which side goes first alternates, so that neither always meets the warmer (or the busier) guest.
-    if ((r % 2)); then first=blocknode second=gobrick; else first=gobrick second=blocknode; fi
-    step "peer-$n-round-$r-$first"  peer_round "$first" "$n" "$r" || return
-    step "peer-$n-round-$r-$second" peer_round "$second" "$n" "$r" || return
+    # Which side goes first rotates, so that none always meets the warmer (or the busier) guest.
+    for ((i = 0; i < ${#PEER_SIDES[@]}; i++)); do
+      side=${PEER_SIDES[$(( (r - 1 + i) % ${#PEER_SIDES[@]} ))]}
+      step "peer-$n-round-$r-$side" peer_round "$side" "$n" "$r" || return
+    done
   done
   peer_summary "$n"
   step "peer-target-delete-$n" eval 'bn_target_delete $PEER_TID; rm -f "$VM_LUN_DIR"/t$PEER_TID-lun*.img'
