@@ -157,9 +157,12 @@ bn_plugin_start() {
                     2>> "$VM_RESULTS/client.log"; }
 }
 
+# GUEST_PLUGIN_START_S (default 120): how long the plugin may take to bind its socket, and then to answer Probe. A
+# JVM without the boot's AOT cache (san-bench comparing two jars) took over 120 s to start at host load 24.
 bn_plugin_ready() {
-  vm_wait_alive "$PLUGIN_PID" "the plugin's socket" 120 test -S "$SOCKET" &&
-    vm_wait_alive "$PLUGIN_PID" "the plugin to answer Probe" 120 csi probe
+  local limit=${GUEST_PLUGIN_START_S:-120}
+  vm_wait_alive "$PLUGIN_PID" "the plugin's socket" "$limit" test -S "$SOCKET" &&
+    vm_wait_alive "$PLUGIN_PID" "the plugin to answer Probe" "$limit" csi probe
 }
 
 # csi COMMAND ARGS...: one call through the client. Sets CSI_REPLY (the whole reply) and CSI_MS (the

@@ -219,6 +219,9 @@ map_paths_in() { dmsetup status --target multipath 2>/dev/null | grep -oE "[0-9]
 all_paths_failed() { [[ $(map_paths_in A) == 0 && $(map_paths_in F) == $((2 * $1)) ]]; }
 all_paths_active() { [[ $(map_paths_in F) == 0 && $(map_paths_in A) == $((2 * $1)) ]]; }
 scsi_disks() { ls /sys/block | grep '^sd' | sort | tr '\n' ' '; }
+# The multipath maps by name and device number: a map flushed and made again (the plugin removes maps by ioctl,
+# which the command record does not show) comes back under a new number.
+multipath_maps() { dmsetup ls --target multipath 2>/dev/null | sort | tr '\n' ' '; }
 ext4_errors() { dmesg | grep -c 'EXT4-fs error'; }
 repair_waits() { grep -c 'path repair waits' "$VM_RESULTS/plugin.log"; }
 TGTD_FROZEN=""
@@ -236,7 +239,7 @@ outage() {
       cp "/tmp/outage-$v" "$(target_of "$v")/outage-check" && rm -f "/tmp/outage-$v" || return
   done
   sync
-  disks=$(scsi_disks); errors=$(ext4_errors); c0=$(commands_now); waits=$(repair_waits)
+  disks=$(scsi_disks); maps=$(multipath_maps); errors=$(ext4_errors); c0=$(commands_now); waits=$(repair_waits)
   TGTD_FROZEN=$(pidof tgtd) && kill -STOP $TGTD_FROZEN || return
   t0=$(vm_now_ms)
   vm_wait "every path of the $n maps to fail" $((OUTAGE_S + 120)) all_paths_failed "$n" || { thaw_target; return 1; }
@@ -252,6 +255,7 @@ outage() {
           grep -E -- '--logout|-o delete|multipath -f|dmsetup (remove|message .* fail_if_no_path)' || true)
   [[ -z $taken ]] || { echo "the plugin took something down during the outage: $taken" >&2; return 1; }
   [[ $(scsi_disks) == "$disks" ]] || { echo "SCSI disks before the outage: $disks; after: $(scsi_disks)" >&2; return 1; }
+  [[ $(multipath_maps) == "$maps" ]] || { echo "multipath maps before the outage: $maps; after: $(multipath_maps)" >&2; return 1; }
   echo 3 > /proc/sys/vm/drop_caches
   for ((i = 1; i <= n; i++)); do
     v=$(vol "$i")

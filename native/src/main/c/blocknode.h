@@ -134,6 +134,11 @@ jint JNICALL bn_open_block_device(JNIEnv *env, jclass clazz, jstring device_path
 jintArray JNICALL bn_scsi_command(JNIEnv *env, jclass clazz, jint fd, jbyteArray cdb, jint direction,
                                   jbyteArray data, jbyteArray sense, jint timeout_millis);
 
+/* dm.c */
+void JNICALL bn_dm_target_message(JNIEnv *env, jclass clazz, jstring control, jstring name, jstring message);
+jint JNICALL bn_dm_open_count(JNIEnv *env, jclass clazz, jstring control, jstring name);
+void JNICALL bn_dm_remove(JNIEnv *env, jclass clazz, jstring control, jstring name);
+
 /* fsgrow.c */
 jint JNICALL bn_reopen_directory(JNIEnv *env, jclass clazz, jint path_fd);
 jlongArray JNICALL bn_xfs_geometry(JNIEnv *env, jclass clazz, jint fd);

@@ -39,6 +39,9 @@ static const JNINativeMethod linux_native_methods[] = {
     { "xfsGeometry", "(I)[J", (void *) bn_xfs_geometry },
     { "xfsGrowData", "(IJI)V", (void *) bn_xfs_grow_data },
     { "ext4Resize", "(IJ)V", (void *) bn_ext4_resize },
+    { "deviceMapperMessage", "(" BN_STRING BN_STRING BN_STRING ")V", (void *) bn_dm_target_message },
+    { "deviceMapperOpenCount", "(" BN_STRING BN_STRING ")I", (void *) bn_dm_open_count },
+    { "deviceMapperRemove", "(" BN_STRING BN_STRING ")V", (void *) bn_dm_remove },
     { "kernelHasOpenat2", "()Z", (void *) bn_kernel_has_openat2 },
     { "kernelHasMountSetattr", "()Z", (void *) bn_kernel_has_mount_setattr },
 };

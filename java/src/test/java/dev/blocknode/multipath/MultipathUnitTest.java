@@ -6,6 +6,8 @@ import dev.blocknode.os.wait.WaitTimeoutException;
 import dev.blocknode.scsi.LunIdentity;
 import dev.blocknode.scsi.ScsiAddress;
 import dev.blocknode.scsi.Wwid;
+import dev.blocknode.os.block.DeviceMapper.Removal;
+import dev.blocknode.testing.FakeDeviceMapper;
 import dev.blocknode.testing.FakeSysfs;
 import dev.blocknode.testing.ManualClock;
 import dev.blocknode.testing.ScriptedCommandRunner;
@@ -40,6 +42,7 @@ class MultipathUnitTest {
     private ManualClock clock;
     private List<Path> mountPoints;
     private Multipath multipath;
+    private FakeDeviceMapper deviceMapper;
 
     @BeforeEach
     void fabricate() throws IOException {
@@ -49,7 +52,13 @@ class MultipathUnitTest {
         commands = new ScriptedCommandRunner();
         clock = new ManualClock();
         mountPoints = new ArrayList<>();
-        multipath = new Multipath(commands, new MultipathMaps(sysfs.paths()), clock.waiter(),
+        useDeviceMapper(FakeDeviceMapper.unavailable());
+    }
+
+    /** The tests of the tools run without a usable control node; those of the ioctls give one here. */
+    private void useDeviceMapper(FakeDeviceMapper fake) {
+        deviceMapper = fake;
+        multipath = new Multipath(commands, fake, new MultipathMaps(sysfs.paths()), clock.waiter(),
                 device -> device.equals(new DeviceNumber(253, 0)) ? mountPoints : List.of());
     }
 
@@ -182,6 +191,76 @@ class MultipathUnitTest {
         assertTrue(e.getMessage().contains("multipath -f said: mpatha: map in use"), e.getMessage());
         assertEquals(Duration.ofSeconds(10), clock.elapsed());
         assertTrue(sysfs.hasMap("dm-0"));
+    }
+
+    // ---- removal through the control node ---------------------------------------------------------------
+
+    @Test
+    void removeThroughTheControlNodeRunsNoTool() throws IOException {
+        MultipathMap map = map();
+        useDeviceMapper(new FakeDeviceMapper().onRemove(name -> sysfs.removeMap("dm-0")));
+        multipath.remove(map, clock.instant().plusSeconds(60));
+        assertEquals(List.of("message mpatha fail_if_no_path", "remove mpatha"), deviceMapper.calls());
+        assertFalse(sysfs.hasMap("dm-0"));
+        assertEquals(Duration.ZERO, clock.elapsed());
+    }
+
+    @Test
+    void aBusyMapIsRemovedAgainUntilItGoes() throws IOException {
+        MultipathMap map = map();
+        useDeviceMapper(new FakeDeviceMapper().removesAnswer(Removal.BUSY, Removal.BUSY, Removal.BUSY)
+                .onRemove(name -> sysfs.removeMap("dm-0")));
+        multipath.remove(map, clock.instant().plusSeconds(60));
+        assertEquals(5, deviceMapper.calls().size(), deviceMapper.calls().toString());
+        assertEquals(Duration.ofMillis(750), clock.elapsed());
+        assertFalse(sysfs.hasMap("dm-0"));
+    }
+
+    @Test
+    void aMapBusyToTheDeadlineIsInUseNamingItsMounts() throws IOException {
+        MultipathMap map = map();
+        mountPoints.add(Path.of("/var/lib/kubelet/plugins/kubernetes.io/csi/x/globalmount"));
+        useDeviceMapper(new FakeDeviceMapper().removesAlwaysAnswer(Removal.BUSY));
+        MapInUseException e = assertThrows(MapInUseException.class,
+                () -> multipath.remove(map, clock.instant().plusSeconds(10)));
+        assertEquals(List.of("mounted at /var/lib/kubelet/plugins/kubernetes.io/csi/x/globalmount"), e.users());
+        assertTrue(e.getMessage().contains("DM_DEV_REMOVE said: mpatha is open (EBUSY)"), e.getMessage());
+        assertEquals(Duration.ofSeconds(10), clock.elapsed());
+        assertTrue(sysfs.hasMap("dm-0"));
+    }
+
+    @Test
+    void aMapWithHoldersIsLeftToMultipathFlush() throws IOException {
+        MultipathMap map = map();
+        sysfs.addDm(1, "mpatha1", "part1-mpath-" + WWID, List.of("dm-0"));
+        useDeviceMapper(new FakeDeviceMapper());
+        commands.expect("multipath", "-f", "mpatha").andDo(c -> {
+            sysfs.removeMap("dm-1");
+            sysfs.removeMap("dm-0");
+        });
+        multipath.remove(map, clock.instant().plusSeconds(60));
+        assertEquals(List.of("message mpatha fail_if_no_path"), deviceMapper.calls());
+        assertFalse(sysfs.hasMap("dm-0"));
+    }
+
+    @Test
+    void withoutAUsableControlNodeTheToolsRun() throws IOException {
+        MultipathMap map = map();
+        commands.expect("dmsetup", "info", "-c", "--noheadings", "-o", "open", "mpatha").succeeds("  2\n");
+        commands.expect("dmsetup", "message", "mpatha", "0", "fail_if_no_path");
+        commands.expect("multipath", "-f", "mpatha").andDo(c -> sysfs.removeMap("dm-0"));
+        assertEquals(2, multipath.openCount(map));
+        multipath.remove(map, clock.instant().plusSeconds(60));
+        assertEquals(List.of("openCount mpatha", "message mpatha fail_if_no_path", "remove mpatha"),
+                deviceMapper.calls());
+        assertFalse(sysfs.hasMap("dm-0"));
+    }
+
+    @Test
+    void theOpenCountComesFromTheControlNode() throws IOException {
+        MultipathMap map = map();
+        useDeviceMapper(new FakeDeviceMapper().openCount("mpatha", 3));
+        assertEquals(3, multipath.openCount(map));
     }
 
     @Test

@@ -9,6 +9,7 @@ import dev.blocknode.multipath.MultipathMaps;
 import dev.blocknode.multipath.PathHealth;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.HostPaths;
+import dev.blocknode.os.block.DeviceMapperControl;
 import dev.blocknode.os.host.Host;
 import dev.blocknode.os.wait.DeviceWaiter;
 import dev.blocknode.os.wait.WaitTimeoutException;
@@ -64,7 +65,8 @@ public final class LunAttacher {
     /** The attacher of a host's SCSI transports: multipath through the host's commands and mount table. */
     public static LunAttacher on(Host host, ScsiDevices devices, DeviceWaiter waiter, MultipathDaemon daemon,
                                  Timeouts timeouts) {
-        Multipath multipath = new Multipath(host.commands(), new MultipathMaps(host.paths()), waiter,
+        Multipath multipath = new Multipath(host.commands(), new DeviceMapperControl(host.paths()),
+                new MultipathMaps(host.paths()), waiter,
                 MountLookup.of(host.mounter()));
         return new LunAttacher(host.paths(), devices, multipath, waiter, daemon, timeouts);
     }

@@ -399,6 +399,32 @@ public final class LinuxNative {
      */
     public static native void ext4Resize(int fd, long newBlocks) throws NativeIOException;
 
+    // ---- device-mapper, through its control node ------------------------------------------------------
+
+    /**
+     * ioctl(DM_TARGET_MSG) on the control node {@code control} (/dev/mapper/control): sends {@code message} to
+     * sector 0 of the map named {@code name}, as {@code dmsetup message NAME 0 MESSAGE} does. ENXIO
+     * ({@link NoSuchDeviceException}) when there is no such map; ENOENT for a missing control node; ENOTTY or
+     * EINVAL from a kernel that does not take the call. Why: a flush of a multipath map first fails its queued
+     * I/O ("fail_if_no_path"), and a dmsetup process costs seconds on a loaded node.
+     */
+    public static native void deviceMapperMessage(String control, String name, String message)
+            throws NativeIOException;
+
+    /**
+     * ioctl(DM_DEV_STATUS) of the map named {@code name}: how many times it is open now, as {@code dmsetup
+     * info -o open} reports it (an opener without O_EXCL shows here and nowhere in sysfs). Errors as
+     * {@link #deviceMapperMessage}.
+     */
+    public static native int deviceMapperOpenCount(String control, String name) throws NativeIOException;
+
+    /**
+     * ioctl(DM_DEV_REMOVE) of the map named {@code name}, never deferred: the kernel refuses an open map with
+     * EBUSY ({@link DeviceBusyException}) and leaves it as it was; ENXIO when there is no such map. Errors
+     * otherwise as {@link #deviceMapperMessage}. Why: what {@code multipath -f} does last, without its process.
+     */
+    public static native void deviceMapperRemove(String control, String name) throws NativeIOException;
+
     /** close(2) of a descriptor this class handed out. Never retried: Linux frees it even on EINTR. */
     public static native void close(int fd) throws NativeIOException;
 
