@@ -30,6 +30,9 @@ export GUEST_SAN_OUTAGE_S=${SAN_OUTAGE_S:-60}
 # with no volume and with the N published (0: not measured; the smoke run takes 5 s each). SAN_JFR=1: a flight
 # recording of each stage burst and its waits (guest/san-bench.sh, GUEST_SAN_JFR).
 export GUEST_SAN_IDLE_S=${SAN_IDLE_S:-60} GUEST_SAN_JFR=${SAN_JFR:-0}
+# SAN_MULTIPATHD_V=3: multipathd's own log at that verbosity, into the boot's results (multipathd.log beside
+# san-bench/): what it did with each uevent and each "multipathd add path" of the burst.
+[[ -z ${SAN_MULTIPATHD_V:-} ]] || export GUEST_MULTIPATHD_V=$SAN_MULTIPATHD_V
 # Figure i (README.md, "Figure i"): SAN_PEER_N, its N (blanks between them; empty: not run), SAN_PEER_ROUNDS
 # rounds each; SAN_PEER_ARGS, more flags for the harness ("-max-parallel 64": gobrick's default is 5 in flight).
 # Its harness (gobrick-attach/: Dell's gobrick, from the module cache or the Go module proxy,

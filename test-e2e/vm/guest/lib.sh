@@ -157,10 +157,17 @@ VM_MULTIPATH_CONF=${VM_MULTIPATH_CONF:-'defaults {
     polling_interval 1
 }'}
 
+# GUEST_MULTIPATHD_V (make bench-san: SAN_MULTIPATHD_V): multipathd runs in the foreground at that verbosity (3:
+# every uevent, CLI command and map reload it handles), its log appended to $VM_RESULTS/multipathd.log; unset, it
+# daemonizes and logs nothing the results keep, as in every scenario of make test.
 vm_multipathd_start() {
   mkdir -p /etc/multipath
   printf '%s\n' "$VM_MULTIPATH_CONF" > /etc/multipath.conf
-  multipathd || return
+  if [[ -n ${GUEST_MULTIPATHD_V:-} ]]; then
+    multipathd -d -v"$GUEST_MULTIPATHD_V" >> "$VM_RESULTS/multipathd.log" 2>&1 &
+  else
+    multipathd || return
+  fi
   vm_wait "multipathd's socket" 30 vm_unix_listening @/org/kernel/linux/storage/multipathd &&
     vm_wait "multipathd to finish its startup" 30 sh -c 'multipathd show daemon | grep -qE "idle|running"'
 }

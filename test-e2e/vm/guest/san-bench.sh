@@ -192,6 +192,27 @@ stats_sweep() {
   echo "  stats sweep of $n volumes: $SWEEP_MS ms"
 }
 
+# How many maps hold one path only.
+one_path_maps() {
+  local dm one=0
+  for dm in /sys/block/dm-*; do [[ -e $dm && $(count_of "$dm"/slaves/*) == 1 ]] && one=$((one + 1)); done
+  echo "$one"
+}
+# After the stage burst: every map whole fails the jar under test. A jar before it (SAN_BEFORE_JAR) is measured on
+# (issue 32: a build whose stages used one-path maps): MAPS_WHOLE says how many maps had one path, and how long
+# multipathd took to make them whole by itself.
+MAPS_WHOLE=yes
+whole_after_burst() {
+  local n=$1 t0 one
+  MAPS_WHOLE=yes
+  staged_whole "$n" && return
+  [[ $PLUGIN_JAR != "$GUEST_PLUGIN_JAR" ]] || return 1
+  one=$(one_path_maps); t0=$(vm_now_ms)
+  vm_wait "every map whole (the jar before, measured on)" 300 all_maps_whole "$n" && staged_whole "$n" || return
+  MAPS_WHOLE="no:${one}_one_path_maps,whole_$(( $(vm_now_ms) - t0 ))_ms_later"
+  echo "  the jar before: $one maps of $n held one path after the burst; whole $(( $(vm_now_ms) - t0 )) ms later"
+}
+
 staged_whole() {
   local n=$1
   [[ $(maps_now) == "$n" && $(disks_now) == $((2 * n)) ]] && all_maps_whole "$n" ||
@@ -286,7 +307,7 @@ plugin_run() {
   stage_ms=$BURST_MS; stage_pct=$BURST_PCT
   c1=$(commands_now); u1=$(uevents_now)
   jfr_stop "$n" || return
-  staged_whole "$n" || return
+  whole_after_burst "$n" || return
   burst publish "$n" || return
   pub_ms=$BURST_MS; pub_pct=$BURST_PCT
   stats_sweep "$n" || return
@@ -320,7 +341,7 @@ plugin_run() {
     "$(tr ' ' ',' <<<"${stage_cmds% }")" "$(tr ' ' ',' <<<"${drain_cmds% }")" "$OUTAGE_S" "$OUTAGE_FAILED_MS" \
     "$OUTAGE_RECOVERED_MS" "$(nproc)" \
     "$(awk '/MemTotal/ {print int($2 / 1024)}' /proc/meminfo)" |
-    sed "s/\$/ jfr=$JFR $( ((IDLE_S > 0)) && idle_report "$n")/" | tee -a "$VM_RESULTS/san-bench.txt"
+    sed "s/\$/ jfr=$JFR maps_whole=$MAPS_WHOLE $( ((IDLE_S > 0)) && idle_report "$n")/" | tee -a "$VM_RESULTS/san-bench.txt"
 }
 
 # Nothing of the run left on the node: no session, disk, map, node record, mount, staging record.
