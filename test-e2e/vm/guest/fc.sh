@@ -32,10 +32,11 @@
 #             maps them), then the array deletes LUN 2 and maps another LUN at number 2. The stale disks still
 #             name the deleted LUN, so a stage of it is refused naming the LUN there now, and nothing is left
 #             (stale disks and their map included); a stage of the new LUN gets fresh disks of it.
-#   crash:    the plugin halted at stage.attached (both paths scanned in, the map built, only the ATTACHING
-#             record knows): restarted, it releases them before its socket opens; kubelet's retry stages.
-#   leftover: the repair loop's sweep removes the map and both disks of LUN 0, left by a stage killed at
-#             stage.attached whose record is then deleted, and leaves LUN 1's map (another volume, same ports).
+#   crash and leftover, sharing one restart: a stage of LUN 2 killed at stage.attached whose record is then
+#             deleted leaves its map and both disks, which nothing names; then the plugin is halted at
+#             stage.attached of LUN 0 (both paths scanned in, the map built, only the ATTACHING record knows).
+#             Restarted, it releases LUN 0 before its socket opens, and its repair loop's sweep removes LUN 2's
+#             map and disks and leaves LUN 1's map (another volume, same ports); kubelet's retry stages LUN 0.
 #   lost record: LUN 0 staged, its record file deleted (plugin restarted); NodeUnstageVolume traces the
 #             staging mount to the map, its paths and their FC hosts, and releases all of it.
 # After every part: no SCSI target, SCSI device or disk behind the node's remote ports, no dm device, no
@@ -205,42 +206,6 @@ deleted_lun_refused() {
 CRASH=fc-crash
 CRASH_STAGING=$(staging_of $CRASH)
 CRASH_EXIT=86
-# The plugin dies (the crash point halts it, as kill -9 would) right after the transport attached, before
-# the record names the device: both paths scanned in and the map built, and only the ATTACHING record knows.
-crash_after_attach() {
-  bn_plugin_stop || return
-  BN_PLUGIN_ENV=(BLOCKNODE_CRASH_AT=stage.attached)
-  bn_plugin_start && bn_plugin_ready || return
-  if csi stagex $CRASH "$CRASH_STAGING" ext4 $(fc_ctx 0); then
-    echo "the stage went past its crash point" >&2; return 1
-  fi
-  vm_wait "the plugin to exit at stage.attached" 60 sh -c "! kill -0 $PLUGIN_PID 2>/dev/null" || return
-  local rc=0
-  wait "$PLUGIN_PID" || rc=$?
-  PLUGIN_PID=""; bn_client_stop; BN_PLUGIN_ENV=()
-  [[ $rc == "$CRASH_EXIT" ]] || { echo "the plugin exited $rc, expected $CRASH_EXIT" >&2; return 1; }
-  grep -qF "crash point stage.attached reached" "$VM_RESULTS/plugin.log" ||
-    { echo "the plugin did not announce the crash point" >&2; return 1; }
-  local disks; disks=$(fc_disks | wc -l)
-  echo "  died after the attach: $disks FC disk(s) on the node"
-  ((disks == 2)) || { echo "expected the 2 paths of LUN 0" >&2; return 1; }
-}
-# Restarted, the plugin undoes the interrupted attach before it opens its socket: map flushed, both disks
-# deleted.
-recovered_at_start() {
-  bn_plugin_start && bn_plugin_ready || return
-  udevadm settle --timeout=30
-  fc_leftovers && vm_leftovers
-}
-
-# The sweep of a leftover LUN, by the repair loop every REPAIR_INTERVAL s of this boot: fc-keep is staged (block) on
-# LUN 1 behind both array ports; a stage of fc-left on LUN 0 dies at stage.attached (LUN 0's two disks and map in
-# place, its scans journaled under scsi-scans/ first) and its record is then deleted (as a wiped state dir loses
-# it), so no record names LUN 0 and no start-up recovery knows of it. Restarted, the plugin must flush LUN 0's map and
-# delete both disks within two intervals and a margin for a loaded host (flush and deletes), count them in
-# blocknode_path_sweeps_total, and leave fc-keep's map and disks, behind the same remote ports, as they were.
-# Cost: two plugin starts, two stages, an unstage and the wait: 34 s measured at load 9-14 (swept 4.4 s after the
-# plugin was ready, interval 5 s); not yet measured quiet.
 KEEP=fc-keep
 KEEP_STAGING=$(block_staging_of $KEEP)
 LEFT=fc-left
@@ -248,43 +213,93 @@ LEFT_STAGING=$(staging_of $LEFT)
 SWEEP_WITHIN=$((2 * REPAIR_INTERVAL + 20))
 fc_journaled() { grep -lx fc "$STATE"/scsi-scans/* 2>/dev/null | wc -l; }
 fc_journaled_lun() { grep -lx fc "$STATE"/scsi-scans/* 2>/dev/null | xargs -r awk -v l="$1" 'FNR == 2 && $0 == l' | wc -l; }
-map_of_lun() { basename "$(readlink -f "/dev/mapper/$(fc_wwid "$1")")"; }
-lun_0_gone() { [[ ! -e /dev/mapper/$(fc_wwid 0) && -z $(fc_disks | awk '$1 ~ /:0$/') ]]; }
-leftover_swept() {
-  local keep_dm keep_paths map rc=0 t0 took entry
-  csi stagex $KEEP "$KEEP_STAGING" block $(fc_ctx 1) || return
-  keep_dm=$(map_of_lun 1) && bn_expect_map "$keep_dm" "$(fc_wwid 1)" 2 || return
-  keep_paths=$(ls "/sys/block/$keep_dm/slaves" | tr '\n' ' ')
+map_of_wwid() { basename "$(readlink -f "/dev/mapper/$1")"; }
+lun_disks() { fc_disks | awk -v l=":$1\$" '$1 ~ l'; }
+lun_gone() { [[ ! -e /dev/mapper/$2 && -z $(lun_disks "$1") ]]; } # LUN WWID
+
+# dies_attached VOLUME CONTEXT...: a plugin halted at stage.attached (the crash point halts it, as kill -9 would) is
+# started, and VOLUME's stage dies right after the transport attached, before the record names the device: both
+# paths scanned in and the map built, and only the ATTACHING record knows.
+dies_attached() {
+  local volume=$1 rc=0; shift
   bn_plugin_stop || return
   BN_PLUGIN_ENV=(BLOCKNODE_CRASH_AT=stage.attached)
   bn_plugin_start && bn_plugin_ready || return
-  if csi stagex $LEFT "$LEFT_STAGING" ext4 $(fc_ctx 0); then
+  if csi stagex $volume "$(staging_of $volume)" ext4 "$@"; then
     echo "the stage went past its crash point" >&2; return 1
   fi
   vm_wait "the plugin to exit at stage.attached" 60 sh -c "! kill -0 $PLUGIN_PID 2>/dev/null" || return
   wait "$PLUGIN_PID" || rc=$?
   PLUGIN_PID=""; bn_client_stop; BN_PLUGIN_ENV=()
   [[ $rc == "$CRASH_EXIT" ]] || { echo "the plugin exited $rc, expected $CRASH_EXIT" >&2; return 1; }
+  grep -qF "crash point stage.attached reached" "$VM_RESULTS/plugin.log" ||
+    { echo "the plugin did not announce the crash point" >&2; return 1; }
+}
+
+# The sweep of a leftover LUN, by the repair loop every REPAIR_INTERVAL s of this boot, shares the crash's restart:
+# fc-keep is staged (block) on LUN 1 behind both array ports; a stage of fc-left on LUN 2 dies at stage.attached (LUN
+# 2's two disks and map in place, its scans journaled under scsi-scans/ first) and its record is then deleted (as a
+# wiped state dir loses it), so no record names LUN 2 and no start-up recovery knows of it.
+keep_staged() {
+  csi stagex $KEEP "$KEEP_STAGING" block $(fc_ctx 1) || return
+  KEEP_DM=$(map_of_wwid "$(fc_wwid 1)") && bn_expect_map "$KEEP_DM" "$(fc_wwid 1)" 2 || return
+  KEEP_PATHS=$(ls "/sys/block/$KEEP_DM/slaves" | tr '\n' ' ')
+}
+leftover_left() {
+  local map entry
+  dies_attached $LEFT $(fc_lun_ctx 2 "$(fc_wwid $REUSED_ID)") || return
   rm -f "$(record_of $LEFT)"
   [[ $(ls "$STATE/volumes" | wc -l) == 1 ]] || { echo "staging records: $(ls "$STATE/volumes")" >&2; return 1; }
-  map=$(map_of_lun 0) && bn_expect_map "$map" "$(fc_wwid 0)" 2 || return
-  [[ $(fc_journaled_lun 0) == 2 ]] || { echo "expected LUN 0 journaled behind both array ports" >&2; return 1; }
+  map=$(map_of_wwid "$(fc_wwid $REUSED_ID)") && bn_expect_map "$map" "$(fc_wwid $REUSED_ID)" 2 || return
+  [[ $(fc_journaled_lun 2) == 2 ]] || { echo "expected LUN 2 journaled behind both array ports" >&2; return 1; }
   entry=$(grep -lx fc "$STATE"/scsi-scans/* | head -n 1)
-  echo "  leftover: LUN 0 as $map, no staging record names it; $(fc_journaled) FC scan journal entries, e.g." \
+  echo "  leftover: LUN 2 as $map, no staging record names it; $(fc_journaled) FC scan journal entries, e.g." \
     "$(tr '\n' ' ' < "$entry")"
+}
+# The crash: fc-crash's stage on LUN 0 dies at stage.attached, the plugin's repair loop off meanwhile (it would sweep
+# LUN 2 before the restart the sweep is measured from).
+crash_after_attach() {
+  local args=${GUEST_PLUGIN_ARGS:-} disks
+  GUEST_PLUGIN_ARGS="$args --repair-interval=0"
+  dies_attached $CRASH $(fc_ctx 0) || { GUEST_PLUGIN_ARGS=$args; return 1; }
+  GUEST_PLUGIN_ARGS=$args
+  disks=$(lun_disks 0 | wc -l)
+  echo "  died after the attach: $disks FC disk(s) of LUN 0 on the node"
+  ((disks == 2)) || { echo "expected the 2 paths of LUN 0" >&2; return 1; }
+}
+# Restarted, the plugin undoes the interrupted attach before it opens its socket: LUN 0's map flushed, both disks
+# deleted; its repair loop has not run yet (LUN 2's leftover is still there).
+recovered_at_start() {
   bn_plugin_start && bn_plugin_ready || return
-  t0=$(vm_now_ms)
-  vm_wait "the sweep to remove LUN 0's map and disks" $SWEEP_WITHIN lun_0_gone || return
-  took=$(($(vm_now_ms) - t0))
+  SWEEP_FROM=$(vm_now_ms)
+  grep -qF "startup: finished the interrupted attach of volume $CRASH" "$VM_RESULTS/plugin.log" ||
+    { echo "the start did not undo the interrupted attach of $CRASH" >&2; return 1; }
+  udevadm settle --timeout=30
+  lun_gone 0 "$(fc_wwid 0)" || { echo "LUN 0 left after the start: $(lun_disks 0 | tr '\n' ' ')" >&2; return 1; }
+  [[ $(ls "$STATE/volumes" | wc -l) == 1 ]] || { echo "staging records: $(ls "$STATE/volumes")" >&2; return 1; }
+}
+# The same restart's repair loop must flush LUN 2's map and delete both disks within two intervals and a margin for
+# a loaded host (flush and deletes), count them in blocknode_path_sweeps_total, and leave fc-keep's map and disks,
+# behind the same remote ports, as they were.
+# Cost of the crash and the sweep together, from fc-keep's stage to the crash volume released: three plugin starts,
+# four stages (fc-keep's, the two that die, the retry), two unstages and the wait: 209 s on a host at load 19-23
+# (swept 4.1 s after the plugin was ready, interval 5 s), where the crash part alone took 187 s in another boot beside
+# it and its sweep in a restart of its own had not finished 119 s later; apart, the sweep alone took 34 s at load
+# 9-14. Not yet measured quiet.
+leftover_swept() {
+  local took
+  vm_wait "the sweep to remove LUN 2's map and disks" $SWEEP_WITHIN lun_gone 2 "$(fc_wwid $REUSED_ID)" || return
+  took=$(($(vm_now_ms) - SWEEP_FROM))
   echo "  swept ${took} ms after the plugin was ready (interval ${REPAIR_INTERVAL} s)"
-  grep -F "leftover sweep: flushed multipath map" "$VM_RESULTS/plugin.log" | grep -F "$(fc_wwid 0)" | sed 's/^/  /' |
-    grep . || { echo "no log line for the sweep of $map" >&2; return 1; }
+  grep -F "leftover sweep: flushed multipath map" "$VM_RESULTS/plugin.log" | grep -F "$(fc_wwid $REUSED_ID)" |
+    sed 's/^/  /' | grep . || { echo "no log line for the sweep of LUN 2's map" >&2; return 1; }
   bn_sweeps_counted fc map 1 && bn_sweeps_counted fc disk 2 || return
-  bn_expect_map "$keep_dm" "$(fc_wwid 1)" 2 || return
-  [[ $(ls "/sys/block/$keep_dm/slaves" | tr '\n' ' ') == "$keep_paths" ]] ||
-    { echo "$KEEP's paths are not [$keep_paths] any more" >&2; return 1; }
-  [[ $(fc_journaled_lun 0) == 0 && $(fc_journaled_lun 1) == 2 ]] ||
-    { echo "the scan journal holds $(fc_journaled_lun 0) entries of LUN 0 and $(fc_journaled_lun 1) of LUN 1" >&2; return 1; }
+  bn_expect_map "$KEEP_DM" "$(fc_wwid 1)" 2 || return
+  [[ $(ls "/sys/block/$KEEP_DM/slaves" | tr '\n' ' ') == "$KEEP_PATHS" ]] ||
+    { echo "$KEEP's paths are not [$KEEP_PATHS] any more" >&2; return 1; }
+  [[ $(fc_journaled_lun 0) == 0 && $(fc_journaled_lun 2) == 0 && $(fc_journaled_lun 1) == 2 ]] ||
+    { echo "the scan journal holds $(fc_journaled_lun 0), $(fc_journaled_lun 1) and $(fc_journaled_lun 2) entries" \
+           "of LUNs 0, 1 and 2" >&2; return 1; }
   csi unstage $KEEP "$KEEP_STAGING" || return
   udevadm settle --timeout=30
   fc_leftovers && vm_leftovers || return
@@ -379,13 +394,15 @@ step reused-lun-map     check_map "$REUSED_STAGING" $REUSED_ID
 step unstage-reused-lun csi unstage $REUSED "$REUSED_STAGING"
 step reused-released    released "$REUSED_STAGING"
 
+step keep-staged        keep_staged
+step leftover-lun-left  leftover_left
 step crash-after-attach crash_after_attach
 step recovered-at-start recovered_at_start
+step leftover-lun-swept leftover_swept
 step retried-stage      csi stagex $CRASH "$CRASH_STAGING" ext4 $(fc_ctx 0)
 step crash-vol-map      check_map "$CRASH_STAGING" 0
 step unstage-crash-vol  csi unstage $CRASH "$CRASH_STAGING"
 step crash-vol-released released "$CRASH_STAGING"
-step leftover-lun-swept leftover_swept
 
 step stage-lost         csi stagex $LOST "$LOST_STAGING" ext4 $(fc_ctx 0)
 step lose-record        lose_record

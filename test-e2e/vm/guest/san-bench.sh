@@ -224,13 +224,14 @@ staged_whole() {
 
 # Every path of the N published volumes cut at once, by freezing the target (SIGSTOP: its sockets stay, it
 # answers nothing, as an array that hangs), and held for GUEST_SAN_OUTAGE_S seconds in all (0: not run), at
-# least until every path has failed: past the sessions' replacement timeout (15 s for a LUN under a map).
+# least until every path has failed (past the sessions' replacement timeout, 15 s for a LUN under a map) and a
+# pass of the repair loop has looked at every volume since (the smoke's default of 1 s holds it just that long).
 # Then the target runs again. Meanwhile the plugin's repair loop runs and must take nothing down: no logout,
 # record deletion or map flush in the command record, the same SCSI disks before and after. Afterwards: the
 # time until every map has both paths active again, each volume's file reads back as written (the page
 # cache dropped first), a new file can be written and synced, and the kernel logged no ext4 error. Nothing
 # writes during the outage: with the tests' `no_path_retry fail` a write with no path fails at once.
-OUTAGE_S=${GUEST_SAN_OUTAGE_S:-20}
+OUTAGE_S=${GUEST_SAN_OUTAGE_S:-1}
 # The repair loop every 5 s (the default is 30 s): in a burst it is one more thing at work, and during the
 # outage it looks at every volume several times, and must take nothing down.
 GUEST_PLUGIN_ARGS="${GUEST_PLUGIN_ARGS:-} --repair-interval=${GUEST_SAN_REPAIR_INTERVAL:-5}s"
@@ -245,12 +246,14 @@ scsi_disks() { ls /sys/block | grep '^sd' | sort | tr '\n' ' '; }
 multipath_maps() { dmsetup ls --target multipath 2>/dev/null | sort | tr '\n' ' '; }
 ext4_errors() { dmesg | grep -c 'EXT4-fs error'; }
 repair_waits() { grep -c 'path repair waits' "$VM_RESULTS/plugin.log"; }
+# looked_since LOOKS N: the repair loop has looked at N more volumes than LOOKS.
+looked_since() { (( $(metric_total blocknode_path_repair_volume_looks_total) >= $1 + $2 )); }
 TGTD_FROZEN=""
 # (tgtd runs as two processes: both are frozen and thawed.)
 thaw_target() { [[ -n $TGTD_FROZEN ]] && kill -CONT $TGTD_FROZEN; TGTD_FROZEN=""; }
 
 outage() {
-  local n=$1 i v c0 t0 t1 disks errors taken held waits
+  local n=$1 i v c0 t0 t1 disks errors taken held waits looks
   local -A sums=()
   # The checksums are taken of a copy in the guest's memory: reading the volume's file would update its atime,
   # and the journal would commit that during the outage.
@@ -265,6 +268,9 @@ outage() {
   t0=$(vm_now_ms)
   vm_wait "every path of the $n maps to fail" $((OUTAGE_S + 120)) all_paths_failed "$n" || { thaw_target; return 1; }
   OUTAGE_FAILED_MS=$(( $(vm_now_ms) - t0 ))
+  looks=$(metric_total blocknode_path_repair_volume_looks_total)
+  vm_wait "a repair pass over the $n volumes with every path failed" 60 looked_since "$looks" "$n" ||
+    { thaw_target; return 1; }
   # The outage's length is what is tested here (a hold, not a wait for something): what is left of it.
   held=$(( OUTAGE_S * 1000 - ($(vm_now_ms) - t0) ))
   ((held > 0)) && sleep "$((held / 1000)).$(printf '%03d' $((held % 1000)))"
