@@ -253,7 +253,7 @@ TGTD_FROZEN=""
 thaw_target() { [[ -n $TGTD_FROZEN ]] && kill -CONT $TGTD_FROZEN; TGTD_FROZEN=""; }
 
 outage() {
-  local n=$1 i v c0 t0 t1 disks errors taken held waits looks
+  local n=$1 i v c0 t0 t1 disks maps errors taken held waits looks
   local -A sums=()
   # The checksums are taken of a copy in the guest's memory: reading the volume's file would update its atime,
   # and the journal would commit that during the outage.
