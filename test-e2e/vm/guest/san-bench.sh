@@ -110,14 +110,13 @@ count_of() { local n=0 p; for p in "$@"; do [[ -e $p ]] && n=$((n + 1)); done; e
 maps_now() { count_of /sys/block/dm-*; }
 disks_now() { count_of /sys/block/sd*; }
 # Every one of N maps holds both its paths.
-all_maps_whole() {
-  local n=$1 dm whole=0
-  for dm in /sys/block/dm-*; do
-    [[ -e $dm ]] || continue
-    [[ $(count_of "$dm"/slaves/*) == 2 ]] && whole=$((whole + 1))
-  done
-  ((whole == n))
+# maps_with_paths K: how many dm maps have exactly K paths (slaves).
+maps_with_paths() {
+  local dm count=0
+  for dm in /sys/block/dm-*; do [[ -e $dm && $(count_of "$dm"/slaves/*) == "$1" ]] && count=$((count + 1)); done
+  echo "$count"
 }
+all_maps_whole() { (( $(maps_with_paths 2) == $1 )); }
 
 # ------------------------------------------------------------------------------ the target alone
 
@@ -192,12 +191,6 @@ stats_sweep() {
   echo "  stats sweep of $n volumes: $SWEEP_MS ms"
 }
 
-# How many maps hold one path only.
-one_path_maps() {
-  local dm one=0
-  for dm in /sys/block/dm-*; do [[ -e $dm && $(count_of "$dm"/slaves/*) == 1 ]] && one=$((one + 1)); done
-  echo "$one"
-}
 # After the stage burst: every map whole fails the jar under test. A jar before it (SAN_BEFORE_JAR) is measured on
 # (issue 32: a build whose stages used one-path maps): MAPS_WHOLE says how many maps had one path, and how long
 # multipathd took to make them whole by itself.
@@ -207,7 +200,7 @@ whole_after_burst() {
   MAPS_WHOLE=yes
   staged_whole "$n" && return
   [[ $PLUGIN_JAR != "$GUEST_PLUGIN_JAR" ]] || return 1
-  one=$(one_path_maps); t0=$(vm_now_ms)
+  one=$(maps_with_paths 1); t0=$(vm_now_ms)
   vm_wait "every map whole (the jar before, measured on)" 300 all_maps_whole "$n" && staged_whole "$n" || return
   MAPS_WHOLE="no:${one}_one_path_maps,whole_$(( $(vm_now_ms) - t0 ))_ms_later"
   echo "  the jar before: $one maps of $n held one path after the burst; whole $(( $(vm_now_ms) - t0 )) ms later"
@@ -466,7 +459,7 @@ peer_blocknode_round() {
 # (the harness checks that each map and disk is gone), then count and clean what gobrick left.
 PEER_LEFT=""
 peer_gobrick_round() {
-  local n=$1 i vols="" out c0 c1 c2 whole=0 dm left_s left_r left_w t0 cleanup_ms p
+  local n=$1 i vols="" out c0 c1 c2 whole left_s left_r left_w t0 cleanup_ms p
   for ((i = 1; i <= n; i++)); do vols+="${vols:+,}$i:$(bn_wwid $PEER_TID "$i")"; done
   c0=$(commands_now)
   out=$("$PEER" connect ${PEER_ARGS[@]+"${PEER_ARGS[@]}"} -target "$PEER_IQN" -portals "$PORTAL1,$PORTAL2" -volumes "$vols" 2>> "$VM_RESULTS/gobrick.log")
@@ -477,7 +470,7 @@ peer_gobrick_round() {
   peer_record gobrick attach "$n" "$(sed -n 's/.* n=[0-9]* failed=0 all_ms=\([0-9]*\).*/\1/p' <<<"$out")" \
     $(sed -n 's/^GOBRICK op=connect lun=[0-9]* ms=\([0-9]*\) .*/\1/p' <<<"$out")
   # A map whose second path is not in yet when ConnectVolume returned: counted, then waited for.
-  for dm in /sys/block/dm-*; do [[ $(count_of "$dm"/slaves/*) == 2 ]] && whole=$((whole + 1)); done
+  whole=$(maps_with_paths 2)
   vm_wait "$n maps of 2 paths each" $((60 + 2 * n)) all_maps_whole "$n" || return
   peer_staged_whole "$n" || return
   vols=$(sed -n 's/^GOBRICK op=connect lun=\([0-9]*\) ms=[0-9]* device=\(dm-[0-9]*\) wwn=\([0-9a-f]*\).*/\1:\3:\2/p' <<<"$out" | paste -sd,)

@@ -22,8 +22,10 @@ public final class DeviceMapperControl implements DeviceMapper {
     @Override
     public boolean message(String map, String message) throws IOException {
         try {
-            call(() -> LinuxNative.deviceMapperMessage(control.toString(), map, message));
-            return true;
+            return call(() -> {
+                LinuxNative.deviceMapperMessage(control.toString(), map, message);
+                return true;
+            });
         } catch (SyscallException e) {
             if (e.errno() == Errno.ENXIO) {
                 return false;
@@ -34,16 +36,16 @@ public final class DeviceMapperControl implements DeviceMapper {
 
     @Override
     public int openCount(String map) throws IOException {
-        int[] count = new int[1];
-        call(() -> count[0] = LinuxNative.deviceMapperOpenCount(control.toString(), map));
-        return count[0];
+        return call(() -> LinuxNative.deviceMapperOpenCount(control.toString(), map));
     }
 
     @Override
     public Removal remove(String map) throws IOException {
         try {
-            call(() -> LinuxNative.deviceMapperRemove(control.toString(), map));
-            return Removal.REMOVED;
+            return call(() -> {
+                LinuxNative.deviceMapperRemove(control.toString(), map);
+                return Removal.REMOVED;
+            });
         } catch (SyscallException e) {
             return switch (e.errno()) {
                 case EBUSY -> Removal.BUSY;
@@ -57,9 +59,9 @@ public final class DeviceMapperControl implements DeviceMapper {
      * Runs one call, its failure re-typed; one that says the control node cannot be used (it would not open, or the
      * kernel does not know the request) becomes an {@link UnavailableException}.
      */
-    private void call(SyscallException.NativeAction action) throws IOException {
+    private <T> T call(SyscallException.NativeCall<T> call) throws IOException {
         try {
-            retyped(action);
+            return retyped(call);
         } catch (SyscallException e) {
             if ("open".equals(e.syscall()) || e.errno() == Errno.ENOTTY || e.errno() == Errno.EINVAL) {
                 throw new UnavailableException("device-mapper control " + control + " unusable: " + e.getMessage(), e);
