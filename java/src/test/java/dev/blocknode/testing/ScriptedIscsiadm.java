@@ -1,5 +1,6 @@
 package dev.blocknode.testing;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -35,7 +36,7 @@ public final class ScriptedIscsiadm {
     /** iscsiadm -o new writes the record file with iscsid.conf's defaults, as the real one does. */
     public void expectRecordCreated(String portal) {
         commands.expect(node(portal, "-o", "new")).andDo(c -> {
-            Path record = database.resolve("nodes/" + iqn + "/" + portal.replace(':', ','));
+            Path record = record(portal);
             Files.createDirectories(record.getParent());
             Files.writeString(record, "node.name = " + iqn + "\nnode.session.auth.authmethod = None\n"
                     + "node.session.timeo.replacement_timeout = 120\n");
@@ -51,7 +52,22 @@ public final class ScriptedIscsiadm {
     /** The logout ends session N on SCSI host H, as iscsid does; then the record is deleted. */
     public void expectLogout(String portal, int session, int host) {
         commands.expect(node(portal, "--logout")).andDo(c -> sysfs.removeIscsiSession(session, host));
-        commands.expect(node(portal, "-o", "delete"));
+        expectRecordDeleted(portal);
+    }
+
+    /** {@code -o delete} removes the portal's record file, as iscsiadm does. */
+    public void expectRecordDeleted(String portal) {
+        commands.expect(node(portal, "-o", "delete")).andDo(c -> Files.deleteIfExists(record(portal)));
+    }
+
+    /** A record that exists before the test's calls: one a crashed stage wrote, say. */
+    public void recordExists(String portal) throws IOException {
+        Files.createDirectories(record(portal).getParent());
+        Files.writeString(record(portal), "node.name = " + iqn + "\n");
+    }
+
+    private Path record(String portal) {
+        return database.resolve("nodes/" + iqn + "/" + portal.replace(':', ','));
     }
 
     /** Each portal logged out in turn: session i+1 on SCSI host i+3, as the tests' logins numbered them. */

@@ -500,6 +500,12 @@ public final class IscsiTransport implements Transport {
                     + " running?)", () -> sessions.find(path).filter(s -> s.number() == number).isEmpty()
                     ? Optional.of(Boolean.TRUE) : Optional.empty());
             LOG.info(() -> "logged out of " + path);
+        } else if (records.find(path).isEmpty()) {
+            // No session and no record: another volume's unstage logged out and deleted it (a drain unstages the
+            // volumes of one target at once). An iscsiadm run here would cost a process and the database's write
+            // lock, which every stage's walk waits on, for nothing.
+            journal.forget(path);
+            return;
         }
         iscsiadm.deleteNodeRecord(path);
         journal.forget(path);

@@ -384,10 +384,25 @@ class IscsiTransportUnitTest {
     /** Died before the first login: nothing to log out of; records a cut-short login may have written go. */
     @Test
     void abandoningAnAttachThatNeverLoggedInOnlyForgetsTheRecords() throws Exception {
-        commands.expect(node(PORTALS[0], "-o", "delete")); // a record written before the crash
-        commands.expect(node(PORTALS[1], "-o", "delete")).fails(21, "iscsiadm: No records found");
+        iscsiadm.recordExists(PORTALS[0]); // written before the crash; portal 2's record was never made
+        iscsiadm.expectRecordDeleted(PORTALS[0]);
         transport.abandon(request(Secrets.NONE));
         assertEquals(List.of(), sysfs.writeLog(), "nothing scanned or deleted");
+    }
+
+    @Test
+    void aRecordThatIsAlreadyGoneCostsNoIscsiadmRun() throws Exception {
+        // In a drain the volumes of one target unstage at once: the last to release a session logs it out and
+        // deletes its record, and the others find neither session nor record.
+        Attachment attachment = attachedThroughBothPortals(Secrets.NONE);
+        commands.expect("dmsetup", "message", "mpatha", "0", "fail_if_no_path");
+        commands.expect("multipath", "-f", "mpatha").andDo(c -> sysfs.removeMap("dm-0"));
+        iscsiadm.expectLogoutOfBoth(PORTALS);
+        transport.detach(attachment);
+        commands.assertAllConsumed();
+        List<String> before = commands.commandLines();
+        transport.detach(attachment); // kubelet's retry, or a second volume of the same sessions
+        assertEquals(before, commands.commandLines(), "no command for sessions and records that are gone");
     }
 
     // ---- injected faults ---------------------------------------------------------------------------
