@@ -234,6 +234,11 @@ volumeStatsAggPeriod: 10s
 # Pods are resynced every 10 s instead of every minute: a claim grown by the resizer is seen (and
 # NodeExpandVolume called) at the next resync.
 syncFrequency: 10s
+# Node status every 2 s instead of every 10 s. Kubelet mounts a volume that needs attaching only after its node
+# status has reported the volume in use, and the attach/detach controller detaches it only after the status has
+# dropped it: every pod start and every detach waits for the next status, up to this period. The scenarios check
+# the order of those steps, never the period; with 10 s each one paid 5 s on average per volume each way.
+nodeStatusUpdateFrequency: 2s
 evictionHard: {"memory.available": "100Mi", "nodefs.available": "1%", "imagefs.available": "1%"}
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99

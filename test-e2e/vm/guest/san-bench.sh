@@ -191,19 +191,27 @@ stats_sweep() {
   echo "  stats sweep of $n volumes: $SWEEP_MS ms"
 }
 
-# After the stage burst: every map whole fails the jar under test. A jar before it (SAN_BEFORE_JAR) is measured on
-# (issue 32: a build whose stages used one-path maps): MAPS_WHOLE says how many maps had one path, and how long
-# multipathd took to make them whole by itself.
+# After the stage burst: every map whole, or the jar under test fails. Two cases are measured on instead, each
+# waiting up to 300 s for multipathd to make the maps whole by itself: a jar before it (SAN_BEFORE_JAR; issue 32: a
+# build whose stages used one-path maps), and any jar when GUEST_SAN_WHOLE_WAIT=yes (make bench-san's default):
+# at N >= 25 the guest's udev falls tens of seconds to minutes behind the disks, multipathd refuses a path until
+# udev has read its serial, and a stage that waited its 30 s for the map goes on with the path it has (the second
+# joins when udev's event reaches multipathd). MAPS_WHOLE says how many maps had one path, and how long after the
+# burst every map was whole. The smoke run of make test keeps the strict check.
 MAPS_WHOLE=yes
+WHOLE_WAIT=${GUEST_SAN_WHOLE_WAIT:-no}
 whole_after_burst() {
-  local n=$1 t0 one
+  local n=$1 t0 one who="the jar before"
   MAPS_WHOLE=yes
   staged_whole "$n" && return
-  [[ $PLUGIN_JAR != "$GUEST_PLUGIN_JAR" ]] || return 1
+  if [[ $PLUGIN_JAR == "$GUEST_PLUGIN_JAR" ]]; then
+    [[ $WHOLE_WAIT == yes ]] || return 1
+    who="the jar under test (GUEST_SAN_WHOLE_WAIT=yes)"
+  fi
   one=$(maps_with_paths 1); t0=$(vm_now_ms)
-  vm_wait "every map whole (the jar before, measured on)" 300 all_maps_whole "$n" && staged_whole "$n" || return
+  vm_wait "every map whole ($who, measured on)" 300 all_maps_whole "$n" && staged_whole "$n" || return
   MAPS_WHOLE="no:${one}_one_path_maps,whole_$(( $(vm_now_ms) - t0 ))_ms_later"
-  echo "  the jar before: $one maps of $n held one path after the burst; whole $(( $(vm_now_ms) - t0 )) ms later"
+  echo "  $who: $one maps of $n held one path after the burst; whole $(( $(vm_now_ms) - t0 )) ms later"
 }
 
 staged_whole() {
