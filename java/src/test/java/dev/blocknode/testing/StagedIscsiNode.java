@@ -117,7 +117,7 @@ public final class StagedIscsiNode {
     }
 
     /** The record a stage leaves once the volume's filesystem is mounted at its staging path. */
-    private static StagingRecord stagedRecord(AttachRequest request, Attachment attached) {
+    static StagingRecord stagedRecord(AttachRequest request, Attachment attached) {
         return StagingRecord.newBuilder()
                 .setVolumeId(request.volumeId())
                 .setTransport(attached.transport())
@@ -138,7 +138,7 @@ public final class StagedIscsiNode {
     }
 
     /** sda..sdz, sdaa..sdzz, as the kernel names disks. */
-    private static String diskName(int index) {
+    static String diskName(int index) {
         return index < 26 ? "sd" + (char) ('a' + index)
                 : "sd" + (char) ('a' + index / 26 - 1) + (char) ('a' + index % 26);
     }
