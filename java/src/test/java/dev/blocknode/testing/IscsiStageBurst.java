@@ -1,12 +1,8 @@
 package dev.blocknode.testing;
 
-import dev.blocknode.multipath.MultipathDaemon;
-import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.exec.CommandRunner;
 import dev.blocknode.os.host.Host;
 import dev.blocknode.os.wait.DeviceWaiter;
-import dev.blocknode.outcome.Secrets;
-import dev.blocknode.scsi.ScsiAddress;
 import dev.blocknode.scsi.SysfsWriter;
 import dev.blocknode.state.RecordStore;
 import dev.blocknode.transport.AttachRequest;
@@ -45,8 +41,6 @@ import java.util.stream.Stream;
  */
 public final class IscsiStageBurst {
 
-    private static final String[] PORTALS = {"10.0.0.1:3260", "10.0.1.1:3260"};
-
     /** Per volume, the time from the burst's start to its own end; and the burst's, to the last volume's end. */
     public record Timing(long[] perVolumeNanos, long wallNanos) {
     }
@@ -77,27 +71,19 @@ public final class IscsiStageBurst {
     }
 
     private void present(int v, StagedIscsiNode.Targets targets) {
-        boolean ownTarget = targets == StagedIscsiNode.Targets.ONE_PER_VOLUME;
-        String iqn = ownTarget ? String.format("iqn.2003-01.org.example.array:vol-%04d", v)
-                : "iqn.2003-01.org.example.array:shared";
-        long lun = ownTarget ? 1 : v + 1;
-        ScriptedIscsiadm iscsiadm = new ScriptedIscsiadm(commands, sysfs, database, iqn);
-        String naa = String.format("6001405%025x", v + 1);
-        String[] disks = new String[2];
-        for (int p = 0; p < 2; p++) {
-            int session = ownTarget ? 2 * v + p + 1 : p + 1;
-            int host = session + 2;
-            int disk = 2 * v + p;
-            disks[p] = StagedIscsiNode.diskName(disk);
-            sysfs.presentLun(new ScsiAddress(host, 0, 0, lun), disks[p], new DeviceNumber(65 + disk / 16,
-                    (disk % 16) * 16), "naa." + naa, null);
-            if (ownTarget || v == 0) {
-                iscsiadm.expectRecordCreated(PORTALS[p]);
-                iscsiadm.expectLogin(PORTALS[p], session, host);
-                iscsiadm.expectLogoutInAnyOrder(PORTALS[p], session, host);
+        StagedIscsiNode.VolumeLayout layout = StagedIscsiNode.VolumeLayout.of(v, targets);
+        layout.present(sysfs);
+        if (layout.firstOfItsTarget()) {
+            ScriptedIscsiadm iscsiadm = new ScriptedIscsiadm(commands, sysfs, database, layout.iqn());
+            for (int p = 0; p < 2; p++) {
+                String portal = StagedIscsiNode.PORTALS[p];
+                iscsiadm.expectRecordCreated(portal);
+                iscsiadm.expectLogin(portal, layout.sessions()[p], layout.hosts()[p]);
+                iscsiadm.expectLogoutInAnyOrder(portal, layout.sessions()[p], layout.hosts()[p]);
             }
         }
-        String wwid = "3" + naa;
+        String[] disks = layout.disks();
+        String wwid = layout.wwid();
         String map = "mpath" + v;
         // multipathd with find_multipaths "no" (figure h's guest): it records the WWID itself, no multipath -a.
         commands.expect("multipathd", "add", "path", disks[0]).succeeds("ok\n");
@@ -107,8 +93,7 @@ public final class IscsiStageBurst {
         // none): a node's plugin makes it with two ioctls instead.
         commands.expect("dmsetup", "message", map, "0", "fail_if_no_path");
         commands.expect("multipath", "-f", map).andDo(c -> sysfs.removeMap("dm-" + v));
-        requests.add(new AttachRequest(StagedIscsiNode.volumeId(v), Map.of("targetPortal", PORTALS[0],
-                "portals", PORTALS[1], "iqn", iqn, "lun", Long.toString(lun)), Map.of(), Secrets.NONE));
+        requests.add(layout.request());
     }
 
     /**
@@ -120,20 +105,9 @@ public final class IscsiStageBurst {
      */
     public IscsiTransport transport(CommandRunner commands, SysfsWriter writer, DeviceWaiter waiter) {
         Host host = new Host(sysfs.paths(), commands, new QueryOnlyMounter(), new RecordingBlockDevices(sysfs.paths()));
-        MultipathDaemon findMultipathsNo = new MultipathDaemon() {
-            @Override
-            public boolean isRunning() {
-                return true;
-            }
-
-            @Override
-            public boolean takesEveryPath() {
-                return true;
-            }
-        };
         return new IscsiTransport(host, new IscsiAdm(commands), new NodeRecordFiles(database), writer, waiter,
-                findMultipathsNo, LunAttacher.Timeouts.DEFAULTS, FenceSettings.DEFAULTS, LoginJournal.in(stateDir),
-                ScanJournal.in(stateDir));
+                new GreedyMultipathd(), LunAttacher.Timeouts.DEFAULTS, FenceSettings.DEFAULTS,
+                LoginJournal.in(stateDir), ScanJournal.in(stateDir));
     }
 
     /** Every volume staged at once: attached, then its staging record saved. Fails if any volume failed. */
