@@ -155,7 +155,7 @@ compile-harnesses: $(PLUGIN_JAR)
 	  $$(find test-e2e/bench/src test-e2e/soak/src -name '*.java') $$(grep -v '^#' test-e2e/bench/fakes.list) && \
 	(cd test-e2e/bench/kubeletclient && go vet ./... && go build -o "$$out/kubeletclient" . && go test -count=1 ./...) && \
 	(cd test-e2e/bench/gobrick-attach && go vet ./... && go build -o "$$out/gobrick-attach" .) && \
-	echo "harnesses: the bench and soak sources (figure k's with the fakes of test-e2e/bench/fakes.list) compile against $(PLUGIN_JAR); figure g's Go client builds and passes its test; figure i's gobrick harness builds"
+	echo "harnesses: the bench and soak sources (figures k's and l's with the fakes of test-e2e/bench/fakes.list) compile against $(PLUGIN_JAR); figure g's Go client builds and passes its test; figure i's gobrick harness builds"
 
 .PHONY: clean
 clean:

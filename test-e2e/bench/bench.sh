@@ -7,7 +7,7 @@
 # environment (all optional; the defaults are the figures of README.md):
 #   BENCH_CYCLES=400 BENCH_ROUNDS=8 BENCH_CLUTTER=3000 BENCH_BURST=100 BENCH_STATS_VOLUMES=1000
 #   BENCH_SWEEPS=5 BENCH_START_TRIALS=5 BENCH_IDLE_SETTLE_MS=2000
-#   BENCH_FIGURES=abcdefgk     a subset, e.g. "d" (b stages its own volume without a; e's burst RSS needs c)
+#   BENCH_FIGURES=abcdefgkl    a subset, e.g. "d" (b stages its own volume without a; e's burst RSS needs c)
 #   BENCH_P1_EXTRA_FLAGS=...   extra JVM flags for the plugin of a-d only, e.g. a JFR recording for a profile
 #                              (the table then says so: those runs are not the image's flags)
 #   BENCH_PROFILE=1            JFR recordings (settings=profile) of the plugin over the measured windows of a
@@ -159,7 +159,7 @@ fi
 # Its client: grpc-go as kubelet's (kubeletclient/, from the module cache or the Go module proxy).
 reference=
 kubelet_client=
-if [[ ${BENCH_FIGURES:-abcdefgk} == *g* ]]; then
+if [[ ${BENCH_FIGURES:-abcdefgkl} == *g* ]]; then
     reference=$("$repo/test-e2e/sidecars/get.sh" hostpathplugin 2>"$out/reference.log") ||
         { echo "bench: no reference driver for figure g (see $out/reference.log)" >&2; reference=; }
     command -v go >/dev/null || die "figure g needs go for its client (apt-get install golang-go, or make deps)"
@@ -175,7 +175,7 @@ fi
     --cycles "${BENCH_CYCLES:-400}" --rounds "${BENCH_ROUNDS:-8}" --clutter "${BENCH_CLUTTER:-3000}" \
     --burst "${BENCH_BURST:-100}" --stats-volumes "${BENCH_STATS_VOLUMES:-1000}" --sweeps "${BENCH_SWEEPS:-5}" \
     --start-trials "${BENCH_START_TRIALS:-5}" --idle-settle-ms "${BENCH_IDLE_SETTLE_MS:-2000}" \
-    --figures "${BENCH_FIGURES:-abcdefgk}" --p1-extra-flags "${BENCH_P1_EXTRA_FLAGS:-}" --reference "$reference" \
+    --figures "${BENCH_FIGURES:-abcdefgkl}" --p1-extra-flags "${BENCH_P1_EXTRA_FLAGS:-}" --reference "$reference" \
     --kubelet-client "$kubelet_client" \
     --profile-dir "$( [[ -n ${BENCH_PROFILE:-} ]] && echo "$out/profile" )" &
 bench_pid=$!

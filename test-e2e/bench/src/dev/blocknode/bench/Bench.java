@@ -13,7 +13,7 @@ import static dev.blocknode.bench.BenchRun.MIB;
 import static dev.blocknode.bench.BenchRun.log;
 
 /**
- * blocknode's benchmark (figures a-g and k of test-e2e/bench/README.md). Every figure is a ratio to a baseline
+ * blocknode's benchmark (figures a-g, k and l of test-e2e/bench/README.md). Every figure is a ratio to a baseline
  * measured in the same run, interleaved with it where the two can alternate, so that a noisy shared
  * machine moves both; absolute values are printed for the record. Run by bench.sh, which builds the
  * pieces, owns the work directory and cleans up after any exit.
@@ -111,6 +111,9 @@ public final class Bench {
                 }
                 if (o.has('k')) {
                     new FigureK(run).measure();
+                }
+                if (o.has('l')) {
+                    new FigureL(run).measure();
                 }
                 if (o.has('a')) {
                     new Diagnostics(run).flagsExperiment(image);

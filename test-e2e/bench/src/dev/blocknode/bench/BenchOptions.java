@@ -11,7 +11,7 @@ record BenchOptions(Path jar, Path work, Path helper, Path jvmArgs, Path aotCach
                int startTrials, long idleSettleMillis, String figures, List<String> p1ExtraFlags, Path profileDir,
                Path reference, Path kubeletClient) {
 
-    static final String ALL_FIGURES = "abcdefgk";
+    static final String ALL_FIGURES = "abcdefgkl";
 
     static BenchOptions parse(String[] args) {
         Map<String, String> m = new LinkedHashMap<>();

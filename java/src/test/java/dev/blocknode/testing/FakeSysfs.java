@@ -48,6 +48,9 @@ import java.util.Optional;
  * leaves nothing); a scan of an address that has a disk changes nothing, and the disk keeps the identity it
  * was probed with until it is rescanned, even when the array has put another LUN at that number; a port
  * whose dev_loss_tmo ran out is "Not Present" with roles "unknown" and keeps its target id, its disks gone.
+ *
+ * <p>Each change to the tree (and each write with its reaction) is made under this object's lock, so that threads
+ * staging volumes at once (a burst) see the kernel's changes one at a time, as a reader of sysfs sees them.
  */
 public final class FakeSysfs implements SysfsWriter {
 
@@ -111,7 +114,7 @@ public final class FakeSysfs implements SysfsWriter {
      * An FC HBA port: SCSI host H with fc_host attributes. Its fabric_name is 0x0, as with the VM tier's FCoE
      * VN2VN ports (point-to-point, no switch); a port on a switched fabric shows the switch's WWN there.
      */
-    public FakeSysfs fcHost(int host, String wwpn, String state) throws IOException {
+    public synchronized FakeSysfs fcHost(int host, String wwpn, String state) throws IOException {
         Path hostDir = scsiHost(host);
         Path fcHost = hostDir.resolve("fc_host/host" + host);
         attribute(fcHost.resolve("port_name"), wwpn);
@@ -123,7 +126,7 @@ public final class FakeSysfs implements SysfsWriter {
     }
 
     /** A SCSI host with no FC attributes (an iSCSI session's host, say). */
-    public Path scsiHost(int host) throws IOException {
+    public synchronized Path scsiHost(int host) throws IOException {
         Path existing = hostDirs.get(host);
         if (existing != null) {
             return existing;
@@ -142,7 +145,8 @@ public final class FakeSysfs implements SysfsWriter {
      * kernel's for such a port: "FCP Target" for a target, "FCP Initiator" for another initiator, "unknown"
      * once it is "Not Present".
      */
-    public FakeSysfs remotePort(int host, int channel, int number, String wwpn, String state, int scsiTargetId)
+    public synchronized FakeSysfs remotePort(int host, int channel, int number, String wwpn, String state,
+                                             int scsiTargetId)
             throws IOException {
         String roles = state.equals("Not Present") ? "unknown" : scsiTargetId >= 0 ? "FCP Target" : "FCP Initiator";
         return remotePort(host, channel, number, wwpn, state, scsiTargetId, roles);
@@ -152,7 +156,8 @@ public final class FakeSysfs implements SysfsWriter {
      * A remote port with the roles given as sysfs lists them: "FCP Target, FCP Initiator" is an LIO or FCoE
      * array port (the VM tier's), which logs in as an initiator too.
      */
-    public FakeSysfs remotePort(int host, int channel, int number, String wwpn, String state, int scsiTargetId,
+    public synchronized FakeSysfs remotePort(int host, int channel, int number, String wwpn, String state,
+                                             int scsiTargetId,
                                 String roles) throws IOException {
         Path hostDir = scsiHost(host);
         String name = "rport-" + host + ":" + channel + "-" + number;
@@ -177,7 +182,7 @@ public final class FakeSysfs implements SysfsWriter {
      * What the kernel does when a remote port's dev_loss_tmo runs out: the port is "Not Present" with roles
      * "unknown" (its target id stays), and its SCSI target and every disk behind it are removed.
      */
-    public void loseRemotePort(int host, int channel, int number) throws IOException {
+    public synchronized void loseRemotePort(int host, int channel, int number) throws IOException {
         String name = "rport-" + host + ":" + channel + "-" + number;
         Path classDir = scsiHost(host).resolve(name).resolve("fc_remote_ports/" + name);
         attribute(classDir.resolve("port_state"), "Not Present");
@@ -191,7 +196,7 @@ public final class FakeSysfs implements SysfsWriter {
     }
 
     /** The SCSI targets the kernel shows now: "H:C:T" of every targetH:C:T directory. */
-    public List<String> scsiTargets() throws IOException {
+    public synchronized List<String> scsiTargets() throws IOException {
         List<String> targets = new ArrayList<>();
         for (Map.Entry<String, Path> entry : targetParents.entrySet()) {
             if (Files.isDirectory(entry.getValue().resolve("target" + entry.getKey()))) {
@@ -205,7 +210,8 @@ public final class FakeSysfs implements SysfsWriter {
      * An iSCSI session as open-iscsi leaves it after login: SCSI host H with .../hostH/sessionN/targetH:0:0,
      * the iscsi_session and iscsi_connection class entries, and LUNs of the session under its target.
      */
-    public FakeSysfs iscsiSession(int session, int host, String iqn, String address, int port) throws IOException {
+    public synchronized FakeSysfs iscsiSession(int session, int host, String iqn, String address, int port)
+            throws IOException {
         // As with node.session.scan=manual: no target dir until a LUN is scanned (see scanned()).
         Path sessionDir = scsiHost(host).resolve("session" + session);
         Files.createDirectories(sessionDir);
@@ -224,7 +230,7 @@ public final class FakeSysfs implements SysfsWriter {
     }
 
     /** The session's state as iscsid's recovery leaves it: LOGGED_IN, FAILED, REOPEN, FREE. */
-    public void setIscsiSessionState(int session, String state) throws IOException {
+    public synchronized void setIscsiSessionState(int session, String state) throws IOException {
         attribute(sys.resolve("class/iscsi_session/session" + session + "/state"), state);
     }
 
@@ -232,13 +238,13 @@ public final class FakeSysfs implements SysfsWriter {
      * A logout under way: the session's SCSI target (and so its disks' addresses) is gone and the kernel has set its
      * target_id to -1, while its class entry still says LOGGED_IN.
      */
-    public void iscsiSessionTearingDown(int session, int host) throws IOException {
+    public synchronized void iscsiSessionTearingDown(int session, int host) throws IOException {
         deleteTree(scsiHost(host).resolve("session" + session).resolve("target" + host + ":0:0"));
         attribute(sys.resolve("class/iscsi_session/session" + session + "/target_id"), "-1");
     }
 
     /** What logout does: the session, its class entries and its target go away. */
-    public void removeIscsiSession(int session, int host) throws IOException {
+    public synchronized void removeIscsiSession(int session, int host) throws IOException {
         deleteTree(sys.resolve("class/iscsi_session/session" + session));
         deleteTree(sys.resolve("class/iscsi_connection/connection" + session + ":0"));
         deleteTree(scsiHost(host).resolve("session" + session));
@@ -256,18 +262,19 @@ public final class FakeSysfs implements SysfsWriter {
      * disk already there, this is the array putting another LUN at that number: the disk keeps the identity
      * it was probed with until its rescan is written.
      */
-    public FakeSysfs presentLun(ScsiAddress address, String name, DeviceNumber number, String wwid, byte[] vpd83) {
+    public synchronized FakeSysfs presentLun(ScsiAddress address, String name, DeviceNumber number, String wwid,
+                                             byte[] vpd83) {
         presented.put(address, new Presented(name, number, wwid, vpd83, "running"));
         return this;
     }
 
     /** The array stops presenting a LUN at {@code address}: a scan there finds nothing (a disk already there stays). */
-    public void unpresentLun(ScsiAddress address) {
+    public synchronized void unpresentLun(ScsiAddress address) {
         presented.remove(address);
     }
 
     /** A disk present now, as after a scan: SCSI device, block device, class links, /dev node. */
-    public Disk addDisk(ScsiAddress address, String name, DeviceNumber number, String wwid, byte[] vpd83,
+    public synchronized Disk addDisk(ScsiAddress address, String name, DeviceNumber number, String wwid, byte[] vpd83,
                         String state) throws IOException {
         scsiHost(address.host());
         String target = address.host() + ":" + address.channel() + ":" + address.target();
@@ -304,18 +311,24 @@ public final class FakeSysfs implements SysfsWriter {
         return disk;
     }
 
-    public Disk addDisk(ScsiAddress address, String name, DeviceNumber number, String wwid) throws IOException {
+    public synchronized Disk addDisk(ScsiAddress address, String name, DeviceNumber number, String wwid)
+            throws IOException {
         return addDisk(address, name, number, wwid, null, "running");
     }
 
     /** What the kernel does on delete: the disk and every link to it disappear. */
-    public void removeDisk(String name) throws IOException {
+    public synchronized void removeDisk(String name) throws IOException {
         Disk disk = disks.remove(name);
         if (disk == null) {
             throw new IllegalStateException("no disk " + name);
         }
-        for (Path mapDir : maps.values()) {
-            Files.deleteIfExists(mapDir.resolve("slaves/" + name));
+        // The maps that hold it, from its holders (kept in step with the maps' slaves here): a node with hundreds of
+        // maps does not walk them all per disk, which would make the fake's drain of a burst (figure l) N^2.
+        for (String holder : entries(disk.blockDir().resolve("holders"))) {
+            Path mapDir = maps.get(holder);
+            if (mapDir != null) {
+                Files.deleteIfExists(mapDir.resolve("slaves/" + name));
+            }
         }
         Files.deleteIfExists(sys.resolve("class/scsi_device/" + disk.address()));
         Files.deleteIfExists(sys.resolve("class/block/" + name));
@@ -332,7 +345,7 @@ public final class FakeSysfs implements SysfsWriter {
         }
     }
 
-    public void setState(String name, String state) throws IOException {
+    public synchronized void setState(String name, String state) throws IOException {
         attribute(disks.get(name).deviceDir().resolve("state"), state);
     }
 
@@ -340,19 +353,19 @@ public final class FakeSysfs implements SysfsWriter {
         return Files.exists(sys.resolve("class/block/" + name));
     }
 
-    public List<String> diskNames() {
+    public synchronized List<String> diskNames() {
         return List.copyOf(disks.keySet());
     }
 
     // ---- device-mapper ---------------------------------------------------------------------------
 
     /** A dm multipath map dm-MINOR named {@code name} with uuid "mpath-" + wwid over {@code slaves}. */
-    public Path addMap(int minor, String name, String wwid, List<String> slaves) throws IOException {
+    public synchronized Path addMap(int minor, String name, String wwid, List<String> slaves) throws IOException {
         return addDm(minor, name, "mpath-" + wwid, slaves);
     }
 
     /** A block device with no SCSI below it (a loop device, a virtio disk): sysfs entries and a /dev node. */
-    public Path addBlockDevice(String name, DeviceNumber number) throws IOException {
+    public synchronized Path addBlockDevice(String name, DeviceNumber number) throws IOException {
         Path blockDir = sys.resolve("devices/virtual/block/" + name);
         blockDevice(blockDir, name, number);
         link(sys.resolve("class/block/" + name), blockDir);
@@ -364,7 +377,7 @@ public final class FakeSysfs implements SysfsWriter {
      * A block device whose sysfs directory is {@code blockDir}, wherever the kernel puts it (an NVMe head under
      * its subsystem, a namespace under its controller): attributes, class and dev links, /dev node.
      */
-    public Path addBlockDeviceAt(Path blockDir, String name, DeviceNumber number) throws IOException {
+    public synchronized Path addBlockDeviceAt(Path blockDir, String name, DeviceNumber number) throws IOException {
         blockDevice(blockDir, name, number);
         link(sys.resolve("class/block/" + name), blockDir);
         link(sys.resolve("block/" + name), blockDir);
@@ -372,7 +385,7 @@ public final class FakeSysfs implements SysfsWriter {
     }
 
     /** What the kernel does when such a device goes: its directory, links and /dev node disappear. */
-    public void removeBlockDeviceAt(Path blockDir, String name, DeviceNumber number) throws IOException {
+    public synchronized void removeBlockDeviceAt(Path blockDir, String name, DeviceNumber number) throws IOException {
         Files.deleteIfExists(sys.resolve("class/block/" + name));
         Files.deleteIfExists(sys.resolve("block/" + name));
         Files.deleteIfExists(sys.resolve("dev/block/" + number));
@@ -381,7 +394,7 @@ public final class FakeSysfs implements SysfsWriter {
     }
 
     /** Any dm device (an LVM volume on a map, a kpartx partition...). */
-    public Path addDm(int minor, String name, String uuid, List<String> slaves) throws IOException {
+    public synchronized Path addDm(int minor, String name, String uuid, List<String> slaves) throws IOException {
         String kernelName = "dm-" + minor;
         Path dmDir = sys.resolve("devices/virtual/block/" + kernelName);
         blockDevice(dmDir, kernelName, new DeviceNumber(253, minor));
@@ -400,7 +413,7 @@ public final class FakeSysfs implements SysfsWriter {
     }
 
     /** What {@code multipathd add path} does to a map that exists: the disk becomes one of its slaves. */
-    public void addSlave(String mapKernelName, String slave) throws IOException {
+    public synchronized void addSlave(String mapKernelName, String slave) throws IOException {
         Path dmDir = maps.get(mapKernelName);
         if (dmDir == null) {
             throw new IllegalStateException("no dm device " + mapKernelName);
@@ -411,16 +424,17 @@ public final class FakeSysfs implements SysfsWriter {
     }
 
     /** What a successful dm remove does: the map and the holder links of its slaves disappear. */
-    public void removeMap(String kernelName) throws IOException {
+    public synchronized void removeMap(String kernelName) throws IOException {
         Path dmDir = maps.remove(kernelName);
         if (dmDir == null) {
             throw new IllegalStateException("no dm device " + kernelName);
         }
-        for (Disk disk : disks.values()) {
-            Files.deleteIfExists(disk.blockDir().resolve("holders/" + kernelName));
-        }
-        for (Path other : maps.values()) {
-            Files.deleteIfExists(other.resolve("holders/" + kernelName));
+        // Its slaves' holder links (disks or maps below it), found through its own slaves, not a walk of the node.
+        for (String slave : entries(dmDir.resolve("slaves"))) {
+            Path lower = dmDir.resolve("slaves/" + slave);
+            if (Files.exists(lower)) {
+                Files.deleteIfExists(lower.toRealPath().resolve("holders/" + kernelName));
+            }
         }
         Files.deleteIfExists(sys.resolve("class/block/" + kernelName));
         Files.deleteIfExists(sys.resolve("block/" + kernelName));
@@ -452,17 +466,15 @@ public final class FakeSysfs implements SysfsWriter {
     private String failureReason = "";
 
     @Override
-    public void write(Path attribute, String value) throws IOException {
-        synchronized (this) {
-            Path real = Files.exists(attribute) ? attribute.toRealPath() : attribute;
-            Integer left = failingWrites.get(real);
-            if (left != null && left > 0) {
-                failingWrites.put(real, left - 1);
-                failedWrites.add(new Write(attribute, value));
-                throw new FileSystemException(attribute.toString(), null, failureReason);
-            }
-            writes.add(new Write(attribute, value));
+    public synchronized void write(Path attribute, String value) throws IOException {
+        Path target = Files.exists(attribute) ? attribute.toRealPath() : attribute;
+        Integer left = failingWrites.get(target);
+        if (left != null && left > 0) {
+            failingWrites.put(target, left - 1);
+            failedWrites.add(new Write(attribute, value));
+            throw new FileSystemException(attribute.toString(), null, failureReason);
         }
+        writes.add(new Write(attribute, value));
         SysfsWriter.DIRECT.write(attribute, value);
         Path real = attribute.toRealPath();
         String file = real.getFileName().toString();
@@ -535,6 +547,16 @@ public final class FakeSysfs implements SysfsWriter {
     }
 
     // ---- helpers -------------------------------------------------------------------------------------
+
+    /** The names in a directory; none when it does not exist. */
+    private static List<String> entries(Path dir) throws IOException {
+        if (!Files.isDirectory(dir)) {
+            return List.of();
+        }
+        try (var listed = Files.list(dir)) {
+            return listed.map(p -> p.getFileName().toString()).toList();
+        }
+    }
 
     private void blockDevice(Path blockDir, String name, DeviceNumber number) throws IOException {
         attribute(blockDir.resolve("dev"), number.toString());

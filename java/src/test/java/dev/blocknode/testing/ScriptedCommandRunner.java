@@ -9,7 +9,9 @@ import dev.blocknode.os.exec.CommandTimeoutException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Function;
 import java.util.function.Predicate;
 
@@ -20,6 +22,11 @@ import java.util.function.Predicate;
  * was asked for. A call that is not the next expected one fails the test, naming the call, what was
  * expected and what ran before; {@link #assertAllConsumed()} fails on expectations left over. Every call
  * is recorded (argv, timeout and stdin) for inspection.
+ *
+ * <p>{@link #inAnyOrder()} makes one whose exact-argv expectations match in whatever order the calls come, each once
+ * (or any number of times, {@link Expectation#anyTimes()}): for calls made by concurrent threads (a burst of stages,
+ * one thread per volume), whose interleaving no script can foretell. They are found by their argv, so a burst of
+ * hundreds of calls costs the fake no walk of the script per call.
  */
 public final class ScriptedCommandRunner implements CommandRunner {
 
@@ -92,15 +99,39 @@ public final class ScriptedCommandRunner implements CommandRunner {
     private final Deque<Expectation> expected = new ArrayDeque<>();
     private final List<Command> calls = new ArrayList<>();
     private final List<String> failures = new ArrayList<>();
+    /** In any order: the expectations by argv, each argv's in the order they were made. Null for a script. */
+    private final Map<List<String>, Deque<Expectation>> byArgv;
 
-    /** Expects exactly this argv next. */
+    public ScriptedCommandRunner() {
+        this(false);
+    }
+
+    private ScriptedCommandRunner(boolean anyOrder) {
+        this.byArgv = anyOrder ? new HashMap<>() : null;
+    }
+
+    /** A runner whose expectations (exact argv only) match calls in any order: see the class comment. */
+    public static ScriptedCommandRunner inAnyOrder() {
+        return new ScriptedCommandRunner(true);
+    }
+
+    /** Expects exactly this argv next (in any order: at some point). */
     public synchronized Expectation expect(String... argv) {
         List<String> wanted = List.of(argv);
-        return expect(String.join(" ", argv), command -> command.argv().equals(wanted));
+        Expectation expectation = new Expectation(String.join(" ", argv), command -> command.argv().equals(wanted));
+        if (byArgv != null) {
+            byArgv.computeIfAbsent(wanted, k -> new ArrayDeque<>()).addLast(expectation);
+        } else {
+            expected.addLast(expectation);
+        }
+        return expectation;
     }
 
     /** Expects a command that {@code matcher} accepts next; {@code description} is what messages show. */
     public synchronized Expectation expect(String description, Predicate<Command> matcher) {
+        if (byArgv != null) {
+            throw new IllegalStateException("a runner in any order finds its expectations by argv: " + description);
+        }
         Expectation expectation = new Expectation(description, matcher);
         expected.addLast(expectation);
         return expectation;
@@ -108,6 +139,45 @@ public final class ScriptedCommandRunner implements CommandRunner {
 
     @Override
     public CommandResult run(Command command) throws CommandException {
+        Expectation next = byArgv != null ? matchInAnyOrder(command) : matchNext(command);
+        if (next.action != null) {
+            try {
+                next.action.run(command);
+            } catch (Exception e) {
+                throw new AssertionError("the scripted action of \"" + next + "\" failed: " + e, e);
+            }
+        }
+        if (next.failure != null) {
+            throw next.failure.apply(command);
+        }
+        return next.result;
+    }
+
+    /** Any expectation of the call's argv: the first made, which stays if it may match any number of times. */
+    private synchronized Expectation matchInAnyOrder(Command command) {
+        calls.add(command);
+        Deque<Expectation> ofArgv = byArgv.get(command.argv());
+        Expectation match = ofArgv == null ? null : ofArgv.peekFirst();
+        if (match == null) {
+            String message = "unexpected command #" + calls.size() + ": " + command.display()
+                    + " (in any order: no expectation has its argv; " + stillExpected().size() + " still expected)";
+            failures.add(message);
+            throw new AssertionError(message);
+        }
+        if (!match.anyTimes) {
+            ofArgv.removeFirst();
+        }
+        return match;
+    }
+
+    private List<Expectation> stillExpected() {
+        if (byArgv == null) {
+            return List.copyOf(expected);
+        }
+        return byArgv.values().stream().flatMap(Deque::stream).toList();
+    }
+
+    private Expectation matchNext(Command command) {
         Expectation next;
         synchronized (this) {
             calls.add(command);
@@ -128,17 +198,7 @@ public final class ScriptedCommandRunner implements CommandRunner {
                 expected.removeFirst();
             }
         }
-        if (next.action != null) {
-            try {
-                next.action.run(command);
-            } catch (Exception e) {
-                throw new AssertionError("the scripted action of \"" + next + "\" failed: " + e, e);
-            }
-        }
-        if (next.failure != null) {
-            throw next.failure.apply(command);
-        }
-        return next.result;
+        return next;
     }
 
     /** Fails unless every expectation was met and no unexpected command ran (even one whose error was caught). */
@@ -146,8 +206,9 @@ public final class ScriptedCommandRunner implements CommandRunner {
         if (!failures.isEmpty()) {
             throw new AssertionError(String.join("\n", failures));
         }
-        if (expected.stream().anyMatch(e -> !e.anyTimes)) {
-            throw new AssertionError("expected commands that never ran: " + expected + "\n  ran: "
+        List<Expectation> left = stillExpected();
+        if (left.stream().anyMatch(e -> !e.anyTimes)) {
+            throw new AssertionError("expected commands that never ran: " + left + "\n  ran: "
                     + calls.stream().map(Command::display).toList());
         }
     }

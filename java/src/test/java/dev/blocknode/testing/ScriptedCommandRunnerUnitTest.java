@@ -105,4 +105,36 @@ class ScriptedCommandRunnerUnitTest {
         unused.expect("x").anyTimes();
         assertDoesNotThrow(unused::assertAllConsumed);
     }
+
+    @Test
+    void inAnyOrderEachExpectationMatchesOnceWhateverTheOrder() throws Exception {
+        ScriptedCommandRunner runner = ScriptedCommandRunner.inAnyOrder();
+        List<String> effects = new ArrayList<>();
+        runner.expect("multipathd", "add", "path", "sda").andDo(c -> effects.add("sda"));
+        runner.expect("multipathd", "add", "path", "sdb").andDo(c -> effects.add("sdb"));
+        runner.expect("iscsiadm", "-o", "delete").anyTimes();
+        runner.run(Command.of("multipathd", "add", "path", "sdb"));
+        runner.run(Command.of("iscsiadm", "-o", "delete"));
+        runner.run(Command.of("multipathd", "add", "path", "sda"));
+        runner.run(Command.of("iscsiadm", "-o", "delete"));
+        assertEquals(List.of("sdb", "sda"), effects);
+        runner.assertAllConsumed();
+
+        AssertionError twice = assertThrows(AssertionError.class,
+                () -> runner.run(Command.of("multipathd", "add", "path", "sda")));
+        assertTrue(twice.getMessage().contains("multipathd add path sda"), twice.getMessage());
+        assertThrows(AssertionError.class, runner::assertAllConsumed, "a call past its expectation fails the check");
+    }
+
+    @Test
+    void inAnyOrderAnExpectationThatNeverRanFailsTheFinalCheck() throws Exception {
+        ScriptedCommandRunner runner = ScriptedCommandRunner.inAnyOrder();
+        runner.expect("multipath", "-f", "mpatha");
+        runner.expect("multipath", "-f", "mpathb");
+        runner.run(Command.of("multipath", "-f", "mpathb"));
+        AssertionError left = assertThrows(AssertionError.class, runner::assertAllConsumed);
+        assertTrue(left.getMessage().contains("multipath -f mpatha"), left.getMessage());
+        assertThrows(IllegalStateException.class, () -> runner.expect("anything", c -> true),
+                "in any order, expectations are found by their argv");
+    }
 }

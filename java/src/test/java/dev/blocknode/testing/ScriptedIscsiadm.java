@@ -70,6 +70,26 @@ public final class ScriptedIscsiadm {
         return database.resolve("nodes/" + iqn + "/" + portal.replace(':', ','));
     }
 
+    /**
+     * For a runner in any order (a burst of unstages): the logout ends session N on SCSI host H, once; the record's
+     * deletion, which removes its file as iscsiadm does, may come any number of times, since the last two volumes of a
+     * target may each find the session gone and delete the record.
+     */
+    public void expectLogoutInAnyOrder(String portal, int session, int host) {
+        commands.expect(node(portal, "--logout")).andDo(c -> sysfs.removeIscsiSession(session, host));
+        commands.expect(node(portal, "-o", "delete")).anyTimes().andDo(c -> {
+            Path record = database.resolve("nodes/" + iqn + "/" + portal.replace(':', ','));
+            Files.deleteIfExists(record);
+            if (Files.isDirectory(record.getParent())) {
+                try (var left = Files.list(record.getParent())) {
+                    if (left.findAny().isEmpty()) {
+                        Files.deleteIfExists(record.getParent());
+                    }
+                }
+            }
+        });
+    }
+
     /** Each portal logged out in turn: session i+1 on SCSI host i+3, as the tests' logins numbered them. */
     public void expectLogoutOfBoth(String... portals) {
         for (int i = 0; i < portals.length; i++) {

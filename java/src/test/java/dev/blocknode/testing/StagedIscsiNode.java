@@ -48,7 +48,7 @@ public final class StagedIscsiNode {
 
     /** A boot id in the kernel's shape: the records are of this boot, so the loop takes every volume. */
     public static final String BOOT_ID = "5f3c2a1e-8b7d-4c6a-9e0f-1a2b3c4d5e6f";
-    private static final String[] PORTALS = {"10.0.0.1:3260", "10.0.1.1:3260"};
+    static final String[] PORTALS = {"10.0.0.1:3260", "10.0.1.1:3260"};
 
     private final FakeSysfs sysfs;
     private final ScriptedCommandRunner commands = new ScriptedCommandRunner();
@@ -81,34 +81,23 @@ public final class StagedIscsiNode {
                 LunAttacher.Timeouts.DEFAULTS, FenceSettings.DEFAULTS, LoginJournal.in(stateDir),
                 ScanJournal.in(stateDir));
         for (int v = 0; v < volumes; v++) {
-            boolean ownTarget = targets == Targets.ONE_PER_VOLUME;
-            String iqn = ownTarget ? String.format("iqn.2003-01.org.example.array:vol-%04d", v)
-                    : "iqn.2003-01.org.example.array:shared";
-            long lun = ownTarget ? 1 : v + 1;
-            ScriptedIscsiadm iscsiadm = new ScriptedIscsiadm(commands, sysfs, database, iqn);
-            String naa = String.format("6001405%025x", v + 1);
-            String[] disks = new String[2];
-            for (int p = 0; p < 2; p++) {
-                int session = ownTarget ? 2 * v + p + 1 : p + 1;
-                int host = session + 2;
-                int disk = 2 * v + p;
-                disks[p] = diskName(disk);
-                // Majors 65-71 and 128-135 are the sd majors past the first 16 disks, 16 minors a disk.
-                DeviceNumber number = new DeviceNumber(65 + disk / 16, (disk % 16) * 16);
-                sysfs.presentLun(new ScsiAddress(host, 0, 0, lun), disks[p], number, "naa." + naa, null);
-                if (ownTarget || v == 0) {
+            VolumeLayout layout = VolumeLayout.of(v, targets);
+            layout.present(sysfs);
+            if (layout.firstOfItsTarget()) {
+                ScriptedIscsiadm iscsiadm = new ScriptedIscsiadm(commands, sysfs, database, layout.iqn());
+                for (int p = 0; p < 2; p++) {
                     iscsiadm.expectRecordCreated(PORTALS[p]);
-                    iscsiadm.expectLogin(PORTALS[p], session, host);
+                    iscsiadm.expectLogin(PORTALS[p], layout.sessions()[p], layout.hosts()[p]);
                 }
             }
-            String wwid = "3" + naa;
+            String[] disks = layout.disks();
+            String wwid = layout.wwid();
             int minor = v;
             commands.expect("multipath", "-a", wwid);
             commands.expect("multipathd", "add", "path", disks[0]).succeeds("ok\n");
             commands.expect("multipathd", "add", "path", disks[1]).succeeds("ok\n")
                     .andDo(c -> sysfs.addMap(minor, "mpath" + minor, wwid, List.of(disks[0], disks[1])));
-            AttachRequest request = new AttachRequest(volumeId(v), Map.of("targetPortal", PORTALS[0],
-                    "portals", PORTALS[1], "iqn", iqn, "lun", Long.toString(lun)), Map.of(), Secrets.NONE);
+            AttachRequest request = layout.request();
             Attachment attached = staging.attach(request);
             store.save(stagedRecord(request, attached));
         }
@@ -117,7 +106,7 @@ public final class StagedIscsiNode {
     }
 
     /** The record a stage leaves once the volume's filesystem is mounted at its staging path. */
-    private static StagingRecord stagedRecord(AttachRequest request, Attachment attached) {
+    static StagingRecord stagedRecord(AttachRequest request, Attachment attached) {
         return StagingRecord.newBuilder()
                 .setVolumeId(request.volumeId())
                 .setTransport(attached.transport())
@@ -137,8 +126,54 @@ public final class StagedIscsiNode {
                 .build();
     }
 
+    /**
+     * Where volume {@code volume}'s LUN is: its target and LUN number, its WWID (an NAA designator), and per portal the
+     * session and SCSI host it is reached through and the disk it shows as. With a target per volume each volume has
+     * its own two sessions; with one shared target every volume uses sessions 1 and 2 (SCSI hosts 3 and 4), which
+     * the first volume's stage logs in.
+     */
+    record VolumeLayout(int volume, String iqn, long lun, String naa, int[] sessions, int[] hosts, String[] disks,
+                        boolean firstOfItsTarget) {
+
+        static VolumeLayout of(int v, Targets targets) {
+            boolean ownTarget = targets == Targets.ONE_PER_VOLUME;
+            String iqn = ownTarget ? String.format("iqn.2003-01.org.example.array:vol-%04d", v)
+                    : "iqn.2003-01.org.example.array:shared";
+            int[] sessions = new int[2];
+            int[] hosts = new int[2];
+            String[] disks = new String[2];
+            for (int p = 0; p < 2; p++) {
+                sessions[p] = ownTarget ? 2 * v + p + 1 : p + 1;
+                hosts[p] = sessions[p] + 2;
+                disks[p] = diskName(2 * v + p);
+            }
+            return new VolumeLayout(v, iqn, ownTarget ? 1 : v + 1, String.format("6001405%025x", v + 1), sessions,
+                    hosts, disks, ownTarget || v == 0);
+        }
+
+        String wwid() {
+            return "3" + naa;
+        }
+
+        /** The array presents the LUN on both paths: a targeted scan of either brings its disk in. */
+        void present(FakeSysfs sysfs) {
+            for (int p = 0; p < 2; p++) {
+                int disk = 2 * volume + p;
+                // Majors 65-71 and 128-135 are the sd majors past the first 16 disks, 16 minors a disk.
+                sysfs.presentLun(new ScsiAddress(hosts[p], 0, 0, lun), disks[p],
+                        new DeviceNumber(65 + disk / 16, (disk % 16) * 16), "naa." + naa, null);
+            }
+        }
+
+        /** The NodeStageVolume context of the volume: both portals, the target, the LUN. */
+        AttachRequest request() {
+            return new AttachRequest(volumeId(volume), Map.of("targetPortal", PORTALS[0], "portals", PORTALS[1],
+                    "iqn", iqn, "lun", Long.toString(lun)), Map.of(), Secrets.NONE);
+        }
+    }
+
     /** sda..sdz, sdaa..sdzz, as the kernel names disks. */
-    private static String diskName(int index) {
+    static String diskName(int index) {
         return index < 26 ? "sd" + (char) ('a' + index)
                 : "sd" + (char) ('a' + index / 26 - 1) + (char) ('a' + index % 26);
     }

@@ -1,12 +1,12 @@
 package dev.blocknode.transport.iscsi;
 
 import dev.blocknode.metrics.PathRepairs;
-import dev.blocknode.multipath.MultipathDaemon;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.host.Host;
 import dev.blocknode.outcome.Secrets;
 import dev.blocknode.scsi.ScsiAddress;
 import dev.blocknode.testing.FakeSysfs;
+import dev.blocknode.testing.GreedyMultipathd;
 import dev.blocknode.testing.ManualClock;
 import dev.blocknode.testing.QueryOnlyMounter;
 import dev.blocknode.testing.RecordingBlockDevices;
@@ -213,20 +213,9 @@ class IscsiPathRepairUnitTest {
 
     /** The transport of the stage, but over a running multipathd whose find_multipaths is "greedy". */
     private IscsiTransport transportWithADaemonThatTakesEveryPath() {
-        MultipathDaemon greedy = new MultipathDaemon() {
-            @Override
-            public boolean isRunning() {
-                return true;
-            }
-
-            @Override
-            public boolean takesEveryPath() {
-                return true;
-            }
-        };
         return new IscsiTransport(
                 new Host(sysfs.paths(), commands, new QueryOnlyMounter(), new RecordingBlockDevices(sysfs.paths())),
-                new IscsiAdm(commands), new NodeRecordFiles(database), sysfs, clock.waiter(), greedy,
+                new IscsiAdm(commands), new NodeRecordFiles(database), sysfs, clock.waiter(), new GreedyMultipathd(),
                 new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)),
                 FenceSettings.DEFAULTS, LoginJournal.NONE, ScanJournal.NONE,
                 () -> Duration.between(Instant.EPOCH, clock.instant()).toNanos());
