@@ -29,7 +29,8 @@ source "$VM_DIR/guest/jvm.sh"
 # (csi-sanity over it) alike: one boot; each builds its fabric and takes it down, and each sets scsi_mod's
 # scan mode to manual (through sysfs, not the kernel's command line). These four declare "# vm-limit: 800",
 # what each had in a boot of its own; such a suite's boot gets their sum as its VM_TIMEOUT (run_timeout).
-# (Two boots instead of four: each boot and first JVM cost ~15-40 s under TCG.)
+# (Two boots instead of four saved 13 s of 247 on a quiet host, 27 s of 534 on a busy one: a boot, a first JVM
+# start under TCG and a daemon start each; the README has the figures.)
 # selinux boots with SELinux as the kernel's LSM (its "# vm-append:" line) and a policy loaded: a boot of its own,
 # so that no other scenario runs under it.
 DEFAULT_RUNS=(smoke iscsi:iscsi-fs+iscsi-shared-session+iscsi-wrong-lun+iscsi-chap+iscsi-lost-record+iscsi-path-loss+iscsi-luks+san-bench
