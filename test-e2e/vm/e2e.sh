@@ -28,7 +28,7 @@ source "$VM_DIR/guest/jvm.sh"
 # one boot for both. fc (the plugin's fc transport over FCoE VN2VN with LIO tcm_fc as the array) and sanity-fc
 # (csi-sanity over it) alike: one boot; each builds its fabric and takes it down, and each sets scsi_mod's
 # scan mode to manual (through sysfs, not the kernel's command line). These four declare "# vm-limit: 800",
-# what each had in a boot of its own; such a suite's boot gets their sum as its VM_TIMEOUT (run_timeout).
+# what each had in a boot of its own; such a suite's boot gets their sum + 100 s as its VM_TIMEOUT (run_timeout).
 # (Two boots instead of four saved 13 s of 247 on a quiet host, 27 s of 534 on a busy one: a boot, a first JVM
 # start under TCG and a daemon start each; the README has the figures.)
 # selinux boots with SELinux as the kernel's LSM (its "# vm-append:" line) and a policy loaded: a boot of its own,
