@@ -1,6 +1,8 @@
 #!/bin/bash
 # fc: the plugin's own fc transport against the kernel's Fibre Channel stack (FCoE VN2VN + LIO tcm_fc, see
 # fc-lib.sh), over two paths.
+# vm-san: own     (fc_begin/fc_end: udevd, multipathd and the fabric; no iSCSI daemon)
+# vm-limit: 800   (a suite's limit for it: 313-470 s on a loaded host, see the README)
 #
 # The array exports LUN 0 (ext4) and LUN 1 (block) of 128 MB and LUN 2 (never staged) of 64 MB through both
 # of its ports. Each NodeStageVolume carries targetWWNs (both array ports), lun and wwids (the LUN's WWID);

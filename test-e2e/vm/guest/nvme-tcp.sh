@@ -1,5 +1,7 @@
 #!/bin/bash
 # nvme-tcp: the plugin's own nvme-tcp transport against the kernel's NVMe target, over two paths.
+# vm-san: own     (nvme_begin/nvme_end: udevd and nvmet only; no iSCSI daemon)
+# vm-limit: 800   (a suite's limit for it: what its own boot had, VM_TIMEOUT 900 less the boot)
 #
 # nvmet exports subsystem $NVME_NQN on 127.0.0.1:4420 and 127.0.0.2:4420 with namespaces 1 (ext4) and
 # 2 (block) of 128 MB and 3 (never staged) of 64 MB. Each NodeStageVolume carries

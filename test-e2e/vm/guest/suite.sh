@@ -6,16 +6,39 @@
 #
 #   GUEST_SUITE="iscsi-fs iscsi-chap" run-guest.sh guest/suite.sh RESULTS     (or the names as arguments)
 #
-# Exit status: the number of scenarios that failed (at most 126). GUEST_SCENARIO_TIMEOUT (s, default
-# 420) bounds each scenario, so that one that hangs cannot take the others' time.
+# Exit status: the number of scenarios that failed (at most 126). Each scenario has a time limit, so that
+# one that hangs cannot take the others' time: GUEST_SCENARIO_TIMEOUT (s) if set, else the "# vm-limit: S"
+# line of the scenario's header (those that ran a boot of their own before: csi-sanity's runs, the fc
+# scenario's loaded times), else 420.
+#
+# The SAN: the iSCSI daemons (udevd, tgtd, iscsid, multipathd) are started once for the suite, and a
+# scenario that fails has its leftovers taken down before the next one. A scenario whose header says
+# "# vm-san: own" (nvme-tcp, fc and their csi-sanity runs) starts and stops its own daemons and array and
+# takes them down on its own failure path; a suite of those starts nothing (fc's udevd and multipathd would
+# clash with the suite's), and a suite cannot mix the two kinds. A scenario of either kind ends with the node
+# clean (its bn_end / nvme_end / fc_end check), which is what lets the next one run in the same boot.
 HERE=$(dirname "$(readlink -f "$0")")
 source "$HERE/lib.sh"
 
 read -r -a scenarios <<<"${GUEST_SUITE:-$*}"
 ((${#scenarios[@]})) || { echo "suite: no scenarios (GUEST_SUITE or arguments)"; exit 2; }
-limit=${GUEST_SCENARIO_TIMEOUT:-420}
 started=$(vm_now_ms)
 vm_log "suite: ${scenarios[*]}; kernel $(uname -r), $(nproc) vCPUs, $(awk '/MemTotal/ {print int($2 / 1024)}' /proc/meminfo) MiB"
+
+# header SCENARIO KEY: the first word after "# KEY: " in the scenario's header (the rest of the line says why).
+header() { sed -n "s/^# $2: *\([^ ]*\).*/\1/p" "$HERE/$1.sh" | head -n 1; }
+scenario_limit() { local own; own=$(header "$1" vm-limit); echo "${GUEST_SCENARIO_TIMEOUT:-${own:-420}}"; }
+own_san=0
+for s in "${scenarios[@]}"; do [[ $(header "$s" vm-san) == own ]] && own_san=$((own_san + 1)); done
+if ((own_san == 0)); then
+  shared_san=yes
+elif ((own_san == ${#scenarios[@]})); then
+  shared_san=no
+else
+  echo "suite: ${scenarios[*]} mixes scenarios that start their own daemons (# vm-san: own) with ones that use the suite's SAN"
+  for s in "${scenarios[@]}"; do mkdir -p "/results/$s"; echo 2 > "/results/$s/exit-status"; done
+  exit 2
+fi
 
 delete_targets() {
   local tid
@@ -25,7 +48,7 @@ delete_targets() {
 }
 san_alive() { { pidof tgtd && pidof iscsid && pidof multipathd && pidof systemd-udevd; } >/dev/null; }
 
-if ! vm_step san-start vm_san_start; then
+if [[ $shared_san == yes ]] && ! vm_step san-start vm_san_start; then
   vm_diagnose
   for s in "${scenarios[@]}"; do mkdir -p "/results/$s"; echo 125 > "/results/$s/exit-status"; done
   exit 126
@@ -38,6 +61,7 @@ for s in "${scenarios[@]}"; do
   t0=$(vm_now_ms)
   echo "===== $s"
   rc=0
+  limit=$(scenario_limit "$s")
   # Each line goes to the console and to the scenario's own log.
   VM_RESULTS=$dir BN_SCENARIO=$s timeout -k 10 "$limit" bash "$HERE/$s.sh" 2>&1 | tee "$dir/console.log"
   rc=${PIPESTATUS[0]}
@@ -51,8 +75,9 @@ for s in "${scenarios[@]}"; do
     summary+=("PASS $s $ms ms")
   else
     failed=$((failed + 1)); summary+=("FAIL $s $ms ms (exit $rc)")
-    vm_initiator_teardown
+    [[ $shared_san == yes ]] && vm_initiator_teardown
   fi
+  [[ $shared_san == yes ]] || continue
   delete_targets
   # Whatever a scenario did, the next one needs the daemons.
   if ! san_alive; then
@@ -62,8 +87,10 @@ for s in "${scenarios[@]}"; do
   fi
 done
 
-delete_targets
-vm_step san-stop vm_san_stop || failed=$((failed + 1))
+if [[ $shared_san == yes ]]; then
+  delete_targets
+  vm_step san-stop vm_san_stop || failed=$((failed + 1))
+fi
 echo "===== suite summary"
 printf '%s\n' "${summary[@]}"
 echo "suite: $((${#scenarios[@]} - failed)) of ${#scenarios[@]} passed in $(( $(vm_now_ms) - started )) ms"
