@@ -34,6 +34,9 @@ export GUEST_SAN_IDLE_S=${SAN_IDLE_S:-60} GUEST_SAN_JFR=${SAN_JFR:-0}
 # second disk, so multipathd refused it) is waited for, up to 300 s, and reported in the "maps whole" column
 # instead of failing the run; no: fail, as the smoke run of make test does.
 export GUEST_SAN_WHOLE_WAIT=${SAN_WHOLE_WAIT:-yes}
+# SAN_STAGE_RETRY=yes (default): a stage of the burst that failed is called again after kubelet's back-off (500 ms,
+# doubling) until all are staged or 300 s have passed; the row says how many calls were made again. no: fail.
+export GUEST_SAN_STAGE_RETRY=${SAN_STAGE_RETRY:-yes}
 # SAN_MULTIPATHD_V=3: multipathd's own log at that verbosity, into the boot's results (multipathd.log beside
 # san-bench/): what it did with each uevent and each "multipathd add path" of the burst.
 [[ -z ${SAN_MULTIPATHD_V:-} ]] || export GUEST_MULTIPATHD_V=$SAN_MULTIPATHD_V

@@ -144,12 +144,16 @@ target_alone() {
 
 vol() { echo "san-$1"; }
 
-# parallel_line VERB: one "parallel" command with VERB for every volume 1..N (GuestClient's syntax).
+# parallel_line VERB N [I...]: one "parallel" command with VERB for every volume 1..N, or for volumes I... alone
+# (GuestClient's syntax).
 parallel_line() {
-  local verb=$1 n=$2 i v line="parallel"
-  for ((i = 1; i <= n; i++)); do
+  local verb=$1 n=$2 i v line="parallel" first=yes
+  local -a which=("${@:3}")
+  ((${#which[@]})) || mapfile -t which < <(seq 1 "$n")
+  for i in "${which[@]}"; do
     v=$(vol "$i")
-    ((i > 1)) && line+=" &"
+    [[ $first == yes ]] || line+=" &"
+    first=no
     case $verb in
       stage) line+=" stagex $v $(staging_of "$v") ext4 $(bn_iscsi_ctx "$IQN" "$i" "$(bn_wwid $TID "$i")")" ;;
       publish) line+=" publishx $v $(staging_of "$v") $(target_of "$v") ext4" ;;
@@ -170,12 +174,61 @@ BURST_MS=0; BURST_PCT=""
 burst() {
   local verb=$1 n=$2 t0 ms
   t0=$(vm_now_ms)
-  csi $(parallel_line "$verb" "$n") || return
+  [[ $verb != stage ]] || STAGE_RETRIES=0
+  if csi $(parallel_line "$verb" "$n"); then
+    ms=$(per_volume_ms)
+  else
+    [[ $verb == stage && $STAGE_RETRY == yes ]] || return 1
+    retry_failed_stages "$n" "$t0" || return
+    ms=$(tr ' ' '\n' <<<"${RETRIED_MS[*]}" | sort -n)
+  fi
   BURST_MS=$(( $(vm_now_ms) - t0 ))
-  ms=$(per_volume_ms)
   [[ $(grep -c . <<<"$ms") == "$n" ]] || { echo "$verb: $(grep -c . <<<"$ms") replies for $n volumes" >&2; return 1; }
   BURST_PCT="$(pct 50 <<<"$ms") $(pct 90 <<<"$ms") $(pct 99 <<<"$ms")"
   echo "  $verb x $n at once: all done in $BURST_MS ms; per volume p50/p90/p99 ${BURST_PCT// //} ms"
+}
+
+# GUEST_SAN_STAGE_RETRY=yes (make bench-san's default; the smoke run fails instead): a stage of the burst that
+# failed is called again as kubelet calls it again, after its exponential back-off (500 ms, doubling, at most
+# 2 min 2 s: nestedpendingoperations' exponentialbackoff), until every volume is staged or 300 s have passed since
+# the burst began. Measured at N = 25 on a quiet host: a stage failed when multipathd had refused both its paths
+# for want of udev's record until the map's deadline (no map at all); kubelet's retry is what a node would do.
+# The burst's time and each volume's then run to its successful stage; STAGE_RETRIES counts the calls made again.
+STAGE_RETRY=${GUEST_SAN_STAGE_RETRY:-no}
+STAGE_RETRIES=0
+RETRIED_MS=()
+# reply_outcomes: "ok MS" or "error MS" for each part of the last "parallel" reply, in the commands' order.
+reply_outcomes() { grep -o '\[\(ok\|error\) [0-9]*' <<<"$CSI_REPLY" | tr -d '['; }
+retry_failed_stages() {
+  local n=$1 t0=$2 delay_ms=500 i k retry_t0 out
+  local -a outcome left still
+  mapfile -t outcome < <(reply_outcomes)
+  ((${#outcome[@]} == n)) || { echo "stage: ${#outcome[@]} replies for $n volumes" >&2; return 1; }
+  RETRIED_MS=()
+  for ((i = 1; i <= n; i++)); do
+    if [[ ${outcome[i - 1]} == ok* ]]; then RETRIED_MS+=("${outcome[i - 1]#ok }"); else left+=("$i"); fi
+  done
+  while ((${#left[@]})); do
+    echo "  stage: ${#left[@]} of $n failed (${left[*]/#/san-}); $(grep -o 'first failure: error [0-9]* [A-Z_]*: [^[]*' <<<"$CSI_REPLY" | head -c 300)"
+    if (( $(vm_now_ms) - t0 + delay_ms > 300000 )); then
+      echo "stage: ${#left[@]} volumes still not staged 300 s after the burst began" >&2; return 1
+    fi
+    # kubelet's back-off, not a wait for a condition: the retry comes this long after the failure, as on a node.
+    sleep "$(awk -v ms="$delay_ms" 'BEGIN {printf "%.3f", ms / 1000}')"
+    delay_ms=$(( delay_ms * 2 > 122000 ? 122000 : delay_ms * 2 ))
+    STAGE_RETRIES=$(( STAGE_RETRIES + ${#left[@]} ))
+    retry_t0=$(vm_now_ms)
+    csi $(parallel_line stage "$n" "${left[@]}") || true
+    mapfile -t outcome < <(reply_outcomes)
+    ((${#outcome[@]} == ${#left[@]})) || { echo "stage retry: ${#outcome[@]} replies for ${#left[@]} volumes" >&2; return 1; }
+    still=()
+    for ((k = 0; k < ${#left[@]}; k++)); do
+      out=${outcome[k]}
+      if [[ $out == ok* ]]; then RETRIED_MS+=($(( retry_t0 - t0 + ${out#ok } ))); else still+=("${left[k]}"); fi
+    done
+    left=("${still[@]}")
+  done
+  echo "  stage: every volume staged after $STAGE_RETRIES call(s) made again, as kubelet would"
 }
 
 # The stats sweep: every volume's NodeGetVolumeStats, one after another (kubelet's sweep, unhurried).
@@ -201,17 +254,19 @@ stats_sweep() {
 MAPS_WHOLE=yes
 WHOLE_WAIT=${GUEST_SAN_WHOLE_WAIT:-no}
 whole_after_burst() {
-  local n=$1 t0 one who="the jar before"
+  local n=$1 t0 one short who="the jar before"
   MAPS_WHOLE=yes
   staged_whole "$n" && return
   if [[ $PLUGIN_JAR == "$GUEST_PLUGIN_JAR" ]]; then
     [[ $WHOLE_WAIT == yes ]] || return 1
     who="the jar under test (GUEST_SAN_WHOLE_WAIT=yes)"
   fi
-  one=$(maps_with_paths 1); t0=$(vm_now_ms)
+  # Not whole: a map whose slaves are not its 2 disks (one; or none, seen while multipathd reloads a map).
+  one=$(maps_with_paths 1); short=$(( n - $(maps_with_paths 2) )); t0=$(vm_now_ms)
   vm_wait "every map whole ($who, measured on)" 300 all_maps_whole "$n" && staged_whole "$n" || return
-  MAPS_WHOLE="no:${one}_one_path_maps,whole_$(( $(vm_now_ms) - t0 ))_ms_later"
-  echo "  $who: $one maps of $n held one path after the burst; whole $(( $(vm_now_ms) - t0 )) ms later"
+  MAPS_WHOLE="no:${short}_not_whole(${one}_one_path),whole_$(( $(vm_now_ms) - t0 ))_ms_later"
+  echo "  $who: $short maps of $n did not hold both disks after the burst ($one held one);" \
+       "whole $(( $(vm_now_ms) - t0 )) ms later"
 }
 
 staged_whole() {
@@ -342,11 +397,11 @@ plugin_run() {
   echo "  commands, stage burst: $stage_cmds; drain: $drain_cmds"
   echo "  uevents: $((u1 - u0)) during the stage burst, $((u2 - u1)) after it; plugin peak RSS $((hwm / 1024)) MiB," \
        "CPU $(( (k1 - k0) * 1000 / tck )) ms over the whole cycle"
-  printf 'SANBENCH jar=%s n=%d target_up_ms=%d target_down_ms=%d stage_all_ms=%d stage_p50_p90_p99=%s publish_all_ms=%d publish_p50_p90_p99=%s sweep_ms=%d unpublish_all_ms=%d unstage_all_ms=%d unstage_p50_p90_p99=%s peak_rss_kib=%d cpu_ms=%d uevents_stage=%d uevents_rest=%d stage_commands=%s drain_commands=%s outage_s=%d outage_failed_ms=%d outage_recovered_ms=%d vcpus=%d mem_mib=%d\n' \
+  printf 'SANBENCH jar=%s n=%d target_up_ms=%d target_down_ms=%d stage_all_ms=%d stage_p50_p90_p99=%s publish_all_ms=%d publish_p50_p90_p99=%s sweep_ms=%d unpublish_all_ms=%d unstage_all_ms=%d unstage_p50_p90_p99=%s peak_rss_kib=%d cpu_ms=%d uevents_stage=%d uevents_rest=%d stage_commands=%s drain_commands=%s outage_s=%d outage_failed_ms=%d outage_recovered_ms=%d stage_retries=%d vcpus=%d mem_mib=%d\n' \
     "$(basename "$PLUGIN_JAR" .jar)" "$n" "$TARGET_UP_MS" "$TARGET_DOWN_MS" "$stage_ms" "${stage_pct// //}" "$pub_ms" "${pub_pct// //}" "$SWEEP_MS" \
     "$unpub_ms" "$unstage_ms" "${unstage_pct// //}" "$hwm" $(( (k1 - k0) * 1000 / tck )) $((u1 - u0)) $((u2 - u1)) \
     "$(tr ' ' ',' <<<"${stage_cmds% }")" "$(tr ' ' ',' <<<"${drain_cmds% }")" "$OUTAGE_S" "$OUTAGE_FAILED_MS" \
-    "$OUTAGE_RECOVERED_MS" "$(nproc)" \
+    "$OUTAGE_RECOVERED_MS" "$STAGE_RETRIES" "$(nproc)" \
     "$(awk '/MemTotal/ {print int($2 / 1024)}' /proc/meminfo)" |
     sed "s/\$/ jfr=$JFR maps_whole=$MAPS_WHOLE $( ((IDLE_S > 0)) && idle_report "$n")/" | tee -a "$VM_RESULTS/san-bench.txt"
 }
