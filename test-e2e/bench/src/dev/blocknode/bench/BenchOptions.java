@@ -1,6 +1,7 @@
 package dev.blocknode.bench;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -39,6 +40,20 @@ record BenchOptions(Path jar, Path work, Path helper, Path jvmArgs, Path aotCach
                 m.getOrDefault("profile-dir", "").isBlank() ? null : Path.of(m.get("profile-dir")),
                 m.getOrDefault("reference", "").isBlank() ? null : Path.of(m.get("reference")),
                 m.getOrDefault("kubelet-client", "").isBlank() ? null : Path.of(m.get("kubelet-client")));
+    }
+
+    /**
+     * A bench class run as the image runs the plugin: this JDK's java with deploy/jvm.args (the image's flags; no AOT
+     * cache), then {@code jvmOptions}, on the plugin's jar and the bench's classes.
+     */
+    List<String> imageJvm(List<String> jvmOptions, String mainClass, String... args) {
+        List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.add("@" + jvmArgs);
+        command.addAll(jvmOptions);
+        command.addAll(List.of("-cp", jar + ":" + classes, mainClass));
+        command.addAll(List.of(args));
+        return command;
     }
 
     boolean has(char figure) {

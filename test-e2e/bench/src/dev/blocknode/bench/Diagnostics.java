@@ -90,11 +90,8 @@ final class Diagnostics extends Figure {
         if (!Files.exists(record)) {
             return;
         }
-        List<String> command = new ArrayList<>();
-        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        command.add("@" + o.jvmArgs());
-        command.addAll(List.of("-cp", o.jar() + ":" + o.classes(), "dev.blocknode.bench.Micro", record.toString(),
-                o.work().resolve("micro-disk").toString(), tmpfs.resolve("micro").toString(), tmpfs.toString()));
+        List<String> command = o.imageJvm(List.of(), "dev.blocknode.bench.Micro", record.toString(),
+                o.work().resolve("micro-disk").toString(), tmpfs.resolve("micro").toString(), tmpfs.toString());
         for (String line : Volumes.runCommand(command)) {
             String[] parts = line.split("\t");
             if (parts.length == 2) {

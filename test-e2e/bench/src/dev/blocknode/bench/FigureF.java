@@ -1,8 +1,6 @@
 package dev.blocknode.bench;
 
 import java.io.IOException;
-import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -25,11 +23,8 @@ final class FigureF extends Figure {
      */
     void measure() throws Exception {
         log("(f) device waits: kernel uevent vs a 1 s poll (loop devices, " + DEVICE_WAIT_TRIALS + " of each)");
-        List<String> command = new ArrayList<>();
-        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        command.add("@" + o.jvmArgs());
-        command.addAll(List.of("-cp", o.jar() + ":" + o.classes(), "dev.blocknode.bench.DeviceWaitBench",
-                o.work().resolve("f").toString(), Integer.toString(DEVICE_WAIT_TRIALS)));
+        List<String> command = o.imageJvm(List.of(), "dev.blocknode.bench.DeviceWaitBench",
+                o.work().resolve("f").toString(), Integer.toString(DEVICE_WAIT_TRIALS));
         Map<String, Samples> byMode = new LinkedHashMap<>();
         for (String line : Volumes.runCommand(command)) {
             String[] parts = line.split("\t");

@@ -1,9 +1,6 @@
 package dev.blocknode.bench;
 
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -32,20 +29,9 @@ final class FigureK extends Figure {
     void measure() throws Exception {
         log("(k) the repair loop over " + VOLUMES + " healthy iSCSI volumes against none, " + MEASURED_PASSES
                 + " passes each after " + WARM_UP_PASSES + " of warm-up, two layouts of targets");
-        Path tmpfs = Files.createDirectories(o.work().resolve("k"));
-        Volumes.runCommand(List.of("mount", "-t", "tmpfs", "-o", "size=256m,mode=700", "bench-k", tmpfs.toString()));
-        List<String> output;
-        try {
-            List<String> command = new ArrayList<>();
-            command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-            command.add("@" + o.jvmArgs());
-            command.addAll(List.of("-cp", o.jar() + ":" + o.classes(), "dev.blocknode.bench.RepairLoopBench",
-                    tmpfs.resolve("nodes").toString(), Integer.toString(VOLUMES), Integer.toString(WARM_UP_PASSES),
-                    Integer.toString(MEASURED_PASSES)));
-            output = Volumes.runCommand(command);
-        } finally {
-            Volumes.runCommand(List.of("umount", tmpfs.toString()));
-        }
+        List<String> output = onOwnTmpfs("k", "256m", tmpfs -> Volumes.runCommand(o.imageJvm(List.of(),
+                "dev.blocknode.bench.RepairLoopBench", tmpfs.resolve("nodes").toString(), Integer.toString(VOLUMES),
+                Integer.toString(WARM_UP_PASSES), Integer.toString(MEASURED_PASSES))));
         Map<String, String[]> lines = new LinkedHashMap<>();
         for (String line : output) {
             String[] parts = line.split("\t", -1);

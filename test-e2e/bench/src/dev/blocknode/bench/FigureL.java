@@ -53,25 +53,15 @@ final class FigureL extends Figure {
         log("(l) bursts of N = " + SIZES + " iSCSI volumes x 2 paths staged and unstaged at once, " + ROUNDS
                 + " rounds, two layouts of targets, over a fabricated node");
         String loadBefore = Files.readString(Path.of("/proc/loadavg")).strip();
-        Path tmpfs = Files.createDirectories(o.work().resolve("l"));
-        Volumes.runCommand(List.of("mount", "-t", "tmpfs", "-o", "size=512m,mode=700", "bench-l", tmpfs.toString()));
-        List<String> output;
-        try {
-            List<String> command = new ArrayList<>();
-            command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-            command.add("@" + o.jvmArgs());
-            if (o.profileDir() != null) {
-                Files.createDirectories(o.profileDir());
-                command.add("-XX:StartFlightRecording=filename=" + o.profileDir().resolve("l.jfr")
-                        + ",settings=profile");
-            }
-            command.addAll(List.of("-cp", o.jar() + ":" + o.classes(), "dev.blocknode.bench.StageBurstBench",
-                    tmpfs.resolve("nodes").toString(), String.join(",", SIZES.stream().map(String::valueOf).toList()),
-                    Integer.toString(ROUNDS), String.join(",", LAYOUTS)));
-            output = Volumes.runCommand(command);
-        } finally {
-            Volumes.runCommand(List.of("umount", tmpfs.toString()));
+        List<String> jfr = new ArrayList<>();
+        if (o.profileDir() != null) {
+            Files.createDirectories(o.profileDir());
+            jfr.add("-XX:StartFlightRecording=filename=" + o.profileDir().resolve("l.jfr") + ",settings=profile");
         }
+        List<String> output = onOwnTmpfs("l", "512m", tmpfs -> Volumes.runCommand(o.imageJvm(jfr,
+                "dev.blocknode.bench.StageBurstBench", tmpfs.resolve("nodes").toString(),
+                String.join(",", SIZES.stream().map(String::valueOf).toList()), Integer.toString(ROUNDS),
+                String.join(",", LAYOUTS))));
         String loadAfter = Files.readString(Path.of("/proc/loadavg")).strip();
         Map<String, List<Burst>> byLayout = new LinkedHashMap<>();
         for (String line : output) {
