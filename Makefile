@@ -36,9 +36,9 @@ SHARED_TOOLS ?= $(CURDIR)/../shared/tools
 export SHARED_TOOLS
 
 # The test tiers, in make test's order: one list for make help, make test and the docs' tables (scripts/tiers.tsv
-# says its columns). make test runs the unit and host tiers inside its one Maven build, then these targets.
+# says its columns). make test runs the unit and host tiers inside its one Maven build, then the others
+# (scripts/test-tiers.sh).
 TIERS := scripts/tiers.tsv
-TEST_TARGETS := $(shell awk -F'\t' '!/^\#/ && $$5 == "yes" { print $$2 }' $(TIERS))
 
 # One test class (or a Surefire pattern) for make unit or make host: make unit TEST=VolumePublisherUnitTest.
 TEST ?=
@@ -48,14 +48,14 @@ SUREFIRE := -Dmaven.test.redirectTestOutputToFile=true $(if $(TEST),-Dtest='$(TE
 help:
 	@echo "make unit    the fast tests (no root); make unit TEST=SomeUnitTest runs one class (CONTRIBUTING.md)"
 	@echo "make run     build if needed, start the plugin on ./run/csi.sock with a loop-backed demo volume"
-	@echo "make test    (root) install what the tests need, then every tier marked * below, in this order"
+	@echo "make test    (root) install what the tests need, then the tiers marked * below in order (+: beside the one above)"
 	@echo "make deps    (root) the Debian packages the build and the tests use, where a tool is missing"
 	@echo "make build   build the runnable jars"
 	@echo "make clean   remove build output"
 	@echo "make docs    rewrite the generated pages (docs/reference: flags, metrics, Helm values; the tier tables)"
 	@echo
 	@echo "The tiers ($(TIERS); what each skips and why: docs/design/testing.md):"
-	@awk -F'\t' '!/^#/ { printf "%s make %-18s %-24s %s\n", ($$5 == "no" ? " " : "*"), $$2, \
+	@awk -F'\t' '!/^#/ { printf "%s make %-18s %-24s %s\n", ($$5 == "no" ? " " : $$5 == "beside" ? "+" : "*"), $$2, \
 	  "(" ($$3 == "yes" ? "root, " : "") $$4 ")", $$6 }' $(TIERS)
 	@echo
 	@echo "make image   (root) blocknode's container image, offline with buildah: .tools/images/blocknode.tar (deploy/image)"
@@ -105,14 +105,14 @@ run: deps $(PLUGIN_JAR)
 
 # Unit and host tests run inside one Maven build that also installs the jars (host tests mount real loop devices:
 # root only), then the tiers scripts/tiers.tsv marks "yes", in its order: the harnesses compile, csi-sanity, the
-# real sidecars (registration, liveness), deploy/, the release, the VMs, Kubernetes. The first failure stops it.
+# real sidecars (registration, liveness), deploy/, the release, the VMs, with Kubernetes beside them ("beside": at
+# the same time; scripts/test-tiers.sh). The first failure stops it.
 # Maven is not quiet here, so Surefire's per-class lines and totals stay in the log.
 .PHONY: test
 test: deps $(CSI_SANITY)
-	@[[ -n "$(TEST_TARGETS)" ]] || { echo "make test: no tiers read from $(TIERS)"; exit 2; }; \
-	start=$$(date +%s); \
+	@start=$$(date +%s); \
 	mvn -B -ntp install && \
-	for target in $(TEST_TARGETS); do $(MAKE) --no-print-directory $$target || exit; done && \
+	MAKE="$(MAKE)" bash scripts/test-tiers.sh $(TIERS) && \
 	echo "make test: all tiers passed in $$(( $$(date +%s) - start )) s"
 
 # The unit tier: every test not tagged "host", in native/, java/ and test-e2e/, with no root and no jar installed.

@@ -5,8 +5,8 @@
 #   test-e2e/vm/e2e.sh [RUN...]     a RUN is one boot: SCENARIO (test-e2e/vm/guest/SCENARIO.sh alone) or
 #                                   NAME:SCENARIO+SCENARIO... (guest/suite.sh runs them in turn in one boot,
 #                                   the SAN started once; results in results/NAME/SCENARIO/)
-#   default: smoke, every iscsi-* scenario in one boot, iscsi-crash, sanity, nvme-tcp and sanity-nvme in one
-#   boot, fc and sanity-fc in one boot, fencing, selinux (DEFAULT_RUNS)
+#   default: smoke, every iscsi-* scenario in one boot, iscsi-crash, fc and sanity-fc in one boot, sanity,
+#   nvme-tcp and sanity-nvme in one boot, fencing, selinux (DEFAULT_RUNS), two guests at a time (VM_LANES)
 #
 # Needs root (qemu reads the whole host / to share it) and the packages of setup.sh; the plugin's jar
 # must be built (make e2e-vm does both). Host-side preparation, all cached under $VM_WORK:
@@ -33,8 +33,11 @@ source "$VM_DIR/guest/jvm.sh"
 # start under TCG and a daemon start each; the README has the figures.)
 # selinux boots with SELinux as the kernel's LSM (its "# vm-append:" line) and a policy loaded: a boot of its own,
 # so that no other scenario runs under it.
+# The order: smoke first (it fails fast when the guest, the SAN or the plugin cannot start at all), then the longest
+# boots first, so that the lanes (VM_LANES, below) end together: on a quiet host iscsi about 600 s, iscsi-crash 330,
+# fc 320, sanity 280, nvme 230, fencing 190, selinux 50.
 DEFAULT_RUNS=(smoke iscsi:iscsi-fs+iscsi-shared-session+iscsi-wrong-lun+iscsi-chap+iscsi-lost-record+iscsi-path-loss+iscsi-luks+san-bench
-              iscsi-crash sanity nvme:nvme-tcp+sanity-nvme fc:fc+sanity-fc fencing selinux)
+              iscsi-crash fc:fc+sanity-fc sanity nvme:nvme-tcp+sanity-nvme fencing selinux)
 runs=("$@")
 ((${#runs[@]})) || runs=("${DEFAULT_RUNS[@]}")
 [[ $(id -u) -eq 0 ]] || { echo "e2e.sh: must run as root (qemu shares the host's / with the guest)" >&2; exit 2; }
@@ -228,21 +231,71 @@ leaked_secrets() {
   [[ -n $hits ]] && echo "$hits"
 }
 
+# boot RUN: one guest for RUN; its exit status and wall seconds go to $VM_WORK/results/NAME.boot. A boot that shares
+# the machine with VM_LANES - 1 others gets about 1/VM_LANES of what it would alone, so its hard limit (VM_TIMEOUT,
+# a guard against a hung guest, not a budget) is that many times the limit of a boot alone.
+boot() {
+  local r=$1 name results t0 rc=0 append limit cpu0 cpu1
+  children_cpu_ticks cpu0
+  name=$(run_name "$r")
+  results=$VM_WORK/results/$name
+  t0=$(now_ms)
+  append="${VM_APPEND:-} $(run_append "$r")"
+  limit=$(( ${VM_TIMEOUT:-$(run_timeout "$r")} * LANES ))
+  rm -rf "$results"
+  if [[ $r == *:* ]]; then
+    VM_TIMEOUT=$limit VM_APPEND=$append GUEST_SUITE="$(run_scenarios "$r")" \
+      "$VM_DIR/run-guest.sh" "$VM_DIR/guest/suite.sh" "$results" || rc=$?
+  else
+    VM_TIMEOUT=$limit VM_APPEND=$append "$VM_DIR/run-guest.sh" "$VM_DIR/guest/$r.sh" "$results" || rc=$?
+  fi
+  children_cpu_ticks cpu1
+  echo "$rc $(( ($(now_ms) - t0) / 1000 )) $((cpu1 - cpu0))" > "$VM_WORK/results/$name.boot"
+}
+
+# children_cpu_ticks VAR: sets VAR to the CPU time (clock ticks) of this shell's children that have ended and been
+# waited for, theirs included: qemu's, once its boot is over. /proc/PID/stat's fields 16 and 17 (cutime, cstime),
+# counted past the command name in ( ). Not through $( ): that would read a subshell's own, empty, count.
+children_cpu_ticks() {
+  local stat
+  local -a f
+  read -r stat < "/proc/$BASHPID/stat"
+  read -r -a f <<< "${stat##*) }"
+  printf -v "$1" '%d' $(( f[13] + f[14] ))
+}
+TICKS=$(getconf CLK_TCK)
+
+# VM_LANES (default 2): how many guests run at once, each boot taking the next run of the list when a lane frees up.
+# A guest under TCG keeps about 1.3 of the 2 cores busy on average (its JVMs, daemons and shell loops; it also
+# waits on the kernel's timers, the target and udev), so two at once take about two thirds of the time of one after
+# the other (README.md, "Timings"). Each boot's console is echoed with its name in front; VM_LANES=1 is the old
+# one-after-the-other run, its console as it comes.
+LANES=${VM_LANES:-2}
+[[ $LANES =~ ^[1-9]$ ]] || { echo "e2e.sh: VM_LANES must be 1-9, not '$LANES'" >&2; exit 2; }
+((${#runs[@]} >= LANES)) || LANES=${#runs[@]}
+mkdir -p "$VM_WORK/results"
+for r in "${runs[@]}"; do rm -f "$VM_WORK/results/$(run_name "$r").boot"; done
+running=0
+for r in "${runs[@]}"; do
+  if ((LANES == 1)); then
+    boot "$r"
+    continue
+  fi
+  if ((running == LANES)); then wait -n || true; running=$((running - 1)); fi
+  name=$(run_name "$r")
+  echo "e2e: booting $name ($((running + 1)) of $LANES lanes busy)"
+  boot "$r" 2>&1 | sed -u "s/^/$name | /" &
+  running=$((running + 1))
+done
+wait
+
 passed=0; failed=0; xfailed=0; report=(); tails=()
 for r in "${runs[@]}"; do
   name=$(run_name "$r")
   results=$VM_WORK/results/$name
-  t0=$(now_ms)
-  rc=0
-  append="${VM_APPEND:-} $(run_append "$r")"
-  if [[ $r == *:* ]]; then
-    rm -rf "$results"
-    VM_TIMEOUT=${VM_TIMEOUT:-$(run_timeout "$r")} VM_APPEND=$append GUEST_SUITE="$(run_scenarios "$r")" \
-      "$VM_DIR/run-guest.sh" "$VM_DIR/guest/suite.sh" "$results" || rc=$?
-  else
-    VM_APPEND=$append "$VM_DIR/run-guest.sh" "$VM_DIR/guest/$r.sh" "$results" || rc=$?
-  fi
-  seconds=$(( ($(now_ms) - t0) / 1000 ))
+  # No status at all (the boot's own shell died): as run-guest.sh says of a guest that never reported one.
+  read -r rc seconds ticks < "$VM_WORK/results/$name.boot" 2>/dev/null || { rc=125; seconds="?"; ticks=0; }
+  cpu="$((ticks / TICKS)) s of CPU, $(awk -v t="$ticks" -v hz="$TICKS" -v s="$seconds" 'BEGIN { printf "%.2f", (s > 0 ? t / hz / s : 0) }') cores"
   leaks=$(leaked_secrets "$results" || true)
   failed_before=$failed
   if [[ $r == *:* ]]; then
@@ -263,7 +316,7 @@ for r in "${runs[@]}"; do
         tails+=("$results/$s/console.log")
       fi
     done
-    report+=("     boot $name: exit $rc, ${seconds} s (console: $results/console.log)")
+    report+=("     boot $name: exit $rc, ${seconds} s, $cpu (console: $results/console.log)")
     # The boot's own files (console, dmesg) hold every scenario's output: checked for secrets too.
     [[ -z $leaks ]] || { failed=$((failed + 1)); report+=("FAIL boot $name: a secret leaked into:$leaks"); }
     # A boot that failed although each scenario passed (the SAN did not stop, the guest crashed...).
@@ -276,7 +329,7 @@ for r in "${runs[@]}"; do
     if grep -q '^XFAIL-SCENARIO' "$results/xfail" 2>/dev/null; then
       xfailed=$((xfailed + 1)); report+=("XFAIL $r (${seconds} s$known)")
     else
-      passed=$((passed + 1)); report+=("PASS $r (${seconds} s$known)")
+      passed=$((passed + 1)); report+=("PASS $r (${seconds} s, $cpu$known)")
     fi
   elif [[ -n $leaks ]]; then
     failed=$((failed + 1)); report+=("FAIL $r: a secret leaked into:$leaks")

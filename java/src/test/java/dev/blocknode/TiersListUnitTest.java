@@ -24,7 +24,7 @@ class TiersListUnitTest {
 
     private static final String BLOCK = "tiers";
 
-    record Tier(String name, String target, boolean root, String time, String inTest, String proves) {
+    record Tier(String name, String target, boolean root, String time, String inTest, String proves, String after) {
 
         String command() {
             return "`make " + target + "`";
@@ -34,6 +34,7 @@ class TiersListUnitTest {
             return switch (inTest) {
                 case "maven" -> "yes, in its Maven build";
                 case "yes" -> "yes";
+                case "beside" -> "yes, beside the " + after + " tier";
                 default -> "no";
             };
         }
@@ -52,8 +53,12 @@ class TiersListUnitTest {
                 assertTrue(!field.isBlank() && !field.contains("|"), "scripts/tiers.tsv: empty field or | in: " + line);
             }
             assertTrue(Set.of("yes", "no").contains(f[2]), "root is yes or no: " + line);
-            assertTrue(Set.of("maven", "yes", "no").contains(f[4]), "in-test is maven, yes or no: " + line);
-            tiers.add(new Tier(f[0], f[1], f[2].equals("yes"), f[3], f[4], f[5]));
+            assertTrue(Set.of("maven", "yes", "beside", "no").contains(f[4]), "in-test is maven, yes, beside or no: " + line);
+            String after = tiers.isEmpty() ? "" : tiers.get(tiers.size() - 1).name();
+            // scripts/test-tiers.sh runs a "beside" tier at the same time as the tier listed before it.
+            assertTrue(!f[4].equals("beside") || (!tiers.isEmpty() && tiers.get(tiers.size() - 1).inTest().equals("yes")),
+                    "a beside tier follows a tier make test runs by target: " + line);
+            tiers.add(new Tier(f[0], f[1], f[2].equals("yes"), f[3], f[4], f[5], after));
         }
         return tiers;
     }

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# make test's tiers after its Maven build: the targets scripts/tiers.tsv marks "yes", in its order, each by its make
+# target; the first failure stops the run. A tier marked "beside" runs at the same time as the tier listed before it:
+# the kube tier beside the VM tier. Neither is short of CPU alone (a TCG guest keeps about 1.5 of the 2 cores busy,
+# the cluster less, most of the time waiting on kubelet's and the controllers' loops), and they share nothing (the
+# guests have their own kernels; the cluster runs on the host's), so together they take little more than the VM tier
+# alone, where one after the other took both (test-e2e/kube/README.md, Figures). A pair always runs to its end, both
+# tiers' lines prefixed with the tier's name; the run fails if either failed.
+#
+# usage: scripts/test-tiers.sh [TIERS_FILE]   (make test calls it; MAKE names the make to call, default make)
+set -uo pipefail
+tiers=${1:-$(dirname "${BASH_SOURCE[0]}")/tiers.tsv}
+make_cmd=${MAKE:-make}
+
+# groups: one line per step of the run, the tiers that run together, "name:target" each.
+groups=()
+while IFS=$'\t' read -r name target _root _time in_test _proves; do
+    [[ -z $name || $name == \#* ]] && continue
+    case $in_test in
+        yes) groups+=("$name:$target") ;;
+        beside)
+            ((${#groups[@]})) || { echo "test-tiers: $name runs beside no tier (it comes first in $tiers)" >&2; exit 2; }
+            groups[-1]+=" $name:$target" ;;
+    esac
+done < "$tiers"
+((${#groups[@]})) || { echo "test-tiers: no tiers read from $tiers" >&2; exit 2; }
+
+# together NAME:TARGET...: each target in the background, its lines prefixed with its name; waits for all of them.
+together() {
+    local t0=$SECONDS dir tier name status rc=0 names=()
+    dir=$(mktemp -d /tmp/bn-tiers.XXXXXX)
+    for tier in "$@"; do
+        name=${tier%%:*}
+        names+=("$name")
+        { "$make_cmd" --no-print-directory "${tier#*:}" 2>&1; echo $? > "$dir/$name.rc"; } | sed -u "s/^/$name | /" &
+    done
+    wait
+    for name in "${names[@]}"; do
+        status=$(cat "$dir/$name.rc" 2>/dev/null || echo "no status")
+        [[ $status == 0 ]] || rc=1
+        echo "make test: the $name tier $([[ $status == 0 ]] && echo passed || echo "FAILED (exit $status)")"
+    done
+    rm -rf "$dir"
+    echo "make test: the ${names[*]} tiers side by side took $((SECONDS - t0)) s"
+    return $rc
+}
+
+for group in "${groups[@]}"; do
+    read -r -a members <<< "$group"
+    if ((${#members[@]} == 1)); then
+        "$make_cmd" --no-print-directory "${members[0]#*:}" || exit
+    else
+        together "${members[@]}" || exit
+    fi
+done
