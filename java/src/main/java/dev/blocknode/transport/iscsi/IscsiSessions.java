@@ -8,6 +8,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -140,13 +141,18 @@ public final class IscsiSessions {
     private String[] sessionNames() throws IOException {
         Path sessions = sessionsDir();
         String[] names = sessions.toFile().list((dir, name) -> name.startsWith("session"));
-        if (names == null) {
-            if (Files.isDirectory(sessions)) {
-                throw new IOException("cannot list " + sessions);
-            }
+        if (names != null) {
+            return names;
+        }
+        // File.list does not say why: no directory (no iscsi module; it comes with the first login, maybe this very
+        // moment, as figure l's first logins showed), or one that cannot be read, which a stream says.
+        List<String> listed = new ArrayList<>();
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(sessions, "session*")) {
+            entries.forEach(entry -> listed.add(entry.getFileName().toString()));
+        } catch (NoSuchFileException | NotDirectoryException noModule) {
             return new String[0];
         }
-        return names;
+        return listed.toArray(String[]::new);
     }
 
     /**

@@ -190,7 +190,9 @@ class IscsiSessionsUnitTest {
 
     @Test
     void noIscsiModuleMeansNoSessions(@TempDir Path sys) throws Exception {
-        assertTrue(new IscsiSessions(new HostPaths(sys, sys, sys, sys)).all().isEmpty());
+        IscsiSessions sessions = new IscsiSessions(new HostPaths(sys, sys, sys, sys));
+        assertTrue(sessions.all().isEmpty());
+        assertTrue(sessions.ofTarget(T1).isEmpty());
     }
 
     private static final String T1 = "iqn.2003-01.org.example:t1";
