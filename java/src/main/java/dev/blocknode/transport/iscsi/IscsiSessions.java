@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -76,13 +77,20 @@ public final class IscsiSessions {
     private final HostPaths host;
     /**
      * The target of each session seen, by its entry's name (sessionN), so that a search reads a session's
-     * {@code targetname} once. Safe because the kernel never gives a number to a second session while it runs:
-     * scsi_transport_iscsi numbers sessions from one counter that only grows ({@code sid = atomic_add_return(1,
-     * &iscsi_session_nr)} in iscsi_add_session), and a session keeps its target for life (iscsid's re-logins in a
-     * recovery keep the session). A name iscsid has not set yet (empty, or "(null)" while the login is under way) is
-     * never kept. An entry goes once its session is no longer listed, so the map is no larger than the node's sessions.
+     * {@code targetname} once. Safe because the kernel never gives a number to a second session while its iSCSI class
+     * is loaded: scsi_transport_iscsi numbers sessions from one counter that only grows ({@code sid =
+     * atomic_add_return(1, &iscsi_session_nr)} in iscsi_add_session), and a session keeps its target for life
+     * (iscsid's re-logins in a recovery keep the session). The counter is the module's, so it starts again at 1 when
+     * the module is unloaded (which needs every session gone) and loaded again: that makes another
+     * /sys/class/iscsi_session directory, and an entry read under another one is not used ({@link Remembered#dir}). A
+     * name iscsid has not set yet (empty, or "(null)" while the login is under way) is never kept. An entry goes once
+     * its session is no longer listed, so the map is no larger than the node's sessions.
      */
-    private final ConcurrentHashMap<String, String> targets = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Remembered> targets = new ConcurrentHashMap<>();
+
+    /** A session's target, and the identity of the class directory (its file key) it was listed in. */
+    private record Remembered(String target, Object dir) {
+    }
 
     public IscsiSessions(HostPaths host) {
         this.host = host;
@@ -114,24 +122,40 @@ public final class IscsiSessions {
      */
     public List<Session> ofTarget(String iqn) throws IOException {
         List<Session> found = new ArrayList<>();
+        Object dir = classDirectory();
         String[] names = sessionNames();
         int remembered = 0;
         for (String name : names) {
-            String target = targets.get(name);
-            if (target != null) {
+            Remembered known = targets.get(name);
+            String target;
+            if (known != null && known.dir().equals(dir)) {
+                target = known.target();
                 remembered++;
             } else {
-                target = readTarget(name);
+                target = readTarget(name, dir);
             }
             if (iqn.equals(target)) {
                 read(sessionsDir().resolve(name)).ifPresent(found::add);
             }
         }
-        if (targets.size() > remembered) { // some session remembered is no longer listed
+        if (targets.size() > remembered) { // some session remembered is no longer listed, or was under another module
             targets.keySet().retainAll(new HashSet<>(Arrays.asList(names)));
+            targets.values().removeIf(known -> !known.dir().equals(dir));
         }
         return found;
     }
+
+    /** The identity of /sys/class/iscsi_session now (a new one each time the module is loaded); a marker if none. */
+    private Object classDirectory() throws IOException {
+        try {
+            Object key = Files.readAttributes(sessionsDir(), BasicFileAttributes.class).fileKey();
+            return key == null ? NO_DIRECTORY : key;
+        } catch (NoSuchFileException noModule) {
+            return NO_DIRECTORY;
+        }
+    }
+
+    private static final Object NO_DIRECTORY = new Object();
 
     /**
      * The entries of /sys/class/iscsi_session listed now ("sessionN"); none without the iscsi module. Names, not the
@@ -156,15 +180,19 @@ public final class IscsiSessions {
     }
 
     /**
-     * Whether session {@code number} has ended: its class entry is gone. Exact because its number is never given to
-     * another session ({@link #targets}), and what iscsiadm checks before it deletes a node record.
+     * Whether session {@code number} has ended: its class entry is gone. Exact because its number is not given to
+     * another session while the module stays loaded ({@link #targets}), which it does while it has a session; and what
+     * iscsiadm checks before it deletes a node record.
      */
     public boolean ended(int number) {
         return !Files.exists(sessionsDir().resolve("session" + number));
     }
 
-    /** The target of session entry {@code name}, remembered once set; null when it is gone or not named yet. */
-    private String readTarget(String name) throws IOException {
+    /**
+     * The target of session entry {@code name}, remembered once set, with the class directory {@code dir} it was
+     * listed in; null when it is gone or not named yet.
+     */
+    private String readTarget(String name, Object dir) throws IOException {
         String target;
         try {
             target = attribute(sessionsDir().resolve(name).resolve("targetname"));
@@ -174,14 +202,15 @@ public final class IscsiSessions {
         if (target.isEmpty() || target.equals("(null)")) {
             return null; // iscsid sets it during the login: the next search reads it again
         }
-        targets.put(name, target);
+        targets.put(name, new Remembered(target, dir));
         return target;
     }
 
     /** The targets remembered now, by session number (for tests). */
     Map<Integer, String> rememberedTargets() {
         Map<Integer, String> byNumber = new HashMap<>();
-        targets.forEach((name, target) -> byNumber.put(Integer.parseInt(name.substring("session".length())), target));
+        targets.forEach((name, known) -> byNumber.put(Integer.parseInt(name.substring("session".length())),
+                known.target()));
         return byNumber;
     }
 

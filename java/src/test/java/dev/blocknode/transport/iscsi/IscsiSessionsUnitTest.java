@@ -127,6 +127,29 @@ class IscsiSessionsUnitTest {
         assertFalse(sessions.ended(2));
     }
 
+    /**
+     * The kernel's session counter is its iSCSI module's: unloaded (every session gone) and loaded again, it gives
+     * session1 again, maybe to another target, in a new /sys/class/iscsi_session. What was remembered under the old
+     * directory is not used, even when no search ran while the module was away.
+     */
+    @Test
+    void forgetsWhatItRememberedUnderAnotherLoadOfTheModule(@TempDir Path sys) throws Exception {
+        fabricateSession(sys, 1, 3, T1, "127.0.0.1", 3260);
+        IscsiSessions sessions = new IscsiSessions(fakeHost(sys));
+        assertEquals(List.of(1), numbers(sessions.ofTarget(T1)));
+        assertEquals(Map.of(1, T1), sessions.rememberedTargets());
+
+        // Unloaded and loaded again: another directory (made before the old one goes, so that it is another inode).
+        Path classDir = sys.resolve("class/iscsi_session");
+        Path unloaded = Files.move(classDir, sys.resolve("class/iscsi_session.unloaded"));
+        fabricateSession(sys, 1, 5, T2, "127.0.0.1", 3260);
+        FakeSysfs.deleteTree(unloaded);
+
+        assertEquals(List.of(1), numbers(sessions.ofTarget(T2)));
+        assertTrue(sessions.ofTarget(T1).isEmpty());
+        assertEquals(Map.of(1, T2), sessions.rememberedTargets());
+    }
+
     /** A session iscsid is still logging in may have no target name yet: read again until it has one. */
     @Test
     void neverRemembersATargetNotSetYet(@TempDir Path sys) throws Exception {
