@@ -16,10 +16,12 @@ import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * A fabricated /sys (with /dev, /proc and /etc beside it) laid out like the kernel's, symlinks included, for the
@@ -78,6 +80,7 @@ public final class FakeSysfs implements SysfsWriter {
     private final Map<ScsiAddress, Presented> presented = new LinkedHashMap<>();
     private final List<Write> writes = new ArrayList<>();
     private final Map<Path, Integer> failingWrites = new HashMap<>();
+    private final Set<Integer> sessionNumbers = new HashSet<>();
     private final List<Write> failedWrites = new ArrayList<>();
 
     public FakeSysfs(Path tempDir) throws IOException {
@@ -212,6 +215,12 @@ public final class FakeSysfs implements SysfsWriter {
      */
     public synchronized FakeSysfs iscsiSession(int session, int host, String iqn, String address, int port)
             throws IOException {
+        // The kernel numbers sessions from one counter that only grows (iscsi_session_nr), and the plugin relies on it
+        // (IscsiSessions remembers each number's target): a test that gave a number twice would test another kernel.
+        if (!sessionNumbers.add(session)) {
+            throw new IllegalStateException("session" + session + " was made before in this tree: the kernel never"
+                    + " gives a session number twice; give the new session the next free number");
+        }
         // As with node.session.scan=manual: no target dir until a LUN is scanned (see scanned()).
         Path sessionDir = scsiHost(host).resolve("session" + session);
         Files.createDirectories(sessionDir);

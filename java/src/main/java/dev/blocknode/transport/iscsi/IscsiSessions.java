@@ -8,10 +8,17 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -68,13 +75,33 @@ public final class IscsiSessions {
     private static final Pattern SESSION = Pattern.compile("session(\\d+)");
 
     private final HostPaths host;
+    /**
+     * The target of each session seen, by its entry's name (sessionN), so that a search reads a session's
+     * {@code targetname} once. Safe because the kernel never gives a number to a second session while its iSCSI class
+     * is loaded: scsi_transport_iscsi numbers sessions from one counter that only grows ({@code sid =
+     * atomic_add_return(1, &iscsi_session_nr)} in iscsi_add_session), and a session keeps its target for life
+     * (iscsid's re-logins in a recovery keep the session). The counter is the module's, so it starts again at 1 when
+     * the module is unloaded (which needs every session gone) and loaded again: that makes another
+     * /sys/class/iscsi_session directory, and an entry read under another one is not used ({@link Remembered#dir}). A
+     * name iscsid has not set yet (empty, or "(null)" while the login is under way) is never kept. An entry goes once
+     * its session is no longer listed, so the map is no larger than the node's sessions.
+     */
+    private final ConcurrentHashMap<String, Remembered> targets = new ConcurrentHashMap<>();
+
+    /** A session's target, and the identity of the class directory (its file key) it was listed in. */
+    private record Remembered(String target, Object dir) {
+    }
 
     public IscsiSessions(HostPaths host) {
         this.host = host;
     }
 
     public List<Session> all() throws IOException {
-        return sessionsWhere(entry -> true);
+        List<Session> found = new ArrayList<>();
+        for (String name : sessionNames()) {
+            read(sessionsDir().resolve(name)).ifPresent(found::add);
+        }
+        return found;
     }
 
     public Optional<Session> find(IscsiPath path) throws IOException {
@@ -87,42 +114,108 @@ public final class IscsiSessions {
     }
 
     /**
-     * The sessions of target {@code iqn}, in the order {@link #all} lists them. A session of another target costs one
-     * read (its targetname), not the seven of a whole session: with a target per volume, a look at one volume's
-     * sessions would otherwise read every session of the node in full (measured in figure k of test-e2e/bench: 3 s of
-     * CPU per repair pass over 100 volumes).
+     * The sessions of target {@code iqn}, in the order {@link #all} lists them. A session of another target is not read
+     * in full (figure k of test-e2e/bench: 3 s of CPU per repair pass over 100 volumes when it was), and once its
+     * target is known ({@link #targets}) not read at all: with a target per volume, each search would otherwise read
+     * the {@code targetname} of every session of the node, and a burst of N stages O(N^2) of them (figure l: the CPU
+     * per volume grew 3.1x from N = 25 to 200).
      */
     public List<Session> ofTarget(String iqn) throws IOException {
-        return sessionsWhere(entry -> isOfTarget(entry, iqn));
-    }
-
-    /** A test of a session's class entry (/sys/class/iscsi_session/sessionN) that may read it. */
-    private interface EntryTest {
-        boolean test(Path classEntry) throws IOException;
-    }
-
-    private List<Session> sessionsWhere(EntryTest wanted) throws IOException {
-        Path sessions = host.sys().resolve("class/iscsi_session");
         List<Session> found = new ArrayList<>();
-        if (!Files.isDirectory(sessions)) {
-            return found;
-        }
-        try (DirectoryStream<Path> entries = Files.newDirectoryStream(sessions, "session*")) {
-            for (Path entry : entries) {
-                if (wanted.test(entry)) {
-                    read(entry).ifPresent(found::add);
-                }
+        Object dir = classDirectory();
+        String[] names = sessionNames();
+        int remembered = 0;
+        for (String name : names) {
+            Remembered known = targets.get(name);
+            String target;
+            if (known != null && known.dir().equals(dir)) {
+                target = known.target();
+                remembered++;
+            } else {
+                target = readTarget(name, dir);
             }
+            if (iqn.equals(target)) {
+                read(sessionsDir().resolve(name)).ifPresent(found::add);
+            }
+        }
+        if (targets.size() > remembered) { // some session remembered is no longer listed, or was under another module
+            targets.keySet().retainAll(new HashSet<>(Arrays.asList(names)));
+            targets.values().removeIf(known -> !known.dir().equals(dir));
         }
         return found;
     }
 
-    private static boolean isOfTarget(Path classEntry, String iqn) throws IOException {
+    /** The identity of /sys/class/iscsi_session now (a new one each time the module is loaded); a marker if none. */
+    private Object classDirectory() throws IOException {
         try {
-            return attribute(classEntry.resolve("targetname")).equals(iqn);
-        } catch (NoSuchFileException vanishedOrPartial) {
-            return false; // read() would pass it over too
+            Object key = Files.readAttributes(sessionsDir(), BasicFileAttributes.class).fileKey();
+            return key == null ? NO_DIRECTORY : key;
+        } catch (NoSuchFileException noModule) {
+            return NO_DIRECTORY;
         }
+    }
+
+    private static final Object NO_DIRECTORY = new Object();
+
+    /**
+     * The entries of /sys/class/iscsi_session listed now ("sessionN"); none without the iscsi module. Names, not the
+     * Paths of a DirectoryStream: a search lists every session of the node, and with a target per volume a Path and a
+     * glob match per entry were half of what a search still cost at N = 200 (figure l).
+     */
+    private String[] sessionNames() throws IOException {
+        Path sessions = sessionsDir();
+        String[] names = sessions.toFile().list((dir, name) -> name.startsWith("session"));
+        if (names != null) {
+            return names;
+        }
+        // File.list does not say why: no directory (no iscsi module; it comes with the first login, maybe this very
+        // moment, as figure l's first logins showed), or one that cannot be read, which a stream says.
+        List<String> listed = new ArrayList<>();
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(sessions, "session*")) {
+            entries.forEach(entry -> listed.add(entry.getFileName().toString()));
+        } catch (NoSuchFileException | NotDirectoryException noModule) {
+            return new String[0];
+        }
+        return listed.toArray(String[]::new);
+    }
+
+    /**
+     * Whether session {@code number} has ended: its class entry is gone. Exact because its number is not given to
+     * another session while the module stays loaded ({@link #targets}), which it does while it has a session; and what
+     * iscsiadm checks before it deletes a node record.
+     */
+    public boolean ended(int number) {
+        return !Files.exists(sessionsDir().resolve("session" + number));
+    }
+
+    /**
+     * The target of session entry {@code name}, remembered once set, with the class directory {@code dir} it was
+     * listed in; null when it is gone or not named yet.
+     */
+    private String readTarget(String name, Object dir) throws IOException {
+        String target;
+        try {
+            target = attribute(sessionsDir().resolve(name).resolve("targetname"));
+        } catch (NoSuchFileException vanishedOrPartial) {
+            return null; // read() would pass it over too
+        }
+        if (target.isEmpty() || target.equals("(null)")) {
+            return null; // iscsid sets it during the login: the next search reads it again
+        }
+        targets.put(name, new Remembered(target, dir));
+        return target;
+    }
+
+    /** The targets remembered now, by session number (for tests). */
+    Map<Integer, String> rememberedTargets() {
+        Map<Integer, String> byNumber = new HashMap<>();
+        targets.forEach((name, known) -> byNumber.put(Integer.parseInt(name.substring("session".length())),
+                known.target()));
+        return byNumber;
+    }
+
+    private Path sessionsDir() {
+        return host.sys().resolve("class/iscsi_session");
     }
 
     /** open-iscsi's word for a session that carries I/O (iscsi_session's {@code state} attribute). */
@@ -134,7 +227,7 @@ public final class IscsiSessions {
      */
     public String state(Session session) throws IOException {
         try {
-            return attribute(host.sys().resolve("class/iscsi_session/session" + session.number() + "/state"));
+            return attribute(sessionsDir().resolve("session" + session.number() + "/state"));
         } catch (NoSuchFileException gone) {
             return "unknown";
         }
@@ -194,7 +287,7 @@ public final class IscsiSessions {
     }
 
     private Path sessionDevice(int number) {
-        return host.sys().resolve("class/iscsi_session/session" + number + "/device");
+        return sessionsDir().resolve("session" + number + "/device");
     }
 
     private static String attribute(Path file) throws IOException {

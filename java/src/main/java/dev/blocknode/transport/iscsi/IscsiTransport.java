@@ -494,11 +494,11 @@ public final class IscsiTransport implements Transport {
             }
             Phases.run("logout", () -> iscsiadm.logout(path));
             // Measured in the VM tier: with iscsid down, iscsiadm reports a logout that did not happen. The node
-            // record stays until the session is gone (iscsiadm would refuse it), and the caller hears of it.
+            // record stays until the session is gone (iscsiadm would refuse it), and the caller hears of it. Only the
+            // session's own entry is looked at, not every session of the node: its number is never another session's.
             int number = session.get().number();
             waiter.within(SESSION_GOES, "session" + number + " of " + path + " to end after iscsiadm's logout (is iscsid"
-                    + " running?)", () -> sessions.find(path).filter(s -> s.number() == number).isEmpty()
-                    ? Optional.of(Boolean.TRUE) : Optional.empty());
+                    + " running?)", () -> sessions.ended(number) ? Optional.of(Boolean.TRUE) : Optional.empty());
             LOG.info(() -> "logged out of " + path);
         } else if (records.find(path).isEmpty()) {
             // No session and no record: another volume's unstage logged out and deleted it (a drain unstages the

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -101,6 +102,9 @@ public final class NodeRecordFiles {
                     return Optional.of(record);
                 }
             }
+        } catch (NoSuchFileException targetGone) {
+            // iscsiadm removes the target's directory with its last record: another portal's unstage deleted it
+            // between the look above and this listing (figure l's drain of N volumes of one target met it).
         }
         return Optional.empty();
     }
