@@ -313,7 +313,7 @@ bench: $(PLUGIN_JAR)
 # unpublished and drained all at once in a qemu guest, beside the guest's target alone; SAN_N="25 50 100 200".
 # Figure i, in the same boot: the same attach and detach by blocknode and by Dell's gobrick (its harness built
 # from the Go module proxy), SAN_PEER_N="8" LUNs, SAN_PEER_ROUNDS=3 rounds; SAN_N= (empty) runs figure i alone.
-# Its own target: not part of make test (whose iscsi-paths boot runs figure h with N = 4 as a smoke run). Root.
+# Its own target: not part of make test (whose iscsi boot runs figure h with N = 4 as a smoke run). Root.
 .PHONY: bench-san
 bench-san: $(PLUGIN_JAR)
 	@start=$$(date +%s); rc=0; \

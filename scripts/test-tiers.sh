@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # make test's tiers after its Maven build: the targets scripts/tiers.tsv marks "yes", in its order, each by its make
 # target; the first failure stops the run. A tier marked "beside" runs at the same time as the tier listed before it:
-# the kube tier beside the VM tier. Neither is short of CPU alone (a TCG guest keeps about 1.5 of the 2 cores busy,
-# the cluster less, most of the time waiting on kubelet's and the controllers' loops), and they share nothing (the
-# guests have their own kernels; the cluster runs on the host's), so together they take little more than the VM tier
-# alone, where one after the other took both (test-e2e/kube/README.md, Figures). A pair always runs to its end, both
-# tiers' lines prefixed with the tier's name; the run fails if either failed.
+# the kube tier beside the VM tier. They share nothing (the guests run their own kernels, the cluster runs on the
+# host's), and the kube tier spends most of its time waiting on kubelet's and the controllers' loops, so beside the
+# guest it costs the run about the CPU it uses instead of its whole wall time, and on a fresh machine its Kubernetes
+# and runtime builds overlap the guests too (test-e2e/kube/README.md, Figures). A pair always runs to its end, each
+# tier's lines prefixed with its name; the run fails if either failed.
 #
 # usage: scripts/test-tiers.sh [TIERS_FILE]   (make test calls it; MAKE names the make to call, default make)
 set -uo pipefail

@@ -5,8 +5,8 @@
 #   test-e2e/vm/e2e.sh [RUN...]     a RUN is one boot: SCENARIO (test-e2e/vm/guest/SCENARIO.sh alone) or
 #                                   NAME:SCENARIO+SCENARIO... (guest/suite.sh runs them in turn in one boot,
 #                                   the SAN started once; results in results/NAME/SCENARIO/)
-#   default: smoke, iscsi-crash, the iscsi-* scenarios in two boots of four, fc and sanity-fc in one boot,
-#   sanity, nvme-tcp and sanity-nvme in one boot, fencing, selinux (DEFAULT_RUNS), two guests at a time (VM_LANES)
+#   default: smoke, every iscsi-* scenario in one boot, iscsi-crash, sanity, nvme-tcp and sanity-nvme in one
+#   boot, fc and sanity-fc in one boot, fencing, selinux (DEFAULT_RUNS), one guest at a time (VM_LANES)
 #
 # Needs root (qemu reads the whole host / to share it) and the packages of setup.sh; the plugin's jar
 # must be built (make e2e-vm does both). Host-side preparation, all cached under $VM_WORK:
@@ -33,14 +33,8 @@ source "$VM_DIR/guest/jvm.sh"
 # start under TCG and a daemon start each; the README has the figures.)
 # selinux boots with SELinux as the kernel's LSM (its "# vm-append:" line) and a policy loaded: a boot of its own,
 # so that no other scenario runs under it.
-# The order: smoke first (it fails fast when the guest, the SAN or the plugin cannot start at all), then the longest
-# boots first, so that the lanes (VM_LANES, below) end together: alone on a quiet host iscsi-crash about 330 s, iscsi
-# (its first four scenarios) and fc about 320, iscsi-paths (the other four) about 280, sanity 280, nvme 230, fencing
-# 190, selinux 50. The iscsi scenarios are two boots of four: one of eight (600 s alone) ran past its limit beside
-# another guest on a loaded host, and was the lane the others waited for.
-DEFAULT_RUNS=(smoke iscsi-crash iscsi:iscsi-fs+iscsi-shared-session+iscsi-wrong-lun+iscsi-chap
-              fc:fc+sanity-fc iscsi-paths:iscsi-lost-record+iscsi-path-loss+iscsi-luks+san-bench sanity
-              nvme:nvme-tcp+sanity-nvme fencing selinux)
+DEFAULT_RUNS=(smoke iscsi:iscsi-fs+iscsi-shared-session+iscsi-wrong-lun+iscsi-chap+iscsi-lost-record+iscsi-path-loss+iscsi-luks+san-bench
+              iscsi-crash sanity nvme:nvme-tcp+sanity-nvme fc:fc+sanity-fc fencing selinux)
 runs=("$@")
 ((${#runs[@]})) || runs=("${DEFAULT_RUNS[@]}")
 [[ $(id -u) -eq 0 ]] || { echo "e2e.sh: must run as root (qemu shares the host's / with the guest)" >&2; exit 2; }
@@ -273,12 +267,12 @@ children_cpu_ticks() {
 }
 TICKS=$(getconf CLK_TCK)
 
-# VM_LANES (default 2): how many guests run at once, each boot taking the next run of the list when a lane frees up.
-# A guest under TCG keeps about 1.3 of the 2 cores busy on average (its JVMs, daemons and shell loops; it also
-# waits on the kernel's timers, the target and udev), so two at once take about two thirds of the time of one after
-# the other (README.md, "Timings"). Each boot's console is echoed with its name in front; VM_LANES=1 is the old
-# one-after-the-other run, its console as it comes.
-LANES=${VM_LANES:-2}
+# VM_LANES (default 1): how many guests run at once, each boot taking the next run of the list when a lane frees up,
+# each boot's console echoed with its name in front. One by default: a guest alone keeps about 1.35 of the 2 cores
+# busy, yet beside another each went 2.5-4x slower than alone (an iscsi-crash cycle 134-194 s against 37-51 s), past
+# the 2x at which two lanes break even: its work cost about twice the CPU (README.md, "Two guests at a time"). For a
+# machine with more cores than the guests have vCPUs.
+LANES=${VM_LANES:-1}
 [[ $LANES =~ ^[1-9]$ ]] || { echo "e2e.sh: VM_LANES must be 1-9, not '$LANES'" >&2; exit 2; }
 ((${#runs[@]} >= LANES)) || LANES=${#runs[@]}
 mkdir -p "$VM_WORK/results"
