@@ -268,10 +268,10 @@ children_cpu_ticks() {
 TICKS=$(getconf CLK_TCK)
 
 # VM_LANES (default 1): how many guests run at once, each boot taking the next run of the list when a lane frees up,
-# each boot's console echoed with its name in front. One by default: a guest alone keeps about 1.35 of the 2 cores
-# busy, yet beside another each went 2.5-4x slower than alone (an iscsi-crash cycle 134-194 s against 37-51 s), past
-# the 2x at which two lanes break even: its work cost about twice the CPU (README.md, "Two guests at a time"). For a
-# machine with more cores than the guests have vCPUs.
+# each boot's console echoed with its name in front. One by default: a guest alone keeps 1.5-1.7 of the 2 cores busy
+# (each boot's summary line says), and beside another each went 2.5-4x slower than alone (an iscsi-crash cycle
+# 134-194 s against 37-51 s), past the 2x at which two lanes break even: its work cost about twice the CPU (README.md,
+# "Two guests at a time"). For a machine with more cores than the guests have vCPUs.
 LANES=${VM_LANES:-1}
 [[ $LANES =~ ^[1-9]$ ]] || { echo "e2e.sh: VM_LANES must be 1-9, not '$LANES'" >&2; exit 2; }
 ((${#runs[@]} >= LANES)) || LANES=${#runs[@]}
