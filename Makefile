@@ -50,6 +50,7 @@ help:
 	@echo "make run     build if needed, start the plugin on ./run/csi.sock with a loop-backed demo volume"
 	@echo "make test    (root) install what the tests need, then the tiers marked * below in order (+: beside the one above)"
 	@echo "make deps    (root) the Debian packages the build and the tests use, where a tool is missing"
+	@echo "make test-deps  (root) make deps and what every tier of make test installs, up front (make test does it first)"
 	@echo "make build   build the runnable jars"
 	@echo "make clean   remove build output"
 	@echo "make docs    rewrite the generated pages (docs/reference: flags, metrics, Helm values; the tier tables)"
@@ -65,19 +66,13 @@ help:
 	@echo "make test-images  (root) the sidecar, pause and busybox images the Kubernetes tier runs, beside it"
 	@echo "make image-check  (root) both, imported into a throwaway containerd and run there"
 
-# Host packages the plugin and its tests use. Installed only when a tool is missing.
+# Host packages the plugin and its tests use. Installed only when a tool is missing, through scripts/apt.sh (as every
+# apt-get here is: it waits for a dpkg lock another apt holds, and retries a failed package-list update).
 .PHONY: deps
 deps:
-	@missing=""; \
-	for tool in mkfs.ext4:e2fsprogs resize2fs:e2fsprogs mkfs.xfs:xfsprogs xfs_growfs:xfsprogs \
-	            blkid:util-linux losetup:mount findmnt:util-linux cryptsetup:cryptsetup-bin mvn:maven go:golang-go \
-	            xz:xz-utils; do \
-	  command -v $${tool%%:*} >/dev/null 2>&1 || missing="$$missing $${tool##*:}"; \
-	done; \
-	if [[ -n "$$missing" ]]; then \
-	  echo "installing Debian packages:$$missing"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
-	fi
+	@bash scripts/apt.sh ensure --recommends mkfs.ext4:e2fsprogs resize2fs:e2fsprogs mkfs.xfs:xfsprogs \
+	  xfs_growfs:xfsprogs blkid:util-linux losetup:mount findmnt:util-linux cryptsetup:cryptsetup-bin mvn:maven \
+	  go:golang-go xz:xz-utils
 
 $(CSI_SANITY):
 	@mkdir -p $(TOOLS)
@@ -103,13 +98,31 @@ run: deps $(PLUGIN_JAR)
 	  --log-format text \
 	  --demo
 
+# What every tier of make test needs from Debian and the Go module proxy, installed before its first tier: make deps,
+# csi-sanity, promtool, then the VM tier's, the Kubernetes tier's and the image and release scripts' packages
+# (scripts/test-deps.sh). Each tier's own script still installs what it lacks when it runs alone.
+.PHONY: test-deps
+test-deps: deps $(CSI_SANITY) $(PROMTOOL)
+	@bash scripts/test-deps.sh
+
+# scripts/apt.sh, through which every apt-get above and in the scripts runs: it waits for a held dpkg lock naming the
+# holder, gives up after APT_LOCK_WAIT, retries a failed update, updates and retries a failed install; against real
+# fcntl locks (python3's), on stand-in lock files and once on the real /var/lib/dpkg/lock-frontend (root).
+.PHONY: apt-test
+apt-test:
+	@start=$$(date +%s); rc=0; \
+	bash scripts/apt-test.sh || rc=$$?; \
+	echo "make apt-test: $$( ((rc == 0)) && echo passed || echo FAILED ) in $$(( $$(date +%s) - start )) s"; \
+	exit $$rc
+
+# First every tier's packages (make test-deps), so that the tiers' order never changes what one finds on the host.
 # Unit and host tests run inside one Maven build that also installs the jars (host tests mount real loop devices:
-# root only), then the tiers scripts/tiers.tsv marks "yes", in its order: the harnesses compile, csi-sanity, the
-# real sidecars (registration, liveness), deploy/, the release, the VMs, with Kubernetes beside them ("beside": at
-# the same time; scripts/test-tiers.sh). The first failure stops it.
+# root only), then the tiers scripts/tiers.tsv marks "yes", in its order: scripts/apt.sh, the harnesses compile,
+# csi-sanity, the real sidecars (registration, liveness), deploy/, the release, the VMs, with Kubernetes beside them
+# ("beside": at the same time; scripts/test-tiers.sh). The first failure stops it.
 # Maven is not quiet here, so Surefire's per-class lines and totals stay in the log.
 .PHONY: test
-test: deps $(CSI_SANITY)
+test: test-deps
 	@start=$$(date +%s); \
 	mvn -B -ntp install && \
 	MAKE="$(MAKE)" bash scripts/test-tiers.sh $(TIERS) && \
@@ -207,7 +220,7 @@ $(PROMTOOL):
 	@mkdir -p $(TOOLS)
 	@echo "unpacking promtool from Debian's prometheus package into $(TOOLS) (the package is not installed)"
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && cd "$$tmp" && \
-	{ apt-get download prometheus >/dev/null 2>&1 || { apt-get update -qq && apt-get download prometheus; }; } && \
+	bash $(CURDIR)/scripts/apt.sh download prometheus && \
 	dpkg-deb --fsys-tarfile prometheus_*.deb | tar -xO ./usr/bin/promtool >"$@.tmp" && \
 	chmod 755 "$@.tmp" && mv "$@.tmp" "$@" && "$@" --version | head -n1
 

@@ -75,7 +75,7 @@ if [[ -s $out ]] && ! $refresh; then
     exit 0
 fi
 
-ensure_packages mmdebstrap:mmdebstrap
+ensure_packages "${base_packages[@]}"
 mkdir -p "$cache"
 log "bootstrapping Debian $suite with ${packages[*]} from $sources"
 tmp=$(mktemp --suffix=.tar "$cache/base-$key.XXXXXX")

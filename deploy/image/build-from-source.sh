@@ -51,7 +51,7 @@ created=$(date -u ${SOURCE_DATE_EPOCH:+-d "@$SOURCE_DATE_EPOCH"} +%Y-%m-%dT%H:%M
 
 require_root
 take_lock
-ensure_packages buildah:buildah mmdebstrap:mmdebstrap unzip:unzip
+ensure_packages "${source_packages[@]}"
 
 # The Debian image of both stages, made as debian:SUITE-slim is: minbase (Essential and Priority: required,
 # with apt) without manuals, docs, translations and lint data (dpkg keeps them out of later installs too),

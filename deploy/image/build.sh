@@ -55,8 +55,8 @@ jar=$(realpath -m "${jar:-$repo/java/target/blocknode.jar}")
 [[ -f $jar ]] || fail "no plugin jar at $jar; build it first (make build)"
 require_root
 take_lock
-ensure_packages unzip:unzip
-$context_only || ensure_packages buildah:buildah
+ensure_packages "${context_packages[@]}"
+$context_only || ensure_packages "${build_packages[@]}"
 
 if [[ -z $tag ]]; then
     tag=$(unzip -p "$jar" META-INF/MANIFEST.MF | sed -n 's/^Implementation-Version: *\([^[:space:]]*\).*/\1/p')

@@ -17,7 +17,7 @@ what="image-check"
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 require_root
-ensure_packages containerd:containerd ctr:containerd runc:runc curl:curl
+ensure_packages "${check_packages[@]}"
 
 blocknode=""
 for archive in blocknode csi-node-driver-registrar livenessprobe pause busybox; do

@@ -22,23 +22,24 @@ require_root() {
     ((EUID == 0)) || fail "root is required (buildah's storage and chroot, mmdebstrap's root mode), as for make test"
 }
 
-# ensure_packages TOOL:PACKAGE...: apt-get install the packages of the tools that are missing, and only
-# those (as the Makefile's deps target does). A TOOL that starts with / is a file, not a command.
+# What each script here and in deploy/release/ installs when it is missing, as TOOL:PACKAGE (ensure_packages), in
+# one place: deps.sh installs them all up front for make test (make test-deps).
+# shellcheck disable=SC2034 # read by the scripts that source this file
+{
+    base_packages=(mmdebstrap:mmdebstrap)                                # base.sh
+    context_packages=(unzip:unzip)                                       # build.sh, also --context-only
+    build_packages=(buildah:buildah)                                     # build.sh
+    source_packages=(buildah:buildah mmdebstrap:mmdebstrap unzip:unzip)  # build-from-source.sh
+    check_packages=(containerd:containerd ctr:containerd runc:runc curl:curl) # check.sh
+    publish_packages=(skopeo:skopeo)                                     # ../release/publish.sh
+    # test-images.sh
+    test_image_packages=(buildah:buildah gcc:gcc /usr/lib/x86_64-linux-gnu/libc.a:libc6-dev xz:xz-utils)
+}
+
+# ensure_packages TOOL:PACKAGE...: install the packages of the tools that are missing, and only those, through
+# scripts/apt.sh (as the Makefile's deps target does). A TOOL that starts with / is a file, not a command.
 ensure_packages() {
-    local missing=() pair tool
-    for pair in "$@"; do
-        tool=${pair%%:*}
-        if [[ $tool == /* ]]; then
-            [[ -e $tool ]] && continue
-        else
-            command -v "$tool" >/dev/null 2>&1 && continue
-        fi
-        missing+=("${pair#*:}")
-    done
-    ((${#missing[@]} == 0)) && return 0
-    log "installing Debian packages: ${missing[*]}"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    bash "$repo/scripts/apt.sh" ensure "$@" || fail "could not install the Debian packages of: $*"
 }
 
 # One image build at a time per checkout: they share context/ and cache/.

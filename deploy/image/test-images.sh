@@ -21,7 +21,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 require_root
 take_lock
-ensure_packages buildah:buildah gcc:gcc /usr/lib/x86_64-linux-gnu/libc.a:libc6-dev xz:xz-utils
+ensure_packages "${test_image_packages[@]}"
 buildah_storage
 work=$store/files
 mkdir -p "$work"
@@ -74,12 +74,11 @@ push_archive localhost/blocknode-test/pause:1 localhost/blocknode-test/pause:1 p
 # busybox: the package's binary, unpacked (not installed on this machine), a link per applet, and /tmp.
 debs=$cache/debs
 mkdir -p "$debs"
-version=$(apt-cache policy busybox-static | sed -n 's/^ *Candidate: *//p')
-[[ -n $version && $version != "(none)" ]] || fail "apt knows no busybox-static (apt-get update?)"
+version=$(bash "$repo/scripts/apt.sh" candidate busybox-static) || fail "apt knows no busybox-static"
 deb=$(find "$debs" -name "busybox-static_*.deb" | head -n1)
 if [[ -z $deb || $(dpkg-deb -f "$deb" Version) != "$version" ]]; then
     rm -f "$debs"/busybox-static_*.deb
-    (cd "$debs" && apt-get download -q -o APT::Sandbox::User=root "busybox-static=$version" >&2)
+    (cd "$debs" && bash "$repo/scripts/apt.sh" download "busybox-static=$version") || fail "could not download busybox-static"
     deb=$(find "$debs" -name "busybox-static_*.deb" | head -n1)
 fi
 dpkg-deb -x "$deb" "$work/busybox-deb"

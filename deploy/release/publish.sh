@@ -75,7 +75,7 @@ if [[ -n ${REGISTRY_AUTH_FILE:-} ]]; then
     auth_helm=(--registry-config "$REGISTRY_AUTH_FILE")
 fi
 
-ensure_packages skopeo:skopeo
+ensure_packages "${publish_packages[@]}"
 helm=$(bash "$repo/deploy/release/helm.sh") || fail "no helm CLI"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

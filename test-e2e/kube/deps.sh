@@ -7,34 +7,18 @@
 # containerd 2 and runc that build-runtime.sh builds (user namespaces need them), for which libseccomp-dev and
 # pkg-config are installed here.
 set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
-missing=()
-need() { # command package
-    command -v "$1" >/dev/null 2>&1 || [[ -x $1 ]] || missing+=("$2")
-}
-need containerd containerd
-need containerd-shim-runc-v2 containerd
-need ctr containerd
-need runc runc
-need /usr/lib/cni/bridge containernetworking-plugins
-need etcd etcd-server
-need iptables iptables
-need conntrack conntrack
-need openssl openssl
-need curl curl
-need docker-registry docker-registry
-need skopeo skopeo
+# TOOL:PACKAGE, each installed when TOOL (a command, or a file when it starts with /) is missing; scripts/apt.sh
+# waits for a dpkg lock another apt holds and starts no service while it installs.
 # build-runtime.sh links runc with libseccomp (cgo); gcc is the JNI build's.
-need pkg-config pkg-config
-[[ -e /usr/include/seccomp.h ]] || missing+=(libseccomp-dev)
-if ((${#missing[@]})); then
-    mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
-    echo "kube: installing Debian packages: ${missing[*]}" >&2
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
-# Debian's packages would start their daemons where an init system runs; the tier starts its own instances
-# with their own sockets and directories, so a packaged etcd or containerd left running is only noted.
+bash "$here/../../scripts/apt.sh" ensure containerd:containerd containerd-shim-runc-v2:containerd ctr:containerd \
+    runc:runc /usr/lib/cni/bridge:containernetworking-plugins etcd:etcd-server iptables:iptables \
+    conntrack:conntrack openssl:openssl curl:curl docker-registry:docker-registry skopeo:skopeo \
+    pkg-config:pkg-config /usr/include/seccomp.h:libseccomp-dev ||
+    { echo "kube: could not install the tier's Debian packages (see above)" >&2; exit 1; }
+# The install starts no daemon (scripts/apt.sh blocks services while it installs); the tier starts its own instances
+# with their own sockets and directories, so an etcd or containerd already running here is only noted.
 for daemon in containerd etcd docker-registry; do
     if pgrep -x "$daemon" >/dev/null; then
         echo "kube: note: a $daemon is already running on this machine; the tier starts its own beside it" >&2

@@ -5,7 +5,7 @@
 # rest (kernel, open-iscsi, multipath-tools, tgt, udev, mkfs tools) are what the guest runs, because
 # the guest's root filesystem IS this host's / (shared read-only over 9p). Installing the storage
 # daemons here must not change how this host behaves, so their maintainer scripts are forbidden to
-# start services (policy-rc.d), and afterwards we check that none of them is running.
+# start services (scripts/apt.sh's policy-rc.d), and afterwards we check that none of them is running.
 #
 # usage: test-e2e/vm/setup.sh        (as root; prints what it did)
 set -euo pipefail
@@ -53,59 +53,13 @@ if ((${#missing[@]} == 0)); then
 else
   echo "vm setup: installing ${missing[*]}"
 
-  # policy-rc.d exiting 101 tells invoke-rc.d and deb-systemd-invoke not to start or restart any
-  # service. Use the host's if it already says so; otherwise put ours in place for the duration of
-  # the install and restore whatever was there (trap: also on failure or interrupt).
-  policy=/usr/sbin/policy-rc.d
-  policy_saved=""
-  restore_policy() {
-    if [[ -n $policy_saved ]]; then
-      if [[ $policy_saved == none ]]; then rm -f "$policy"; else mv -f "$policy_saved" "$policy"; fi
-    fi
-  }
-  trap restore_policy EXIT
-  policy_rc=0
-  [[ -x $policy ]] && { "$policy" iscsid start >/dev/null 2>&1 || policy_rc=$?; }
-  if [[ $policy_rc -ne 101 ]]; then
-    if [[ -e $policy ]]; then
-      policy_saved=$(mktemp "$policy.blocknode-vm.XXXXXX"); mv -f "$policy" "$policy_saved"
-    else
-      policy_saved=none
-    fi
-    printf '#!/bin/sh\n# temporary, from blocknode test-e2e/vm/setup.sh: start no services\nexit 101\n' > "$policy"
-    chmod 755 "$policy"
-    echo "vm setup: services blocked with a temporary $policy"
-  fi
-
   before=$(daemon_pids)
-
-  # INITRD=No: the kernel's postinst hook skips building a Debian initramfs; the guest boots our own.
-  install() {
-    DEBIAN_FRONTEND=noninteractive INITRD=No apt-get install -y -q --no-install-recommends \
-      -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "${missing[@]}"
-  }
-  # apt-get update only when needed: when a package has no candidate in the current lists, or when
-  # the install fails (stale lists naming files the mirror no longer has). At most once.
-  needs_update=no
-  for pkg in "${missing[@]}"; do
-    candidate=$(apt-cache policy "$pkg" 2>/dev/null | awk '/Candidate:/{print $2}')
-    [[ -n $candidate && $candidate != "(none)" ]] || needs_update=yes
-  done
-  log=$(mktemp /tmp/blocknode-vm-setup.XXXXXX.log)
-  if [[ $needs_update == yes ]]; then
-    echo "vm setup: apt-get update (package lists lack a candidate)"
-    apt-get update -q >>"$log" 2>&1 || echo "vm setup: apt-get update failed, trying anyway"
-    install >>"$log" 2>&1 || { echo "vm setup: apt-get install failed, see $log" >&2; exit 1; }
-  elif ! install >>"$log" 2>&1; then
-    echo "vm setup: install failed with the current package lists; apt-get update and retry"
-    apt-get update -q >>"$log" 2>&1 || echo "vm setup: apt-get update failed, trying anyway"
-    install >>"$log" 2>&1 || { echo "vm setup: apt-get install failed, see $log" >&2; exit 1; }
-  fi
-  # The log is kept only when something failed (the exits above name it).
-  echo "vm setup: $(grep -c '^Setting up' "$log" || true) packages set up"
-  rm -f "$log"
-
-  restore_policy; policy_saved=""; trap - EXIT
+  # scripts/apt.sh: waits for a dpkg lock another apt holds; updates the lists when a package has no candidate in
+  # them, or when the install fails (stale lists naming files the mirror no longer has), at most once; blocks
+  # services for the install (policy-rc.d); INITRD=No, so the kernel's postinst builds no Debian initramfs (the
+  # guest boots our own).
+  bash "$(dirname "${BASH_SOURCE[0]}")/../../scripts/apt.sh" install "${missing[@]}" ||
+    { echo "vm setup: apt-get install failed (see above)" >&2; exit 1; }
 
   # Anything the maintainer scripts started despite the policy is ours to stop.
   after=$(daemon_pids)
