@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -60,7 +61,7 @@ class DoctorHostTest {
         if (!Files.exists(Path.of("/etc/iscsi/initiatorname.iscsi")) && !sockets.contains("@ISCSIADM_ABSTRACT_NAMESPACE")) {
             assertTrue(text.out().contains("\niscsi: not set up ("), text.out());
         } else if (!sockets.contains("@ISCSIADM_ABSTRACT_NAMESPACE")) {
-            assertTrue(text.out().contains("  ERROR    iscsid"), "a name without a daemon:\n" + text.out());
+            assertTrue(row(text.out(), "iscsid").startsWith("ERROR "), "a name without a daemon:\n" + text.out());
         }
         if (!sockets.contains("@/org/kernel/linux/storage/multipathd") && !Files.exists(Path.of("/etc/multipath/wwids"))
                 && (!Files.exists(Path.of("/etc/multipath.conf")) || Files.readString(Path.of("/etc/multipath.conf")).isBlank())) {
@@ -79,11 +80,11 @@ class DoctorHostTest {
             LinuxNative.mount(null, mount.toString(), null, LinuxNative.MS_PRIVATE, null);
             Run onPrivate = doctor("--kubelet-root", root.toString());
             assertEquals(2, onPrivate.code(), onPrivate.out());
-            assertTrue(onPrivate.out().contains("  ERROR    kubelet-root      the kubelet root " + root + " is on a mount ("
-                    + mount + ") that is not shared"), onPrivate.out());
+            assertTrue(row(onPrivate.out(), "kubelet-root").startsWith("ERROR the kubelet root " + root
+                    + " is on a mount (" + mount + ") that is not shared"), onPrivate.out());
             LinuxNative.mount(null, mount.toString(), null, LinuxNative.MS_SHARED, null);
             Run onShared = doctor("--kubelet-root=" + root);
-            assertTrue(onShared.out().contains("  ok       kubelet-root      the kubelet root " + root
+            assertTrue(row(onShared.out(), "kubelet-root").startsWith("ok the kubelet root " + root
                     + " is a directory on a shared mount (" + mount + ")"), onShared.out());
         } finally {
             LinuxNative.umount2(mount.toString(), LinuxNative.MNT_DETACH);
@@ -100,6 +101,19 @@ class DoctorHostTest {
             assertEquals(List.of("1.0"), findings(text, "transport=\"kernel\"", "check=\"kubelet-root\""),
                     "the plugin's own kubelet root is checked:\n" + text);
         }
+    }
+
+    /**
+     * A check's row of the text report as "SEVERITY message", without the columns' padding: the checks' column is as
+     * wide as the longest check name in the report, which depends on the transports this machine has set up.
+     */
+    private static String row(String report, String check) {
+        List<String> rows = report.lines().map(String::strip)
+                .filter(line -> line.matches("\\S+ +" + Pattern.quote(check) + " .*"))
+                .map(line -> line.replaceFirst("^(\\S+) +" + Pattern.quote(check) + " +", "$1 "))
+                .toList();
+        assertEquals(1, rows.size(), "one " + check + " row in\n" + report);
+        return rows.get(0);
     }
 
     /** The values of the blocknode_doctor_findings samples with all these labels. */
