@@ -148,6 +148,15 @@ host: deps
 	echo "make host: $$( ((rc == 0)) && echo passed || echo FAILED ), $$(scripts/surefire-totals.sh) in $$(( $$(date +%s) - start )) s"; \
 	exit $$rc
 
+# The host tier again, in namespaces where open-iscsi, multipath-tools and nvme-cli were never installed: their programs
+# and /etc files whited out, no daemon's abstract socket in reach (scripts/without-san.sh). make test installs them
+# first (make test-deps), so it runs the host tier once with them and once without: a test whose expectation rests
+# on what the host happens to have installed fails one of the two.
+.PHONY: host-without-san
+host-without-san:
+	@[[ $$(id -u) == 0 ]] || { echo "make host-without-san needs root (namespaces, loop devices, mounts)"; exit 2; }; \
+	bash scripts/without-san.sh $(MAKE) --no-print-directory host
+
 # csi-sanity against the plugin, mount and block, through the sanity front, with the test controller's loop-backed
 # volumes (root); reports in test-e2e/target/sanity.
 .PHONY: sanity-test

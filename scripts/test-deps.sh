@@ -27,6 +27,11 @@ before=$(running)
 bash "$repo/test-e2e/vm/setup.sh"
 bash "$repo/test-e2e/kube/deps.sh"
 bash "$repo/deploy/image/deps.sh"
+# The host tier runs twice (make host, make host-without-san): once on this host with every SAN initiator's tools
+# installed, as a node has them (open-iscsi and multipath-tools come with the VM tier's packages; nvme-cli writes
+# /etc/nvme/hostnqn and hostid), and once in namespaces where none of them was ever installed (scripts/without-san.sh),
+# so that no test's expectation rests on what this host happens to have.
+bash "$repo/scripts/apt.sh" ensure iscsiadm:open-iscsi multipath:multipath-tools nvme:nvme-cli
 for pid in $(running); do
     if grep -qx "$pid" <<<"$before"; then
         when="running before test-deps began"
