@@ -14,6 +14,7 @@ import dev.blocknode.logging.LogFormat;
 import dev.blocknode.logging.LogLevelFile;
 import dev.blocknode.logging.LogSetup;
 import dev.blocknode.logging.ShutdownSafeLogManager;
+import dev.blocknode.os.SmallFiles;
 import dev.blocknode.os.host.Host;
 import dev.blocknode.os.host.SyscallLibrary;
 
@@ -71,7 +72,9 @@ public final class Main {
             return;
         }
         LogSetup.configure(config.logFormat(), config.logLevel());
-        config.logLevelFile().ifPresent(file -> LogLevelFile.watch(file, config.logLevel()));
+        // Read on its own thread, never waiting on what is there (a FIFO, a device): the start goes on at once.
+        config.logLevelFile().ifPresent(file -> LogLevelFile.watch(file, config.logLevel(),
+                SmallFiles::readRegularFollowingLinks));
         try {
             CrashPoints.checkEnvironment().ifPresent(LOG::warning);
         } catch (IllegalArgumentException e) {
