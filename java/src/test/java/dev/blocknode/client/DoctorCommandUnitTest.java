@@ -12,10 +12,12 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** {@code blocknode doctor}'s interface: flags, exit codes, the text and the JSON form, over a fabricated host. */
@@ -101,5 +103,24 @@ class DoctorCommandUnitTest {
         assertTrue(dangling.err().contains("needs a value"), dangling.err());
         assertEquals(DoctorCommand.ALL_OK, doctor("--help").code());
         assertTrue(commands.calls().isEmpty());
+    }
+    /**
+     * Issue 45: the doctor reads the host's configuration files (multipath.conf, nvme-cli's hostnqn, the initiator
+     * name); a FIFO at one of those names made it wait for a writer for ever. Each is refused at once, as a finding
+     * that names it.
+     */
+    @Test
+    void aFifoAtAConfigurationFileIsAFindingNeverAWait() throws Exception {
+        Path multipathConf = host.paths().multipathConf();
+        Path hostNqn = host.paths().nvmeHostDirectory().resolve("hostnqn");
+        for (Path fifo : List.of(multipathConf, hostNqn)) {
+            Files.createDirectories(fifo.getParent());
+            assertEquals(0, new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor());
+        }
+        Run run = assertTimeoutPreemptively(Duration.ofSeconds(20), () -> doctor());
+        assertEquals(DoctorCommand.ERRORS, run.code(), run.out());
+        assertTrue(run.out().contains("cannot check multipath: " + multipathConf + " is a FIFO, not a regular file"),
+                run.out());
+        assertTrue(run.out().contains(hostNqn + " is a FIFO, not a regular file"), run.out());
     }
 }

@@ -21,6 +21,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -29,6 +30,7 @@ import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -344,6 +346,44 @@ class StatusCommandUnitTest {
         assertEquals(1, status().code());
         assertEquals(1, status("-o", "json").code());
         assertEquals(before, listing(stateDir));
+    }
+
+    /**
+     * Issue 45: {@code mkfifo STATE/publications/BOOT/journal} hung status for ever (the journal was opened blocking);
+     * status.md promises exit 2. Every file status reads is looked at before it is opened, and never waited on: a
+     * FIFO at this boot's journal, the sweep's report or the boot id is exit 2 naming it, one named like a record is
+     * an unreadable record (exit 1), and none of them is waited on.
+     */
+    @Test
+    void aFifoAtAnyFileStatusReadsIsRefusedAtOnceNeverWaitedOn() throws Exception {
+        stageDb1();
+        mounts(staging.toString(), target.toString());
+        Path journal = stateDir.resolve("publications").resolve(BOOT).resolve("journal");
+        Path kept = stateDir.resolve("sweep-kept");
+        Path bootId = sysfs.paths().bootId();
+        Path record = stateDir.resolve("volumes").resolve("ef".repeat(32) + ".pb");
+        for (Path file : List.of(journal, kept, bootId)) {
+            byte[] before = Files.exists(file) ? Files.readAllBytes(file) : null;
+            Files.deleteIfExists(file);
+            mkfifo(file);
+            Run run = assertTimeoutPreemptively(Duration.ofSeconds(20), () -> status(), file.toString());
+            assertEquals(2, run.code(), file + ": " + run.out() + run.err());
+            assertTrue(run.err().contains(file + " is a FIFO, not a regular file"), run.err());
+            Files.delete(file);
+            if (before != null) {
+                Files.write(file, before);
+            }
+        }
+        mkfifo(record);
+        Run run = assertTimeoutPreemptively(Duration.ofSeconds(20), () -> status("-o", "json"));
+        assertEquals(1, run.code(), run.out() + run.err());
+        assertTrue(run.out().contains("\"unreadableRecords\":[{\"file\":\"" + record + "\",\"reason\":\"staging record "
+                + record + " is a FIFO, not a regular file\""), run.out());
+        assertTrue(run.out().contains("\"volumeId\":\"db1\""), "the other volume is still shown: " + run.out());
+    }
+
+    private static void mkfifo(Path file) throws Exception {
+        assertEquals(0, new ProcessBuilder("mkfifo", file.toString()).start().waitFor());
     }
 
     /** Every path under {@code root}, with its size and modification time. */
