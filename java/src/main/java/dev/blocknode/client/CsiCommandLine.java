@@ -15,6 +15,7 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollIoHandler;
+import dev.blocknode.logging.Printable;
 import dev.blocknode.os.SmallFiles;
 import io.grpc.stub.ClientCalls;
 
@@ -93,7 +94,7 @@ public final class CsiCommandLine {
             long timeoutMillis = FlagParser.durationOf("timeout", timeout).toMillis();
             return call(socket, method, request, timeoutMillis, out, err);
         } catch (IllegalArgumentException | IOException e) {
-            err.println("blocknode client: " + e.getMessage());
+            err.println("blocknode client: " + Printable.escape(String.valueOf(e.getMessage())));
             return 2;
         }
     }
@@ -108,7 +109,7 @@ public final class CsiCommandLine {
             out.print(TextFormat.printer().printToString(response));
             return 0;
         } catch (StatusRuntimeException e) {
-            err.println(e.getStatus().getCode() + ": " + e.getStatus().getDescription());
+            err.println(e.getStatus().getCode() + ": " + Printable.escape(String.valueOf(e.getStatus().getDescription())));
             return e.getStatus().getCode().value();
         } finally {
             channel.shutdownNow();

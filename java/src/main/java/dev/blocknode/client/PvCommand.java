@@ -69,7 +69,7 @@ public final class PvCommand {
             flags = SubcommandFlags.parse("pv", args, Set.of("--driver-name", "--namespace", "--format"),
                     Set.of("--claim"), 1);
         } catch (SubcommandFlags.UsageException e) {
-            err.println(e.getMessage());
+            err.println(Printable.escape(e.getMessage()));
             return USAGE;
         }
         if (flags.help()) {
@@ -167,7 +167,7 @@ public final class PvCommand {
     }
 
     private static int usage(PrintStream err, String message) {
-        err.println("blocknode pv: " + message + " (see pv --help)");
+        err.println("blocknode pv: " + Printable.escape(message) + " (see pv --help)");
         return USAGE;
     }
 }

@@ -3,6 +3,7 @@ package dev.blocknode.client;
 import dev.blocknode.os.host.KernelFeatures;
 import dev.blocknode.testing.FakeSysfs;
 import dev.blocknode.testing.ScriptedCommandRunner;
+import dev.blocknode.testing.TerminalText;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -122,5 +123,14 @@ class DoctorCommandUnitTest {
         assertTrue(run.out().contains("cannot check multipath: " + multipathConf + " is a FIFO, not a regular file"),
                 run.out());
         assertTrue(run.out().contains(hostNqn + " is a FIFO, not a regular file"), run.out());
+    }
+    /** Issue 45: a refused value was printed raw; the doctor's refusals are one escaped line. */
+    @Test
+    void aRefusedValueIsPrintedEscaped() {
+        Run run = doctor("--repair-interval", "1s\n\u001b[2J\u202e");
+        assertEquals(DoctorCommand.USAGE, run.code());
+        assertTrue(run.err().contains("\"1s\\n\\x1b[2J\\u202e\""), run.err());
+        assertEquals(1, run.err().lines().count(), run.err());
+        TerminalText.assertSafe(run.err());
     }
 }

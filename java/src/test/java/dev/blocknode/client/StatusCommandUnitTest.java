@@ -10,6 +10,7 @@ import dev.blocknode.state.v1.PublicationRecord;
 import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.testing.FakeSysfs;
+import dev.blocknode.testing.TerminalText;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -384,6 +385,49 @@ class StatusCommandUnitTest {
 
     private static void mkfifo(Path file) throws Exception {
         assertEquals(0, new ProcessBuilder("mkfifo", file.toString()).start().waitFor());
+    }
+
+    /**
+     * Issue 45: an unknown {@code --volume}, a {@code --state-dir}, and a sweep report holding escape sequences were
+     * printed raw (a screen cleared, a line forged); a volume id with a right-to-left override too. Everything
+     * status prints is escaped as a log line is.
+     */
+    @Test
+    void whatStatusPrintsIsEscapedWhateverTheInput() throws IOException {
+        stageDb1();
+        mounts(staging.toString(), target.toString());
+        String hostile = "x\u001b[2J\nFORGED\u202e\r";
+        List<Run> runs = new ArrayList<>();
+        Run unknown = status("--volume", hostile);
+        assertEquals(3, unknown.code());
+        assertTrue(unknown.err().contains("no record of volume x\\x1b[2J\\nFORGED\\u202e\\r"), unknown.err());
+        runs.add(unknown);
+        runs.add(status("--volume", hostile, "-o", "json"));
+        Run noDir = status("--state-dir", "/no\u001b[2J\nX");
+        assertEquals(2, noDir.code());
+        assertTrue(noDir.err().contains("/no\\x1b[2J\\nX"), noDir.err());
+        runs.add(noDir);
+        runs.add(status("--bogus\u001b[2J\n", "x"));
+
+        RecordStore store = new RecordStore(stateDir, BOOT);
+        store.save(store.load("db1").orElseThrow().toBuilder().setVolumeId("db1\u202e\u001b[31m").build());
+        store.saveKeptLeftovers(List.of("session \u001b[2J of iqn\u202e: kept"));
+        Run text = status();
+        assertTrue(text.out().contains("session \\x1b[2J of iqn\\u202e: kept"), text.out());
+        runs.add(text);
+        Run json = status("-o", "json");
+        assertTrue(json.out().contains("\"db1\\u202e\\u001b[31m\""), json.out());
+        runs.add(json);
+        Files.writeString(stateDir.resolve("sweep-kept"), "at \u001b[2J\nFORGED \u202e\nsomething\n");
+        Run badReport = status();
+        assertEquals(2, badReport.code(), badReport.err());
+        runs.add(badReport);
+        for (Run run : runs) {
+            TerminalText.assertSafe(run.out());
+            TerminalText.assertSafe(run.err());
+            assertFalse((run.out() + run.err()).lines().anyMatch(line -> line.startsWith("FORGED")),
+                    run.out() + run.err());
+        }
     }
 
     /** Every path under {@code root}, with its size and modification time. */
