@@ -109,7 +109,8 @@ public final class CsiCommandLine {
             out.print(TextFormat.printer().printToString(response));
             return 0;
         } catch (StatusRuntimeException e) {
-            err.println(e.getStatus().getCode() + ": " + Printable.escape(String.valueOf(e.getStatus().getDescription())));
+            err.println(e.getStatus().getCode() + ": "
+                    + Printable.escape(String.valueOf(e.getStatus().getDescription())));
             return e.getStatus().getCode().value();
         } finally {
             channel.shutdownNow();
