@@ -13,12 +13,16 @@ import dev.blocknode.faults.CrashPoints;
 import dev.blocknode.logging.LogFormat;
 import dev.blocknode.logging.LogLevelFile;
 import dev.blocknode.logging.LogSetup;
+import dev.blocknode.logging.Printable;
 import dev.blocknode.logging.ShutdownSafeLogManager;
+import dev.blocknode.os.SmallFiles;
 import dev.blocknode.os.host.Host;
 import dev.blocknode.os.host.SyscallLibrary;
 
 import java.io.IOException;
+import java.io.PrintStream;
 import java.util.Arrays;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -62,20 +66,20 @@ public final class Main {
             System.out.print(FlagParser.USAGE);
             return;
         }
-        PluginConfig config;
-        try {
-            config = FlagParser.parse(args);
-        } catch (IllegalArgumentException e) {
-            System.err.println("blocknode: " + e.getMessage());
+        Optional<PluginConfig> parsed = parseOrRefuse(args, System.err);
+        if (parsed.isEmpty()) {
             System.exit(2);
             return;
         }
+        PluginConfig config = parsed.get();
         LogSetup.configure(config.logFormat(), config.logLevel());
-        config.logLevelFile().ifPresent(file -> LogLevelFile.watch(file, config.logLevel()));
+        // Read on its own thread, never waiting on what is there (a FIFO, a device): the start goes on at once.
+        config.logLevelFile().ifPresent(file -> LogLevelFile.watch(file, config.logLevel(),
+                SmallFiles::readRegularFollowingLinks));
         try {
             CrashPoints.checkEnvironment().ifPresent(LOG::warning);
         } catch (IllegalArgumentException e) {
-            System.err.println("blocknode: " + e.getMessage());
+            System.err.println(refusal(e.getMessage()));
             System.exit(2);
             return;
         }
@@ -97,6 +101,24 @@ public final class Main {
             LOG.log(Level.SEVERE, "blocknode stopped: " + e.getMessage(), e);
             System.exit(1);
         }
+    }
+
+    /** The flags' values; or, when they are refused, the refusal printed on {@code err} and nothing. */
+    static Optional<PluginConfig> parseOrRefuse(String[] args, PrintStream err) {
+        try {
+            return Optional.of(FlagParser.parse(args));
+        } catch (IllegalArgumentException e) {
+            err.println(refusal(e.getMessage()));
+            return Optional.empty();
+        }
+    }
+
+    /**
+     * A refused start's line for a person: the message quotes what was given (a flag's value, an environment
+     * variable's), so it is escaped as a log line is, and no value can clear the screen, add a line or reorder it.
+     */
+    static String refusal(String message) {
+        return "blocknode: " + Printable.escape(String.valueOf(message));
     }
 
     private static void runController(PluginConfig config) throws IOException {
@@ -124,7 +146,7 @@ public final class Main {
                 throw new IOException("the demo volume could not be set up: " + e.getMessage(), e);
             }
             System.out.println(demo.describe());
-            System.out.println("socket   unix://" + config.socket());
+            System.out.println("socket   unix://" + Printable.escape(config.socket().toString()));
             plugin.metrics().ifPresent(m -> System.out.println("metrics  " + m.url()));
             System.out.println("Press Ctrl-C to unpublish, unstage and remove the demo volume.");
         }

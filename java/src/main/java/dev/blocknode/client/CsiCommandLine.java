@@ -15,11 +15,14 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollIoHandler;
+import dev.blocknode.logging.Printable;
+import dev.blocknode.os.SmallFiles;
 import io.grpc.stub.ClientCalls;
 
 import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.file.Files;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -38,6 +41,9 @@ import java.util.concurrent.TimeUnit;
  * </pre>
  */
 public final class CsiCommandLine {
+
+    /** Far above any request's text form. */
+    static final int MAX_INPUT_BYTES = 16 << 20;
 
     public static final String USAGE = """
             usage: java -jar blocknode.jar client [--endpoint unix:///path] [--timeout 2m] RPC [REQUEST | @FILE]
@@ -88,7 +94,7 @@ public final class CsiCommandLine {
             long timeoutMillis = FlagParser.durationOf("timeout", timeout).toMillis();
             return call(socket, method, request, timeoutMillis, out, err);
         } catch (IllegalArgumentException | IOException e) {
-            err.println("blocknode client: " + e.getMessage());
+            err.println("blocknode client: " + Printable.escape(String.valueOf(e.getMessage())));
             return 2;
         }
     }
@@ -103,7 +109,8 @@ public final class CsiCommandLine {
             out.print(TextFormat.printer().printToString(response));
             return 0;
         } catch (StatusRuntimeException e) {
-            err.println(e.getStatus().getCode() + ": " + e.getStatus().getDescription());
+            err.println(e.getStatus().getCode() + ": "
+                    + Printable.escape(String.valueOf(e.getStatus().getDescription())));
             return e.getStatus().getCode().value();
         } finally {
             channel.shutdownNow();
@@ -125,8 +132,14 @@ public final class CsiCommandLine {
         throw new IllegalArgumentException("unknown or non-unary method \"" + name + "\"; known: " + methodNames());
     }
 
+    /** The text of a request file: a regular file (links followed), never a FIFO waited on (SmallFiles). */
+    private static String readFile(Path file) throws IOException {
+        return new String(SmallFiles.readRegularFollowingLinks(file, MAX_INPUT_BYTES)
+                .orElseThrow(() -> new NoSuchFileException(file.toString())), StandardCharsets.UTF_8);
+    }
+
     static Message parseRequest(MethodDescriptor<Message, Message> method, String text) throws IOException {
-        String body = text.startsWith("@") ? Files.readString(Path.of(text.substring(1))) : text;
+        String body = text.startsWith("@") ? readFile(Path.of(text.substring(1))) : text;
         Message prototype = ((MethodDescriptor.PrototypeMarshaller<Message>) method.getRequestMarshaller())
                 .getMessagePrototype();
         Message.Builder builder = prototype.newBuilderForType();

@@ -67,7 +67,7 @@ public final class DoctorCommand {
             flags = SubcommandFlags.parse("doctor", args, Set.of("--kubelet-root", "--repair-interval", "-o", "--output"));
             json = flags.json("doctor");
         } catch (SubcommandFlags.UsageException e) {
-            err.println(e.getMessage());
+            err.println(Printable.escape(e.getMessage()));
             return USAGE;
         }
         if (flags.help()) {
@@ -80,7 +80,7 @@ public final class DoctorCommand {
             repairInterval = flags.get("--repair-interval").map(v -> v.strip().equals("0") ? Duration.ZERO
                     : FlagParser.durationOf("repair-interval", v)).orElse(Doctor.DEFAULT_REPAIR_INTERVAL);
         } catch (IllegalArgumentException e) {
-            err.println("blocknode doctor: " + e.getMessage());
+            err.println("blocknode doctor: " + Printable.escape(e.getMessage())); // it quotes the value given
             return USAGE;
         }
         DoctorReport report = new Doctor(host, commands, features, repairInterval).examine(kubeletRoot);

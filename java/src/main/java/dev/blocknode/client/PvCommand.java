@@ -4,6 +4,7 @@ import dev.blocknode.Plugin;
 import dev.blocknode.config.FlagParser;
 import dev.blocknode.config.PluginConfig;
 import dev.blocknode.logging.Printable;
+import dev.blocknode.os.SmallFiles;
 import dev.blocknode.os.host.Host;
 import dev.blocknode.os.wait.DeviceWaiter;
 import dev.blocknode.transport.StagedVolumes;
@@ -14,7 +15,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -36,6 +37,8 @@ public final class PvCommand {
     public static final int REFUSED = 1;
     public static final int CANNOT_READ = 2;
     public static final int USAGE = 3;
+    /** Far above any LUN list: a larger file is not read into the heap. */
+    static final int MAX_INPUT_BYTES = 16 << 20;
 
     public static final String HELP = """
             usage: blocknode pv [--driver-name NAME] [--claim] [--namespace NS] [--format yaml|csv] FILE|-
@@ -66,7 +69,7 @@ public final class PvCommand {
             flags = SubcommandFlags.parse("pv", args, Set.of("--driver-name", "--namespace", "--format"),
                     Set.of("--claim"), 1);
         } catch (SubcommandFlags.UsageException e) {
-            err.println(e.getMessage());
+            err.println(Printable.escape(e.getMessage()));
             return USAGE;
         }
         if (flags.help()) {
@@ -96,7 +99,7 @@ public final class PvCommand {
         List<LunRow> rows;
         try {
             String text = file.get().equals("-") ? new String(in.readAllBytes(), StandardCharsets.UTF_8)
-                    : Files.readString(Path.of(file.get()), StandardCharsets.UTF_8);
+                    : readFile(Path.of(file.get()));
             boolean csv = format.map("csv"::equals).orElse(file.get().endsWith(".csv"));
             rows = csv ? CsvLunRows.parse(text) : YamlLunRows.parse(text);
         } catch (IOException | IllegalArgumentException e) {
@@ -149,8 +152,22 @@ public final class PvCommand {
         return PRINTED;
     }
 
+    /**
+     * The LUN list's file: a regular file (links followed) of at most {@link #MAX_INPUT_BYTES}; a FIFO or a device
+     * there is refused, not waited on ({@link SmallFiles}): standard input is {@code -}.
+     */
+    private static String readFile(Path file) throws IOException {
+        try {
+            return new String(SmallFiles.readRegularFollowingLinks(file, MAX_INPUT_BYTES)
+                    .orElseThrow(() -> new NoSuchFileException(file.toString())), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw e instanceof NoSuchFileException ? e : new IOException(e.getMessage() + " (for a pipe, give -"
+                    + " and feed it on standard input)", e);
+        }
+    }
+
     private static int usage(PrintStream err, String message) {
-        err.println("blocknode pv: " + message + " (see pv --help)");
+        err.println("blocknode pv: " + Printable.escape(message) + " (see pv --help)");
         return USAGE;
     }
 }

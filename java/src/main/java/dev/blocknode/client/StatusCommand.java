@@ -83,7 +83,7 @@ public final class StatusCommand {
                     Set.of("--state-dir", "--kubelet-root", "--driver-name", "--volume", "-o", "--output"));
             json = flags.json("status");
         } catch (SubcommandFlags.UsageException e) {
-            err.println(e.getMessage());
+            err.println(Printable.escape(e.getMessage()));
             return CANNOT_RUN;
         }
         if (flags.help()) {
@@ -101,10 +101,13 @@ public final class StatusCommand {
             List<MountEntry> mounts = MountTable.read(host.mountInfo());
             status = NodeStatusReader.read(snapshot, mounts, host, kubelet, readOnlyTransports(host));
         } catch (IOException | RuntimeException e) {
-            err.println("blocknode status: cannot read the node's volumes: " + e.getMessage());
+            // The message may quote --state-dir, a file's name or its content (a sweep report's): escaped, one line.
+            err.println("blocknode status: cannot read the node's volumes: " + Printable.escape(String.valueOf(
+                    e.getMessage())));
             return CANNOT_RUN;
         } catch (LinkageError e) { // records are read as the plugin reads them, through its native library
-            err.println("blocknode status: cannot read the node's volumes: the native library cannot be loaded: " + e);
+            err.println("blocknode status: cannot read the node's volumes: the native library cannot be loaded: "
+                    + Printable.escape(e.toString()));
             return CANNOT_RUN;
         }
         if (volume.isPresent()) {
@@ -117,7 +120,7 @@ public final class StatusCommand {
                 if (json) {
                     out.print(json(status));
                 }
-                err.println("blocknode status: this node has no record of volume " + id
+                err.println("blocknode status: this node has no record of volume " + Printable.escape(id)
                         + (status.unreadableRecords().isEmpty() ? "" : " (but " + status.unreadableRecords().size()
                         + " record file(s) cannot be read; see status without --volume)"));
                 return UNKNOWN_VOLUME;

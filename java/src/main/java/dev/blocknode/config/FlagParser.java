@@ -68,7 +68,10 @@ public final class FlagParser {
                     + " `warning`, `info`, or `fine` (also spelled `debug`), which adds what each step of a call did"),
             new Flag("log-level-file", "FILE", null, "none", "a file naming the level (as `--log-level`), read"
                     + " every 5 s: while it names one, it wins over `--log-level`, so the level changes without a"
-                    + " restart (the chart mounts a ConfigMap key here)"),
+                    + " restart (the chart mounts a ConfigMap key here). It is read on a thread of its own, the first"
+                    + " time too, never waiting: links are followed, and only a regular file of at most 64 bytes is"
+                    + " read; a FIFO, a directory, a device or a larger file there is one warning in the log"
+                    + " (`log level file FILE cannot be read: ...; the level stays ...`) and never delays the start"),
             new Flag("socket-mode", "MODE", "0660", null, "permissions of the socket file, octal"),
             new Flag("socket-group", "GROUP", null, "the process's group", "group of the socket file"),
             new Flag("shutdown-grace", "DURATION", "30s", null, "on SIGTERM, how long running calls may finish"

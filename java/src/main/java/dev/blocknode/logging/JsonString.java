@@ -2,8 +2,10 @@ package dev.blocknode.logging;
 
 /**
  * A string as a JSON string literal, for the JSON log format and {@code blocknode status -o json}: quotes,
- * backslashes, controls (C1 too) and the line separators some JSON readers take as line ends are escaped, so
- * nothing a caller wrote can end the line or the string.
+ * backslashes, and every character {@link Printable} escapes (controls, C1 too; the line separators some JSON
+ * readers take as line ends; bidirectional overrides and other formatting characters that reorder what a terminal
+ * shows; lone surrogates) are escaped, so nothing a caller wrote can end the line or the string, or disguise it
+ * for a person reading the JSON.
  */
 public final class JsonString {
 
@@ -27,8 +29,9 @@ public final class JsonString {
             clean++;
         }
         out.append(text, 0, clean);
-        for (int i = clean; i < text.length(); i++) {
-            char c = text.charAt(i);
+        for (int i = clean; i < text.length(); ) {
+            int c = text.codePointAt(i);
+            i += Character.charCount(c);
             switch (c) {
                 case '"' -> out.append("\\\"");
                 case '\\' -> out.append("\\\\");
@@ -36,10 +39,12 @@ public final class JsonString {
                 case '\r' -> out.append("\\r");
                 case '\t' -> out.append("\\t");
                 default -> {
-                    if (needsEscape(c)) {
-                        out.append(String.format("\\u%04x", (int) c));
+                    if (Printable.unprintable(c)) {
+                        for (char unit : Character.toChars(c)) { // JSON escapes UTF-16 units, a pair as two
+                            out.append(String.format("\\u%04x", (int) unit));
+                        }
                     } else {
-                        out.append(c);
+                        out.appendCodePoint(c);
                     }
                 }
             }
@@ -47,10 +52,11 @@ public final class JsonString {
         out.append('"');
     }
 
+    /** Whether {@code c} may need escaping: printable ASCII but a quote or backslash never does (the fast path). */
     private static boolean needsEscape(char c) {
         if (c >= 0x20 && c < 0x7f) {
             return c == '"' || c == '\\';
         }
-        return c < 0x20 || c <= 0x9f || c == '\u2028' || c == '\u2029';
+        return true;
     }
 }

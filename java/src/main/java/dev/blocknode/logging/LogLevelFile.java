@@ -1,14 +1,13 @@
 package dev.blocknode.logging;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -25,7 +24,11 @@ import java.util.logging.Logger;
  * <p>While the file names a level it wins over {@code --log-level}; when it is missing or blank,
  * {@code --log-level} applies again. Anything else leaves the level as it is, with one warning per distinct
  * content. The file is operator configuration, not caller input: it is followed through symbolic links, as a
- * ConfigMap's files are ({@code level -> ..data/level}), but read only up to {@link #MAX_BYTES}.
+ * ConfigMap's files are ({@code level -> ..data/level}), but read only up to {@link #MAX_BYTES}, only when it is a
+ * regular file, and never waiting: what reads it is given by the entry point ({@link Reader}; os's SmallFiles in
+ * the plugin), since this package uses no layer. A FIFO, a directory, a device or a huge file at that path is a
+ * warning, and the level stays. Every read, the first one too, is made on the reader's own thread, so the path
+ * can never stop or delay the plugin's start.
  */
 public final class LogLevelFile implements AutoCloseable {
 
@@ -37,50 +40,74 @@ public final class LogLevelFile implements AutoCloseable {
 
     private static final Logger LOG = Logger.getLogger(LogLevelFile.class.getName());
 
+    /** Reads a regular file of at most {@code maxBytes} without waiting; empty when it is not there. */
+    @FunctionalInterface
+    public interface Reader {
+        Optional<byte[]> read(Path file, int maxBytes) throws IOException;
+    }
+
     private final Path file;
     private final LogLevel fallback;
     private final Consumer<LogLevel> apply;
+    private final Reader reader;
+    private final CountDownLatch firstRead = new CountDownLatch(1);
     private LogLevel current;
     private String refused = "";
-    private ScheduledExecutorService reader;
+    private ScheduledExecutorService thread;
 
     /**
      * @param fallback the level of {@code --log-level}, in force when the file names none
      * @param apply    sets a level on the plugin's loggers
      */
-    LogLevelFile(Path file, LogLevel fallback, Consumer<LogLevel> apply) {
+    LogLevelFile(Path file, LogLevel fallback, Consumer<LogLevel> apply, Reader reader) {
         this.file = Objects.requireNonNull(file);
         this.fallback = Objects.requireNonNull(fallback);
         this.apply = Objects.requireNonNull(apply);
+        this.reader = Objects.requireNonNull(reader);
         this.current = fallback;
     }
 
-    /** Reads {@code file} now and then every {@link #PERIOD} on a daemon thread, until closed. */
-    public static LogLevelFile watch(Path file, LogLevel fallback) {
-        LogLevelFile watched = new LogLevelFile(file, fallback, LogSetup::setLevel);
-        watched.check();
-        watched.reader = Executors.newSingleThreadScheduledExecutor(task -> {
+    /**
+     * Reads {@code file} through {@code reader} at once and then every {@link #PERIOD}, on a daemon thread of its
+     * own, until closed; returns without waiting for the first read (the caller goes on starting).
+     */
+    public static LogLevelFile watch(Path file, LogLevel fallback, Reader reader) {
+        LogLevelFile watched = new LogLevelFile(file, fallback, LogSetup::setLevel, reader);
+        watched.thread = Executors.newSingleThreadScheduledExecutor(task -> {
             Thread thread = new Thread(task, "log-level-file");
             thread.setDaemon(true);
             return thread;
         });
-        long period = PERIOD.toMillis();
-        watched.reader.scheduleWithFixedDelay(watched::check, period, period, TimeUnit.MILLISECONDS);
+        watched.thread.scheduleWithFixedDelay(() -> {
+            try {
+                watched.check();
+            } finally {
+                watched.firstRead.countDown();
+            }
+        }, 0, PERIOD.toMillis(), TimeUnit.MILLISECONDS);
         return watched;
+    }
+
+    /** Waits at most {@code timeout} for the first read of {@link #watch} to end; true when it has (tests). */
+    boolean awaitFirstRead(Duration timeout) throws InterruptedException {
+        return firstRead.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     /** Reads the file once and applies the level it names (or {@code --log-level}'s); returns the level in force. */
     synchronized LogLevel check() {
         LogLevel wanted;
+        boolean gone = false;
         try {
-            String content = read();
+            Optional<byte[]> bytes = reader.read(file, MAX_BYTES);
+            String content = bytes.map(b -> new String(b, StandardCharsets.UTF_8).strip()).orElse("");
+            gone = bytes.isEmpty();
             wanted = content.isEmpty() ? fallback : LogLevel.parse("log-level-file", content);
             refused = "";
-        } catch (NoSuchFileException e) {
-            wanted = fallback;
-            refused = "";
-        } catch (IOException | IllegalArgumentException e) {
-            String why = e instanceof IOException ? "cannot be read: " + e : "names no level: " + e.getMessage();
+        } catch (IOException | RuntimeException | LinkageError e) {
+            // A file that is not a regular one (a FIFO, a directory, a device), too large, or unreadable; content
+            // that names no level; a reader that cannot run (its native library): warned once each, level kept.
+            String why = e instanceof IllegalArgumentException ? "names no level: " + e.getMessage()
+                    : "cannot be read: " + e.getMessage();
             if (!why.equals(refused)) {
                 refused = why;
                 LOG.warning(() -> "log level file " + file + " " + why + "; the level stays " + label(current));
@@ -91,7 +118,7 @@ public final class LogLevelFile implements AutoCloseable {
             LogLevel before = current;
             current = wanted;
             String line = "log level " + label(before) + " -> " + label(wanted) + " (" + file
-                    + (wanted == fallback && !Files.exists(file) ? " is gone: --log-level's" : "") + ")";
+                    + (wanted == fallback && gone ? " is gone: --log-level's" : "") + ")";
             // Said while the more verbose of the two levels is in force, at a level it shows.
             if (wanted.level().intValue() > before.level().intValue()) {
                 LOG.log(announcement(before), line);
@@ -104,24 +131,14 @@ public final class LogLevelFile implements AutoCloseable {
         return current;
     }
 
-    private String read() throws IOException {
-        try (InputStream in = Files.newInputStream(file)) {
-            byte[] bytes = in.readNBytes(MAX_BYTES + 1);
-            if (bytes.length > MAX_BYTES) {
-                throw new IllegalArgumentException("it is longer than " + MAX_BYTES + " bytes");
-            }
-            return new String(bytes, StandardCharsets.UTF_8).strip();
-        }
-    }
-
     private static String label(LogLevel level) {
         return level.name().toLowerCase(Locale.ROOT);
     }
 
     @Override
     public void close() {
-        if (reader != null) {
-            reader.shutdownNow();
+        if (thread != null) {
+            thread.shutdownNow();
         }
     }
 

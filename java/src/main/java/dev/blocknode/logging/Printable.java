@@ -5,7 +5,8 @@ package dev.blocknode.logging;
  * line or a gRPC status message: no character that could end a line, move the cursor or reorder what is
  * shown, so a caller cannot append a forged line; and, where asked, cut to a bound with a marker saying so.
  *
- * <p>The one helper every sink uses (the log formatters, the status mapper) and that a message may use to
+ * <p>The one helper every sink uses (the log formatters, the status mapper, and every line the CLI and the
+ * start-up print for a person: status, doctor, pv, client, the flags' refusals) and that a message may use to
  * name a hostile value. Escaping is idempotent in effect: a backslash is left as it is, so text escaped once
  * and passed through a sink again reads the same.
  */
@@ -69,9 +70,10 @@ public final class Printable {
     /**
      * C0 and C1 controls and DEL (newline, carriage return, NUL, escape sequences...), the Unicode line and
      * paragraph separators, formatting characters (bidirectional overrides that reorder what a terminal
-     * shows, zero-width characters) and lone surrogates (a pair comes here as one code point).
+     * shows, zero-width characters) and lone surrogates (a pair comes here as one code point): what
+     * {@link #escape} rewrites, and {@link JsonString} too.
      */
-    private static boolean unprintable(int c) {
+    static boolean unprintable(int c) {
         if (c >= 0x20 && c < 0x7f) {
             return false; // printable ASCII: the fast path
         }

@@ -48,6 +48,11 @@ public record FileStat(DeviceNumber device, DeviceNumber rdev, int mode, MountRo
     }
 
     public boolean isRegularFile() {
+        return isRegularFile(mode);
+    }
+
+    /** Whether a file of {@code mode} (st_mode) is a regular file. */
+    public static boolean isRegularFile(int mode) {
         return (mode & S_IFMT) == S_IFREG;
     }
 

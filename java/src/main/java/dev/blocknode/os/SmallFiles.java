@@ -6,6 +6,8 @@ import dev.blocknode.os.natives.NoSuchPathException;
 import dev.blocknode.os.natives.UnsafePathException;
 
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Optional;
@@ -13,11 +15,17 @@ import java.util.Optional;
 import static dev.blocknode.os.SyscallException.retyped;
 
 /**
- * Reads a small file the plugin keeps itself (a staging record) without trusting what its name is now: opened
- * without following a final symlink and without waiting ({@link LinuxNative#openForReading}), checked to be a
- * regular file on the opened descriptor, and read no further than a bound. A FIFO, a device node, a symlink (to
- * /dev/zero, or anywhere) or a huge file named like a record is refused at once with an IOException saying
- * which, where {@code Files.readAllBytes} would wait for a writer for ever or read until the heap runs out.
+ * The one way blocknode reads a small file it did not just make, whatever stands at its name now: a FIFO, a
+ * device node, a directory or a huge file named like it is refused at once with an IOException saying which,
+ * where {@code Files.readAllBytes} would wait for a FIFO's writer for ever, read a device until the heap runs
+ * out, or open a device whose open alone does something (a watchdog).
+ *
+ * <p>The name is looked at first (lstat) and only a regular file is opened; it is then opened without waiting
+ * ({@link LinuxNative#openForReading}: O_NONBLOCK, O_NOFOLLOW, O_NOCTTY), checked again on the opened descriptor
+ * (fstat: a name swapped between the look and the open is caught there) and read no further than a bound.
+ * {@link #readRegularIfPresent} never follows a symlink (the plugin's own files: records, journals, reports);
+ * {@link #readRegularFollowingLinks} follows them to the end first (an operator's file: a ConfigMap's key is a
+ * link, {@code level -> ..data/level}), and refuses what they end at on the same terms.
  */
 public final class SmallFiles {
 
@@ -27,34 +35,65 @@ public final class SmallFiles {
     }
 
     /**
-     * The whole of {@code file}, a regular file of at most {@code maxBytes}; empty when there is no such file;
-     * anything else is refused.
+     * The whole of {@code file}, a regular file of at most {@code maxBytes}, not a symlink; empty when there is no
+     * such file; anything else is refused.
      */
     public static Optional<byte[]> readRegularIfPresent(Path file, int maxBytes) throws IOException {
-        return retyped(() -> readNatively(file, maxBytes));
+        return retyped(() -> readNatively(file, file, maxBytes));
     }
 
-    private static Optional<byte[]> readNatively(Path file, int maxBytes) throws IOException {
+    /**
+     * As {@link #readRegularIfPresent}, with symlinks at and above {@code file} followed first: for a file an
+     * operator names (a flag's, a ConfigMap's key, a host's configuration). Empty when it, or what its links lead
+     * to, is not there.
+     */
+    public static Optional<byte[]> readRegularFollowingLinks(Path file, int maxBytes) throws IOException {
+        Path real;
+        try {
+            // stat(2) through the links: a FIFO reached by one (/dev/fd/N of a pipe) is named as such, not opened.
+            int mode = (Integer) Files.getAttribute(file, "unix:mode");
+            if (!FileStat.isRegularFile(mode)) {
+                throw new IOException(file + " is " + typeOf(mode) + ", not a regular file");
+            }
+            real = file.toRealPath();
+        } catch (NoSuchFileException absent) {
+            return Optional.empty();
+        }
+        return retyped(() -> readNatively(real, file, maxBytes));
+    }
+
+    /** Reads {@code path}, a name with no symlink left in it; messages name the file as {@code named}. */
+    private static Optional<byte[]> readNatively(Path path, Path named, int maxBytes) throws IOException {
+        FileStat looked;
+        try {
+            looked = FileStat.of(LinuxNative.stat(path.toString()));
+        } catch (NoSuchPathException absent) {
+            return Optional.empty();
+        }
+        requireRegular(looked, named);
         int fd;
         try {
-            fd = LinuxNative.openForReading(file.toString());
+            fd = LinuxNative.openForReading(path.toString());
         } catch (NoSuchPathException absent) {
             return Optional.empty();
         } catch (UnsafePathException e) {
-            throw new IOException(file + " is a symbolic link (not followed; " + e.getMessage() + ")", e);
+            throw new IOException(named + " is a symbolic link (not followed; " + e.getMessage() + ")", e);
         }
         try {
-            FileStat stat = FileStat.of(LinuxNative.statAt(fd, ""));
-            if (!stat.isRegularFile()) {
-                throw new IOException(file + " is " + typeOf(stat.mode()) + ", not a regular file");
-            }
-            return Optional.of(readAtMost(fd, file, maxBytes));
+            requireRegular(FileStat.of(LinuxNative.statAt(fd, "")), named);
+            return Optional.of(readAtMost(fd, named, maxBytes));
         } finally {
             try {
                 LinuxNative.close(fd);
             } catch (NativeIOException ignored) {
                 // Linux frees the descriptor even when close reports an error; what was read stands
             }
+        }
+    }
+
+    private static void requireRegular(FileStat stat, Path named) throws IOException {
+        if (!stat.isRegularFile()) {
+            throw new IOException(named + " is " + typeOf(stat.mode()) + ", not a regular file");
         }
     }
 
@@ -76,12 +115,14 @@ public final class SmallFiles {
         }
     }
 
-    private static String typeOf(int mode) {
+    /** What a file of {@code mode} is, in words: "a FIFO", "a directory"... */
+    static String typeOf(int mode) {
         return switch (mode & 0170000) {
             case 0010000 -> "a FIFO";
             case 0020000 -> "a character device";
             case 0040000 -> "a directory";
             case 0060000 -> "a block device";
+            case 0120000 -> "a symbolic link";
             case 0140000 -> "a socket";
             default -> "a file of type " + Integer.toOctalString(mode & 0170000);
         };

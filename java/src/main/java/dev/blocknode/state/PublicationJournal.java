@@ -1,6 +1,7 @@
 package dev.blocknode.state;
 
 import com.google.protobuf.InvalidProtocolBufferException;
+import dev.blocknode.os.SmallFiles;
 import dev.blocknode.state.v1.PublicationRecord;
 import dev.blocknode.state.v1.PublicationsRecord;
 
@@ -16,6 +17,7 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.logging.Logger;
 import java.util.zip.CRC32C;
@@ -69,45 +71,58 @@ final class PublicationJournal implements Closeable {
      * published volume), where a symlink to /dev/zero would have taken every publication silently and a huge
      * file the heap.
      */
-    PublicationJournal(Path directory) throws IOException {
-        this(directory, false);
-    }
-
-    /**
-     * The publications a journal holds, read without changing anything: the file is opened read-only, never
-     * created, and a torn tail is skipped, not cut off ({@code blocknode status}). Empty when there is no journal.
-     */
-    static Map<String, Map<String, PublicationRecord>> readOnly(Path directory) throws IOException {
-        if (!Files.exists(directory.resolve(FILE_NAME), LinkOption.NOFOLLOW_LINKS)) {
-            return Map.of();
+    static PublicationJournal open(Path directory) throws IOException {
+        PublicationJournal journal = new PublicationJournal(directory.resolve(FILE_NAME), false);
+        Path file = journal.file;
+        if (Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
+            journal.requireRegular(); // looked at before it is opened: a FIFO or a device is never opened
         }
-        PublicationJournal journal = new PublicationJournal(directory, true);
         try {
-            return journal.all();
-        } finally {
-            journal.channel.close();
-        }
-    }
-
-    private PublicationJournal(Path directory, boolean readOnly) throws IOException {
-        this.file = directory.resolve(FILE_NAME);
-        this.readOnly = readOnly;
-        try {
-            this.channel = readOnly
-                    ? FileChannel.open(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)
-                    : FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ,
+            journal.channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ,
                     StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
         } catch (IOException e) {
             throw new IOException("publications journal " + file + " cannot be opened (a symbolic link is not"
                     + " followed): " + e.getMessage() + FIX, e);
         }
         try {
-            requireRegularAndBounded();
-            replay();
+            journal.requireRegular();
+            if (journal.channel.size() > MAX_JOURNAL_BYTES) {
+                throw new IOException("publications journal " + file + " is " + journal.channel.size()
+                        + " bytes, more than the " + MAX_JOURNAL_BYTES + " a journal can be" + FIX);
+            }
+            journal.replay(journal.readAll());
         } catch (IOException | RuntimeException e) {
-            channel.close();
+            journal.channel.close();
             throw e;
         }
+        return journal;
+    }
+
+    /**
+     * The publications a journal holds, read without changing anything: the file is read through {@link SmallFiles}
+     * (never created, never waited on: a FIFO, a device, a symlink or a file over {@link #MAX_JOURNAL_BYTES} is
+     * refused at once, naming it), and a torn tail is skipped, not cut off ({@code blocknode status}). Empty when
+     * there is no journal.
+     */
+    static Map<String, Map<String, PublicationRecord>> readOnly(Path directory) throws IOException {
+        Path file = directory.resolve(FILE_NAME);
+        Optional<byte[]> bytes;
+        try {
+            bytes = SmallFiles.readRegularIfPresent(file, Math.toIntExact(MAX_JOURNAL_BYTES));
+        } catch (IOException e) {
+            throw new IOException("publications journal " + e.getMessage(), e);
+        }
+        if (bytes.isEmpty()) {
+            return Map.of();
+        }
+        PublicationJournal journal = new PublicationJournal(file, true);
+        journal.replay(ByteBuffer.wrap(bytes.get()));
+        return journal.all();
+    }
+
+    private PublicationJournal(Path file, boolean readOnly) {
+        this.file = file;
+        this.readOnly = readOnly;
     }
 
     /** The publications of every volume that has some, as the journal holds them. */
@@ -187,25 +202,24 @@ final class PublicationJournal implements Closeable {
         }
     }
 
-    private void requireRegularAndBounded() throws IOException {
+    private void requireRegular() throws IOException {
         BasicFileAttributes attributes = Files.readAttributes(file, BasicFileAttributes.class,
                 LinkOption.NOFOLLOW_LINKS);
         if (!attributes.isRegularFile()) {
             throw new IOException("publications journal " + file + " is not a regular file" + FIX);
         }
-        if (channel.size() > MAX_JOURNAL_BYTES) {
-            throw new IOException("publications journal " + file + " is " + channel.size() + " bytes, more than the "
-                    + MAX_JOURNAL_BYTES + " a journal can be" + FIX);
-        }
     }
 
-    private void replay() throws IOException {
-        long length = channel.size();
-        ByteBuffer bytes = ByteBuffer.allocate(Math.toIntExact(length));
+    private ByteBuffer readAll() throws IOException {
+        ByteBuffer bytes = ByteBuffer.allocate(Math.toIntExact(channel.size()));
         while (bytes.hasRemaining() && channel.read(bytes, bytes.position()) >= 0) {
             // read it all
         }
-        bytes.flip();
+        return bytes.flip();
+    }
+
+    private void replay(ByteBuffer bytes) throws IOException {
+        long length = bytes.remaining();
         long good = 0;
         while (bytes.remaining() >= ENTRY_HEADER) {
             int start = bytes.position();

@@ -116,7 +116,7 @@ public final class RecordStore {
             locks[i] = new ReentrantLock();
         }
         dropEarlierBoots(publicationsRoot);
-        this.journal = new PublicationJournal(publicationsRoot.resolve(bootId));
+        this.journal = PublicationJournal.open(publicationsRoot.resolve(bootId));
         List<String> holdingPublications = loadAll();
         loadPublications();
         movePublicationsOut(holdingPublications);

@@ -1,14 +1,14 @@
 package dev.blocknode.transport;
 
+import dev.blocknode.os.SmallFiles;
+
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
@@ -34,7 +34,7 @@ public final class ProofJournal {
 
     private static final Logger LOG = Logger.getLogger(ProofJournal.class.getName());
     /** Far above a few lines of IQNs, portals and numbers: a larger file is not an entry. */
-    private static final long MAX_ENTRY = 4096;
+    private static final int MAX_ENTRY = 4096;
 
     private final Path directory;
     private final String what;
@@ -104,13 +104,19 @@ public final class ProofJournal {
         LOG.warning(() -> what + ": " + entry + " is not an entry of this plugin; it proves nothing and is left alone");
     }
 
-    private static Optional<List<String>> read(Path entry) throws IOException {
+    /**
+     * An entry's lines, read through {@link SmallFiles} (no symlink followed, never waiting on a FIFO, at most
+     * {@link #MAX_ENTRY} bytes); empty for anything that cannot be an entry, which proves nothing.
+     */
+    private static Optional<List<String>> read(Path entry) {
         try {
-            if (!Files.isRegularFile(entry, LinkOption.NOFOLLOW_LINKS) || Files.size(entry) > MAX_ENTRY) {
+            Optional<byte[]> bytes = SmallFiles.readRegularIfPresent(entry, MAX_ENTRY);
+            if (bytes.isEmpty()) {
                 return Optional.empty();
             }
-            return Optional.of(List.copyOf(Files.readAllLines(entry, StandardCharsets.UTF_8)));
-        } catch (NoSuchFileException | CharacterCodingException notAnEntry) {
+            return Optional.of(StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(bytes.get())).toString()
+                    .lines().toList());
+        } catch (IOException notAnEntry) { // not a regular file, too large, not UTF-8, or unreadable
             return Optional.empty();
         }
     }

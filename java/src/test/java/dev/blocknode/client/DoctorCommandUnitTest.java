@@ -3,6 +3,7 @@ package dev.blocknode.client;
 import dev.blocknode.os.host.KernelFeatures;
 import dev.blocknode.testing.FakeSysfs;
 import dev.blocknode.testing.ScriptedCommandRunner;
+import dev.blocknode.testing.TerminalText;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -12,10 +13,12 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** {@code blocknode doctor}'s interface: flags, exit codes, the text and the JSON form, over a fabricated host. */
@@ -101,5 +104,33 @@ class DoctorCommandUnitTest {
         assertTrue(dangling.err().contains("needs a value"), dangling.err());
         assertEquals(DoctorCommand.ALL_OK, doctor("--help").code());
         assertTrue(commands.calls().isEmpty());
+    }
+    /**
+     * Issue 45: the doctor reads the host's configuration files (multipath.conf, nvme-cli's hostnqn, the initiator
+     * name); a FIFO at one of those names made it wait for a writer for ever. Each is refused at once, as a finding
+     * that names it.
+     */
+    @Test
+    void aFifoAtAConfigurationFileIsAFindingNeverAWait() throws Exception {
+        Path multipathConf = host.paths().multipathConf();
+        Path hostNqn = host.paths().nvmeHostDirectory().resolve("hostnqn");
+        for (Path fifo : List.of(multipathConf, hostNqn)) {
+            Files.createDirectories(fifo.getParent());
+            assertEquals(0, new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor());
+        }
+        Run run = assertTimeoutPreemptively(Duration.ofSeconds(20), () -> doctor());
+        assertEquals(DoctorCommand.ERRORS, run.code(), run.out());
+        assertTrue(run.out().contains("cannot check multipath: " + multipathConf + " is a FIFO, not a regular file"),
+                run.out());
+        assertTrue(run.out().contains(hostNqn + " is a FIFO, not a regular file"), run.out());
+    }
+    /** Issue 45: a refused value was printed raw; the doctor's refusals are one escaped line. */
+    @Test
+    void aRefusedValueIsPrintedEscaped() {
+        Run run = doctor("--repair-interval", "1s\n\u001b[2J\u202e");
+        assertEquals(DoctorCommand.USAGE, run.code());
+        assertTrue(run.err().contains("\"1s\\n\\x1b[2J\\u202e\""), run.err());
+        assertEquals(1, run.err().lines().count(), run.err());
+        TerminalText.assertSafe(run.err());
     }
 }

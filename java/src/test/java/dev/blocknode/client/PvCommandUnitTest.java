@@ -2,6 +2,7 @@ package dev.blocknode.client;
 
 import dev.blocknode.testing.GeneratedDocs;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -10,9 +11,13 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -259,6 +264,27 @@ class PvCommandUnitTest {
                 "accessMode \"RWO\" is not one of");
         assertRefused("- name: a\n  size: 1Gi\n  devicePath: /dev/sdb\n- name: a\n  size: 1Gi\n  devicePath: /dev/sdc\n",
                 "volumeHandle \"a\" is also item 1 (line 1)'s");
+    }
+
+    /**
+     * Issue 45: a FIFO named as the LUN list (a fifo made by hand, or /dev/fd/N of a pipe) made pv wait for a writer
+     * for ever; it is refused at once, saying to give - for standard input. A directory and a device alike.
+     */
+    @Test
+    void aFifoADirectoryOrADeviceAsTheInputIsRefusedAtOnce(@TempDir Path dir) throws Exception {
+        Path fifo = dir.resolve("luns.yaml");
+        assertEquals(0, new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor());
+        Map<String, String> cases = new LinkedHashMap<>();
+        cases.put(fifo.toString(), "is a FIFO, not a regular file (for a pipe, give - and feed it on standard input)");
+        cases.put(dir.toString(), "is a directory, not a regular file");
+        cases.put("/dev/zero", "is a character device, not a regular file");
+        for (Map.Entry<String, String> input : cases.entrySet()) {
+            err.reset();
+            assertEquals(PvCommand.CANNOT_READ, assertTimeoutPreemptively(Duration.ofSeconds(20),
+                    () -> run("", input.getKey())), input.getKey());
+            assertTrue(err().contains("cannot read " + input.getKey() + ": " + input.getKey() + " " + input.getValue()),
+                    err());
+        }
     }
 
     @Test

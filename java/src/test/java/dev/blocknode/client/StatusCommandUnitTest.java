@@ -10,6 +10,7 @@ import dev.blocknode.state.v1.PublicationRecord;
 import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.testing.FakeSysfs;
+import dev.blocknode.testing.TerminalText;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -21,6 +22,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -29,6 +31,7 @@ import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -344,6 +347,87 @@ class StatusCommandUnitTest {
         assertEquals(1, status().code());
         assertEquals(1, status("-o", "json").code());
         assertEquals(before, listing(stateDir));
+    }
+
+    /**
+     * Issue 45: {@code mkfifo STATE/publications/BOOT/journal} hung status for ever (the journal was opened blocking);
+     * status.md promises exit 2. Every file status reads is looked at before it is opened, and never waited on: a
+     * FIFO at this boot's journal, the sweep's report or the boot id is exit 2 naming it, one named like a record is
+     * an unreadable record (exit 1), and none of them is waited on.
+     */
+    @Test
+    void aFifoAtAnyFileStatusReadsIsRefusedAtOnceNeverWaitedOn() throws Exception {
+        stageDb1();
+        mounts(staging.toString(), target.toString());
+        Path journal = stateDir.resolve("publications").resolve(BOOT).resolve("journal");
+        Path kept = stateDir.resolve("sweep-kept");
+        Path bootId = sysfs.paths().bootId();
+        Path record = stateDir.resolve("volumes").resolve("ef".repeat(32) + ".pb");
+        for (Path file : List.of(journal, kept, bootId)) {
+            byte[] before = Files.exists(file) ? Files.readAllBytes(file) : null;
+            Files.deleteIfExists(file);
+            mkfifo(file);
+            Run run = assertTimeoutPreemptively(Duration.ofSeconds(20), () -> status(), file.toString());
+            assertEquals(2, run.code(), file + ": " + run.out() + run.err());
+            assertTrue(run.err().contains(file + " is a FIFO, not a regular file"), run.err());
+            Files.delete(file);
+            if (before != null) {
+                Files.write(file, before);
+            }
+        }
+        mkfifo(record);
+        Run run = assertTimeoutPreemptively(Duration.ofSeconds(20), () -> status("-o", "json"));
+        assertEquals(1, run.code(), run.out() + run.err());
+        assertTrue(run.out().contains("\"unreadableRecords\":[{\"file\":\"" + record + "\",\"reason\":\"staging record "
+                + record + " is a FIFO, not a regular file\""), run.out());
+        assertTrue(run.out().contains("\"volumeId\":\"db1\""), "the other volume is still shown: " + run.out());
+    }
+
+    private static void mkfifo(Path file) throws Exception {
+        assertEquals(0, new ProcessBuilder("mkfifo", file.toString()).start().waitFor());
+    }
+
+    /**
+     * Issue 45: an unknown {@code --volume}, a {@code --state-dir}, and a sweep report holding escape sequences were
+     * printed raw (a screen cleared, a line forged); a volume id with a right-to-left override too. Everything
+     * status prints is escaped as a log line is.
+     */
+    @Test
+    void whatStatusPrintsIsEscapedWhateverTheInput() throws IOException {
+        stageDb1();
+        mounts(staging.toString(), target.toString());
+        String hostile = "x\u001b[2J\nFORGED\u202e\r";
+        List<Run> runs = new ArrayList<>();
+        Run unknown = status("--volume", hostile);
+        assertEquals(3, unknown.code());
+        assertTrue(unknown.err().contains("no record of volume x\\x1b[2J\\nFORGED\\u202e\\r"), unknown.err());
+        runs.add(unknown);
+        runs.add(status("--volume", hostile, "-o", "json"));
+        Run noDir = status("--state-dir", "/no\u001b[2J\nX");
+        assertEquals(2, noDir.code());
+        assertTrue(noDir.err().contains("/no\\x1b[2J\\nX"), noDir.err());
+        runs.add(noDir);
+        runs.add(status("--bogus\u001b[2J\n", "x"));
+
+        RecordStore store = new RecordStore(stateDir, BOOT);
+        store.save(store.load("db1").orElseThrow().toBuilder().setVolumeId("db1\u202e\u001b[31m").build());
+        store.saveKeptLeftovers(List.of("session \u001b[2J of iqn\u202e: kept"));
+        Run text = status();
+        assertTrue(text.out().contains("session \\x1b[2J of iqn\\u202e: kept"), text.out());
+        runs.add(text);
+        Run json = status("-o", "json");
+        assertTrue(json.out().contains("\"db1\\u202e\\u001b[31m\""), json.out());
+        runs.add(json);
+        Files.writeString(stateDir.resolve("sweep-kept"), "at \u001b[2J\nFORGED \u202e\nsomething\n");
+        Run badReport = status();
+        assertEquals(2, badReport.code(), badReport.err());
+        runs.add(badReport);
+        for (Run run : runs) {
+            TerminalText.assertSafe(run.out());
+            TerminalText.assertSafe(run.err());
+            assertFalse((run.out() + run.err()).lines().anyMatch(line -> line.startsWith("FORGED")),
+                    run.out() + run.err());
+        }
     }
 
     /** Every path under {@code root}, with its size and modification time. */

@@ -33,6 +33,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -66,12 +67,14 @@ class SocketFileHostTest {
     }
 
     /**
-     * A symlink left at the socket's name is stale like any other file there: it is removed, never followed,
-     * so a link to another server's live socket neither stops the start nor is connected to, and what it
-     * points to is left as it was.
+     * A symlink at the socket's name that leads to another server's live socket is that server on the socket path
+     * (kubelet follows the link): the start is refused, naming the path, and nothing changes on either side (issue
+     * 45: it was removed without a word, and the plugin listened in its place). A link to nothing that answers is
+     * stale like any other file there: removed, never what it points to, and the start goes on.
      */
     @Test
-    void aSymlinkAtTheNameIsRemovedNotFollowed(@TempDir Path dir, @TempDir Path outside) throws Exception {
+    void aSymlinkAtTheNameToALiveSocketIsRefusedAndOneToADeadOneRemoved(@TempDir Path dir, @TempDir Path outside)
+            throws Exception {
         Path socket = dir.resolve("csi.sock");
         Path live = outside.resolve("live.sock");
         try (ServerSocketChannel other = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
@@ -79,16 +82,22 @@ class SocketFileHostTest {
             Files.setPosixFilePermissions(live, PosixFilePermissions.fromString("rw-------"));
             Map<String, Object> before = Files.readAttributes(live, "unix:mode,uid,gid,ino", LinkOption.NOFOLLOW_LINKS);
             Files.createSymbolicLink(socket, live);
-            UnixSocketServer server = UnixSocketServer.start(socket, MODE, Optional.of(GROUP), List.of(named()),
-                    List.of());
-            try {
-                assertSocketAsAsked(socket);
-                assertAnswers(socket);
-            } finally {
-                server.shutdown(Duration.ofSeconds(2));
-            }
+            IOException refused = assertThrows(IOException.class, () -> UnixSocketServer.start(socket, MODE,
+                    Optional.of(GROUP), List.of(named()), List.of()));
+            assertTrue(refused.getMessage().startsWith(socket + " is a symbolic link to " + live + ", where another"
+                    + " server is listening; refusing to start"), refused.getMessage());
+            assertEquals(live, Files.readSymbolicLink(socket), "the link is left");
             assertEquals(before, Files.readAttributes(live, "unix:mode,uid,gid,ino", LinkOption.NOFOLLOW_LINKS),
                     "the other server's socket is untouched");
+        }
+        // The other server is gone, its socket file left: the link leads to nothing that answers.
+        UnixSocketServer server = UnixSocketServer.start(socket, MODE, Optional.of(GROUP), List.of(named()), List.of());
+        try {
+            assertSocketAsAsked(socket);
+            assertAnswers(socket);
+            assertTrue(Files.exists(live, LinkOption.NOFOLLOW_LINKS), "what the link pointed to is left");
+        } finally {
+            server.shutdown(Duration.ofSeconds(2));
         }
     }
 

@@ -3,15 +3,27 @@ package dev.blocknode.logging;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import dev.blocknode.os.SmallFiles;
+
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.logging.Level;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class LogLevelFileUnitTest {
@@ -22,7 +34,7 @@ class LogLevelFileUnitTest {
     private final List<LogLevel> applied = new ArrayList<>();
 
     private LogLevelFile watching(Path file, LogLevel fallback) {
-        return new LogLevelFile(file, fallback, applied::add);
+        return new LogLevelFile(file, fallback, applied::add, SmallFiles::readRegularFollowingLinks);
     }
 
     @Test
@@ -76,7 +88,7 @@ class LogLevelFileUnitTest {
             assertEquals(2, warnings.size(), warnings.toString());
             assertTrue(warnings.get(0).contains("names no level") && warnings.get(0).contains("the level stays fine"),
                     warnings.get(0));
-            assertTrue(warnings.get(1).contains("longer than " + LogLevelFile.MAX_BYTES + " bytes"), warnings.get(1));
+            assertTrue(warnings.get(1).contains("larger than " + LogLevelFile.MAX_BYTES + " bytes"), warnings.get(1));
         }
         assertEquals(List.of(LogLevel.FINE), applied);
     }
@@ -106,14 +118,83 @@ class LogLevelFileUnitTest {
     }
 
     @Test
-    void watchSetsThePluginsLoggersAtOnce() throws IOException {
+    void watchSetsThePluginsLoggersOnItsFirstRead() throws Exception {
         Path file = Files.writeString(dir.resolve("level"), "fine");
         java.util.logging.Logger plugin = java.util.logging.Logger.getLogger("dev.blocknode");
         Level before = plugin.getLevel();
-        try (LogLevelFile ignored = LogLevelFile.watch(file, LogLevel.INFO)) {
+        try (LogLevelFile watched = LogLevelFile.watch(file, LogLevel.INFO, SmallFiles::readRegularFollowingLinks)) {
+            assertTrue(watched.awaitFirstRead(Duration.ofSeconds(30)));
             assertEquals(Level.FINE, plugin.getLevel());
         } finally {
             plugin.setLevel(before);
         }
+    }
+
+    /**
+     * Issue 45: a FIFO at the path kept the plugin from starting (the file was opened, blocking, on the main thread
+     * before the socket) until something wrote to it. watch returns before anything is read, whatever the reader does.
+     */
+    @Test
+    void watchReturnsBeforeTheFirstReadEnds() throws Exception {
+        CountDownLatch reading = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        LogLevelFile.Reader stuck = (file, max) -> {
+            reading.countDown();
+            try {
+                release.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return Optional.empty();
+        };
+        LogLevelFile watched = assertTimeoutPreemptively(Duration.ofSeconds(10),
+                () -> LogLevelFile.watch(dir.resolve("level"), LogLevel.INFO, stuck));
+        try {
+            assertTrue(reading.await(30, TimeUnit.SECONDS), "the first read is made, on the watcher's thread");
+            assertFalse(watched.awaitFirstRead(Duration.ZERO));
+            release.countDown();
+            assertTrue(watched.awaitFirstRead(Duration.ofSeconds(30)));
+        } finally {
+            release.countDown();
+            watched.close();
+        }
+    }
+
+    /** Issue 45: what is at the path is looked at, never waited on: each is one warning, and the level stays. */
+    @Test
+    void aFifoADirectoryADeviceOrAHugeFileIsAWarningAndNeverWaitedOn() throws Exception {
+        Path file = dir.resolve("level");
+        Files.writeString(file, "fine");
+        LogLevelFile levels = watching(file, LogLevel.INFO);
+        levels.check();
+        Path huge = dir.resolve("huge");
+        try (var out = Files.newByteChannel(huge, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            out.position(1L << 30).write(ByteBuffer.wrap(new byte[] {'\n'})); // sparse: 1 GiB of NULs
+        }
+        Path fifo = dir.resolve("fifo");
+        assertEquals(0, new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor());
+        Map<Path, String> cases = new LinkedHashMap<>();
+        cases.put(fifo, "is a FIFO, not a regular file");
+        cases.put(Files.createDirectory(dir.resolve("dir")), "is a directory, not a regular file");
+        cases.put(Path.of("/dev/zero"), "is a character device, not a regular file");
+        cases.put(huge, "is larger than " + LogLevelFile.MAX_BYTES + " bytes");
+        try (LogCapture log = LogCapture.installed()) {
+            for (Map.Entry<Path, String> at : cases.entrySet()) {
+                Files.delete(file);
+                Files.createSymbolicLink(file, at.getKey()); // a ConfigMap's key is a link too
+                assertEquals(LogLevel.FINE, assertTimeoutPreemptively(Duration.ofSeconds(10), levels::check),
+                        at.getKey().toString());
+            }
+            List<String> warnings = log.written().stream().filter(w -> w.level() == Level.WARNING)
+                    .map(LogCapture.Written::text).toList();
+            assertEquals(cases.size(), warnings.size(), warnings.toString());
+            int i = 0;
+            for (String why : cases.values()) {
+                assertTrue(warnings.get(i).contains("log level file " + file) && warnings.get(i).contains(why)
+                        && warnings.get(i).contains("the level stays fine"), warnings.get(i));
+                i++;
+            }
+        }
+        assertEquals(List.of(LogLevel.FINE), applied);
     }
 }

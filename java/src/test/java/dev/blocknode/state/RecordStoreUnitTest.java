@@ -20,6 +20,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.security.MessageDigest;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
@@ -33,6 +34,7 @@ import java.util.zip.CRC32C;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class RecordStoreUnitTest {
@@ -462,6 +464,27 @@ class RecordStoreUnitTest {
                 huge.getMessage());
         Files.delete(journal);
         new RecordStore(stateDir, BOOT).save(mountRecord("v")); // and without them, all is well
+    }
+
+    /**
+     * Issue 45: a FIFO planted anywhere in the state directory never keeps the store from opening (the plugin's
+     * start): one in an earlier boot's publications is removed unopened, one at the sweep's report is never read by
+     * the plugin, and neither is waited on.
+     */
+    @Test
+    void aFifoPlantedElsewhereInTheStateDirNeitherHangsNorStopsTheOpening() throws Exception {
+        new RecordStore(stateDir, BOOT).save(mountRecord("v"));
+        Path earlier = Files.createDirectories(stateDir.resolve("publications").resolve(NEXT_BOOT));
+        for (Path fifo : List.of(earlier.resolve("journal"), stateDir.resolve("sweep-kept"))) {
+            assertEquals(0, new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor());
+        }
+        RecordStore store = assertTimeoutPreemptively(Duration.ofSeconds(20), () -> new RecordStore(stateDir, BOOT));
+        assertEquals("v", store.load("v").orElseThrow().getVolumeId());
+        assertFalse(Files.exists(earlier), "an earlier boot's publications are dropped, FIFO and all");
+        IOException kept = assertThrows(IOException.class, () -> assertTimeoutPreemptively(Duration.ofSeconds(20),
+                () -> RecordStore.snapshot(stateDir, BOOT)));
+        assertTrue(kept.getMessage().contains(stateDir.resolve("sweep-kept") + " is a FIFO, not a regular file"),
+                kept.getMessage());
     }
 
     @Test

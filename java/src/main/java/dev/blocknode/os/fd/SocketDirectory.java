@@ -16,6 +16,8 @@ import java.nio.file.attribute.PosixFilePermission;
 import java.util.Arrays;
 import java.util.Optional;
 import java.util.Set;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 import static dev.blocknode.os.SyscallException.retyped;
 
@@ -34,6 +36,7 @@ import static dev.blocknode.os.SyscallException.retyped;
 public final class SocketDirectory implements AutoCloseable {
 
     private static final Path OWN_DESCRIPTORS = Path.of("/proc/self/fd");
+    private static final Logger LOG = Logger.getLogger(SocketDirectory.class.getName());
 
     private final Path socket;
     private final String name;
@@ -75,9 +78,11 @@ public final class SocketDirectory implements AutoCloseable {
 
     /**
      * Removes what a dead process left at the socket's name: anything but a directory, unless it is a socket
-     * someone listens on (refused: a live server is never stolen from). The entry is looked at by descriptor,
-     * never followed (a symlink there is removed, not what it points to), and removed from this directory only
-     * if the name still names what was looked at.
+     * someone listens on, or a symlink that leads to one (both refused: a live server on the socket path is never
+     * taken over, and kubelet, which follows the link, would reach that server there). The entry is looked at by
+     * descriptor; a symlink is connected through once, only to see whether a server answers at its end (the
+     * connection is closed at once, nothing sent), and is then removed, never what it points to. The entry is
+     * removed from this directory only if the name still names what was looked at, and what was removed is logged.
      */
     public synchronized void removeStale() throws IOException {
         retyped(this::removeStaleNatively);
@@ -99,6 +104,13 @@ public final class SocketDirectory implements AutoCloseable {
             if (stat.isSocket() && answers(viaDescriptor(entry))) {
                 throw new IOException("another server is already listening on " + socket + "; refusing to start");
             }
+            // Connected through the name in this directory (the link followed as kubelet would follow it).
+            if (stat.isSymlink() && answers(Path.of(bindAddress()))) {
+                throw new IOException(socket + " is a symbolic link to " + linkTarget() + ", where another server"
+                        + " is listening; refusing to start (a live server on the socket path is never taken over:"
+                        + " remove the link if that server is not this driver's)");
+            }
+            String removed = describe(stat);
             long[] now = LinuxNative.statAt(fd, name);
             if (now == null) {
                 return;
@@ -107,8 +119,31 @@ public final class SocketDirectory implements AutoCloseable {
                 throw new IOException(socket + " was replaced while it was checked; refusing to start");
             }
             LinuxNative.unlinkAt(fd, name, false);
+            LOG.log(stat.isSocket() ? Level.INFO : Level.WARNING, () -> "removed " + removed + " at " + socket
+                    + ", where the socket is made");
         } finally {
             closeQuietly(entry);
+        }
+    }
+
+    /** What is about to be removed, in words, for the log. */
+    private String describe(FileStat stat) {
+        if (stat.isSocket()) {
+            return "a stale socket (no server answers on it)";
+        }
+        if (stat.isSymlink()) {
+            return "a symbolic link to " + linkTarget() + " (no server answers there; what it points to is left as"
+                    + " it is)";
+        }
+        return stat.isRegularFile() ? "a regular file" : "a file of mode " + Integer.toOctalString(stat.mode());
+    }
+
+    /** The target of the symlink at the name, for messages; read by the name, so it may have changed since. */
+    private String linkTarget() {
+        try {
+            return Files.readSymbolicLink(Path.of(bindAddress())).toString();
+        } catch (IOException | UnsupportedOperationException e) {
+            return "(unreadable: " + e.getMessage() + ")";
         }
     }
 

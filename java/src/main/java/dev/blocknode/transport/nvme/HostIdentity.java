@@ -1,9 +1,9 @@
 package dev.blocknode.transport.nvme;
 
+import dev.blocknode.os.SmallFiles;
+
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.Optional;
 
@@ -16,6 +16,8 @@ import java.util.Optional;
 record HostIdentity(String hostNqn, Optional<String> hostId) {
 
     public static final Path DEFAULT_DIRECTORY = Path.of("/etc/nvme");
+    /** Far above an NQN (at most 223 bytes) or a UUID. */
+    private static final int MAX_BYTES = 4096;
 
     /** The node's own identity from {@code directory}; empty parts where a file is missing or blank. */
     static Configured configured(Path directory) throws IOException {
@@ -27,11 +29,8 @@ record HostIdentity(String hostNqn, Optional<String> hostId) {
     }
 
     private static Optional<String> read(Path file) throws IOException {
-        try {
-            String value = Files.readString(file, StandardCharsets.UTF_8).strip();
-            return value.isEmpty() ? Optional.empty() : Optional.of(value);
-        } catch (NoSuchFileException absent) {
-            return Optional.empty();
-        }
+        // A FIFO or a device at the name is refused at once, never waited on (SmallFiles).
+        return SmallFiles.readRegularFollowingLinks(file, MAX_BYTES)
+                .map(bytes -> new String(bytes, StandardCharsets.UTF_8).strip()).filter(value -> !value.isEmpty());
     }
 }

@@ -1,0 +1,38 @@
+package dev.blocknode;
+
+import dev.blocknode.testing.TerminalText;
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** What the plugin prints when its start is refused before it logs anything: the flags' refusals. */
+class MainUnitTest {
+
+    /**
+     * Issue 45: the refusals of {@code --topology $'k\u202e=v'} and {@code --repair-interval $'1s\n'} printed the
+     * right-to-left override and the line break raw; each is one escaped line now.
+     */
+    @Test
+    void aRefusedFlagIsOneEscapedLine() {
+        String[][] cases = {
+                {"--topology", "k\u202e=v", "k\\u202e"},
+                {"--repair-interval", "1s\n", "\"1s\\n\""},
+                {"--socket-mode", "0\u001b[2J\nFORGED", "0\\x1b[2J\\nFORGED"},
+        };
+        for (String[] flag : cases) {
+            ByteArrayOutputStream err = new ByteArrayOutputStream();
+            assertTrue(Main.parseOrRefuse(new String[]{"--node-id", "n1", flag[0], flag[1]},
+                    new PrintStream(err, true, StandardCharsets.UTF_8)).isEmpty(), flag[0]);
+            String printed = err.toString(StandardCharsets.UTF_8);
+            assertTrue(printed.startsWith("blocknode: ") && printed.endsWith("\n"), printed);
+            assertEquals(1, printed.lines().count(), printed);
+            assertTrue(printed.contains(flag[2]), printed);
+            TerminalText.assertSafe(printed);
+        }
+    }
+}
