@@ -2,7 +2,6 @@ package dev.blocknode.client;
 
 import dev.blocknode.Plugin;
 import dev.blocknode.config.PluginConfig;
-import dev.blocknode.logging.JsonString;
 import dev.blocknode.logging.Printable;
 import dev.blocknode.os.HostPaths;
 import dev.blocknode.os.block.BlockDevices;
@@ -21,12 +20,14 @@ import dev.blocknode.transport.StagedVolumes;
 import dev.blocknode.transport.Transports;
 import dev.blocknode.transport.san.FenceSettings;
 import dev.blocknode.volume.read.HealthProblem;
+import dev.blocknode.volume.read.NextSteps;
 import dev.blocknode.volume.read.NodeStatusReader;
 import dev.blocknode.volume.read.NodeStatusReader.NodeStatus;
 import dev.blocknode.volume.read.NodeStatusReader.Publication;
 import dev.blocknode.volume.read.NodeStatusReader.UnreadableRecord;
 import dev.blocknode.volume.read.NodeStatusReader.UnrecordedMount;
 import dev.blocknode.volume.read.NodeStatusReader.Volume;
+import dev.blocknode.volume.read.StatusProblem;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -38,8 +39,9 @@ import java.util.Set;
 
 /**
  * {@code blocknode status}: every volume this node holds, from the state directory's records, the mount table
- * and sysfs, with the problems found; read-only, and working while the plugin is down. The JSON form and the
- * exit codes are a documented interface (docs/reference/status.md): change them only by adding.
+ * and sysfs, with the problems found, each with its next step; read-only, and working while the plugin is down. The
+ * JSON form ({@link StatusJson}) and the exit codes are a documented interface (docs/reference/status.md): change
+ * them only by adding.
  */
 public final class StatusCommand {
 
@@ -118,7 +120,7 @@ public final class StatusCommand {
                 // hashing, and it is listed, so the caller sees it.
                 status = status.only(List.of());
                 if (json) {
-                    out.print(json(status));
+                    out.print(StatusJson.of(status));
                 }
                 err.println("blocknode status: this node has no record of volume " + Printable.escape(id)
                         + (status.unreadableRecords().isEmpty() ? "" : " (but " + status.unreadableRecords().size()
@@ -127,7 +129,7 @@ public final class StatusCommand {
             }
             status = status.only(one);
         }
-        out.print(json ? json(status) : text(status));
+        out.print(json ? StatusJson.of(status) : text(status));
         return status.healthy() ? HEALTHY : PROBLEMS;
     }
 
@@ -149,26 +151,31 @@ public final class StatusCommand {
     public static String text(NodeStatus status) {
         StringBuilder out = new StringBuilder();
         List<String[]> problems = new ArrayList<>();
+        List<String> nextSteps = new ArrayList<>();
         for (Volume v : status.volumes()) {
-            for (HealthProblem p : v.problems()) {
-                problems.add(new String[]{v.volumeId(), p.kind().reason(), p.message()});
+            for (StatusProblem p : v.problems()) {
+                problems.add(new String[]{v.volumeId(), p.reason(), p.message()});
+                nextSteps.add(p.next());
             }
         }
         for (UnreadableRecord r : status.unreadableRecords()) {
             problems.add(new String[]{"-", HealthProblem.Kind.RECORD_UNREADABLE.reason(), r.reason()});
+            nextSteps.add(r.next());
         }
         for (UnrecordedMount m : status.unrecordedMounts()) {
             problems.add(new String[]{m.volumeId().orElse("-"), UNRECORDED_MOUNT, describe(m)});
+            nextSteps.add(m.next());
         }
         List<String> kept = status.sweepKept().map(KeptLeftovers.Report::kept).orElse(List.of());
         for (String thing : kept) {
             problems.add(new String[]{"-", LEFTOVERS_KEPT, thing});
+            nextSteps.add(NextSteps.LEFTOVERS_KEPT);
         }
         if (problems.isEmpty()) {
             out.append("no problems: ").append(status.volumes().size()).append(" volume(s), all healthy\n");
         } else {
             out.append("PROBLEMS\n");
-            table(out, new String[]{"VOLUME", "PROBLEM", "DETAIL"}, problems);
+            table(out, new String[]{"VOLUME", "PROBLEM", "DETAIL"}, problems, nextSteps);
         }
         if (!status.volumes().isEmpty()) {
             out.append("\nVOLUMES\n");
@@ -231,7 +238,7 @@ public final class StatusCommand {
     /** The reason of a leftover the sweep kept: NodeGetStorageHealth's condition for them. */
     static final String LEFTOVERS_KEPT = "LeftoversKept";
 
-    private static String describe(UnrecordedMount m) {
+    static String describe(UnrecordedMount m) {
         return m.volumeId().map(id -> "volume " + id + "'s device " + m.device() + " is also mounted at "
                         + m.mountPoint() + ", which no record names")
                 .orElse("device " + m.device() + " (" + m.fsType() + ") is mounted at " + m.mountPoint()
@@ -239,6 +246,14 @@ public final class StatusCommand {
     }
 
     private static void table(StringBuilder out, String[] header, List<String[]> given) {
+        table(out, header, given, null);
+    }
+
+    /**
+     * An aligned table; with {@code nextSteps}, each row is followed by a line of its own under its last column,
+     * "next: " and the row's next step.
+     */
+    private static void table(StringBuilder out, String[] header, List<String[]> given, List<String> nextSteps) {
         // A volume id or path is caller input: printed escaped, so it cannot break a line or forge one.
         List<String[]> rows = new ArrayList<>();
         for (String[] row : given) {
@@ -258,7 +273,12 @@ public final class StatusCommand {
         List<String[]> all = new ArrayList<>();
         all.add(header);
         all.addAll(rows);
-        for (String[] row : all) {
+        int lastColumn = 0;
+        for (int i = 0; i < widths.length - 1; i++) {
+            lastColumn += widths[i] + 2;
+        }
+        for (int r = 0; r < all.size(); r++) {
+            String[] row = all.get(r);
             StringBuilder line = new StringBuilder();
             for (int i = 0; i < row.length; i++) {
                 line.append(row[i]);  // escaped when the row was built
@@ -267,88 +287,10 @@ public final class StatusCommand {
                 }
             }
             out.append(line.toString().stripTrailing()).append('\n');
-        }
-    }
-
-    /** The JSON form, schema version {@link #SCHEMA_VERSION} (docs/reference/status.md). */
-    public static String json(NodeStatus status) {
-        StringBuilder out = new StringBuilder("{\"schemaVersion\":").append(SCHEMA_VERSION)
-                .append(",\"healthy\":").append(status.healthy()).append(",\"volumes\":[");
-        for (int i = 0; i < status.volumes().size(); i++) {
-            Volume v = status.volumes().get(i);
-            out.append(i == 0 ? "" : ",").append("{\"volumeId\":").append(JsonString.quote(v.volumeId()))
-                    .append(",\"phase\":").append(JsonString.quote(v.phase()))
-                    .append(",\"transport\":").append(JsonString.quote(v.transport()))
-                    .append(",\"accessType\":").append(JsonString.quote(v.accessType()))
-                    .append(",\"device\":");
-            if (v.device().isPresent()) {
-                NodeStatusReader.Device d = v.device().get();
-                out.append("{\"path\":").append(JsonString.quote(d.path()))
-                        .append(",\"majorMinor\":").append(JsonString.quote(d.number().toString()))
-                        .append(",\"identity\":").append(JsonString.quote(d.identity()))
-                        .append(",\"present\":").append(d.present()).append('}');
-            } else {
-                out.append("null");
+            if (nextSteps != null && r > 0) {
+                out.append(" ".repeat(lastColumn)).append("next: ").append(Printable.escape(nextSteps.get(r - 1)))
+                        .append('\n');
             }
-            out.append(",\"stagingPath\":").append(JsonString.quote(v.stagingPath()))
-                    .append(",\"stagingMounted\":").append(v.stagingMounted().map(String::valueOf).orElse("null"))
-                    .append(",\"paths\":");
-            if (v.paths().isPresent()) {
-                NodeStatusReader.Paths p = v.paths().get();
-                out.append("{\"serving\":").append(p.serving()).append(",\"total\":").append(p.total())
-                        .append(",\"failures\":[");
-                for (int j = 0; j < p.failures().size(); j++) {
-                    out.append(j == 0 ? "" : ",").append(JsonString.quote(p.failures().get(j)));
-                }
-                out.append("]}");
-            } else {
-                out.append("null");
-            }
-            out.append(",\"publications\":[");
-            for (int j = 0; j < v.publications().size(); j++) {
-                Publication p = v.publications().get(j);
-                out.append(j == 0 ? "" : ",").append("{\"target\":").append(JsonString.quote(p.target()))
-                        .append(",\"readOnly\":").append(p.readOnly())
-                        .append(",\"podUid\":").append(p.podUid().map(JsonString::quote).orElse("null"))
-                        .append(",\"mounted\":").append(p.mounted()).append('}');
-            }
-            out.append("],\"fenceKey\":").append(v.fenceKey().isPresent()
-                    ? JsonString.quote(String.format("0x%016x", v.fenceKey().getAsLong())) : "null")
-                    .append(",\"problems\":[");
-            for (int j = 0; j < v.problems().size(); j++) {
-                HealthProblem p = v.problems().get(j);
-                out.append(j == 0 ? "" : ",").append("{\"reason\":").append(JsonString.quote(p.kind().reason()))
-                        .append(",\"severity\":").append(JsonString.quote(p.kind().severity().name()))
-                        .append(",\"message\":").append(JsonString.quote(p.message())).append('}');
-            }
-            out.append("]}");
         }
-        out.append("],\"unreadableRecords\":[");
-        for (int i = 0; i < status.unreadableRecords().size(); i++) {
-            UnreadableRecord r = status.unreadableRecords().get(i);
-            out.append(i == 0 ? "" : ",").append("{\"file\":").append(JsonString.quote(r.file()))
-                    .append(",\"reason\":").append(JsonString.quote(r.reason())).append('}');
-        }
-        out.append("],\"unrecordedMounts\":[");
-        for (int i = 0; i < status.unrecordedMounts().size(); i++) {
-            UnrecordedMount m = status.unrecordedMounts().get(i);
-            out.append(i == 0 ? "" : ",").append("{\"mountPoint\":").append(JsonString.quote(m.mountPoint().toString()))
-                    .append(",\"majorMinor\":").append(JsonString.quote(m.device().toString()))
-                    .append(",\"fsType\":").append(JsonString.quote(m.fsType()))
-                    .append(",\"volumeId\":").append(m.volumeId().map(JsonString::quote).orElse("null"))
-                    .append(",\"message\":").append(JsonString.quote(describe(m))).append('}');
-        }
-        out.append("],\"sweepKept\":");
-        if (status.sweepKept().isPresent()) {
-            KeptLeftovers.Report report = status.sweepKept().get();
-            out.append("{\"at\":").append(JsonString.quote(report.at().toString())).append(",\"kept\":[");
-            for (int i = 0; i < report.kept().size(); i++) {
-                out.append(i == 0 ? "" : ",").append(JsonString.quote(report.kept().get(i)));
-            }
-            out.append("]}");
-        } else {
-            out.append("null");
-        }
-        return out.append("}\n").toString();
     }
 }

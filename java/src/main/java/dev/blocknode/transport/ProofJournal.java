@@ -1,5 +1,6 @@
 package dev.blocknode.transport;
 
+import dev.blocknode.logging.Printable;
 import dev.blocknode.os.SmallFiles;
 
 import java.io.IOException;
@@ -15,9 +16,12 @@ import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.logging.Logger;
 
 /**
@@ -28,7 +32,10 @@ import java.util.logging.Logger;
  *
  * <p>A file holds its entry's lines, one a line, and its name is the SHA-256 of those bytes (an IQN can be 223 bytes,
  * too long for a name); a file that does not read back as such (another name, too large, not a regular file, not
- * UTF-8) proves nothing and is left alone, with a warning.
+ * UTF-8) proves nothing and is left alone, with a warning. So is an entry whose lines the journal's owner finds are
+ * not what it writes ({@link #notAnEntry}): an entry is read back as untrusted input (root in the state directory can
+ * forge one), and each of its fields is checked by its format before it is joined into a path, handed to a command or
+ * matched against sysfs. Each such file is warned of once, not on every pass of the sweep that reads the journal.
  */
 public final class ProofJournal {
 
@@ -38,6 +45,8 @@ public final class ProofJournal {
 
     private final Path directory;
     private final String what;
+    /** The files already warned of, by name: each is named once while it stays (the sweep reads every pass). */
+    private final Set<String> warned = ConcurrentHashMap.newKeySet();
 
     /**
      * @param directory where the entries live; null for a journal that records nothing and proves nothing (tools
@@ -85,23 +94,40 @@ public final class ProofJournal {
         if (directory == null || !Files.isDirectory(directory)) {
             return all;
         }
+        Set<String> present = new HashSet<>();
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(directory, p -> !p.getFileName().toString()
                 .startsWith("."))) {
             for (Path entry : entries) {
+                String name = entry.getFileName().toString();
+                present.add(name);
                 Optional<List<String>> lines = read(entry);
-                if (lines.isPresent() && entry.getFileName().toString().equals(nameOf(lines.get()))) {
+                if (lines.isPresent() && name.equals(nameOf(lines.get()))) {
                     all.add(lines.get());
                 } else {
-                    notAnEntry(entry);
+                    warnOnce(name, "not a file this plugin wrote");
                 }
             }
         }
+        warned.retainAll(present); // a file removed and made again is warned of again
         return all;
     }
 
-    /** For a journal whose lines of a well-named file do not make one of its entries. */
-    public void notAnEntry(Object entry) {
-        LOG.warning(() -> what + ": " + entry + " is not an entry of this plugin; it proves nothing and is left alone");
+    /**
+     * For a journal whose owner finds that the lines of a well-named file are not one of its entries ({@code why}:
+     * which field is not what it writes): the entry is ignored, never acted on, and named in one warning.
+     */
+    public void notAnEntry(List<String> lines, String why) {
+        warnOnce(nameOf(lines), why);
+    }
+
+    private void warnOnce(String name, String why) {
+        if (warned.add(name)) {
+            // Both may quote a forged value: escaped and bounded here, whatever the log's formatter does.
+            String file = Printable.bounded(name, 80);
+            String reason = Printable.bounded(why, 200);
+            LOG.warning(() -> what + ": " + file + " is not an entry of this plugin (" + reason + "); it proves"
+                    + " nothing and is ignored");
+        }
     }
 
     /**

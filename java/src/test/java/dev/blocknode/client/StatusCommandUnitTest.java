@@ -116,13 +116,15 @@ class StatusCommandUnitTest {
 
         Run json = status("-o", "json");
         assertEquals(0, json.code());
+        assertTrue(json.out().matches("(?s).*\"updatedAt\":\"\\d{4}-\\d\\d-\\d\\dT[0-9:.]+Z\"}].*"), json.out());
         assertEquals("{\"schemaVersion\":1,\"healthy\":true,\"volumes\":[{\"volumeId\":\"db1\",\"phase\":\"STAGED\","
                 + "\"transport\":\"local\",\"accessType\":\"mount\",\"device\":{\"path\":\"/dev/loop3\","
                 + "\"majorMinor\":\"7:3\",\"identity\":\"loop:/var/lib/db1.img\",\"present\":true},"
                 + "\"stagingPath\":\"" + staging + "\",\"stagingMounted\":true,\"paths\":null,\"publications\":[{\"target\":\""
                 + target + "\",\"readOnly\":false,\"podUid\":\"" + POD + "\",\"mounted\":true}],"
-                + "\"fenceKey\":\"0x0000000000001234\",\"problems\":[]}],\"unreadableRecords\":[],\"unrecordedMounts\":[],"
-                + "\"sweepKept\":null}\n", json.out());
+                + "\"fenceKey\":\"0x0000000000001234\",\"problems\":[],\"updatedAt\":\"T\"}],\"unreadableRecords\":[],"
+                + "\"unrecordedMounts\":[],\"sweepKept\":null}\n",
+                json.out().replaceFirst("\"updatedAt\":\"[^\"]+\"", "\"updatedAt\":\"T\""));
     }
 
     /**
@@ -214,9 +216,13 @@ class StatusCommandUnitTest {
 
         Run text = status();
         assertEquals(1, text.code());
+        String detail = " ".repeat("db1     StagingMountMissing  ".length());
         assertTrue(text.out().startsWith("PROBLEMS\nVOLUME  PROBLEM              DETAIL\n"
                 + "db1     StagingMountMissing  volume db1 is not mounted at its staging path " + staging + "\n"
-                + "db1     PublicationMissing   volume db1 is no longer mounted at its publication " + target + "\n"),
+                + detail + "next: check the plugin's log for this volume, then delete the pod: kubelet unstages the"
+                + " volume and stages it again for the pod's replacement\n"
+                + "db1     PublicationMissing   volume db1 is no longer mounted at its publication " + target + "\n"
+                + detail + "next: delete the pod: kubelet publishes the volume again for the pod's replacement\n"),
                 text.out());
         Run json = status("-o", "json");
         assertEquals(1, json.code());
@@ -235,7 +241,8 @@ class StatusCommandUnitTest {
         assertEquals(1, json.code());
         assertTrue(json.out().contains("\"present\":false"), json.out());
         assertTrue(json.out().contains("\"problems\":[{\"reason\":\"DeviceMissing\",\"severity\":\"INACCESSIBLE\","
-                + "\"message\":\"device /dev/loop3 (7:3) of volume db1 is gone from the node\"}]"), json.out());
+                + "\"message\":\"device /dev/loop3 (7:3) of volume db1 is gone from the node\",\"next\":\"check that the"
+                + " storage still presents the LUN to this node, and run blocknode doctor;"), json.out());
         assertTrue(status().out().contains("GONE"));
     }
 
@@ -253,7 +260,8 @@ class StatusCommandUnitTest {
         assertTrue(text.out().contains("-       LeftoversKept  " + session), text.out());
         assertTrue(text.out().contains("LEFT BY THE REPAIR LOOP'S SWEEP (no record names them; as of "), text.out());
         Run json = status("-o", "json");
-        assertTrue(json.out().contains(",\"kept\":[\"" + session + "\"]}}\n"), json.out());
+        assertTrue(json.out().contains(",\"kept\":[\"" + session + "\"],\"next\":\"if the line names a failure, run"
+                + " blocknode doctor"), json.out());
 
         new RecordStore(stateDir, BOOT).saveKeptLeftovers(List.of());
         assertEquals(0, status().code(), "nothing kept any more: the report is gone");
@@ -427,6 +435,98 @@ class StatusCommandUnitTest {
             TerminalText.assertSafe(run.err());
             assertFalse((run.out() + run.err()).lines().anyMatch(line -> line.startsWith("FORGED")),
                     run.out() + run.err());
+        }
+    }
+
+    /**
+     * What the state directory shows of a stage that failed: the record kubelet's retry continues from, in ATTACHING
+     * (the attach failed or was cut short: no device yet) or STAGING (a device attached, then the format or mount
+     * failed), and an unstage that did not finish (UNSTAGING). Status cannot tell such a call running from failed,
+     * but none of them is a usable volume: none reads "ok", each is a problem saying since when, with its next step.
+     */
+    @Test
+    void aStageOrUnstageThatDidNotFinishIsAProblemWithItsNextStepNeverOk() throws IOException {
+        RecordStore store = new RecordStore(stateDir, BOOT);
+        store.save(StagingRecord.newBuilder().setVolumeId("attaching").setPhase(StagePhase.ATTACHING)
+                .setTransport("iscsi").setStagingPath(staging.toString())
+                .setMount(MountAccessRecord.newBuilder().setFsType("ext4")).build());
+        store.save(StagingRecord.newBuilder().setVolumeId("staging").setPhase(StagePhase.STAGING).setTransport("local")
+                .setStagingPath(kubelet.resolve("plugins/kubernetes.io/csi/block.csi.blocknode.dev/s/globalmount")
+                        .toString())
+                .setDevice(DeviceRecord.newBuilder().setPath("/dev/loop4").setMajor(7).setMinor(4))
+                .setMount(MountAccessRecord.newBuilder().setFsType("xfs")).setBootId(BOOT).build());
+        store.save(StagingRecord.newBuilder().setVolumeId("unstaging").setPhase(StagePhase.UNSTAGING)
+                .setTransport("local").setStagingPath(staging.toString())
+                .setDevice(DeviceRecord.newBuilder().setPath("/dev/loop3").setMajor(7).setMinor(3))
+                .setMount(MountAccessRecord.newBuilder().setFsType("ext4")).setBootId(BOOT).build());
+        sysfs.addBlockDevice("loop3", new DeviceNumber(7, 3)); // loop4 is gone
+        mounts();
+
+        Run text = status();
+        assertEquals(1, text.code(), text.out());
+        assertTrue(text.out().startsWith("PROBLEMS\n"), text.out());
+        List<String> lines = text.out().lines().toList();
+        List<String> rows = lines.subList(lines.indexOf("VOLUMES") + 2, lines.indexOf("VOLUMES") + 5);
+        for (String row : rows) {
+            assertTrue(row.endsWith("  1"), "one problem, never ok: " + row);
+        }
+        assertTrue(text.out().contains("attaching  StageIncomplete    NodeStageVolume of volume attaching has not"
+                + " finished: its record is in phase ATTACHING since 20"), text.out());
+        assertTrue(text.out().contains(" (a call still running, or one that failed or was cut short)\n"
+                + " ".repeat("attaching  StageIncomplete    ".length()) + "next: check the plugin's log for"
+                + " NodeStageVolume of this volume; kubelet retries it"), text.out());
+        assertTrue(text.out().contains("NodeStageVolume of volume staging has not finished: its record is in phase"
+                + " STAGING since "), text.out());
+        assertTrue(text.out().contains("; its device /dev/loop4 (7:4) is gone from the node\n"), text.out());
+        assertTrue(text.out().contains("unstaging  UnstageIncomplete  NodeUnstageVolume of volume unstaging has not"
+                + " finished"), text.out());
+        assertTrue(text.out().contains("next: check the plugin's log for NodeUnstageVolume of this volume"), text.out());
+
+        Run json = status("-o", "json");
+        assertEquals(1, json.code());
+        assertTrue(json.out().contains("\"healthy\":false"), json.out());
+        assertTrue(json.out().contains("{\"reason\":\"StageIncomplete\",\"severity\":\"INACCESSIBLE\",\"message\":"
+                + "\"NodeStageVolume of volume attaching has not finished"), json.out());
+        assertTrue(json.out().contains("\"next\":\"check the plugin's log for NodeStageVolume of this volume;"),
+                json.out());
+        assertTrue(json.out().contains("{\"reason\":\"UnstageIncomplete\","), json.out());
+        assertEquals(3, json.out().split("\"updatedAt\":\"20", -1).length - 1, json.out());
+        assertEquals(1, status("--volume", "attaching").code(), "one volume alone is not ok either");
+    }
+
+    /** Every problem, whatever shows it (a volume, an unreadable record, a mount, a leftover), says what to do next. */
+    @Test
+    void everyProblemNamesItsNextStep() throws IOException {
+        stageDb1();
+        Path lost = kubelet.resolve("plugins/kubernetes.io/csi/block.csi.blocknode.dev/def/globalmount");
+        Files.writeString(sysfs.paths().mountInfo(), "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+                + "100 22 7:3 / " + staging + " rw,relatime shared:9 - ext4 /dev/loop3 rw\n"
+                + "101 22 7:3 / " + dir.resolve("mnt/extra") + " rw,relatime shared:9 - ext4 /dev/loop3 rw\n"
+                + "103 22 8:48 / " + lost + " rw,relatime shared:10 - xfs /dev/sdd rw\n");
+        Files.writeString(stateDir.resolve("volumes").resolve("ab".repeat(32) + ".pb"), "not a record");
+        new RecordStore(stateDir, BOOT).saveKeptLeftovers(List.of("iSCSI session4 of iqn.2026-01.dev.blocknode:t via"
+                + " 127.0.0.1:3260: no staging record names it; its logout failed"));
+
+        Run text = status();
+        assertEquals(1, text.code(), text.out());
+        List<String> lines = text.out().lines().toList();
+        int end = lines.indexOf("");
+        List<String> rows = lines.subList(2, end);
+        assertEquals(10, rows.size(), "five problems, each with its next step: " + rows);
+        for (int i = 0; i < rows.size(); i += 2) {
+            assertFalse(rows.get(i).isBlank(), rows.toString());
+            assertTrue(rows.get(i + 1).matches(" {10,}next: \\S.*"), "the next step of " + rows.get(i) + ": "
+                    + rows.get(i + 1));
+        }
+
+        Run json = status("-o", "json");
+        for (String object : List.of("\"reason\":\"PublicationMissing\"", "\"reason\":\"staging record ",
+                "\"volumeId\":null,", "\"volumeId\":\"db1\",\"message\"", "\"kept\":[")) {
+            int at = json.out().indexOf(object);
+            assertTrue(at >= 0, object + " in " + json.out());
+            int close = json.out().indexOf('}', at);
+            assertTrue(json.out().substring(at, close).contains(",\"next\":\""), "a next step for " + object + ": "
+                    + json.out().substring(at, close));
         }
     }
 

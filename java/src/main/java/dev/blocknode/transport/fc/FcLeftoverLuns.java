@@ -38,6 +38,19 @@ final class FcLeftoverLuns implements LeftoverLunSweep.Targets {
         return new ScanJournal.Entry(FcTransport.NAME, List.of(wwpn), lun);
     }
 
+    /** One WWPN, spelled as {@link Wwpn} spells it, and a LUN the kernel's scan attribute takes. */
+    @Override
+    public void check(ScanJournal.Entry entry) {
+        try {
+            wwpnOf(entry);
+        } catch (IOException notAWwpn) {
+            throw new IllegalArgumentException("its target is not one FC target port's WWPN", notAWwpn);
+        }
+        if (!FcVolumeSpec.isLun(entry.lun())) {
+            throw new IllegalArgumentException("LUN " + entry.lun() + " is out of an FC volume's range");
+        }
+    }
+
     @Override
     public Set<ScanJournal.Entry> named() throws VolumeException {
         Set<ScanJournal.Entry> named = new HashSet<>();

@@ -26,6 +26,11 @@ record FcVolumeSpec(List<String> targetWwpns, OptionalLong lun, List<Wwid> wwids
     /** The kernel's scan attribute takes the LUN as at most 16 decimal digits. */
     private static final Pattern LUN_DIGITS = Pattern.compile("[0-9]{1,16}");
 
+    /** Whether {@code lun} is one the kernel's scan attribute takes (as {@link #LUN_DIGITS} spells it). */
+    static boolean isLun(long lun) {
+        return lun >= 0 && Long.toString(lun).length() <= 16;
+    }
+
     boolean scansTargets() {
         return !targetWwpns.isEmpty();
     }

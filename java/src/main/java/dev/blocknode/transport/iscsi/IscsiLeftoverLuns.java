@@ -37,6 +37,15 @@ final class IscsiLeftoverLuns implements LeftoverLunSweep.Targets {
         return new ScanJournal.Entry(IscsiTransport.NAME, LoginJournal.linesOf(path), lun);
     }
 
+    /** The login journal's target, portal and iface, each by its format, and a LUN a volume may name. */
+    @Override
+    public void check(ScanJournal.Entry entry) {
+        LoginJournal.pathOf(entry.target());
+        if (!IscsiVolumeSpec.isLun(entry.lun())) {
+            throw new IllegalArgumentException("LUN " + entry.lun() + " is out of an iSCSI volume's range");
+        }
+    }
+
     @Override
     public Set<ScanJournal.Entry> named() throws VolumeException {
         Set<ScanJournal.Entry> named = new HashSet<>();

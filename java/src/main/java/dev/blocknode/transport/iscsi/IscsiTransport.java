@@ -352,7 +352,14 @@ public final class IscsiTransport implements Transport {
         String iface = attachment.details().getOrDefault(DETAIL_IFACE, IscsiPath.DEFAULT_IFACE);
         List<String> failures = new ArrayList<>();
         for (String portal : ContextList.items(portals)) {
-            IscsiPath path = new IscsiPath(iqn, Portal.parse(portal), iface);
+            IscsiPath path;
+            try {
+                path = new IscsiPath(iqn, Portal.parse(portal), iface);
+            } catch (IllegalArgumentException notATarget) {
+                // A record is read back as untrusted: nothing of it reaches iscsiadm unless it is a target's name.
+                failures.add("the staging record's iSCSI target: " + notATarget.getMessage());
+                continue;
+            }
             try (KeyedLocks.Held ignored = sessionLocks.lock(path)) {
                 forgetScan(path, attachment.details().get(DETAIL_LUN));
                 logOutIfUnused(path);

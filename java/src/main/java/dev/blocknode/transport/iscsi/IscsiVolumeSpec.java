@@ -10,7 +10,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Set;
-import java.util.regex.Pattern;
 
 /**
  * The iSCSI volume a request names, checked key by key.
@@ -32,12 +31,13 @@ public record IscsiVolumeSpec(List<Portal> portals, String iqn, long lun, Option
     public static final String IFACE = "iface";
     public static final String REPLACEMENT_TIMEOUT = "replacementTimeout";
 
-    /** iqn.YYYY-MM.reversed.domain[:anything], eui.<16 hex>, naa.<16 or 32 hex> (RFC 3720 names). */
-    private static final Pattern TARGET_NAME = Pattern.compile(
-            "iqn\\.\\d{4}-\\d{2}\\.[a-z0-9][a-z0-9.-]*(:[^\\s]+)?|eui\\.[0-9a-f]{16}|naa\\.([0-9a-f]{16}|[0-9a-f]{32})");
-    private static final Pattern IFACE_NAME = Pattern.compile("[A-Za-z0-9._-]{1,64}");
     /** SAM allows 64-bit LUNs; Linux addresses 0..2^32-1 with single-level LUNs in practice. */
     private static final long MAX_LUN = 0xFFFF_FFFFL;
+
+    /** Whether {@code lun} is a LUN a volume may name. */
+    static boolean isLun(long lun) {
+        return lun >= 0 && lun <= MAX_LUN;
+    }
 
     public IscsiVolumeSpec {
         portals = List.copyOf(portals);
@@ -55,7 +55,7 @@ public record IscsiVolumeSpec(List<Portal> portals, String iqn, long lun, Option
             portals.add(portal(PORTALS, extra));
         }
         String iqn = required(request, IQN).toLowerCase(java.util.Locale.ROOT);
-        if (iqn.length() > 223 || !TARGET_NAME.matcher(iqn).matches()) {
+        if (!IscsiPath.isTargetName(iqn)) {
             throw VolumeException.invalid("volume_context." + IQN + " \"" + shorten(iqn)
                     + "\" is not an iSCSI name (iqn.YYYY-MM.domain[:id], eui.<16 hex>, naa.<hex>)");
         }
@@ -66,11 +66,11 @@ public record IscsiVolumeSpec(List<Portal> portals, String iqn, long lun, Option
         } catch (NumberFormatException e) {
             throw VolumeException.invalid("volume_context." + LUN + " \"" + shorten(lunText) + "\" is not a number");
         }
-        if (lun < 0 || lun > MAX_LUN) {
+        if (!isLun(lun)) {
             throw VolumeException.invalid("volume_context." + LUN + " " + lun + " is out of range 0.." + MAX_LUN);
         }
         String iface = request.key(IFACE).orElse(IscsiPath.DEFAULT_IFACE);
-        if (!IFACE_NAME.matcher(iface).matches()) {
+        if (!IscsiPath.isIfaceName(iface)) {
             throw VolumeException.invalid("volume_context." + IFACE + " \"" + shorten(iface)
                     + "\" is not an open-iscsi interface name");
         }

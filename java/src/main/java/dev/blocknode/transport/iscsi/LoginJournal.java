@@ -15,7 +15,10 @@ import java.util.List;
  * whatever its name looks like. An entry outlives a crash anywhere between its write and the logout, which is what
  * the sweep needs; one left over after its session is gone costs nothing (the sweep removes it).
  *
- * <p>An entry holds the target, portal and iface on three lines; the files are a {@link ProofJournal}'s.
+ * <p>An entry holds the target, portal and iface on three lines; the files are a {@link ProofJournal}'s. An entry is
+ * read back as untrusted input: each line is checked by its format ({@link IscsiPath}, {@link Portal}) and must be
+ * spelled as {@link #record} writes it, or the entry is ignored with one warning, and nothing of it is looked up,
+ * joined into a path or handed to iscsiadm.
  */
 public final class LoginJournal {
 
@@ -52,7 +55,7 @@ public final class LoginJournal {
             try {
                 paths.add(pathOf(lines));
             } catch (IllegalArgumentException notAnEntry) {
-                files.notAnEntry("an entry of " + lines.size() + " line(s) that are not a target, portal and iface");
+                files.notAnEntry(lines, notAnEntry.getMessage());
             }
         }
         return paths;
@@ -63,11 +66,20 @@ public final class LoginJournal {
         return List.of(path.iqn(), path.portal().toString(), path.iface());
     }
 
-    /** @throws IllegalArgumentException when the lines are not a target, portal and iface */
+    /**
+     * The path the lines of an entry name, each checked by its format and spelled as {@link #linesOf} writes it.
+     *
+     * @throws IllegalArgumentException saying which line is not a target, portal or iface
+     */
     static IscsiPath pathOf(List<String> lines) {
         if (lines.size() != 3) {
-            throw new IllegalArgumentException("not three lines");
+            throw new IllegalArgumentException(lines.size() + " line(s), not a target, portal and iface");
         }
-        return new IscsiPath(lines.get(0), Portal.parse(lines.get(1)), lines.get(2));
+        IscsiPath path = new IscsiPath(lines.get(0), Portal.parse(lines.get(1)), lines.get(2)); // each by its format
+        if (!linesOf(path).equals(lines)) {
+            // Portal.parse reads more spellings than blocknode writes (spaces, no port): such an entry is not ours.
+            throw new IllegalArgumentException("portal \"" + lines.get(1) + "\" is not spelled as blocknode writes it");
+        }
+        return path;
     }
 }

@@ -1,5 +1,7 @@
 package dev.blocknode.transport.iscsi;
 
+import dev.blocknode.logging.Printable;
+
 import java.util.Locale;
 
 /**
@@ -9,10 +11,14 @@ import java.util.Locale;
 public record Portal(String address, int port) {
 
     public static final int DEFAULT_PORT = 3260;
+    /** The longest DNS name; an IP address is shorter still. */
+    static final int MAX_ADDRESS = 253;
 
     public Portal {
-        if (address.isEmpty() || !address.chars().allMatch(c -> Character.isLetterOrDigit(c) || ".:-".indexOf(c) >= 0)) {
-            throw new IllegalArgumentException("\"" + address + "\" is not an IP address or host name");
+        if (address.isEmpty() || address.length() > MAX_ADDRESS
+                || !address.chars().allMatch(c -> Character.isLetterOrDigit(c) || ".:-".indexOf(c) >= 0)) {
+            throw new IllegalArgumentException("\"" + Printable.bounded(address, 80)
+                    + "\" is not an IP address or host name");
         }
         if (port < 1 || port > 65535) {
             throw new IllegalArgumentException("port " + port + " is out of range");

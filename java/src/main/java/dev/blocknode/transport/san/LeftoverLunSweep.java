@@ -47,7 +47,9 @@ import java.util.logging.Logger;
  * first, a disk only while it is still that LUN, never a path from under a live map), and the entries dropped. An
  * entry whose target has no disk at its LUN (never appeared, or gone with its session) is only dropped. Anything that
  * fails a check is kept and reported ({@link OrphanSweep#kept}: health, the log, a gauge), never touched. Any record
- * that cannot be read stops the whole sweep: it may name any LUN.
+ * that cannot be read stops the whole sweep: it may name any LUN. An entry whose lines are not what the transport
+ * writes, field by field ({@link Targets#check}), is ignored with one warning: nothing it names is locked, looked up
+ * or removed.
  */
 public final class LeftoverLunSweep {
 
@@ -55,6 +57,14 @@ public final class LeftoverLunSweep {
 
     /** What a transport tells the sweep about its targets. */
     public interface Targets {
+
+        /**
+         * Checks that a journal entry's target lines and LUN are one of the transport's, by their format, before
+         * anything of the entry is used.
+         *
+         * @throws IllegalArgumentException saying which line is not what the transport writes: the entry is ignored
+         */
+        void check(ScanJournal.Entry entry);
 
         /**
          * The entries every staging record of the transport names now, whatever its phase.
@@ -98,9 +108,16 @@ public final class LeftoverLunSweep {
     }
 
     public OrphanSweep sweep(String transport, Targets targets) throws VolumeException {
-        List<ScanJournal.Entry> candidates;
+        List<ScanJournal.Entry> candidates = new ArrayList<>();
         try {
-            candidates = new ArrayList<>(journal.all(transport));
+            for (ScanJournal.Entry entry : journal.all(transport)) {
+                try {
+                    targets.check(entry);
+                    candidates.add(entry);
+                } catch (IllegalArgumentException notATarget) {
+                    journal.notAnEntry(entry, notATarget.getMessage());
+                }
+            }
         } catch (IOException e) {
             throw VolumeException.internal("cannot read the SCSI scan journal; no disk or map is swept", e);
         }

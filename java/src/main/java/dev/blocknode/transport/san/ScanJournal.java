@@ -6,6 +6,8 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.OptionalLong;
+import java.util.regex.Pattern;
 
 /**
  * blocknode's own proof that it scanned a LUN in through a target: one small file per transport, target and LUN
@@ -24,6 +26,9 @@ import java.util.List;
 public final class ScanJournal {
 
     public static final String DIRECTORY = "scsi-scans";
+    /** A transport's name as the plugin spells them ("iscsi", "fc", "nvme-tcp"). */
+    private static final Pattern TRANSPORT = Pattern.compile("[a-z][a-z0-9-]{0,31}");
+    private static final Pattern LUN = Pattern.compile("0|[1-9][0-9]{0,18}");
 
     /** A journal that records nothing and proves nothing: nothing it would name is ever swept. */
     public static final ScanJournal NONE = new ScanJournal(new ProofJournal(null, "SCSI scan journal"));
@@ -78,25 +83,44 @@ public final class ScanJournal {
         files.forget(entry.lines());
     }
 
-    /** The LUNs {@code transport} has proof of having scanned in and not yet taken away. */
+    /**
+     * The LUNs {@code transport} has proof of having scanned in and not yet taken away, their transport and LUN lines
+     * checked by their format (an entry that fails is ignored, with one warning); what the target lines say is the
+     * transport's to check ({@link LeftoverLunSweep.Targets#check}), before the entry is used.
+     */
     public List<Entry> all(String transport) throws IOException {
         List<Entry> entries = new ArrayList<>();
         for (List<String> lines : files.all()) {
             if (lines.size() < 3) {
-                files.notAnEntry("an entry of " + lines.size() + " line(s)");
-                continue;
-            }
-            long lun;
-            try {
-                lun = Long.parseLong(lines.get(1));
-            } catch (NumberFormatException e) {
-                files.notAnEntry("an entry whose LUN is not a number");
-                continue;
-            }
-            if (lines.get(0).equals(transport) && lun >= 0) {
-                entries.add(new Entry(transport, lines.subList(2, lines.size()), lun));
+                files.notAnEntry(lines, lines.size() + " line(s), not a transport, LUN and target");
+            } else if (!TRANSPORT.matcher(lines.get(0)).matches()) {
+                files.notAnEntry(lines, "\"" + lines.get(0) + "\" is not a transport's name");
+            } else if (lines.get(0).equals(transport)) {
+                OptionalLong lun = lunOf(lines.get(1));
+                if (lun.isPresent()) {
+                    entries.add(new Entry(transport, lines.subList(2, lines.size()), lun.getAsLong()));
+                } else {
+                    files.notAnEntry(lines, "LUN \"" + lines.get(1) + "\" is not a number as blocknode writes one");
+                }
             }
         }
         return entries;
+    }
+
+    /** For an entry whose target the transport finds is not one of its own ({@code why}): ignored, with one warning. */
+    public void notAnEntry(Entry entry, String why) {
+        files.notAnEntry(entry.lines(), why);
+    }
+
+    /** A LUN as {@link Entry#lines} writes it: a non-negative decimal, no sign, no leading zero. */
+    private static OptionalLong lunOf(String line) {
+        if (!LUN.matcher(line).matches()) {
+            return OptionalLong.empty();
+        }
+        try {
+            return OptionalLong.of(Long.parseLong(line));
+        } catch (NumberFormatException beyondALong) {
+            return OptionalLong.empty();
+        }
     }
 }

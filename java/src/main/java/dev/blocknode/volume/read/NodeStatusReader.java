@@ -22,6 +22,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -39,10 +40,13 @@ import java.util.Set;
  * running plugin ({@link Publications#holdsVolume}, {@link KubeletPods}, {@link StagingRecords}). Reads only:
  * the records through {@link RecordStore#snapshot}, the mount table as given, sysfs by device number.
  *
- * <p>Like NodeGetVolumeHealth, only a STAGED volume is checked: a record in another phase is an operation under
- * way, or one a crash cut short that the plugin finishes or undoes when it starts. A SAN volume's paths are read
- * as the plugin reads them, by its transport from sysfs (sessions, remote ports, map slaves, NVMe controllers),
- * so status and NodeGetVolumeHealth name the same lost path. Unlike the plugin, a path's filesystem is not opened
+ * <p>Like NodeGetVolumeHealth, only a STAGED volume's device, mounts and paths are checked. A record in another phase
+ * is itself a problem ({@link StatusProblem#unfinished}): a NodeStageVolume or NodeUnstageVolume that has not
+ * finished, which the state directory, all status has (the plugin keeps its failed stages in memory:
+ * {@link RecentStageFailures}), cannot tell running from failed or cut short; the volume is not usable here in any of
+ * them, so it is never shown healthy. Every problem carries its next step ({@link NextSteps}). A SAN volume's paths
+ * are read as the plugin reads them, by its transport from sysfs (sessions, remote ports, map slaves, NVMe
+ * controllers), so status and NodeGetVolumeHealth name the same lost path. Unlike the plugin, a path's filesystem is not opened
  * (no read-only filesystem finding) and the storage is not asked (no fencing finding): those need the plugin.
  */
 public final class NodeStatusReader {
@@ -70,15 +74,21 @@ public final class NodeStatusReader {
     /**
      * One volume. {@code stagingMounted} is empty where there is nothing to check: a block volume (its staging
      * path is a directory, not a mount) or a volume not STAGED. {@code paths} is empty where its transport has
-     * no paths to read (a local device) or the volume is not STAGED with its device present.
+     * no paths to read (a local device) or the volume is not STAGED with its device present. {@code updatedAt}:
+     * when its record last changed (empty for a record written without the time).
      */
     public record Volume(String volumeId, String phase, String transport, String accessType, Optional<Device> device,
                          String stagingPath, Optional<Boolean> stagingMounted, Optional<Paths> paths,
-                         List<Publication> publications, OptionalLong fenceKey, List<HealthProblem> problems) {
+                         List<Publication> publications, OptionalLong fenceKey, List<StatusProblem> problems,
+                         Optional<Instant> updatedAt) {
     }
 
     /** A record file that could not be read, and why. */
     public record UnreadableRecord(String file, String reason) {
+
+        public String next() {
+            return NextSteps.RECORD_UNREADABLE;
+        }
     }
 
     /**
@@ -91,6 +101,10 @@ public final class NodeStatusReader {
      * @param volumeId the volume whose device it is, empty for a staging-directory mount of an unknown device
      */
     public record UnrecordedMount(Path mountPoint, DeviceNumber device, String fsType, Optional<String> volumeId) {
+
+        public String next() {
+            return volumeId.isPresent() ? NextSteps.UNRECORDED_MOUNT : NextSteps.UNRECORDED_STAGING_MOUNT;
+        }
     }
 
     /** Where kubelet keeps this driver's filesystem staging mounts: {@code ROOT/plugins/kubernetes.io/csi/DRIVER}. */
@@ -194,18 +208,21 @@ public final class NodeStatusReader {
             device = Optional.of(new Device(record.getDevice().getPath(), number, record.getDevice().getIdentity(),
                     boot != RecordedBoot.EARLIER_BOOT && devices.exists(number)));
         }
-        List<HealthProblem> problems = new ArrayList<>();
+        List<StatusProblem> problems = new ArrayList<>();
         String volumeId = record.getVolumeId();
+        StatusProblem.unfinished(record, device, boot).ifPresent(problems::add);
         if (boot == RecordedBoot.EARLIER_BOOT && staged && device.isPresent()) {
-            problems.add(new HealthProblem(HealthProblem.Kind.DEVICE_MISSING, "volume " + volumeId + " was staged"
+            problems.add(StatusProblem.of(HealthProblem.Kind.DEVICE_MISSING, "volume " + volumeId + " was staged"
                     + " in an earlier boot of the node, and is not staged again yet (kubelet's NodeStageVolume does"
-                    + " it); its device " + device.get().path() + " (" + device.get().number() + ") is of that boot"));
+                    + " it); its device " + device.get().path() + " (" + device.get().number() + ") is of that boot",
+                    NextSteps.EARLIER_BOOT));
         }
         boolean devicePresent = device.map(Device::present).orElse(false);
         if (staged && device.isPresent() && !devicePresent && boot != RecordedBoot.EARLIER_BOOT) {
             // As NodeGetVolumeStats says: nothing else is worth saying of a volume whose device is gone.
-            problems.add(new HealthProblem(HealthProblem.Kind.DEVICE_MISSING, "device " + device.get().path() + " ("
-                    + device.get().number() + ") of volume " + volumeId + " is gone from the node"));
+            problems.add(StatusProblem.of(HealthProblem.Kind.DEVICE_MISSING, "device " + device.get().path() + " ("
+                    + device.get().number() + ") of volume " + volumeId + " is gone from the node",
+                    NextSteps.DEVICE_GONE));
         }
         Optional<Paths> paths = Optional.empty();
         if (staged && devicePresent) {
@@ -218,8 +235,9 @@ public final class NodeStatusReader {
                     .filter(entry -> entry.device().equals(number)).isPresent();
             stagingMounted = Optional.of(mounted);
             if (!mounted && devicePresent) {
-                problems.add(new HealthProblem(HealthProblem.Kind.STAGING_MOUNT_MISSING, "volume " + volumeId
-                        + " is not mounted at its staging path " + record.getStagingPath()));
+                problems.add(StatusProblem.of(HealthProblem.Kind.STAGING_MOUNT_MISSING, "volume " + volumeId
+                        + " is not mounted at its staging path " + record.getStagingPath(),
+                        NextSteps.STAGING_MOUNT_MISSING));
             }
         }
         List<Publication> publications = new ArrayList<>();
@@ -229,22 +247,23 @@ public final class NodeStatusReader {
             publications.add(new Publication(entry.getKey(), entry.getValue().getReadonly(),
                     KubeletPods.podOf(kubeletRoot, target, block), mounted));
             if (staged && !mounted && devicePresent) {
-                problems.add(new HealthProblem(HealthProblem.Kind.PUBLICATION_MISSING, "volume " + volumeId
-                        + " is no longer mounted at its publication " + target));
+                problems.add(StatusProblem.of(HealthProblem.Kind.PUBLICATION_MISSING, "volume " + volumeId
+                        + " is no longer mounted at its publication " + target, NextSteps.PUBLICATION_MISSING));
             }
         }
         return new Volume(volumeId, record.getPhase().name(), record.getTransport(), block ? "block" : "mount",
                 device, record.getStagingPath(), stagingMounted, paths, List.copyOf(publications),
                 record.getFenceKey() == 0 ? OptionalLong.empty() : OptionalLong.of(record.getFenceKey()),
-                List.copyOf(problems));
+                List.copyOf(problems), StatusProblem.updatedAt(record));
     }
+
 
     /**
      * The volume's paths as its transport reads them, adding a lost path's problem as NodeGetVolumeHealth does.
      * A path that cannot be read is itself the finding: sysfs went away under the read, so the volume's paths are
      * reported unknown rather than the command failing for every other volume.
      */
-    private static Optional<Paths> paths(Transports transports, StagingRecord record, List<HealthProblem> problems) {
+    private static Optional<Paths> paths(Transports transports, StagingRecord record, List<StatusProblem> problems) {
         Optional<PathReport> report;
         try {
             report = StagingRecords.pathHealth(transports, record);
@@ -253,7 +272,7 @@ public final class NodeStatusReader {
                     Optional.of("the paths of volume " + record.getVolumeId() + " cannot be read from sysfs: "
                             + e.getMessage())));
         }
-        report.flatMap(HealthProblem::of).ifPresent(problems::add);
+        report.flatMap(HealthProblem::of).ifPresent(problem -> problems.add(StatusProblem.of(problem, NextSteps.PATHS)));
         return report.map(r -> new Paths(r.serving(), r.failures()));
     }
 

@@ -8,6 +8,7 @@ import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.scsi.ScsiAddress;
 import dev.blocknode.scsi.SysfsWriter;
 import dev.blocknode.testing.FakeSysfs;
+import dev.blocknode.testing.ForgedJournalEntry;
 import dev.blocknode.testing.ManualClock;
 import dev.blocknode.testing.QueryOnlyMounter;
 import dev.blocknode.testing.RecordingBlockDevices;
@@ -258,6 +259,25 @@ class FcLeftoverLunSweepUnitTest {
         leftover(false); // an administrator's LUN, or one of a blocknode older than the journal
         assertEquals(OrphanSweep.NONE, transport.sweepOrphans(List::of));
         assertTrue(sysfs.hasDisk("sdb") && sysfs.hasDisk("sdc"));
+    }
+
+    /**
+     * Entries forged by root in the state directory, for the administrator's LUN 3 behind the same target port: a LUN
+     * or WWPN spelled otherwise than blocknode writes them, a LUN beyond what the kernel's scan takes, a target of a
+     * path. Each is ignored, nothing of it is looked up or removed, and it is not reported as a leftover.
+     */
+    @Test
+    void entriesThatAreNotAWwpnAndLunAsBlocknodeWritesThemAreIgnored() throws Exception {
+        leftover(false);
+        Path journal = temp.resolve("state").resolve(ScanJournal.DIRECTORY);
+        List<Path> forged = List.of(ForgedJournalEntry.write(journal, "fc", "03", WWPN),
+                ForgedJournalEntry.write(journal, "fc", "3", TARGET.toUpperCase(java.util.Locale.ROOT)),
+                ForgedJournalEntry.write(journal, "fc", "3", "../../" + WWPN),
+                ForgedJournalEntry.write(journal, "fc", "3", WWPN, WWPN),
+                ForgedJournalEntry.write(journal, "fc", "12345678901234567", WWPN));
+        assertEquals(OrphanSweep.NONE, transport.sweepOrphans(List::of));
+        assertTrue(sysfs.hasDisk("sdb") && sysfs.hasDisk("sdc"));
+        forged.forEach(file -> assertTrue(Files.exists(file), "left alone: " + file));
     }
 
     @Test

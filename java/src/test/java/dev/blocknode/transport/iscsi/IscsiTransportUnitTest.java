@@ -500,6 +500,31 @@ class IscsiTransportUnitTest {
         commands.assertAllConsumed(); // portal 1's record was not deleted under its session
     }
 
+    /**
+     * A staging record is read back as untrusted: an IQN in its details that is not an iSCSI name (here one that
+     * climbs out of open-iscsi's database to what looks like a node record) is refused, and nothing of it reaches
+     * iscsiadm; the LUN itself is released as recorded.
+     */
+    @Test
+    void aRecordedTargetThatIsNotAnIscsiNameIsNeverLoggedOutOrDeleted() throws Exception {
+        Attachment attachment = attachedThroughBothPortals(Secrets.NONE);
+        Path bait = Files.createDirectories(temp.resolve("outside")).resolve("127.0.0.1,3260");
+        Files.writeString(bait, "node.name = bait\n");
+        Map<String, String> forged = new HashMap<>(attachment.details());
+        forged.put(IscsiTransport.DETAIL_IQN, IQN + "/../../../outside");
+        commands.expect("dmsetup", "message", "mpatha", "0", "fail_if_no_path");
+        commands.expect("multipath", "-f", "mpatha").andDo(c -> sysfs.removeMap("dm-0"));
+
+        VolumeException e = assertThrows(VolumeException.class, () -> transport.detach(new Attachment(
+                attachment.transport(), attachment.device(), attachment.number(), attachment.identity(), forged)));
+
+        assertEquals(VolumeException.Outcome.INTERNAL, e.outcome());
+        assertTrue(e.getMessage().contains("is not an iSCSI name"), e.getMessage());
+        assertTrue(Files.exists(bait));
+        assertTrue(commands.commandLines().stream().noneMatch(c -> c.contains("iscsiadm") && c.contains("outside")),
+                commands.commandLines().toString());
+    }
+
     @Test
     void aMapInUseKeepsPathsAndSessionsAndNamesTheHolder() throws Exception {
         Attachment attachment = attachedThroughBothPortals(Secrets.NONE);

@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -89,6 +90,26 @@ class IscsiVolumeSpecUnitTest {
         Map<String, String> context = valid();
         context.put(key, value);
         assertRefused(context, key);
+    }
+
+    /**
+     * What open-iscsi would join into a path of its database or take for a file of its ifaces directory: an IQN whose
+     * part after the colon holds a slash or a control character, an iface of dots, a portal longer than a host name.
+     */
+    @Test
+    void valuesThatWouldBePathsOrEscapesAreRefused() {
+        for (String[] bad : new String[][]{{"iqn", "iqn.2003-01.org.example:t1/../../../etc"},
+                {"iqn", "iqn.2003-01.org.example:t1\u001b[2J"}, {"iqn", "iqn.2003-01.org.example:t1\u0000"},
+                {"iqn", "iqn.2003-01.org.example:" + "a".repeat(200)}, {"iface", ".."}, {"iface", "."},
+                {"targetPortal", "a".repeat(254) + ":3260"}}) {
+            Map<String, String> context = valid();
+            context.put(bad[0], bad[1]);
+            assertRefused(context, bad[0]);
+        }
+        Map<String, String> context = valid();
+        context.put("iqn", "iqn.2000-01.com.synology:DiskStation.Target_1.abc");
+        context.put("iface", "iface.eth1");
+        assertDoesNotThrow(() -> parse(context), "upper case, underscores and dots are names in the field");
     }
 
     @Test
