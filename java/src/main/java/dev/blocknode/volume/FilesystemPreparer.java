@@ -5,9 +5,11 @@ import dev.blocknode.faults.CrashPoints;
 import dev.blocknode.metrics.Phases;
 import dev.blocknode.os.exec.Command;
 import dev.blocknode.os.exec.CommandException;
+import dev.blocknode.os.exec.CommandResult;
 import dev.blocknode.os.exec.CommandRunner;
 import dev.blocknode.os.mount.MountOptions;
 import dev.blocknode.outcome.VolumeException;
+import dev.blocknode.state.v1.MountAccessRecord;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
@@ -69,29 +71,38 @@ final class FilesystemPreparer {
     }
 
     /**
-     * The filesystem an earlier attempt began to create on this same device and did not finish (its
-     * record says formatting started and never that it was done): carried into the new record, so that
-     * the format is finished however many times staging is interrupted. Another device (a retry that
+     * What an earlier attempt on this same device recorded of its own format, carried into the new record: a format it
+     * began and did not finish (the format is finished however many times staging is interrupted), or one it finished
+     * that was never mounted (still ours to take off, should its first mount fail). Another device (a retry that
      * attached something else) carries nothing.
      */
-    static Optional<String> interruptedFormat(Optional<StagingRecord> existing, Attachment attachment) {
-        return existing.filter(StagingRecord::hasMount)
-                .filter(r -> !r.getMount().getFormattingStarted().isEmpty() && !r.getMount().getFormattedHere())
+    static void carryOwnFormat(Optional<StagingRecord> existing, Attachment attachment,
+                               MountAccessRecord.Builder mount) {
+        Optional<MountAccessRecord> earlier = existing.filter(StagingRecord::hasMount)
                 .filter(r -> r.getDevice().getIdentity().equals(attachment.identity())
                         && StagingRecords.deviceNumber(r).equals(attachment.number()))
-                .map(r -> r.getMount().getFormattingStarted());
+                .map(StagingRecord::getMount);
+        if (earlier.isEmpty()) {
+            return;
+        }
+        if (!earlier.get().getFormattedHere() && !earlier.get().getFormattingStarted().isEmpty()) {
+            mount.setFormattingStarted(earlier.get().getFormattingStarted());
+        } else if (earlier.get().getFormattedHere() && earlier.get().getAwaitingFirstMount()) {
+            mount.setFormattedHere(true).setAwaitingFirstMount(true).setFsType(earlier.get().getFsType());
+        }
     }
 
     /**
      * Formats a blank device; accepts a matching filesystem; refuses everything else. The one exception:
      * a device whose record says this plugin began formatting it (when it was blank) and never finished
-     * holds only what that mkfs wrote, and is formatted again, forcibly.
+     * holds only what that mkfs wrote: its head is zeroed, and it is formatted as the blank device it was.
+     * A filesystem made here is recorded as awaiting its first mount ({@link UnmountedFormat}).
      */
     FilesystemType prepare(String volumeId, Path device, Optional<FilesystemType> requested,
                            MountOptions options, StagingRecord.Builder record) throws VolumeException {
-        if (!record.getMount().getFormattingStarted().isEmpty() && !record.getMount().getFormattedHere()) {
-            return finishInterruptedFormat(volumeId, device, requested, options, record);
-        }
+        Optional<FilesystemType> interrupted = !record.getMount().getFormattingStarted().isEmpty()
+                && !record.getMount().getFormattedHere()
+                ? blankAfterInterruptedFormat(volumeId, device, record) : Optional.empty();
         DeviceContent content;
         try {
             content = probe.probe(device);
@@ -99,20 +110,14 @@ final class FilesystemPreparer {
             throw VolumeException.internal("cannot probe device " + device + " of volume " + volumeId, e);
         }
         FilesystemType type;
-        boolean formatted = false;
+        boolean ownUnmounted = record.getMount().getFormattedHere() && record.getMount().getAwaitingFirstMount();
         switch (content) {
             case DeviceContent.Blank blank -> {
-                type = requested.orElse(defaultFilesystem);
+                // An interrupted format's type only when the retry names none: nothing of its choice was ever used.
+                type = requested.or(() -> interrupted).orElse(defaultFilesystem);
                 requireOptionsOf(type, options);
-                MkfsOptions mkfsOptions = FilesystemKeys.mkfsOptions(contexts(record), type);
-                // Durably, before mkfs writes a byte: what it leaves if it is cut short is ours to overwrite.
-                record.getMountBuilder().setFormattingStarted(type.kernelName());
-                records.save(record.build());
-                runMkfs(volumeId, device, type, type.format(device, mkfsOptions));
-                formatted = true;
-                CrashPoints.reach(CrashPoint.STAGE_FORMATTED);
-                LOG.info(() -> "formatted blank device " + device + " of volume " + volumeId + " as "
-                        + type.kernelName());
+                format(volumeId, device, type, record);
+                ownUnmounted = true;
             }
             case DeviceContent.Filesystem fs -> {
                 Optional<FilesystemType> found = FilesystemType.byName(fs.type());
@@ -128,33 +133,114 @@ final class FilesystemPreparer {
                 type = found.get();
                 requireOptionsOf(type, options);
                 preenBeforeMount(volumeId, device, type, options, record);
+                // Ours and never mounted (an earlier attempt formatted it, then failed or was cut short) stays so.
+                ownUnmounted = ownUnmounted && record.getMount().getFsType().equals(type.kernelName());
             }
             default -> throw VolumeException.precondition("device " + device + " of volume " + volumeId + " holds "
                     + content.describe() + "; blocknode never formats or mounts over existing data");
         }
-        record.setMount(record.getMount().toBuilder().setFsType(type.kernelName()).setFormattedHere(formatted));
+        record.setMount(record.getMount().toBuilder().setFsType(type.kernelName()).setFormattedHere(ownUnmounted)
+                .setAwaitingFirstMount(ownUnmounted));
         records.save(record.build());
         return type;
     }
 
-    private FilesystemType finishInterruptedFormat(String volumeId, Path device, Optional<FilesystemType> requested,
-                                                   MountOptions options, StagingRecord.Builder record)
+    /**
+     * A blank device formatted with the volume's own mkfs options: first a dry run, so that an option the tool
+     * refuses is the caller's INVALID_ARGUMENT while the device is still untouched; then the intent, durably, before
+     * mkfs writes a byte (what a cut-short mkfs leaves is ours to blank again); then mkfs. A failed mkfs leaves its
+     * device blank again, as it found it (the head zeroed), and the record without the intent: a retry formats it
+     * afresh, as the first attempt would have, never over what the failed one wrote.
+     */
+    private void format(String volumeId, Path device, FilesystemType type, StagingRecord.Builder record)
+            throws VolumeException {
+        MkfsOptions mkfsOptions = FilesystemKeys.mkfsOptions(contexts(record), type);
+        requireToolAccepts(volumeId, device, type, mkfsOptions);
+        record.getMountBuilder().setFormattingStarted(type.kernelName());
+        records.save(record.build());
+        try {
+            runMkfs(volumeId, device, type, type.format(device, mkfsOptions));
+        } catch (VolumeException failed) {
+            try {
+                blank(volumeId, device, record);
+            } catch (VolumeException notBlanked) {
+                failed.addSuppressed(notBlanked); // the record keeps the intent: the retry blanks it
+            }
+            throw failed;
+        }
+        CrashPoints.reach(CrashPoint.STAGE_FORMATTED);
+        LOG.info(() -> "formatted blank device " + device + " of volume " + volumeId + " as " + type.kernelName());
+    }
+
+    /**
+     * The volume's mkfs options as the tool itself reads them, by its dry run (which writes nothing). A refusal
+     * names the tool and quotes it (the status message is escaped and bounded where every one is); a dry run
+     * that fails even without the volume's options says something about the device or the tool, not the options.
+     */
+    private void requireToolAccepts(String volumeId, Path device, FilesystemType type, MkfsOptions options)
+            throws VolumeException {
+        if (options.isEmpty()) {
+            return;
+        }
+        CommandResult withOptions = runDry(volumeId, device, type, options);
+        if (withOptions.succeeded()) {
+            return;
+        }
+        CommandResult without = runDry(volumeId, device, type, MkfsOptions.NONE);
+        String tool = type.format(device).program();
+        if (!without.succeeded()) {
+            throw VolumeException.internal("a dry run of " + tool + " on device " + device + " of volume " + volumeId
+                    + " fails even without the volume's mkfsOptions (exit " + without.exitCode() + "): "
+                    + quoted(without), null);
+        }
+        throw VolumeException.invalid("volume_context." + FilesystemKeys.MKFS_OPTIONS + " " + options.flags()
+                + ": " + tool + " refuses them (exit " + withOptions.exitCode() + "): " + quoted(withOptions)
+                + "; nothing was written to device " + device);
+    }
+
+    private CommandResult runDry(String volumeId, Path device, FilesystemType type, MkfsOptions options)
+            throws VolumeException {
+        try {
+            return commands.run(type.dryRun(device, options).withTimeout(Duration.ofMinutes(1)));
+        } catch (CommandException e) {
+            throw VolumeException.internal("a dry run of " + type.format(device).program() + " on device " + device
+                    + " of volume " + volumeId + " did not finish", e);
+        }
+    }
+
+    /** What a tool said, its last lines (where mkfs puts its reason) within {@link #QUOTED_CHARS}. */
+    private static String quoted(CommandResult result) {
+        String text = result.diagnostic().replace("Proceed anyway? (y,N)", "").strip();
+        return text.length() > QUOTED_CHARS ? "..." + text.substring(text.length() - QUOTED_CHARS) : text;
+    }
+
+    private static final int QUOTED_CHARS = 300;
+
+    /**
+     * A device whose record says this plugin began to format it and never finished (the plugin died in mkfs, or
+     * its mkfs failed and the device could not be blanked then) holds nothing but what that mkfs wrote: it is
+     * blanked again, to be formatted as the blank device it was. The type that format was for, for a retry that
+     * names none.
+     */
+    private Optional<FilesystemType> blankAfterInterruptedFormat(String volumeId, Path device,
+                                                                 StagingRecord.Builder record)
             throws VolumeException {
         String started = record.getMount().getFormattingStarted();
-        // The retry's own fs_type wins: nothing of the first attempt's choice was ever used.
-        FilesystemType type = requested.or(() -> FilesystemType.byName(started)).orElseThrow(() ->
-                VolumeException.internal("the staging record of volume " + volumeId + " says formatting as \""
-                        + started + "\" started, a filesystem this plugin does not make", null));
-        LOG.warning(() -> "device " + device + " of volume " + volumeId + ": formatting it as " + type.kernelName()
-                + " was interrupted (the plugin stopped, or mkfs failed, before it was recorded as done); the"
-                + " device was blank before that mkfs, so it is formatted again");
-        runMkfs(volumeId, device, type, type.formatOverInterruptedFormat(device,
-                FilesystemKeys.mkfsOptions(contexts(record), type)));
-        CrashPoints.reach(CrashPoint.STAGE_FORMATTED);
-        record.setMount(record.getMount().toBuilder().setFsType(type.kernelName())
-                .setFormattingStarted(type.kernelName()).setFormattedHere(true));
+        LOG.warning(() -> "device " + device + " of volume " + volumeId + ": formatting it as " + started
+                + " was interrupted (the plugin stopped in mkfs, before it was recorded as done); the device was"
+                + " blank before that mkfs, so its head is zeroed and it is formatted again");
+        blank(volumeId, device, record);
+        return FilesystemType.byName(started);
+    }
+
+    /**
+     * Zeroes the device's head ({@link #unformat}), then records that no format of ours is under way: in that
+     * order, so that a crash in between leaves the intent, and the retry blanks it again.
+     */
+    void blank(String volumeId, Path device, StagingRecord.Builder record) throws VolumeException {
+        unformat(volumeId, device);
+        record.getMountBuilder().setFormattingStarted("");
         records.save(record.build());
-        return type;
     }
 
     /**

@@ -64,6 +64,7 @@ public final class VolumeStager {
     private final VolumeLimit limit;
     private final SharedXfsUuid sharedXfsUuid;
     private final VolumeEncryption encryption;
+    private final UnmountedFormat unmountedFormat;
 
     VolumeStager(Host host, KubeletPaths paths, StagingRecords records, Transports transports,
                  OperationGuard guard, FilesystemType defaultFilesystem, boolean fsckOnNode,
@@ -76,6 +77,7 @@ public final class VolumeStager {
         this.rules = new StageRequestRules(transports);
         this.guard = guard;
         this.filesystems = new FilesystemPreparer(host.commands(), records, defaultFilesystem, fsckOnNode);
+        this.unmountedFormat = new UnmountedFormat(host, records, filesystems);
         this.sharedXfsUuid = new SharedXfsUuid(host);
         this.encryption = new VolumeEncryption(host, records);
         this.claims = new DeviceClaims(records);
@@ -108,7 +110,6 @@ public final class VolumeStager {
                 throw refusal;
             } catch (VolumeException failure) {
                 if (noDeviceRecorded && isRefusal(failure)) {
-                    undoRefusedFormat(request.volumeId(), failure);
                     undoRefusedStage(request.volumeId(), failure);
                 }
                 throw failure;
@@ -297,10 +298,11 @@ public final class VolumeStager {
                                       AccessType.Mount mount, Optional<FilesystemType> requestedFs,
                                       Optional<StagingRecord> existing, StagingRecord.Builder record)
             throws VolumeException {
-        FilesystemPreparer.interruptedFormat(ofThisBoot(existing), attachment).ifPresent(fs ->
-                record.getMountBuilder().setFormattingStarted(fs));
+        FilesystemPreparer.carryOwnFormat(ofThisBoot(existing), attachment, record.getMountBuilder());
         boolean mounted = alreadyMountedAt(request.volumeId(), staging, used);
-        if (!mounted) {
+        if (mounted) {
+            record.getMountBuilder().setAwaitingFirstMount(false);
+        } else {
             requireUnclaimed(request.volumeId(), used);
         }
         records.save(record.build());
@@ -372,6 +374,10 @@ public final class VolumeStager {
         CrashPoints.reach(CrashPoint.UNSTAGE_UNMOUNTED);
         if (numbersOfThisBoot) {
             requireNotMountedElsewhere(record.getVolumeId(), number);
+            // A filesystem of ours never mounted (its stage failed, or was cut short, before the mount): the device is
+            // left blank, as its stage found it, for whatever the next stage of it asks. Before the mapping closes.
+            unmountedFormat.takeOff(record.getVolumeId(), StagingRecords.usedPath(record), record.toBuilder(),
+                    "unstaged before its first mount");
         }
         // after the unmount, before the attached device the mapping holds is flushed and detached
         if (encryption.close(record)) {
@@ -414,7 +420,7 @@ public final class VolumeStager {
      * A refusal leaves nothing: the attempt got no further than attaching (refusals all come before the
      * mount, and no earlier attempt had recorded a device), so what it attached is undone and its record
      * deleted, and the corrected retry starts clean, bound by none of the refused arguments. A filesystem it
-     * made was taken off the device first ({@link #undoRefusedFormat}); one it could not take off stays, where
+     * made was taken off the device already ({@link UnmountedFormat}); one it could not take off stays, where
      * the retry's probe finds it. The caller still gets the refusal; a failed undo is added to it and logged.
      */
     private void undoRefusedStage(String volumeId, VolumeException refusal) {
@@ -433,46 +439,8 @@ public final class VolumeStager {
     }
 
     /**
-     * A refusal that came after this attempt formatted the device (a blank one: no earlier attempt had recorded
-     * a device, so only this one can have set formatted_here; in practice the kernel refusing a mount option)
-     * undoes that format too, so that the device is blank again, as the refused call found it, and the retry,
-     * with whatever filesystem or options it asks for, formats it as it would have the first time. Without
-     * this, the filesystem would outlive the record that said it is ours, and a retry asking for the other
-     * filesystem would be refused for ever as "holding data". Sound because nothing but our mkfs wrote it:
-     * the device was blank, the mount failed, and the exclusive open is asked again right before. The record
-     * first says the device holds an interrupted format of ours, so a crash inside the wipe leaves what the
-     * retry formats over (see FilesystemPreparer). A wipe that cannot be done is logged and added to the
-     * refusal, and the device keeps the filesystem.
-     */
-    private void undoRefusedFormat(String volumeId, VolumeException refusal) {
-        try {
-            Optional<StagingRecord> left = records.find(volumeId);
-            if (left.isEmpty() || !left.get().hasMount() || !left.get().getMount().getFormattedHere()
-                    || !left.get().hasDevice()) {
-                return;
-            }
-            StagingRecord record = left.get();
-            Path device = StagingRecords.usedPath(record);
-            if (host.blockDevices().isClaimed(device)) {
-                throw VolumeException.precondition("device " + device + " is in use on this node; its new "
-                        + record.getMount().getFsType() + " filesystem is left on it");
-            }
-            records.save(record.toBuilder().setMount(record.getMount().toBuilder().setFormattedHere(false)
-                    .setFormattingStarted(record.getMount().getFsType())).build());
-            filesystems.unformat(volumeId, device);
-            LOG.info(() -> "volume " + volumeId + ": the refused stage (" + refusal.outcome() + ") undid its own"
-                    + " format of device " + device + ", which is blank again");
-        } catch (VolumeException | IOException undoFailed) {
-            refusal.addSuppressed(undoFailed);
-            LOG.warning(() -> "volume " + volumeId + ": cannot undo the format of the refused stage ("
-                    + refusal.outcome() + "); the device keeps the filesystem this plugin made: "
-                    + undoFailed.getMessage());
-        }
-    }
-
-    /**
      * A LUKS2 header the refused call wrote on a blank device (its mapping closed) is taken off the same way as its
-     * filesystem ({@link #undoRefusedFormat}): the retry finds the device blank, as this call did, and formats it with
+     * filesystem ({@link UnmountedFormat}): the retry finds the device blank, as this call did, and formats it with
      * whatever passphrase it brings. A device something holds keeps it, and the refusal says so.
      */
     private void undoRefusedLuksFormat(StagingRecord left) throws VolumeException {
@@ -625,6 +593,11 @@ public final class VolumeStager {
         }
     }
 
+    /**
+     * The filesystem prepared (found, or made on a blank device) and mounted at the staging path. When the mount of a
+     * filesystem this plugin made fails, that filesystem was never mounted: it is taken off the device before the
+     * failure is reported ({@link UnmountedFormat}), so the device is blank again and a corrected stage starts over.
+     */
     private void mountFilesystem(Requests.Stage request, Path staging, Attachment attachment,
                                  AccessType.Mount mount, Optional<FilesystemType> requestedFs,
                                  StagingRecord.Builder record) throws VolumeException {
@@ -634,22 +607,26 @@ public final class VolumeStager {
             options = options.withReadOnly();
         }
         FilesystemType type = filesystems.prepare(request.volumeId(), device, requestedFs, options, record);
-        options = sharedXfsUuid.forMount(request.volumeId(), device, type, record.getMount().getFormattedHere(),
-                options);
+        try {
+            options = sharedXfsUuid.forMount(request.volumeId(), device, type, record.getMount().getFormattedHere(),
+                    options);
+            mountAt(staging, device, type, options, record);
+        } catch (VolumeException failure) {
+            throw afterTakingOffUnmountedFormat(request.volumeId(), device, record, failure);
+        }
+        record.getMountBuilder().setAwaitingFirstMount(false);
+    }
+
+    private void mountAt(Path staging, Path device, FilesystemType type, MountOptions options,
+                         StagingRecord.Builder record) throws VolumeException {
         try (OpenedPath directory = paths.openDirectoryCreating("staging_target_path", staging)) {
-            MountOptions finalOptions = options;
             Phases.run("mount", () -> host.mounter().mount(device, directory.viaDescriptor(), type.kernelName(),
-                    finalOptions));
+                    options));
         } catch (InvalidSyscallArgumentException e) {
-            if (!options.data().isEmpty()) {
-                // Every option passed the filesystem's grammar (FilesystemOptions), yet the kernel refuses one with
-                // EINVAL (a combination, a feature this device or kernel lacks): still the caller's to fix. The
-                // options are named, never their values.
-                List<String> names = options.data().stream().map(o -> o.contains("=")
-                        ? o.substring(0, o.indexOf('=') + 1) : o).toList();
-                throw VolumeException.invalid("mounting " + device + " (" + type.kernelName() + ") at " + staging
-                        + " with options " + names + " failed with EINVAL: check volume_capability.mount"
-                        + ".mount_flags" + SelinuxMountContexts.einvalHint(options) + " (" + e.getMessage() + ")");
+            List<String> mkfsFlags = UnmountedFormat.awaitsFirstMount(record)
+                    ? FilesystemKeys.mkfsOptions(StagingRecords.attachRequest(record.build()), type).flags() : List.of();
+            if (!options.data().isEmpty() || !mkfsFlags.isEmpty()) {
+                throw einvalRefusal(staging, device, type, options, mkfsFlags, e);
             }
             throw VolumeException.internal("mounting " + device + " (" + type.kernelName() + ") at " + staging
                     + " failed", e);
@@ -657,6 +634,48 @@ public final class VolumeStager {
             throw VolumeException.internal("mounting " + device + " (" + type.kernelName() + ") at " + staging
                     + " failed", e);
         }
+    }
+
+    /**
+     * The kernel refused the mount with EINVAL although every option passed its grammar (FilesystemOptions,
+     * MkfsOptions) and mkfs made the filesystem: a combination, a feature this device or kernel lacks. Still the
+     * caller's to fix: INVALID_ARGUMENT, naming the options, never their values.
+     */
+    private static VolumeException einvalRefusal(Path staging, Path device, FilesystemType type, MountOptions options,
+                                                 List<String> mkfsFlags, InvalidSyscallArgumentException e) {
+        List<String> names = options.data().stream().map(o -> o.contains("=") ? o.substring(0, o.indexOf('=') + 1) : o)
+                .toList();
+        String mounting = "mounting " + device + " (" + type.kernelName() + ") at " + staging
+                + (names.isEmpty() ? "" : " with options " + names) + " failed with EINVAL: ";
+        String hint = SelinuxMountContexts.einvalHint(options) + " (" + e.getMessage() + ")";
+        if (mkfsFlags.isEmpty()) {
+            return VolumeException.invalid(mounting + "check volume_capability.mount.mount_flags" + hint);
+        }
+        return VolumeException.invalid(mounting + "this node's kernel refuses the filesystem that volume_context."
+                + FilesystemKeys.MKFS_OPTIONS + " " + mkfsFlags + " made" + (names.isEmpty() ? "" : ", or those options")
+                + ": check the " + FilesystemKeys.MKFS_OPTIONS + (names.isEmpty() ? "" : " and volume_capability.mount"
+                + ".mount_flags") + hint);
+    }
+
+    /** The failure of a first mount, once the filesystem this plugin made for it is off the device again. */
+    private VolumeException afterTakingOffUnmountedFormat(String volumeId, Path device, StagingRecord.Builder record,
+                                                          VolumeException failure) {
+        try {
+            if (unmountedFormat.takeOff(volumeId, device, record, "its first mount failed")) {
+                VolumeException said = new VolumeException(failure.outcome(), failure.getMessage() + "; the "
+                        + record.getMount().getFsType() + " filesystem this plugin made was never mounted, and is"
+                        + " taken off: device " + device + " is blank again", failure.getCause());
+                for (Throwable suppressed : failure.getSuppressed()) {
+                    said.addSuppressed(suppressed);
+                }
+                return said;
+            }
+        } catch (VolumeException notTakenOff) {
+            failure.addSuppressed(notTakenOff);
+            LOG.warning(() -> "volume " + volumeId + ": the filesystem this plugin made on device " + device
+                    + " was never mounted, and cannot be taken off: " + notTakenOff.getMessage());
+        }
+        return failure;
     }
 
     /** Unmounts the volume's filesystem at the staging path, by name in its opened directory, following nothing. */

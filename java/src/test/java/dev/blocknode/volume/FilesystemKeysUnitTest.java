@@ -115,12 +115,14 @@ class FilesystemKeysUnitTest {
     void aBlankDeviceIsFormattedWithTheVolumesMkfsOptions() throws Exception {
         String options = "-b 4096 -E stride=16 -O ^metadata_csum";
         node.expectProbe(node.device).returns(2, "", "");
+        node.commands.expect(FilesystemType.EXT4.dryRun(node.device.device(),
+                MkfsOptions.parse(options, FilesystemType.EXT4)).argv().toArray(String[]::new)); // the tool agrees first
         node.commands.expect(FilesystemType.EXT4.format(node.device.device(),
                 MkfsOptions.parse(options, FilesystemType.EXT4)).argv().toArray(String[]::new));
 
         stage(filesystem(), Map.of(FilesystemKeys.MKFS_OPTIONS, options));
 
-        String mkfs = node.commands.commandLines().get(1);
+        String mkfs = node.commands.commandLines().get(2);
         assertTrue(mkfs.contains("-E nodiscard,lazy_itable_init=1,lazy_journal_init=1,stride=16 -b 4096 -O"
                 + " ^metadata_csum " + node.device.device()), mkfs);
     }
@@ -150,6 +152,8 @@ class FilesystemKeysUnitTest {
     @Test
     void theOptionsAreCheckedAgainstTheFsTypeAskedForElseTheNodesDefault() throws Exception {
         node.expectProbe(node.device).returns(2, "", "");
+        node.commands.expect(FilesystemType.XFS.dryRun(node.device.device(),
+                MkfsOptions.parse("-m reflink=0", FilesystemType.XFS)).argv().toArray(String[]::new));
         node.commands.expect(FilesystemType.XFS.format(node.device.device(),
                 MkfsOptions.parse("-m reflink=0", FilesystemType.XFS)).argv().toArray(String[]::new));
         stage(new VolumeCapability(AccessType.Mount.parsed("xfs", List.of()), AccessMode.SINGLE_NODE_WRITER),

@@ -223,4 +223,20 @@ final class LifecycleFixture {
         commands.assertAllConsumed();
         assertEquals(0, machine.openDescriptors(), "descriptors left open");
     }
+
+    /** What mkfs.ext4 leaves where the probe looks: a superblock's magic at 0x438 (the fake device is a file). */
+    static void writeSuperblock(Path device) throws IOException {
+        try (java.io.RandomAccessFile out = new java.io.RandomAccessFile(device.toFile(), "rw")) {
+            out.seek(0x438);
+            out.write(new byte[]{0x53, (byte) 0xef});
+        }
+    }
+
+    static void assertHeadIsZero(Path device, String why) throws IOException {
+        byte[] head = java.nio.file.Files.readAllBytes(device);
+        org.junit.jupiter.api.Assertions.assertTrue(head.length >= 0x43a, why + ": the head was written");
+        for (byte b : head) {
+            assertEquals(0, b, why);
+        }
+    }
 }

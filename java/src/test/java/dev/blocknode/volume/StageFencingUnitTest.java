@@ -334,8 +334,7 @@ class StageFencingUnitTest {
         assertTrue(a.isOurs(left.getFenceKey()), "the record (STAGING) says what to release");
         assertEquals(Optional.of(left.getFenceKey()), target.holderKey(), "held meanwhile: kubelet retries");
 
-        node.commands.expect(dev.blocknode.volume.filesystem.FilesystemType.EXT4
-                .formatOverInterruptedFormat(node.device.device()).argv().toArray(String[]::new));
+        node.expectBlankFormatted(node.device); // the failed mkfs left the device blank
         node.volumes.stage(request(null, filesystem()));
         FenceKey retried = FenceKey.of(node.record(VOLUME).orElseThrow().getFenceKey());
         assertEquals(FenceKey.of(left.getFenceKey()).generation() + 1, retried.generation(),

@@ -93,16 +93,18 @@ class StageLifecycleUnitTest {
     }
 
     @Test
-    void aRetryAfterAnInterruptedFormatFormatsAgainWithForce() throws Exception {
+    void aFailedMkfsLeavesTheDeviceBlankAndTheRetryFormatsItAfresh() throws Exception {
         node.expectProbe(node.device).returns(2, "", "");
-        node.expectFormat(node.device).fails(1, "mkfs.ext4: interrupted");
+        node.expectFormat(node.device).andDo(command -> LifecycleFixture.writeSuperblock(node.device.device()))
+                .fails(1, "mkfs.ext4: interrupted");
         assertThrows(VolumeException.class, () -> node.stage(VOLUME, node.device, filesystem()));
         assertEquals(StagePhase.STAGING, node.phase(VOLUME));
-        assertEquals("ext4", node.record(VOLUME).orElseThrow().getMount().getFormattingStarted());
+        assertEquals("", node.record(VOLUME).orElseThrow().getMount().getFormattingStarted(),
+                "no format of ours is under way: the device is blank again");
+        LifecycleFixture.assertHeadIsZero(node.device.device(), "what the failed mkfs wrote is taken off");
 
-        // What the first mkfs left is no blank device any more; the record, not the probe, decides.
-        node.commands.expect(dev.blocknode.volume.filesystem.FilesystemType.EXT4
-                .formatOverInterruptedFormat(node.device.device()).argv().toArray(String[]::new));
+        // Blank again, as the first attempt found it: formatted as a blank device is, never forced.
+        node.expectBlankFormatted(node.device);
         node.stage(VOLUME, node.device, filesystem());
 
         assertEquals(StagePhase.STAGED, node.phase(VOLUME));
@@ -110,8 +112,9 @@ class StageLifecycleUnitTest {
     }
 
     @Test
-    void aRetryAfterAFailedMountMountsWithoutFormattingAgain() throws Exception {
-        node.expectBlankFormatted(node.device);
+    void aRetryAfterAFailedMountOfAFilesystemFoundMountsWithoutFormatting() throws Exception {
+        node.expectProbe(node.device).returns(0, "TYPE=ext4\nUSAGE=filesystem\n", "");
+        node.expectPreen(node.device).returns(0, "", "");
         node.machine.failNext("mount", node.staging(VOLUME), new IOException("mount: the disk stalled"));
         assertThrows(VolumeException.class, () -> node.stage(VOLUME, node.device, filesystem()));
         assertEquals(StagePhase.STAGING, node.phase(VOLUME));
@@ -128,7 +131,7 @@ class StageLifecycleUnitTest {
     @Test
     void aMountOptionTheKernelRejectsIsInvalidArgumentAndTheRefusalLeavesNothing() throws Exception {
         node.expectProbe(node.device).returns(2, "", "");
-        node.expectFormat(node.device).andDo(command -> writeSuperblock(node.device.device()));
+        node.expectFormat(node.device).andDo(command -> LifecycleFixture.writeSuperblock(node.device.device()));
         node.machine.failNext("mount", node.staging(VOLUME), new InvalidSyscallArgumentException("mount",
                 node.staging(VOLUME).toString(), 22, "EINVAL", "Invalid argument"));
 
@@ -141,7 +144,7 @@ class StageLifecycleUnitTest {
         assertTrue(node.machine.mountPoints().isEmpty());
         assertEquals(List.of("attach " + VOLUME, "abandon " + VOLUME), node.transport.calls(),
                 "the refused stage undid its own attach");
-        assertHeadIsZero(node.device.device(), "the refused stage undid its own format");
+        LifecycleFixture.assertHeadIsZero(node.device.device(), "the refused stage undid its own format");
     }
 
     /**
@@ -153,7 +156,7 @@ class StageLifecycleUnitTest {
     @Test
     void aRetryWithTheOtherFilesystemAfterARefusalThatFollowedOurFormatStages() throws Exception {
         node.expectProbe(node.device).returns(2, "", "");
-        node.expectFormat(node.device).andDo(command -> writeSuperblock(node.device.device()));
+        node.expectFormat(node.device).andDo(command -> LifecycleFixture.writeSuperblock(node.device.device()));
         node.machine.failNext("mount", node.staging(VOLUME), new InvalidSyscallArgumentException("mount",
                 node.staging(VOLUME).toString(), 22, "EINVAL", "Invalid argument"));
         assertThrows(VolumeException.class, () -> node.stage(VOLUME, node.device,
@@ -176,7 +179,7 @@ class StageLifecycleUnitTest {
     void aFormatIsNotUndoneOnADeviceSomethingElseNowHolds() throws Exception {
         node.expectProbe(node.device).returns(2, "", "");
         node.expectFormat(node.device).andDo(command -> {
-            writeSuperblock(node.device.device());
+            LifecycleFixture.writeSuperblock(node.device.device());
             node.block.claimed(node.device.device(), true); // mounted by someone else right after our mkfs
         });
         node.machine.failNext("mount", node.staging(VOLUME), new InvalidSyscallArgumentException("mount",
@@ -217,22 +220,6 @@ class StageLifecycleUnitTest {
                 node.machine.actions());
     }
 
-    /** What mkfs.ext4 leaves where the probe looks: a superblock's magic at 0x438 (the fake device is a file). */
-    private static void writeSuperblock(Path device) throws IOException {
-        try (java.io.RandomAccessFile out = new java.io.RandomAccessFile(device.toFile(), "rw")) {
-            out.seek(0x438);
-            out.write(new byte[]{0x53, (byte) 0xef});
-        }
-    }
-
-    private static void assertHeadIsZero(Path device, String why) throws IOException {
-        byte[] head = java.nio.file.Files.readAllBytes(device);
-        assertTrue(head.length >= 0x43a, why + ": the head was written");
-        for (byte b : head) {
-            assertEquals(0, b, why);
-        }
-    }
-
     @Test
     void anEinvalWithoutFilesystemOptionsIsTheNodesFaultNotTheCallers() throws Exception {
         node.expectBlankFormatted(node.device);
@@ -243,7 +230,9 @@ class StageLifecycleUnitTest {
                 () -> node.stage(VOLUME, node.device, filesystem()));
 
         assertEquals(VolumeException.Outcome.INTERNAL, failed.outcome());
-        assertEquals(StagePhase.STAGING, node.phase(VOLUME), "kept for the retry, which mounts without formatting");
+        assertEquals(StagePhase.STAGING, node.phase(VOLUME), "kept for the retry");
+        assertFalse(node.record(VOLUME).orElseThrow().getMount().getFormattedHere(),
+                "the filesystem made for the failed mount was never mounted: taken off, the retry formats afresh");
     }
 
     @Test

@@ -12,8 +12,10 @@ import java.util.Optional;
  * The filesystems blocknode formats, mounts and grows, each with the commands that format it. Formatting
  * never forces: mkfs.xfs without -f refuses a device that holds a filesystem, a second guard behind
  * {@link DeviceProbe}. mke2fs has no such guard when its input is not a terminal (measured: it formats
- * over an xfs without -F), so for ext4 the probe is the only gate, and it runs right before. The one
- * forced format finishes an interrupted format of our own ({@link #formatOverInterruptedFormat}).
+ * over an xfs without -F), so for ext4 the probe is the only gate, and it runs right before. Nor is the force flag
+ * needed to finish an interrupted format of our own: the plugin blanks the device's head first, and formats it as
+ * any blank device. (mke2fs -F would also push past its own refusals, a block size too big for the system among
+ * them, and write a filesystem the kernel cannot mount.)
  */
 public enum FilesystemType {
 
@@ -61,17 +63,13 @@ public enum FilesystemType {
     }
 
     /**
-     * {@link #format} with the tool's force flag: only for finishing this plugin's own format of a device
-     * that was blank, after that mkfs was cut short (see VolumeStager): what it left may look like a
-     * filesystem to mkfs.xfs, and holds nothing anyone wrote.
+     * {@link #format} as a dry run, which writes nothing (mke2fs -n, mkfs.xfs -N): the tool checks the volume's own
+     * options against itself and the device, and refuses what it would refuse, before a byte of the device changes.
+     * Without the force flag, so mke2fs's own refusals (a block size too big for the system) stay refusals.
      */
-    public Command formatOverInterruptedFormat(Path device) {
-        return formatOverInterruptedFormat(device, MkfsOptions.NONE);
-    }
-
-    public Command formatOverInterruptedFormat(Path device, MkfsOptions options) {
+    public Command dryRun(Path device, MkfsOptions options) {
         List<String> argv = new ArrayList<>(format(device, options).argv());
-        argv.add(1, this == EXT4 ? "-F" : "-f");
+        argv.add(1, this == EXT4 ? "-n" : "-N");
         return Command.of(argv.toArray(String[]::new));
     }
 

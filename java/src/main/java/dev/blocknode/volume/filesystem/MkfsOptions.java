@@ -93,6 +93,11 @@ public record MkfsOptions(List<Option> options) {
         return options.stream().filter(o -> o.flag().equals(flag)).map(Option::value).findFirst();
     }
 
+    /** The flags given, in order, without their values (a message names the options, never what they were set to). */
+    public List<String> flags() {
+        return options.stream().map(Option::flag).distinct().toList();
+    }
+
     /** The options as argv words, leaving out {@code except} (a flag the caller merges into its own). */
     public List<String> argv(String except) {
         List<String> argv = new ArrayList<>();

@@ -63,14 +63,17 @@ class FilesystemTypeUnitTest {
 
     @ParameterizedTest
     @EnumSource(FilesystemType.class)
-    void finishingAnInterruptedFormatForcesAndOtherwiseFormatsTheSame(FilesystemType type) {
-        List<String> plain = type.format(DEVICE).argv();
-        List<String> forced = type.formatOverInterruptedFormat(DEVICE).argv();
-        assertEquals(plain.size() + 1, forced.size(), forced.toString());
-        assertEquals(type == FilesystemType.EXT4 ? "-F" : "-f", forced.get(1));
-        List<String> withoutForce = new java.util.ArrayList<>(forced);
-        withoutForce.remove(1);
-        assertEquals(plain, withoutForce);
+    void theDryRunWritesNothingNeverForcesAndOtherwiseFormatsTheSame(FilesystemType type) {
+        MkfsOptions options = MkfsOptions.parse("-L data", type);
+        List<String> plain = type.format(DEVICE, options).argv();
+        List<String> dryRun = type.dryRun(DEVICE, options).argv();
+        assertEquals(plain.size() + 1, dryRun.size(), dryRun.toString());
+        assertEquals(type == FilesystemType.EXT4 ? "-n" : "-N", dryRun.get(1));
+        List<String> withoutDryRun = new java.util.ArrayList<>(dryRun);
+        withoutDryRun.remove(1);
+        assertEquals(plain, withoutDryRun);
+        assertFalse(dryRun.contains("-F") || dryRun.contains("-f") || plain.contains("-F") || plain.contains("-f"),
+                "never forced: " + dryRun);
     }
 
     @Test
@@ -102,7 +105,5 @@ class FilesystemTypeUnitTest {
         MkfsOptions xfs = MkfsOptions.parse("-m reflink=0 -i size=512", FilesystemType.XFS);
         assertEquals(List.of("mkfs.xfs", "-q", "-K", "-m", "reflink=0", "-i", "size=512", DEVICE.toString()),
                 FilesystemType.XFS.format(DEVICE, xfs).argv());
-        assertEquals(List.of("mkfs.xfs", "-f", "-q", "-K", "-m", "reflink=0", "-i", "size=512", DEVICE.toString()),
-                FilesystemType.XFS.formatOverInterruptedFormat(DEVICE, xfs).argv());
     }
 }
