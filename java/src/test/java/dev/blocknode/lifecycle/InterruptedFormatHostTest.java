@@ -35,7 +35,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * An mkfs cut short (killed by its time limit, failed, or the plugin died under it) leaves a device that
  * is neither blank nor a filesystem. Without a record of it, "never format over data" would refuse that
- * volume forever; the record says the plugin began formatting a blank device, so the retry finishes it.
+ * volume forever; the record says the plugin began formatting a blank device, so the device is blanked again (at
+ * once when mkfs failed, by the retry when the plugin died), and the retry formats it as the blank device it was.
  */
 @Tag("host")
 class InterruptedFormatHostTest {
@@ -86,11 +87,17 @@ class InterruptedFormatHostTest {
             assertTrue(first.getStatus().getDescription().contains("timed out"), first.getMessage());
             String probe = new ProcessCommandRunner().run(Command.of("blkid", "-p", loop.device().toString())).stdout();
             assertTrue(probe.isBlank(), "the cut-short mkfs left no filesystem signature: " + probe);
+            byte[] head = new byte[1 << 20];
+            try (RandomAccessFile in = new RandomAccessFile(loop.device().toFile(), "r")) {
+                in.readFully(head);
+            }
+            assertArrayEquals(new byte[1 << 20], head, "what the failed mkfs wrote is taken off: blank again");
 
             plugin.client().node().nodeStageVolume(stage("cut", loop.device(), staging, mount(fs)));
             assertEquals(2, commands.mkfsRuns.size(), commands.mkfsRuns.toString());
-            assertTrue(commands.mkfsRuns.get(1).contains(fs.equals("ext4") ? " -F " : " -f "),
-                    "the second format is forced over the first one's leftovers: " + commands.mkfsRuns.get(1));
+            assertTrue(!commands.mkfsRuns.get(1).contains(" -F ") && !commands.mkfsRuns.get(1).contains(" -f "),
+                    "the device is blank again, so the second format is a blank device's, never forced: "
+                            + commands.mkfsRuns.get(1));
 
             plugin.client().node().nodePublishVolume(publish("cut", staging, target, mount(fs), false));
             byte[] data = new byte[1 << 20];
