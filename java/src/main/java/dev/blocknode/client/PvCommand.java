@@ -13,13 +13,11 @@ import dev.blocknode.volume.StageRequestRules;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
+import java.io.Reader;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
@@ -42,16 +40,18 @@ public final class PvCommand {
 
             PersistentVolume YAML for existing LUNs, from a YAML or CSV list of them (docs/reference/pv.md: the
             columns, an example per transport). Each row is checked as the plugin checks a NodeStageVolume request
-            for that PV, and refused with the plugin's message naming the row; nothing is printed then. No secret
-            is read or printed: a row's secretName becomes the PV's nodeStageSecretRef. Exit code: 0 printed,
-            1 a row refused, 2 the input cannot be read or parsed, 3 a usage error.
+            for that PV, and every problem of a refused row is named with the plugin's message and the row; nothing
+            is printed then. No secret is read or printed: a row's secretName becomes the PV's nodeStageSecretRef
+            (an encrypted volume needs one). At most %d MiB of input, %d characters a line, %d LUNs.
+            Exit code: 0 printed, 1 a row refused, 2 the input cannot be read or parsed or is past a limit,
+            3 a usage error.
 
               --driver-name NAME  the plugin's --driver-name (default block.csi.blocknode.dev)
               --claim             also print a PersistentVolumeClaim bound to each PV (and claimRef on the PV)
               --namespace NS      the claims' namespace, and the Secrets' unless a row says (default "default")
               --format FORMAT     yaml or csv (default: from the file name's .csv, else yaml)
               FILE                the list; "-" reads standard input
-            """;
+            """.formatted(LimitedInput.MAX_BYTES / (1024 * 1024), LimitedInput.MAX_LINE, CheckedRows.MAX_ROWS);
 
     private PvCommand() {
     }
@@ -93,60 +93,39 @@ public final class PvCommand {
             return usage(err, "--namespace \"" + Printable.escape(namespace) + "\" is not a namespace name");
         }
         String source = file.get().equals("-") ? "stdin" : file.get();
-        List<LunRow> rows;
-        try {
-            String text = file.get().equals("-") ? new String(in.readAllBytes(), StandardCharsets.UTF_8)
-                    : Files.readString(Path.of(file.get()), StandardCharsets.UTF_8);
-            boolean csv = format.map("csv"::equals).orElse(file.get().endsWith(".csv"));
-            rows = csv ? CsvLunRows.parse(text) : YamlLunRows.parse(text);
+        boolean csv = format.map("csv"::equals).orElse(file.get().endsWith(".csv"));
+        CheckedRows rows = new CheckedRows(source, driver, claim, namespace, new StageRequestRules(
+                Plugin.transports(Host.real(), DeviceWaiter.polling(DeviceWaiter.DEFAULT_INTERVAL),
+                        FenceSettings.DEFAULTS, StagedVolumes.NONE)));
+        try (Reader input = new LimitedInput(file.get().equals("-") ? in : Files.newInputStream(Path.of(file.get())))) {
+            if (csv) {
+                CsvLunRows.read(input, rows);
+            } else {
+                YamlLunRows.read(input, rows);
+            }
         } catch (IOException | IllegalArgumentException e) {
+            refused(rows, err);
             err.println("blocknode pv: cannot read " + Printable.escape(source) + ": " + Printable.escape(
-                    String.valueOf(e.getMessage())));
+                    e instanceof NoSuchFileException ? "no such file" : String.valueOf(e.getMessage())));
             return CANNOT_READ;
         }
-        if (rows.isEmpty()) {
+        if (rows.rows() == 0) {
             err.println("blocknode pv: " + Printable.escape(source) + " lists no LUN");
             return CANNOT_READ;
         }
-        return print(rows, source, driver, claim, namespace, out, err);
-    }
-
-    private static int print(List<LunRow> rows, String source, String driver, boolean claim, String namespace,
-                             PrintStream out, PrintStream err) {
-        StageRequestRules rules = new StageRequestRules(Plugin.transports(Host.real(),
-                DeviceWaiter.polling(DeviceWaiter.DEFAULT_INTERVAL), FenceSettings.DEFAULTS, StagedVolumes.NONE));
-        StringBuilder documents = new StringBuilder();
-        List<String> refusals = new ArrayList<>();
-        Map<String, String> handles = new HashMap<>();
-        Map<String, String> names = new HashMap<>();
-        for (LunRow row : rows) {
-            try {
-                StaticVolume volume = StaticVolume.of(row, rules, namespace);
-                // Kubelet's staging path and the plugin's record are the handle's: two PVs with one are one volume.
-                String other = handles.putIfAbsent(volume.volumeHandle(), row.where());
-                if (other != null) {
-                    throw new IllegalArgumentException("volumeHandle \"" + volume.volumeHandle() + "\" is also "
-                            + other + "'s");
-                }
-                other = names.putIfAbsent(volume.name(), row.where());
-                if (other != null) {
-                    throw new IllegalArgumentException("name \"" + volume.name() + "\" is also " + other + "'s");
-                }
-                documents.append(PvYaml.persistentVolume(volume, driver, namespace, claim));
-                if (claim) {
-                    documents.append(PvYaml.claim(volume, namespace));
-                }
-            } catch (IllegalArgumentException e) {
-                refusals.add(source + " " + row.label() + ": " + e.getMessage());
-            }
-        }
-        if (!refusals.isEmpty()) {
-            refusals.forEach(refusal -> err.println("blocknode pv: " + Printable.escape(refusal)));
-            err.println("blocknode pv: " + refusals.size() + " of " + rows.size() + " row(s) refused; nothing printed");
+        if (refused(rows, err)) {
+            err.println("blocknode pv: " + rows.refusedRows() + " of " + rows.rows()
+                    + " row(s) refused; nothing printed");
             return REFUSED;
         }
-        out.print(documents);
+        rows.printTo(out);
         return PRINTED;
+    }
+
+    /** Prints each refusal so far, one line a problem; true when there was one. */
+    private static boolean refused(CheckedRows rows, PrintStream err) {
+        rows.refusals().forEach(refusal -> err.println("blocknode pv: " + Printable.escape(refusal)));
+        return !rows.refusals().isEmpty();
     }
 
     private static int usage(PrintStream err, String message) {
