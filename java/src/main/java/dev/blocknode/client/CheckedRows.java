@@ -18,6 +18,8 @@ import java.util.function.Consumer;
 final class CheckedRows implements Consumer<LunRow> {
 
     static final int MAX_ROWS = 20_000;
+    /** Refused rows whose problems are kept to print: enough to see what is wrong, a bounded heap for the rest. */
+    static final int MAX_SHOWN_REFUSALS = 100;
 
     private final String source;
     private final String driver;
@@ -67,10 +69,11 @@ final class CheckedRows implements Consumer<LunRow> {
             }
         }
         if (!problems.isEmpty()) {
-            refusedRows++;
-            problems.forEach(problem -> refusals.add(source + " " + row.label() + ": " + problem));
+            if (++refusedRows <= MAX_SHOWN_REFUSALS) {
+                problems.forEach(problem -> refusals.add(source + " " + row.label() + ": " + problem));
+            }
             documents.clear(); // nothing will be printed now: keep no more
-        } else if (refusals.isEmpty()) {
+        } else if (refusedRows == 0) {
             documents.add(PvYaml.persistentVolume(volume, driver, namespace, claim)
                     + (claim ? PvYaml.claim(volume, namespace) : ""));
         }
@@ -84,7 +87,10 @@ final class CheckedRows implements Consumer<LunRow> {
         return refusedRows;
     }
 
-    /** One line per problem: the input, the row and its name, then what is wrong. */
+    /**
+     * One line per problem: the input, the row and its name, then what is wrong; of the first
+     * {@value #MAX_SHOWN_REFUSALS} refused rows.
+     */
     List<String> refusals() {
         return refusals;
     }

@@ -114,6 +114,10 @@ public final class PvCommand {
             return CANNOT_READ;
         }
         if (refused(rows, err)) {
+            if (rows.refusedRows() > CheckedRows.MAX_SHOWN_REFUSALS) {
+                err.println("blocknode pv: the problems of the first " + CheckedRows.MAX_SHOWN_REFUSALS
+                        + " refused rows are shown");
+            }
             err.println("blocknode pv: " + rows.refusedRows() + " of " + rows.rows()
                     + " row(s) refused; nothing printed");
             return REFUSED;

@@ -66,6 +66,23 @@ class PvLimitsUnitTest {
     }
 
     @Test
+    void asManyRefusedRowsAsTheLimitAllowsAreCountedWithoutKeepingEveryProblem() throws Exception {
+        Path file = dir.resolve("refused.yaml");
+        try (Writer out = Files.newBufferedWriter(file)) {
+            for (int i = 0; i < CheckedRows.MAX_ROWS; i++) {
+                out.write(row(i).replace("  fsType: ext4", "  fsTyp: ext4").replace("wwid: 3", "wwid: 4"));
+            }
+        }
+        Run run = pv(file);
+        assertEquals(PvCommand.REFUSED, run.code(), run.err());
+        assertEquals("", run.out());
+        assertTrue(run.err().endsWith("the problems of the first " + CheckedRows.MAX_SHOWN_REFUSALS + " refused rows"
+                + " are shown\nblocknode pv: " + CheckedRows.MAX_ROWS + " of " + CheckedRows.MAX_ROWS
+                + " row(s) refused; nothing printed\n"), run.err());
+        assertEquals(2 * CheckedRows.MAX_SHOWN_REFUSALS + 2, run.err().lines().count(), "two problems a row shown");
+    }
+
+    @Test
     void aHugeValueIsRefusedAtItsLineNotReadWhole() throws Exception {
         Path file = dir.resolve("huge.csv");
         try (Writer out = Files.newBufferedWriter(file)) {
