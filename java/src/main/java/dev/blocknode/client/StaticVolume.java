@@ -100,7 +100,9 @@ record StaticVolume(String name, String volumeHandle, String size, Optional<Stri
         });
         // A misspelling is named as such, before (and besides) what it left out.
         problems.addAll(ContextKeys.unknown(attributes.keySet()));
-        String volumeHandle = columns.getOrDefault(VOLUME_HANDLE, name == null ? "" : name);
+        // Without a name (refused above) the plugin's checks still run, on a stand-in handle, for the row's other
+        // problems.
+        String volumeHandle = columns.getOrDefault(VOLUME_HANDLE, name == null ? "unnamed" : name);
         StageRequestRules.Findings findings = checkedByThePlugin(volumeHandle, fsType, block,
                 ACCESS_MODES.getOrDefault(accessMode, ACCESS_MODES.get(DEFAULT_ACCESS_MODE)), attributes,
                 secretName.isPresent(), rules);

@@ -420,6 +420,10 @@ class PvCommandUnitTest {
         }
         assertTrue(err.contains("1 of 1 row(s) refused; nothing printed"), err);
         assertEquals("", out());
+        this.err.reset();
+        assertEquals(PvCommand.REFUSED, run("- size: 1Gi\n  devicePath: relative\n", "-"));
+        assertTrue(err().contains("column \"name\" is required") && err().contains("volume_context.devicePath must be"
+                + " an absolute path") && !err().contains("volume_id"), err());
     }
 
     @Test
