@@ -627,14 +627,37 @@ func inferTransport(attrs map[string]string) string {
 	return ""
 }
 
+// list reads a value that lists several items (portals) as the plugin's ContextList does: "a,b", "[a, b]" or
+// `["a","b"]`; the outer brackets are a list's only when they enclose everything, so "[fd00::1]:3260" is one
+// IPv6 portal, not a broken list.
 func list(value string) []string {
-	value = strings.TrimSpace(value)
-	value = strings.TrimSuffix(strings.TrimPrefix(value, "["), "]")
+	body := strings.TrimSpace(value)
+	if strings.HasPrefix(body, "[") && strings.HasSuffix(body, "]") && (strings.HasPrefix(body, "[[") ||
+		strings.HasPrefix(body, `["`) || strings.Index(body, "]") == len(body)-1) {
+		body = body[1 : len(body)-1]
+	}
+	var items []string
+	for _, item := range strings.Split(body, ",") {
+		v := strings.TrimSpace(item)
+		if len(v) >= 2 && strings.HasPrefix(v, `"`) && strings.HasSuffix(v, `"`) {
+			v = strings.TrimSpace(v[1 : len(v)-1])
+		}
+		if v != "" {
+			items = append(items, v)
+		}
+	}
+	return items
+}
+
+// entries reads a plain comma-separated value (WWIDs, WWPNs) as the fc transport does: no list brackets, and an
+// empty entry is one, which its format refuses.
+func entries(value string) []string {
+	if strings.TrimSpace(value) == "" {
+		return nil
+	}
 	var items []string
 	for _, item := range strings.Split(value, ",") {
-		if item = strings.Trim(strings.TrimSpace(item), `"`); item != "" {
-			items = append(items, item)
-		}
+		items = append(items, strings.TrimSpace(item))
 	}
 	return items
 }
@@ -724,8 +747,8 @@ func checkAttributes(o *Object, attrs map[string]string) {
 			o.fail("volumeAttributes.%s %q is not %s (%s)", key, value, f.Noun, f.Description)
 		}
 	}
-	listOK := func(key, formatName string) {
-		for _, item := range list(attrs[key]) {
+	listOK := func(key, formatName string, split func(string) []string) {
+		for _, item := range split(attrs[key]) {
 			valueOK(key, item, formatName)
 		}
 	}
@@ -750,18 +773,18 @@ func checkAttributes(o *Object, attrs map[string]string) {
 		if p := attrs["targetPortal"]; p != "" {
 			valueOK("targetPortal", p, "iscsiPortal")
 		}
-		listOK("portals", "iscsiPortal")
+		listOK("portals", "iscsiPortal", list)
 		if w := attrs["wwid"]; w != "" {
 			valueOK("wwid", w, "wwid")
 		}
 	case "fc":
-		listOK("wwids", "wwid")
-		listOK("wwid", "wwid")
+		listOK("wwids", "wwid", entries)
+		listOK("wwid", "wwid", entries)
 		switch {
 		case attrs["wwids"] != "":
 		case attrs["targetWWNs"] != "" && attrs["lun"] != "":
 			valueOK("lun", attrs["lun"], "fcLun")
-			listOK("targetWWNs", "wwpn")
+			listOK("targetWWNs", "wwpn", entries)
 		default:
 			o.fail("the fc transport needs targetWWNs and lun, or wwids")
 		}

@@ -118,6 +118,18 @@ func TestPvFilesRefuseAnEncryptedVolumeWithoutItsSecret(t *testing.T) {
 	}
 }
 
+// A value listing portals is read as the plugin reads it: one bracketed IPv6 portal is not a broken list.
+func TestPvFilesTakeListsAsThePluginDoes(t *testing.T) {
+	for _, portals := range []string{`"[fd00::6]:3260"`, `"[fd00::6]:3260,10.0.2.10"`, `"[10.0.1.10, 10.0.2.10:3261]"`,
+		`"[\"10.0.1.10\", \"10.0.2.10\"]"`} {
+		if r := editedPV(t, defaultDriverName, `"10.0.1.10:3260"`, portals); r.Failed != 0 {
+			t.Errorf("portals %s: %s", portals, strings.Join(r.Lines, "\n"))
+		}
+	}
+	wantReportFails(t, editedPV(t, defaultDriverName, `"10.0.1.10:3260"`, `"10.0.1.10:3260,[fd00::6"`),
+		`volumeAttributes.portals "[fd00::6" is not a portal`)
+}
+
 func TestPvFilesTakeTheDriverNameGiven(t *testing.T) {
 	if r := editedPV(t, "block.example.com", `"block.csi.blocknode.dev"`, `"block.example.com"`); r.Failed != 0 {
 		t.Fatalf("%s", strings.Join(r.Lines, "\n"))
