@@ -62,6 +62,45 @@ record StaticVolume(String name, String volumeHandle, String size, Optional<Stri
      */
     static StaticVolume of(LunRow row, StageRequestRules rules, String defaultNamespace) {
         Map<String, String> columns = row.columns();
+        List<String> problems = pvColumnProblems(columns, defaultNamespace);
+        String name = columns.get(NAME);
+        String accessMode = columns.getOrDefault(ACCESS_MODE, DEFAULT_ACCESS_MODE);
+        Optional<String> fsType = Optional.ofNullable(columns.get(FS_TYPE));
+        boolean block = fsType.filter(BLOCK::equals).isPresent();
+        if (block) {
+            fsType = Optional.empty();
+        }
+        Optional<String> secretName = Optional.ofNullable(columns.get(SECRET_NAME));
+        String secretNamespace = columns.getOrDefault(SECRET_NAMESPACE, defaultNamespace);
+        Map<String, String> attributes = new LinkedHashMap<>();
+        columns.forEach((column, value) -> {
+            if (!PV_COLUMNS.contains(column)) {
+                attributes.put(column, value);
+            }
+        });
+        // A misspelling is named as such, before (and besides) what it left out.
+        problems.addAll(ContextKeys.unknown(attributes.keySet()));
+        // Without a name (refused above) the plugin's checks still run, on a stand-in handle, for the row's other
+        // problems.
+        String volumeHandle = columns.getOrDefault(VOLUME_HANDLE, name == null ? "unnamed" : name);
+        StageRequestRules.Findings findings = checkedByThePlugin(volumeHandle, capability(fsType, block,
+                ACCESS_MODES.getOrDefault(accessMode, ACCESS_MODES.get(DEFAULT_ACCESS_MODE))), attributes,
+                secretName.isPresent(), rules);
+        problems.addAll(findings.problems());
+        findings.transport().ifPresent(t -> problems.addAll(ContextKeys.unknown(t, attributes.keySet())));
+        if (!problems.isEmpty()) {
+            throw new RefusedRow(problems.stream().distinct().toList());
+        }
+        // Written out even when inferred: a PV that says its transport still means the same after a key is added.
+        Map<String, String> withTransport = new LinkedHashMap<>();
+        withTransport.put(ContextKeys.TRANSPORT, findings.transport().orElseThrow());
+        attributes.forEach(withTransport::putIfAbsent);
+        return new StaticVolume(name, volumeHandle, columns.get(SIZE), fsType, block, accessMode, withTransport,
+                secretName, secretNamespace);
+    }
+
+    /** What is wrong with the PV's own columns: its name and size, access mode and Secret. */
+    private static List<String> pvColumnProblems(Map<String, String> columns, String defaultNamespace) {
         List<String> problems = new ArrayList<>();
         String name = required(columns, NAME, problems);
         if (name != null && (name.length() > 253 || !SUBDOMAIN.matcher(name).matches())) {
@@ -76,47 +115,17 @@ record StaticVolume(String name, String volumeHandle, String size, Optional<Stri
         if (!ACCESS_MODES.containsKey(accessMode)) {
             problems.add("accessMode \"" + accessMode + "\" is not one of " + new TreeMap<>(ACCESS_MODES).keySet());
         }
-        Optional<String> fsType = Optional.ofNullable(columns.get(FS_TYPE));
-        boolean block = fsType.filter(BLOCK::equals).isPresent();
-        if (block) {
-            fsType = Optional.empty();
-        }
-        Optional<String> secretName = Optional.ofNullable(columns.get(SECRET_NAME));
-        if (secretName.isPresent() && (secretName.get().length() > 253
-                || !SUBDOMAIN.matcher(secretName.get()).matches())) {
-            problems.add("secretName \"" + secretName.get() + "\" is not a Secret name");
+        String secretName = columns.get(SECRET_NAME);
+        if (secretName != null && (secretName.length() > 253 || !SUBDOMAIN.matcher(secretName).matches())) {
+            problems.add("secretName \"" + secretName + "\" is not a Secret name");
         }
         String secretNamespace = columns.getOrDefault(SECRET_NAMESPACE, defaultNamespace);
-        if (!columns.containsKey(SECRET_NAME) && columns.containsKey(SECRET_NAMESPACE)) {
+        if (secretName == null && columns.containsKey(SECRET_NAMESPACE)) {
             problems.add("secretNamespace is given without secretName");
         } else if (secretNamespace.length() > 63 || !LABEL.matcher(secretNamespace).matches()) {
             problems.add("secretNamespace \"" + secretNamespace + "\" is not a namespace name");
         }
-        Map<String, String> attributes = new LinkedHashMap<>();
-        columns.forEach((column, value) -> {
-            if (!PV_COLUMNS.contains(column)) {
-                attributes.put(column, value);
-            }
-        });
-        // A misspelling is named as such, before (and besides) what it left out.
-        problems.addAll(ContextKeys.unknown(attributes.keySet()));
-        // Without a name (refused above) the plugin's checks still run, on a stand-in handle, for the row's other
-        // problems.
-        String volumeHandle = columns.getOrDefault(VOLUME_HANDLE, name == null ? "unnamed" : name);
-        StageRequestRules.Findings findings = checkedByThePlugin(volumeHandle, fsType, block,
-                ACCESS_MODES.getOrDefault(accessMode, ACCESS_MODES.get(DEFAULT_ACCESS_MODE)), attributes,
-                secretName.isPresent(), rules);
-        problems.addAll(findings.problems());
-        findings.transport().ifPresent(t -> problems.addAll(ContextKeys.unknown(t, attributes.keySet())));
-        if (!problems.isEmpty()) {
-            throw new RefusedRow(problems.stream().distinct().toList());
-        }
-        // Written out even when inferred: a PV that says its transport still means the same after a key is added.
-        Map<String, String> withTransport = new LinkedHashMap<>();
-        withTransport.put(ContextKeys.TRANSPORT, findings.transport().orElseThrow());
-        attributes.forEach(withTransport::putIfAbsent);
-        return new StaticVolume(name, volumeHandle, size, fsType, block, accessMode, withTransport, secretName,
-                secretNamespace);
+        return problems;
     }
 
     /** A row refused, with every problem found in it. */
@@ -135,10 +144,18 @@ record StaticVolume(String name, String volumeHandle, String size, Optional<Stri
     }
 
     /** NodeStageVolume's checks on the request kubelet would send for this PV (no secrets: only their names). */
-    private static StageRequestRules.Findings checkedByThePlugin(String volumeHandle, Optional<String> fsType,
-                                                                 boolean block, VolumeCapability.AccessMode.Mode mode,
+    private static StageRequestRules.Findings checkedByThePlugin(String volumeHandle, VolumeCapability capability,
                                                                  Map<String, String> attributes, boolean secretNamed,
                                                                  StageRequestRules rules) {
+        NodeStageVolumeRequest request = NodeStageVolumeRequest.newBuilder().setVolumeId(volumeHandle)
+                .setStagingTargetPath(STAGING_PATH).setVolumeCapability(capability).putAllVolumeContext(attributes)
+                .build();
+        return StageRequestCheck.problems(request, rules, secretNamed);
+    }
+
+    /** The capability kubelet sends for the PV: its access mode, and raw block or a mount of its fsType. */
+    private static VolumeCapability capability(Optional<String> fsType, boolean block,
+                                               VolumeCapability.AccessMode.Mode mode) {
         VolumeCapability.Builder capability = VolumeCapability.newBuilder()
                 .setAccessMode(VolumeCapability.AccessMode.newBuilder().setMode(mode));
         if (block) {
@@ -146,10 +163,7 @@ record StaticVolume(String name, String volumeHandle, String size, Optional<Stri
         } else {
             capability.setMount(VolumeCapability.MountVolume.newBuilder().setFsType(fsType.orElse("")));
         }
-        NodeStageVolumeRequest request = NodeStageVolumeRequest.newBuilder().setVolumeId(volumeHandle)
-                .setStagingTargetPath(STAGING_PATH).setVolumeCapability(capability).putAllVolumeContext(attributes)
-                .build();
-        return StageRequestCheck.problems(request, rules, secretNamed);
+        return capability.build();
     }
 
     private static String required(Map<String, String> columns, String column, List<String> problems) {
