@@ -601,21 +601,14 @@ var fencingModes = map[string]map[string]bool{
 	"local":    {"auto": true, "off": true},
 }
 
-var chapKeys = map[string]bool{
+// stageSecretKeys are the node-stage Secret keys the plugin reads: CHAP (iSCSI), DH-HMAC-CHAP (NVMe/TCP, under
+// the kernel's option names) and the LUKS2 passphrase of a volume with encryption: luks2.
+var stageSecretKeys = map[string]bool{
 	"node.session.auth.username": true, "node.session.auth.password": true,
 	"node.session.auth.username_in": true, "node.session.auth.password_in": true,
-	// NVMe/TCP's DH-HMAC-CHAP (the nvme-tcp transport), under the kernel's option names.
 	"dhchap_secret": true, "dhchap_ctrl_secret": true,
+	"encryptionPassphrase": true,
 }
-
-var (
-	wwnPattern  = regexp.MustCompile(`^((0x)?[0-9a-fA-F]{16}|[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){7})$`)
-	iqnPattern  = regexp.MustCompile(`^(iqn\.\d{4}-\d{2}\.[a-z0-9][a-z0-9.-]*(:\S+)?|eui\.[0-9a-f]{16}|naa\.([0-9a-f]{16}|[0-9a-f]{32}))$`)
-	wwidPattern = regexp.MustCompile(`^\S+$`)
-	// An NVMe qualified name as the nvme-tcp transport accepts it: printable, no ',' or '=' (the fabrics
-	// options string's separators).
-	nqnPattern = regexp.MustCompile(`^nqn\.\d{4}-\d{2}\.[A-Za-z0-9][A-Za-z0-9.-]*(:[!-+\--<>-~]+)?$`)
-)
 
 func inferTransport(attrs map[string]string) string {
 	if t := attrs["transport"]; t != "" {
@@ -634,14 +627,37 @@ func inferTransport(attrs map[string]string) string {
 	return ""
 }
 
+// list reads a value that lists several items (portals) as the plugin's ContextList does: "a,b", "[a, b]" or
+// `["a","b"]`; the outer brackets are a list's only when they enclose everything, so "[fd00::1]:3260" is one
+// IPv6 portal, not a broken list.
 func list(value string) []string {
-	value = strings.TrimSpace(value)
-	value = strings.TrimSuffix(strings.TrimPrefix(value, "["), "]")
+	body := strings.TrimSpace(value)
+	if strings.HasPrefix(body, "[") && strings.HasSuffix(body, "]") && (strings.HasPrefix(body, "[[") ||
+		strings.HasPrefix(body, `["`) || strings.Index(body, "]") == len(body)-1) {
+		body = body[1 : len(body)-1]
+	}
+	var items []string
+	for _, item := range strings.Split(body, ",") {
+		v := strings.TrimSpace(item)
+		if len(v) >= 2 && strings.HasPrefix(v, `"`) && strings.HasSuffix(v, `"`) {
+			v = strings.TrimSpace(v[1 : len(v)-1])
+		}
+		if v != "" {
+			items = append(items, v)
+		}
+	}
+	return items
+}
+
+// entries reads a plain comma-separated value (WWIDs, WWPNs) as the fc transport does: no list brackets, and an
+// empty entry is one, which its format refuses.
+func entries(value string) []string {
+	if strings.TrimSpace(value) == "" {
+		return nil
+	}
 	var items []string
 	for _, item := range strings.Split(value, ",") {
-		if item = strings.Trim(strings.TrimSpace(item), `"`); item != "" {
-			items = append(items, item)
-		}
+		items = append(items, strings.TrimSpace(item))
 	}
 	return items
 }
@@ -676,6 +692,10 @@ func checkPV(o *Object, pv *corev1.PersistentVolume, s *objectSet) {
 		o.fail("a Block volume has no fsType")
 	}
 	checkAttributes(o, csi.VolumeAttributes)
+	if encrypted(csi.VolumeAttributes) && csi.NodeStageSecretRef == nil {
+		o.fail("volumeAttributes.encryption is luks2, but the PV has no nodeStageSecretRef: every stage is " +
+			"refused until a Secret with encryptionPassphrase is named (a PV cannot be edited: delete and recreate it)")
+	}
 	if ref := csi.NodeStageSecretRef; ref != nil {
 		if ref.Name == "" || ref.Namespace == "" {
 			o.fail("nodeStageSecretRef needs both name and namespace")
@@ -691,6 +711,11 @@ func checkPV(o *Object, pv *corev1.PersistentVolume, s *objectSet) {
 			o.fail("claimRef %s/%s: that claim's volumeName is %q", ref.Namespace, ref.Name, pvc.Spec.VolumeName)
 		}
 	}
+}
+
+// encrypted says whether the volume asks for LUKS2 on the node (volumeAttributes.encryption, as the plugin reads it).
+func encrypted(attrs map[string]string) bool {
+	return strings.ToLower(strings.TrimSpace(attrs["encryption"])) == "luks2"
 }
 
 func checkAttributes(o *Object, attrs map[string]string) {
@@ -716,9 +741,15 @@ func checkAttributes(o *Object, attrs map[string]string) {
 		strings.ToLower(strings.TrimSpace(mode)) != "none" && strings.TrimSpace(mode) != "" {
 		o.fail("volumeAttributes.encryption %q is not luks2 or none", mode)
 	}
-	lunOK := func() {
-		if n, err := strconv.Atoi(attrs["lun"]); err != nil || n < 0 {
-			o.fail("volumeAttributes.lun %q is not a LUN number", attrs["lun"])
+	// Each value that names storage, by the plugin's own format (keyformats.go).
+	valueOK := func(key, value, formatName string) {
+		if f := format(formatName); !f.accepts(value) {
+			o.fail("volumeAttributes.%s %q is not %s (%s)", key, value, f.Noun, f.Description)
+		}
+	}
+	listOK := func(key, formatName string, split func(string) []string) {
+		for _, item := range split(attrs[key]) {
+			valueOK(key, item, formatName)
 		}
 	}
 	switch transport {
@@ -728,35 +759,32 @@ func checkAttributes(o *Object, attrs map[string]string) {
 				o.fail("volumeAttributes.%s is required by the iscsi transport", k)
 			}
 		}
-		if attrs["lun"] != "" {
-			lunOK()
+		if lun := attrs["lun"]; lun != "" {
+			valueOK("lun", lun, "iscsiLun")
 		}
-		if iqn := attrs["iqn"]; iqn != "" && !iqnPattern.MatchString(iqn) {
-			o.fail("volumeAttributes.iqn %q is not an iSCSI name", iqn)
+		if iqn := attrs["iqn"]; iqn != "" {
+			if lower := strings.ToLower(iqn); !format("iscsiName").accepts(lower) {
+				valueOK("iqn", iqn, "iscsiName")
+			} else if lower != iqn {
+				o.fail("volumeAttributes.iqn %q has capitals: write it in lower case (%q), as iSCSI names are "+
+					"normalised (RFC 3722) and compared byte by byte", iqn, lower)
+			}
 		}
-		for _, p := range append([]string{attrs["targetPortal"]}, list(attrs["portals"])...) {
-			if p == "" {
-				continue
-			}
-			if _, _, err := net.SplitHostPort(p); err != nil && net.ParseIP(strings.Trim(p, "[]")) == nil {
-				o.fail("portal %q is neither address:port nor an address", p)
-			}
+		if p := attrs["targetPortal"]; p != "" {
+			valueOK("targetPortal", p, "iscsiPortal")
+		}
+		listOK("portals", "iscsiPortal", list)
+		if w := attrs["wwid"]; w != "" {
+			valueOK("wwid", w, "wwid")
 		}
 	case "fc":
+		listOK("wwids", "wwid", entries)
+		listOK("wwid", "wwid", entries)
 		switch {
 		case attrs["wwids"] != "":
-			for _, w := range list(attrs["wwids"]) {
-				if !wwidPattern.MatchString(w) {
-					o.fail("wwid %q is not a WWID", w)
-				}
-			}
 		case attrs["targetWWNs"] != "" && attrs["lun"] != "":
-			lunOK()
-			for _, w := range list(attrs["targetWWNs"]) {
-				if !wwnPattern.MatchString(w) {
-					o.fail("target WWN %q is not 16 hex digits", w)
-				}
-			}
+			valueOK("lun", attrs["lun"], "fcLun")
+			listOK("targetWWNs", "wwpn", entries)
 		default:
 			o.fail("the fc transport needs targetWWNs and lun, or wwids")
 		}
@@ -764,22 +792,29 @@ func checkAttributes(o *Object, attrs map[string]string) {
 		if !strings.HasPrefix(attrs["devicePath"], "/dev/") {
 			o.fail("volumeAttributes.devicePath must be a path under /dev")
 		}
+		if w := attrs["wwid"]; w != "" {
+			valueOK("wwid", w, "deviceWwid")
+		}
 	case "nvme-tcp":
 		for _, k := range []string{"subsysNQN", "nvmePortals"} {
 			if attrs[k] == "" {
 				o.fail("volumeAttributes.%s is required by the nvme-tcp transport", k)
 			}
 		}
-		if nqn := attrs["subsysNQN"]; nqn != "" && (len(nqn) > 223 || !nqnPattern.MatchString(nqn)) {
-			o.fail("volumeAttributes.subsysNQN %q is not an NVMe qualified name", nqn)
+		for _, k := range []string{"subsysNQN", "hostNQN"} {
+			if nqn := attrs[k]; nqn != "" {
+				valueOK(k, nqn, "nqn")
+			}
 		}
 		for _, p := range list(attrs["nvmePortals"]) {
 			host, _, err := net.SplitHostPort(p)
 			if err != nil {
 				host = strings.Trim(p, "[]")
 			}
-			if net.ParseIP(host) == nil {
-				o.fail("portal %q is not an IP address[:port] (the kernel connects to addresses, not names)", p)
+			// The format gives an IPv6 literal's shape; that it is an address, the platform says (as in the plugin).
+			if !format("nvmePortal").accepts(p) || net.ParseIP(host) == nil {
+				f := format("nvmePortal")
+				o.fail("volumeAttributes.nvmePortals %q is not %s (%s)", p, f.Noun, f.Description)
 			}
 		}
 		if attrs["namespaceNGUID"] == "" && attrs["namespaceEUI64"] == "" && attrs["namespaceUUID"] == "" {
@@ -804,8 +839,8 @@ func checkSecret(o *Object, sec *corev1.Secret, s *objectSet) {
 		has[k] = true
 	}
 	for k := range has {
-		if !chapKeys[k] {
-			o.fail("key %q is not a CHAP key the plugin reads (node.session.auth.username/password[_in], dhchap_secret, dhchap_ctrl_secret)", k)
+		if !stageSecretKeys[k] {
+			o.fail("key %q is not a node-stage secret the plugin reads (node.session.auth.username/password[_in], dhchap_secret, dhchap_ctrl_secret, encryptionPassphrase)", k)
 		}
 	}
 	for _, suffix := range []string{"", "_in"} {

@@ -30,27 +30,21 @@ final class ContextKeys {
     private ContextKeys() {
     }
 
-    /** Refuses a key that no transport reads. */
-    static void requireKnown(Set<String> keys) {
+    /** A problem for each key that no transport reads. */
+    static List<String> unknown(Set<String> keys) {
         Set<String> all = new TreeSet<>();
         BY_TRANSPORT.values().forEach(all::addAll);
-        for (String key : keys) {
-            if (!all.contains(key)) {
-                throw new IllegalArgumentException("column \"" + key + "\" is neither a PV column "
-                        + StaticVolume.PV_COLUMNS + " nor a volume_context key " + all);
-            }
-        }
+        return keys.stream().filter(key -> !all.contains(key)).map(key -> "column \"" + key + "\" is neither a PV"
+                + " column " + StaticVolume.PV_COLUMNS + " nor a volume_context key " + all).toList();
     }
 
-    /** Refuses a key that {@code transport} does not read (the plugin would ignore it). */
-    static void requireKnown(String transport, Set<String> keys) {
+    /** A problem for each key, known to some transport, that {@code transport} does not read (it would ignore it). */
+    static List<String> unknown(String transport, Set<String> keys) {
+        Set<String> all = new TreeSet<>();
+        BY_TRANSPORT.values().forEach(all::addAll);
         List<String> known = BY_TRANSPORT.getOrDefault(transport, List.of());
-        for (String key : keys) {
-            if (!known.contains(key)) {
-                throw new IllegalArgumentException("column \"" + key + "\" is neither a PV column "
-                        + StaticVolume.PV_COLUMNS + " nor a volume_context key of the " + transport + " transport "
-                        + new TreeSet<>(known));
-            }
-        }
+        return keys.stream().filter(key -> all.contains(key) && !known.contains(key)).map(key -> "column \"" + key
+                + "\" is neither a PV column " + StaticVolume.PV_COLUMNS + " nor a volume_context key of the "
+                + transport + " transport " + new TreeSet<>(known)).toList();
     }
 }

@@ -1,95 +1,105 @@
 package dev.blocknode.client;
 
-import java.util.ArrayList;
+import org.apache.commons.csv.CSVFormat;
+import org.apache.commons.csv.CSVParser;
+import org.apache.commons.csv.CSVRecord;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.io.UncheckedIOException;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 
 /**
- * {@code blocknode pv}'s CSV input: a header naming the columns, then one LUN per row (RFC 4180 quoting, so a
- * cell may hold a comma-separated list: {@code "10.0.0.1,10.0.0.2"}). Lines starting with {@code #} and blank
- * lines are skipped; a blank cell is an absent column.
+ * {@code blocknode pv}'s CSV input, parsed by Commons CSV as RFC 4180 says, one LUN at a time: a header naming the
+ * columns, then one LUN per row; a cell holding commas is quoted ({@code "10.0.0.1,10.0.0.2"}), and a quote opens a
+ * quoted cell only as the cell's first character (so {@code , "a,b"} is two cells, as spreadsheets and other readers
+ * see it). Lines starting with {@code #} and empty lines are skipped; a blank cell is an absent column.
  */
 final class CsvLunRows {
+
+    private static final CSVFormat FORMAT = CSVFormat.RFC4180.builder().setCommentMarker('#')
+            .setIgnoreEmptyLines(true).build();
 
     private CsvLunRows() {
     }
 
-    static List<LunRow> parse(String text) {
-        List<String> header = null;
-        List<LunRow> rows = new ArrayList<>();
-        int line = 0;
-        int dataRow = 0;
-        for (String raw : text.split("\r?\n", -1)) {
-            line++;
-            if (raw.isBlank() || raw.stripLeading().startsWith("#")) {
-                continue;
+    /**
+     * Hands each LUN to {@code rows} as soon as it is read.
+     *
+     * @throws IllegalArgumentException for a header or row that does not parse, naming its line
+     * @throws IOException              when the input cannot be read, or is larger than {@link LimitedInput} allows
+     */
+    static void read(Reader input, Consumer<LunRow> rows) throws IOException {
+        try (CSVParser parser = CSVParser.parse(input, FORMAT)) {
+            Iterator<CSVRecord> records = parser.iterator();
+            List<String> header = null;
+            int dataRow = 0;
+            while (hasNext(records)) {
+                CSVRecord record = records.next();
+                long line = parser.getCurrentLineNumber();
+                List<String> cells = record.toList();
+                if (cells.size() == 1 && cells.get(0).isBlank()) {
+                    continue; // a line of blanks
+                }
+                if (header == null) {
+                    header = header(cells, line);
+                    continue;
+                }
+                dataRow++;
+                if (cells.size() != header.size()) {
+                    throw new IllegalArgumentException("line " + line + " (row " + dataRow + "): " + cells.size()
+                            + " cells, but the header has " + header.size() + " columns" + quoteHint(cells));
+                }
+                Map<String, String> columns = new LinkedHashMap<>();
+                for (int i = 0; i < cells.size(); i++) {
+                    String cell = cells.get(i).strip();
+                    if (!cell.isEmpty()) {
+                        columns.put(header.get(i), cell);
+                    }
+                }
+                rows.accept(new LunRow("row " + dataRow + " (line " + line + ")", columns));
             }
-            List<String> cells = cells(raw, line);
             if (header == null) {
-                header = cells.stream().map(String::strip).toList();
-                for (String column : header) {
-                    if (column.isEmpty()) {
-                        throw new IllegalArgumentException("line " + line + ": the header has an empty column name");
-                    }
-                    if (header.indexOf(column) != header.lastIndexOf(column)) {
-                        throw new IllegalArgumentException("line " + line + ": the header names column \"" + column
-                                + "\" twice");
-                    }
-                }
-                continue;
+                throw new IllegalArgumentException("no header line: the first line names the columns");
             }
-            dataRow++;
-            if (cells.size() != header.size()) {
-                throw new IllegalArgumentException("line " + line + " (row " + dataRow + "): " + cells.size()
-                        + " cells, but the header has " + header.size() + " columns");
-            }
-            Map<String, String> columns = new LinkedHashMap<>();
-            for (int i = 0; i < cells.size(); i++) {
-                String cell = cells.get(i).strip();
-                if (!cell.isEmpty()) {
-                    columns.put(header.get(i), cell);
-                }
-            }
-            rows.add(new LunRow("row " + dataRow + " (line " + line + ")", columns));
         }
-        if (header == null) {
-            throw new IllegalArgumentException("no header line: the first line names the columns");
-        }
-        return rows;
     }
 
-    /** One line's cells; a quoted cell keeps its commas, and "" inside it is one quote. */
-    private static List<String> cells(String line, int number) {
-        List<String> cells = new ArrayList<>();
-        StringBuilder cell = new StringBuilder();
-        boolean quoted = false;
-        for (int i = 0; i < line.length(); i++) {
-            char c = line.charAt(i);
-            if (quoted) {
-                if (c == '"' && i + 1 < line.length() && line.charAt(i + 1) == '"') {
-                    cell.append('"');
-                    i++;
-                } else if (c == '"') {
-                    quoted = false;
-                } else {
-                    cell.append(c);
-                }
-            } else if (c == '"' && cell.toString().isBlank()) {
-                cell.setLength(0);
-                quoted = true;
-            } else if (c == ',') {
-                cells.add(cell.toString());
-                cell.setLength(0);
-            } else {
-                cell.append(c);
+    private static List<String> header(List<String> cells, long line) {
+        List<String> header = cells.stream().map(String::strip).toList();
+        for (String column : header) {
+            if (column.isEmpty()) {
+                throw new IllegalArgumentException("line " + line + ": the header has an empty column name");
+            }
+            if (header.indexOf(column) != header.lastIndexOf(column)) {
+                throw new IllegalArgumentException("line " + line + ": the header names column \"" + column
+                        + "\" twice");
             }
         }
-        if (quoted) {
-            throw new IllegalArgumentException("line " + number + ": a quoted cell is not closed (a cell cannot span"
-                    + " lines)");
+        return header;
+    }
+
+    /** The likeliest cause of a row with too many cells: a quoted cell after a blank, which RFC 4180 does not quote. */
+    private static String quoteHint(List<String> cells) {
+        boolean blankThenQuote = cells.stream().anyMatch(c -> !c.isEmpty() && Character.isWhitespace(c.charAt(0))
+                && c.strip().startsWith("\""));
+        return blankThenQuote ? " (a quote opens a quoted cell only right after the comma: write ,\"a,b\" with no"
+                + " blank before the quote)" : "";
+    }
+
+    /** Commons CSV's iterator wraps a read error, ours (a limit) included, as unchecked: unwrapped here. */
+    private static boolean hasNext(Iterator<CSVRecord> records) throws IOException {
+        try {
+            return records.hasNext();
+        } catch (UncheckedIOException e) {
+            if (e.getCause() instanceof LimitedInput.Refused refused) {
+                throw refused;
+            }
+            throw new IllegalArgumentException(e.getCause() == null ? e.getMessage() : e.getCause().getMessage(), e);
         }
-        cells.add(cell.toString());
-        return cells;
     }
 }

@@ -11,16 +11,14 @@ import dev.blocknode.transport.StagedVolumes;
 import dev.blocknode.transport.san.FenceSettings;
 import dev.blocknode.volume.StageRequestRules;
 
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
+import java.io.Reader;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
@@ -37,24 +35,24 @@ public final class PvCommand {
     public static final int REFUSED = 1;
     public static final int CANNOT_READ = 2;
     public static final int USAGE = 3;
-    /** Far above any LUN list: a larger file is not read into the heap. */
-    static final int MAX_INPUT_BYTES = 16 << 20;
 
     public static final String HELP = """
             usage: blocknode pv [--driver-name NAME] [--claim] [--namespace NS] [--format yaml|csv] FILE|-
 
             PersistentVolume YAML for existing LUNs, from a YAML or CSV list of them (docs/reference/pv.md: the
             columns, an example per transport). Each row is checked as the plugin checks a NodeStageVolume request
-            for that PV, and refused with the plugin's message naming the row; nothing is printed then. No secret
-            is read or printed: a row's secretName becomes the PV's nodeStageSecretRef. Exit code: 0 printed,
-            1 a row refused, 2 the input cannot be read or parsed, 3 a usage error.
+            for that PV, and every problem of a refused row is named with the plugin's message and the row; nothing
+            is printed then. No secret is read or printed: a row's secretName becomes the PV's nodeStageSecretRef
+            (an encrypted volume needs one). At most %d MiB of input, %d characters a line, %d LUNs.
+            Exit code: 0 printed, 1 a row refused, 2 the input cannot be read or parsed or is past a limit,
+            3 a usage error.
 
               --driver-name NAME  the plugin's --driver-name (default block.csi.blocknode.dev)
               --claim             also print a PersistentVolumeClaim bound to each PV (and claimRef on the PV)
               --namespace NS      the claims' namespace, and the Secrets' unless a row says (default "default")
               --format FORMAT     yaml or csv (default: from the file name's .csv, else yaml)
               FILE                the list; "-" reads standard input
-            """;
+            """.formatted(LimitedInput.MAX_BYTES / (1024 * 1024), LimitedInput.MAX_LINE, CheckedRows.MAX_ROWS);
 
     private PvCommand() {
     }
@@ -96,74 +94,57 @@ public final class PvCommand {
             return usage(err, "--namespace \"" + Printable.escape(namespace) + "\" is not a namespace name");
         }
         String source = file.get().equals("-") ? "stdin" : file.get();
-        List<LunRow> rows;
-        try {
-            String text = file.get().equals("-") ? new String(in.readAllBytes(), StandardCharsets.UTF_8)
-                    : readFile(Path.of(file.get()));
-            boolean csv = format.map("csv"::equals).orElse(file.get().endsWith(".csv"));
-            rows = csv ? CsvLunRows.parse(text) : YamlLunRows.parse(text);
+        boolean csv = format.map("csv"::equals).orElse(file.get().endsWith(".csv"));
+        CheckedRows rows = new CheckedRows(source, driver, claim, namespace, new StageRequestRules(
+                Plugin.transports(Host.real(), DeviceWaiter.polling(DeviceWaiter.DEFAULT_INTERVAL),
+                        FenceSettings.DEFAULTS, StagedVolumes.NONE)));
+        try (Reader input = new LimitedInput(file.get().equals("-") ? in : openFile(Path.of(file.get())))) {
+            if (csv) {
+                CsvLunRows.read(input, rows);
+            } else {
+                YamlLunRows.read(input, rows);
+            }
         } catch (IOException | IllegalArgumentException e) {
+            refused(rows, err);
             err.println("blocknode pv: cannot read " + Printable.escape(source) + ": " + Printable.escape(
-                    String.valueOf(e.getMessage())));
+                    e instanceof NoSuchFileException ? "no such file" : String.valueOf(e.getMessage())));
             return CANNOT_READ;
         }
-        if (rows.isEmpty()) {
+        if (rows.rows() == 0) {
             err.println("blocknode pv: " + Printable.escape(source) + " lists no LUN");
             return CANNOT_READ;
         }
-        return print(rows, source, driver, claim, namespace, out, err);
-    }
-
-    private static int print(List<LunRow> rows, String source, String driver, boolean claim, String namespace,
-                             PrintStream out, PrintStream err) {
-        StageRequestRules rules = new StageRequestRules(Plugin.transports(Host.real(),
-                DeviceWaiter.polling(DeviceWaiter.DEFAULT_INTERVAL), FenceSettings.DEFAULTS, StagedVolumes.NONE));
-        StringBuilder documents = new StringBuilder();
-        List<String> refusals = new ArrayList<>();
-        Map<String, String> handles = new HashMap<>();
-        Map<String, String> names = new HashMap<>();
-        for (LunRow row : rows) {
-            try {
-                StaticVolume volume = StaticVolume.of(row, rules, namespace);
-                // Kubelet's staging path and the plugin's record are the handle's: two PVs with one are one volume.
-                String other = handles.putIfAbsent(volume.volumeHandle(), row.where());
-                if (other != null) {
-                    throw new IllegalArgumentException("volumeHandle \"" + volume.volumeHandle() + "\" is also "
-                            + other + "'s");
-                }
-                other = names.putIfAbsent(volume.name(), row.where());
-                if (other != null) {
-                    throw new IllegalArgumentException("name \"" + volume.name() + "\" is also " + other + "'s");
-                }
-                documents.append(PvYaml.persistentVolume(volume, driver, namespace, claim));
-                if (claim) {
-                    documents.append(PvYaml.claim(volume, namespace));
-                }
-            } catch (IllegalArgumentException e) {
-                refusals.add(source + " " + row.label() + ": " + e.getMessage());
+        if (refused(rows, err)) {
+            if (rows.refusedRows() > CheckedRows.MAX_SHOWN_REFUSALS) {
+                err.println("blocknode pv: the problems of the first " + CheckedRows.MAX_SHOWN_REFUSALS
+                        + " refused rows are shown");
             }
-        }
-        if (!refusals.isEmpty()) {
-            refusals.forEach(refusal -> err.println("blocknode pv: " + Printable.escape(refusal)));
-            err.println("blocknode pv: " + refusals.size() + " of " + rows.size() + " row(s) refused; nothing printed");
+            err.println("blocknode pv: " + rows.refusedRows() + " of " + rows.rows()
+                    + " row(s) refused; nothing printed");
             return REFUSED;
         }
-        out.print(documents);
+        rows.printTo(out);
         return PRINTED;
     }
 
     /**
-     * The LUN list's file: a regular file (links followed) of at most {@link #MAX_INPUT_BYTES}; a FIFO or a device
-     * there is refused, not waited on ({@link SmallFiles}): standard input is {@code -}.
+     * The LUN list's file: a regular file (links followed) of at most {@link LimitedInput#MAX_BYTES}, read before it is
+     * parsed; a FIFO or a device there is refused, not waited on ({@link SmallFiles}): standard input is {@code -}.
      */
-    private static String readFile(Path file) throws IOException {
+    private static InputStream openFile(Path file) throws IOException {
         try {
-            return new String(SmallFiles.readRegularFollowingLinks(file, MAX_INPUT_BYTES)
-                    .orElseThrow(() -> new NoSuchFileException(file.toString())), StandardCharsets.UTF_8);
+            return new ByteArrayInputStream(SmallFiles.readRegularFollowingLinks(file, LimitedInput.MAX_BYTES)
+                    .orElseThrow(() -> new NoSuchFileException(file.toString())));
         } catch (IOException e) {
             throw e instanceof NoSuchFileException ? e : new IOException(e.getMessage() + " (for a pipe, give -"
                     + " and feed it on standard input)", e);
         }
+    }
+
+    /** Prints each refusal so far, one line a problem; true when there was one. */
+    private static boolean refused(CheckedRows rows, PrintStream err) {
+        rows.refusals().forEach(refusal -> err.println("blocknode pv: " + Printable.escape(refusal)));
+        return !rows.refusals().isEmpty();
     }
 
     private static int usage(PrintStream err, String message) {

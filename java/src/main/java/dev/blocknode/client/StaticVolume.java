@@ -3,9 +3,9 @@ package dev.blocknode.client;
 import dev.blocknode.csi.StageRequestCheck;
 import dev.blocknode.csi.v1.NodeStageVolumeRequest;
 import dev.blocknode.csi.v1.VolumeCapability;
-import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.volume.StageRequestRules;
 
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -57,86 +57,119 @@ record StaticVolume(String name, String volumeHandle, String size, Optional<Stri
     private static final String STAGING_PATH = "/var/lib/kubelet/plugins/kubernetes.io/csi/pv/staging/globalmount";
 
     /**
-     * @throws IllegalArgumentException naming the column and what is wrong; for the attributes, the plugin's own
-     *                                  NodeStageVolume message
+     * @throws RefusedRow naming every problem of the row: each PV column that is wrong, and for the attributes the
+     *                    plugin's own NodeStageVolume messages
      */
     static StaticVolume of(LunRow row, StageRequestRules rules, String defaultNamespace) {
         Map<String, String> columns = row.columns();
-        String name = required(columns, NAME);
-        if (name.length() > 253 || !SUBDOMAIN.matcher(name).matches()) {
-            throw new IllegalArgumentException("name \"" + name + "\" is not a Kubernetes object name (lower-case"
-                    + " letters, digits, '-' and '.', at most 253)");
-        }
-        String size = required(columns, SIZE);
-        if (!QUANTITY.matcher(size).matches() || size.matches("[0.]+(\\D.*)?")) {
-            throw new IllegalArgumentException("size \"" + size + "\" is not a positive Kubernetes quantity (100Gi,"
-                    + " 500G, 1073741824)");
-        }
+        List<String> problems = pvColumnProblems(columns, defaultNamespace);
+        String name = columns.get(NAME);
         String accessMode = columns.getOrDefault(ACCESS_MODE, DEFAULT_ACCESS_MODE);
-        if (!ACCESS_MODES.containsKey(accessMode)) {
-            throw new IllegalArgumentException("accessMode \"" + accessMode + "\" is not one of "
-                    + new TreeMap<>(ACCESS_MODES).keySet());
-        }
         Optional<String> fsType = Optional.ofNullable(columns.get(FS_TYPE));
         boolean block = fsType.filter(BLOCK::equals).isPresent();
         if (block) {
             fsType = Optional.empty();
         }
         Optional<String> secretName = Optional.ofNullable(columns.get(SECRET_NAME));
-        if (secretName.isPresent() && (secretName.get().length() > 253
-                || !SUBDOMAIN.matcher(secretName.get()).matches())) {
-            throw new IllegalArgumentException("secretName \"" + secretName.get() + "\" is not a Secret name");
-        }
         String secretNamespace = columns.getOrDefault(SECRET_NAMESPACE, defaultNamespace);
-        if (!columns.containsKey(SECRET_NAME) && columns.containsKey(SECRET_NAMESPACE)) {
-            throw new IllegalArgumentException("secretNamespace is given without secretName");
-        }
-        if (secretNamespace.length() > 63 || !LABEL.matcher(secretNamespace).matches()) {
-            throw new IllegalArgumentException("secretNamespace \"" + secretNamespace + "\" is not a namespace name");
-        }
         Map<String, String> attributes = new LinkedHashMap<>();
         columns.forEach((column, value) -> {
             if (!PV_COLUMNS.contains(column)) {
                 attributes.put(column, value);
             }
         });
-        ContextKeys.requireKnown(attributes.keySet()); // a misspelling named as such, before what it left out
-        String volumeHandle = columns.getOrDefault(VOLUME_HANDLE, name);
-        String transport = checkedByThePlugin(volumeHandle, fsType, block, accessMode, attributes, rules);
-        ContextKeys.requireKnown(transport, attributes.keySet());
+        // A misspelling is named as such, before (and besides) what it left out.
+        problems.addAll(ContextKeys.unknown(attributes.keySet()));
+        // Without a name (refused above) the plugin's checks still run, on a stand-in handle, for the row's other
+        // problems.
+        String volumeHandle = columns.getOrDefault(VOLUME_HANDLE, name == null ? "unnamed" : name);
+        StageRequestRules.Findings findings = checkedByThePlugin(volumeHandle, capability(fsType, block,
+                ACCESS_MODES.getOrDefault(accessMode, ACCESS_MODES.get(DEFAULT_ACCESS_MODE))), attributes,
+                secretName.isPresent(), rules);
+        problems.addAll(findings.problems());
+        findings.transport().ifPresent(t -> problems.addAll(ContextKeys.unknown(t, attributes.keySet())));
+        if (!problems.isEmpty()) {
+            throw new RefusedRow(problems.stream().distinct().toList());
+        }
         // Written out even when inferred: a PV that says its transport still means the same after a key is added.
         Map<String, String> withTransport = new LinkedHashMap<>();
-        withTransport.put(ContextKeys.TRANSPORT, transport);
+        withTransport.put(ContextKeys.TRANSPORT, findings.transport().orElseThrow());
         attributes.forEach(withTransport::putIfAbsent);
-        return new StaticVolume(name, volumeHandle, size, fsType, block, accessMode, withTransport, secretName,
-                secretNamespace);
+        return new StaticVolume(name, volumeHandle, columns.get(SIZE), fsType, block, accessMode, withTransport,
+                secretName, secretNamespace);
+    }
+
+    /** What is wrong with the PV's own columns: its name and size, access mode and Secret. */
+    private static List<String> pvColumnProblems(Map<String, String> columns, String defaultNamespace) {
+        List<String> problems = new ArrayList<>();
+        String name = required(columns, NAME, problems);
+        if (name != null && (name.length() > 253 || !SUBDOMAIN.matcher(name).matches())) {
+            problems.add("name \"" + name + "\" is not a Kubernetes object name (lower-case letters, digits, '-'"
+                    + " and '.', at most 253)");
+        }
+        String size = required(columns, SIZE, problems);
+        if (size != null && (!QUANTITY.matcher(size).matches() || size.matches("[0.]+(\\D.*)?"))) {
+            problems.add("size \"" + size + "\" is not a positive Kubernetes quantity (100Gi, 500G, 1073741824)");
+        }
+        String accessMode = columns.getOrDefault(ACCESS_MODE, DEFAULT_ACCESS_MODE);
+        if (!ACCESS_MODES.containsKey(accessMode)) {
+            problems.add("accessMode \"" + accessMode + "\" is not one of " + new TreeMap<>(ACCESS_MODES).keySet());
+        }
+        String secretName = columns.get(SECRET_NAME);
+        if (secretName != null && (secretName.length() > 253 || !SUBDOMAIN.matcher(secretName).matches())) {
+            problems.add("secretName \"" + secretName + "\" is not a Secret name");
+        }
+        String secretNamespace = columns.getOrDefault(SECRET_NAMESPACE, defaultNamespace);
+        if (secretName == null && columns.containsKey(SECRET_NAMESPACE)) {
+            problems.add("secretNamespace is given without secretName");
+        } else if (secretNamespace.length() > 63 || !LABEL.matcher(secretNamespace).matches()) {
+            problems.add("secretNamespace \"" + secretNamespace + "\" is not a namespace name");
+        }
+        return problems;
+    }
+
+    /** A row refused, with every problem found in it. */
+    static final class RefusedRow extends IllegalArgumentException {
+
+        private final List<String> problems;
+
+        RefusedRow(List<String> problems) {
+            super(String.join("; ", problems));
+            this.problems = List.copyOf(problems);
+        }
+
+        List<String> problems() {
+            return problems;
+        }
     }
 
     /** NodeStageVolume's checks on the request kubelet would send for this PV (no secrets: only their names). */
-    private static String checkedByThePlugin(String volumeHandle, Optional<String> fsType, boolean block,
-                                             String accessMode, Map<String, String> attributes,
-                                             StageRequestRules rules) {
+    private static StageRequestRules.Findings checkedByThePlugin(String volumeHandle, VolumeCapability capability,
+                                                                 Map<String, String> attributes, boolean secretNamed,
+                                                                 StageRequestRules rules) {
+        NodeStageVolumeRequest request = NodeStageVolumeRequest.newBuilder().setVolumeId(volumeHandle)
+                .setStagingTargetPath(STAGING_PATH).setVolumeCapability(capability).putAllVolumeContext(attributes)
+                .build();
+        return StageRequestCheck.problems(request, rules, secretNamed);
+    }
+
+    /** The capability kubelet sends for the PV: its access mode, and raw block or a mount of its fsType. */
+    private static VolumeCapability capability(Optional<String> fsType, boolean block,
+                                               VolumeCapability.AccessMode.Mode mode) {
         VolumeCapability.Builder capability = VolumeCapability.newBuilder()
-                .setAccessMode(VolumeCapability.AccessMode.newBuilder().setMode(ACCESS_MODES.get(accessMode)));
+                .setAccessMode(VolumeCapability.AccessMode.newBuilder().setMode(mode));
         if (block) {
             capability.setBlock(VolumeCapability.BlockVolume.getDefaultInstance());
         } else {
             capability.setMount(VolumeCapability.MountVolume.newBuilder().setFsType(fsType.orElse("")));
         }
-        NodeStageVolumeRequest request = NodeStageVolumeRequest.newBuilder().setVolumeId(volumeHandle)
-                .setStagingTargetPath(STAGING_PATH).setVolumeCapability(capability).putAllVolumeContext(attributes)
-                .build();
-        try {
-            return StageRequestCheck.check(request, rules);
-        } catch (VolumeException e) {
-            throw new IllegalArgumentException(e.getMessage(), e);
-        }
+        return capability.build();
     }
 
-    private static String required(Map<String, String> columns, String column) {
+    private static String required(Map<String, String> columns, String column, List<String> problems) {
         String value = columns.get(column);
         if (value == null) {
-            throw new IllegalArgumentException("column \"" + column + "\" is required");
+            problems.add("column \"" + column + "\" is required");
         }
         return value;
     }

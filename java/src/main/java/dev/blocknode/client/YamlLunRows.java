@@ -1,184 +1,171 @@
 package dev.blocknode.client;
 
+import org.snakeyaml.engine.v2.api.LoadSettings;
+import org.snakeyaml.engine.v2.api.lowlevel.Parse;
+import org.snakeyaml.engine.v2.events.CollectionStartEvent;
+import org.snakeyaml.engine.v2.events.Event;
+import org.snakeyaml.engine.v2.events.NodeEvent;
+import org.snakeyaml.engine.v2.events.ScalarEvent;
+import org.snakeyaml.engine.v2.exceptions.YamlEngineException;
+
+import java.io.IOException;
+import java.io.Reader;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 
 /**
- * {@code blocknode pv}'s YAML input: a sequence of flat mappings, one LUN each, whose values are scalars (plain,
- * 'single' or "double" quoted) or lists ({@code [a, b]}, or "- item" lines under the key), a list becoming the
- * comma-separated value volume_context takes. Only this subset: the jar carries no YAML library, and a LUN list
- * needs nothing deeper; anything else is refused with its line, never guessed at.
+ * {@code blocknode pv}'s YAML input, parsed by SnakeYAML Engine (YAML 1.2) as a stream of events, one LUN at a time:
+ * a list of LUNs, each a mapping of column to value, a value being a scalar or a list of scalars (which becomes the
+ * comma-separated value volume_context takes). Every scalar is kept as the text it is written as ({@code 0x5006...}
+ * and {@code on} stay strings: no type is resolved, so none can be constructed). Anything else is refused with its
+ * line: a nested list or mapping, an anchor or alias, an explicit tag.
  */
 final class YamlLunRows {
 
-    private YamlLunRows() {
+    private final Iterator<Event> events;
+    private Event current;
+
+    private YamlLunRows(Iterator<Event> events) {
+        this.events = events;
     }
 
-    static List<LunRow> parse(String text) {
-        List<LunRow> rows = new ArrayList<>();
-        Map<String, String> current = null;
-        String where = null;
-        String listKey = null; // a key with no value on its line: its "- item" lines follow, more indented
-        List<String> listItems = new ArrayList<>();
-        int keyIndent = -1;
-        int itemIndent = -1; // where the current LUN's keys start: a deeper key would be a nested mapping
-        int number = 0;
-        for (String raw : text.split("\r?\n", -1)) {
-            number++;
-            String line = withoutComment(raw);
-            if (line.isBlank() || line.strip().equals("---")) {
-                continue;
+    /**
+     * Hands each LUN to {@code rows} as soon as it is read.
+     *
+     * @throws IllegalArgumentException for input that is not such a list, naming its line
+     * @throws IOException              when the input cannot be read, or is larger than {@link LimitedInput} allows
+     */
+    static void read(Reader input, Consumer<LunRow> rows) throws IOException {
+        LoadSettings settings = LoadSettings.builder().setCodePointLimit(LimitedInput.MAX_BYTES)
+                .setMaxAliasesForCollections(0).setParseComments(false).build();
+        try {
+            new YamlLunRows(new Parse(settings).parseReader(input).iterator()).stream(rows);
+        } catch (YamlEngineException e) {
+            if (e.getCause() instanceof IOException io) {
+                throw io;
             }
-            int indent = line.length() - line.stripLeading().length();
-            String body = line.strip();
-            if (raw.indexOf('\t') >= 0 && raw.indexOf('\t') < indent + 1) {
-                throw new IllegalArgumentException("line " + number + ": a tab in the indentation (YAML allows spaces"
-                        + " only)");
-            }
-            // Items under their key or level with it (both are YAML): never at 0, where a new LUN starts.
-            if (listKey != null && indent >= keyIndent && indent > 0 && body.startsWith("- ")) {
-                listItems.add(scalar(body.substring(2).strip(), number));
-                continue;
-            }
-            listKey = finishList(current, listKey, listItems, number);
-            if (indent == 0 && body.startsWith("-")) {
-                if (current != null) {
-                    rows.add(new LunRow(where, current));
+            throw new IllegalArgumentException(oneLine(e.getMessage()), e);
+        }
+    }
+
+    private void stream(Consumer<LunRow> rows) {
+        expect(Event.ID.StreamStart);
+        int item = 0;
+        while (next().getEventId() == Event.ID.DocumentStart) {
+            next();
+            if (current.getEventId() == Event.ID.SequenceStart) {
+                plain(current);
+                while (next().getEventId() != Event.ID.SequenceEnd) {
+                    item++;
+                    rows.accept(lun(item));
                 }
-                current = new LinkedHashMap<>();
-                where = "item " + (rows.size() + 1) + " (line " + number + ")";
-                body = body.substring(1).strip();
-                indent = body.isEmpty() ? -1 : line.indexOf(body, indent + 1);
-                itemIndent = indent;
-                if (body.isEmpty()) {
-                    continue;
-                }
-            } else if (current == null || indent == 0) {
-                throw new IllegalArgumentException("line " + number + ": expected \"- \" starting a LUN (the input"
-                        + " is a list of LUNs, each a mapping of column: value)");
+            } else if (!(current instanceof ScalarEvent empty && empty.getValue().isEmpty())) {
+                throw refused(current, "expected a list of LUNs, each a mapping of column: value");
             }
-            if (itemIndent < 0) {
-                itemIndent = indent; // "-" alone on its line: the keys start on the next one
-            }
-            if (indent != itemIndent) {
-                throw new IllegalArgumentException("line " + number + ": indented unlike the LUN's other columns"
-                        + " (a column's value is a scalar or a list, never a mapping)");
-            }
-            int colon = keyEnd(body);
-            if (colon < 0) {
-                throw new IllegalArgumentException("line " + number + ": expected \"column: value\"");
-            }
-            String key = body.substring(0, colon).strip();
-            String value = body.substring(colon + 1).strip();
-            if (current.containsKey(key) || key.equals(listKey)) {
-                throw new IllegalArgumentException("line " + number + ": column \"" + key + "\" given twice");
-            }
-            if (value.isEmpty()) {
-                listKey = key;
-                keyIndent = indent;
-                continue;
-            }
-            String parsed = value.startsWith("[") ? flowList(value, number) : scalar(value, number);
-            if (!parsed.isEmpty()) {
-                current.put(key, parsed);
-            }
+            expect(Event.ID.DocumentEnd);
         }
-        finishList(current, listKey, listItems, number);
-        if (current != null) {
-            rows.add(new LunRow(where, current));
+        if (current.getEventId() != Event.ID.StreamEnd) {
+            throw refused(current, "expected the end of the input");
         }
-        return rows;
     }
 
-    /** Puts a block list's items (if any) under its key; null, for "no list open". */
-    private static String finishList(Map<String, String> current, String listKey, List<String> items, int number) {
-        if (listKey != null) {
-            if (!items.isEmpty()) {
-                current.put(listKey, String.join(",", items));
+    private LunRow lun(int item) {
+        if (current.getEventId() != Event.ID.MappingStart) {
+            throw refused(current, "item " + item + " is not a mapping of column: value");
+        }
+        plain(current);
+        String where = "item " + item + " (line " + line(current) + ")";
+        Map<String, String> columns = new LinkedHashMap<>();
+        List<String> given = new ArrayList<>();
+        while (next().getEventId() != Event.ID.MappingEnd) {
+            if (!(current instanceof ScalarEvent keyEvent)) {
+                throw refused(current, "a column's name is a word, not a list or mapping");
             }
-            items.clear();
+            plain(keyEvent);
+            String key = keyEvent.getValue().strip();
+            if (given.contains(key)) {
+                throw refused(keyEvent, "column \"" + key + "\" given twice");
+            }
+            given.add(key);
+            String value = value(key);
+            if (!value.isEmpty()) {
+                columns.put(key, value);
+            }
         }
-        return null;
+        return new LunRow(where, columns);
     }
 
-    private static int keyEnd(String body) {
-        int colon = body.indexOf(": ");
-        if (colon < 0 && body.endsWith(":")) {
-            colon = body.length() - 1;
+    /** A scalar's text, or a list's items joined by commas; blank is absent. */
+    private String value(String key) {
+        next();
+        if (current instanceof ScalarEvent scalar) {
+            plain(scalar);
+            return scalar.getValue().strip();
         }
-        return colon;
-    }
-
-    private static String flowList(String value, int number) {
-        if (!value.endsWith("]")) {
-            throw new IllegalArgumentException("line " + number + ": a [list] must close on its line");
+        if (current.getEventId() != Event.ID.SequenceStart) {
+            throw refused(current, "column \"" + key + "\": a value is a scalar or a list of scalars, never a mapping");
         }
+        plain(current);
         List<String> items = new ArrayList<>();
-        for (String item : value.substring(1, value.length() - 1).split(",")) {
-            if (!item.isBlank()) {
-                items.add(scalar(item.strip(), number));
+        while (next().getEventId() != Event.ID.SequenceEnd) {
+            if (!(current instanceof ScalarEvent item)) {
+                throw refused(current, "column \"" + key + "\": a list's items are scalars, never lists or mappings");
+            }
+            plain(item);
+            if (!item.getValue().isBlank()) {
+                items.add(item.getValue().strip());
             }
         }
         return String.join(",", items);
     }
 
-    private static String scalar(String value, int number) {
-        if (value.startsWith("\"")) {
-            if (value.length() < 2 || !value.endsWith("\"")) {
-                throw new IllegalArgumentException("line " + number + ": a \"quoted\" value must close on its line");
-            }
-            StringBuilder out = new StringBuilder();
-            String inner = value.substring(1, value.length() - 1);
-            for (int i = 0; i < inner.length(); i++) {
-                char c = inner.charAt(i);
-                if (c == '\\' && i + 1 < inner.length() && (inner.charAt(i + 1) == '"' || inner.charAt(i + 1) == '\\')) {
-                    out.append(inner.charAt(++i));
-                } else if (c == '\\' || c == '"') {
-                    throw new IllegalArgumentException("line " + number + ": only \\\" and \\\\ are escapes this"
-                            + " input takes");
-                } else {
-                    out.append(c);
-                }
-            }
-            return out.toString();
+    /** Refuses what the input has no use for and a parser could be made to expand or construct. */
+    private static void plain(Event event) {
+        if (event.getEventId() == Event.ID.Alias) {
+            throw refused(event, "aliases (*name) are not taken");
         }
-        if (value.startsWith("'")) {
-            if (value.length() < 2 || !value.endsWith("'")) {
-                throw new IllegalArgumentException("line " + number + ": a 'quoted' value must close on its line");
-            }
-            return value.substring(1, value.length() - 1).replace("''", "'");
+        if (event instanceof NodeEvent node && node.getAnchor().isPresent()) {
+            throw refused(event, "anchors (&name) are not taken");
         }
-        if (value.startsWith("{") || value.startsWith("&") || value.startsWith("*") || value.startsWith("|")
-                || value.startsWith(">") || value.startsWith("!")) {
-            throw new IllegalArgumentException("line " + number + ": only plain or quoted values and [lists] are"
-                    + " taken here");
+        boolean tagged = event instanceof ScalarEvent scalar ? scalar.getTag().isPresent()
+                : event instanceof CollectionStartEvent collection && collection.getTag().isPresent();
+        if (tagged) {
+            throw refused(event, "tags (!name) are not taken");
         }
-        return value;
     }
 
-    /** A '#' at the line's start or after a space begins a comment, unless it is inside quotes. */
-    private static String withoutComment(String line) {
-        char quote = 0;
-        for (int i = 0; i < line.length(); i++) {
-            char c = line.charAt(i);
-            if (quote != 0) {
-                if (c == quote) {
-                    quote = 0;
-                }
-            } else if ((c == '"' || c == '\'') && opensValue(line, i)) {
-                quote = c;
-            } else if (c == '#' && (i == 0 || Character.isWhitespace(line.charAt(i - 1)))) {
-                return line.substring(0, i);
-            }
+    private Event next() {
+        if (!events.hasNext()) {
+            throw new IllegalArgumentException("the input ends early");
         }
-        return line;
+        current = events.next();
+        if (current.getEventId() == Event.ID.Alias) {
+            plain(current);
+        }
+        return current;
     }
 
-    /** A quote opens a quoted value only where a value starts: "it's" is a plain value with an apostrophe. */
-    private static boolean opensValue(String line, int at) {
-        String before = line.substring(0, at).stripTrailing();
-        return before.isEmpty() || "-:[,".indexOf(before.charAt(before.length() - 1)) >= 0;
+    private void expect(Event.ID id) {
+        if (next().getEventId() != id) {
+            throw refused(current, "expected " + id);
+        }
+    }
+
+    private static IllegalArgumentException refused(Event event, String why) {
+        return new IllegalArgumentException("line " + line(event) + ": " + why);
+    }
+
+    private static int line(Event event) {
+        return event.getStartMark().map(mark -> mark.getLine() + 1).orElse(0);
+    }
+
+    /** SnakeYAML's messages span lines, with a snippet of the input and a caret (indented): the rest says it all. */
+    private static String oneLine(String message) {
+        return String.valueOf(message).lines().filter(l -> !l.isBlank() && !l.startsWith("    "))
+                .map(String::strip).reduce((a, b) -> a + " " + b).orElse("not YAML");
     }
 }

@@ -26,6 +26,19 @@ public interface Transport {
      */
     void validate(AttachRequest request) throws VolumeException;
 
+    /**
+     * Every problem of the request's keys and secrets, not only the first, read as {@code problems} says
+     * ({@link KeyProblems.Reading}); without touching the host. The default records {@link #validate}'s one.
+     *
+     * @throws VolumeException only for a failure that is not the request's (never INVALID_ARGUMENT)
+     */
+    default void check(AttachRequest request, KeyProblems problems) throws VolumeException {
+        problems.check(() -> {
+            validate(request);
+            return null;
+        });
+    }
+
     /** Makes the device present on this node and verifies it is the volume asked for. */
     Attachment attach(AttachRequest request) throws VolumeException;
 

@@ -369,6 +369,135 @@ class PvCommandUnitTest {
         assertTrue(err().contains("line 3: column \"size\" given twice"), err());
     }
 
+    @Test
+    void anEncryptedVolumeNeedsItsSecretAsAtStage() {
+        String row = """
+                - name: vault
+                  size: 10Gi
+                  devicePath: /dev/sdb
+                  encryption: luks2
+                """;
+        assertRefused(row, "volume_context.encryption is luks2, but the NodeStageVolume secrets hold no"
+                + " encryptionPassphrase");
+        out.reset();
+        err.reset();
+        assertEquals(PvCommand.PRINTED, run(row + "  secretName: vault-key\n", "-"), err());
+        assertTrue(out().contains("    nodeStageSecretRef:\n      name: \"vault-key\"\n"), out());
+    }
+
+    @Test
+    void identitiesArePutToTheirFormatsBeforeThePodStarts() {
+        String iscsi = """
+                - name: a
+                  size: 1Gi
+                  targetPortal: 10.0.0.1
+                  iqn: iqn.2005-10.org.example:a
+                  lun: 1
+                """;
+        assertRefused(iscsi + "  wwid: 3600-not-hex\n", "volume_context.wwid \"3600-not-hex\" is not a WWID");
+        // The udev form of an NAA 6 WWID cut short by one and by two digits.
+        assertRefused(iscsi + "  wwid: 36001405abcdef0123456789abcdef01\n", "is not a WWID");
+        assertRefused(iscsi + "  wwid: 36001405abcdef0123456789abcdef0\n", "is not a WWID");
+        assertRefused(iscsi.replace("iqn.2005-10.org.example:a", "iqn.2005-10.ORG.example:a"),
+                "has capitals: write it in lower case (\"iqn.2005-10.org.example:a\")");
+        assertRefused(iscsi.replace("10.0.0.1", "10.0.0.1:70000"), "volume_context.targetPortal \"10.0.0.1:70000\""
+                + " is not a portal");
+        assertRefused(iscsi.replace("lun: 1", "lun: 4294967296"), "volume_context.lun \"4294967296\" is not a LUN");
+        assertRefused("""
+                - name: a
+                  size: 1Gi
+                  subsysNQN: nqn.2014-08.org.example:x
+                  nvmePortals: "host.example.com:4420"
+                  namespaceUUID: 6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b
+                """, "volume_context.nvmePortals has a portal that is not address[:port]");
+        assertRefused("""
+                - name: a
+                  size: 1Gi
+                  devicePath: /dev/sdb
+                  wwid: naa.6001405
+                """, "volume_context.wwid \"naa.6001405\" is not a WWID");
+        for (String wwid : List.of("36001405abcdef0123456789abcdef012", "naa.6001405ABCDEF0123456789ABCDEF012",
+                "35000c500a1b2c3d4", "eui.0025385b71b0d5a2", "t10.ATA QEMU HARDDISK QM00001",
+                "6001405abcdef0123456789abcdef012")) {
+            out.reset();
+            err.reset();
+            assertEquals(PvCommand.PRINTED, run(iscsi + "  wwid: \"" + wwid + "\"\n", "-"), wwid + ": " + err());
+        }
+    }
+
+    @Test
+    void everyProblemOfARowIsNamedNotOnlyTheFirst() {
+        assertEquals(PvCommand.REFUSED, run("""
+                - name: Bad_Name
+                  size: 1Gi
+                  targetPortal: "10.0.0.1:0"
+                  iqn: not-an-iqn
+                  lun: x
+                  wwid: "3600"
+                  iface: default
+                  wdid: typo
+                """, "-"));
+        String err = err();
+        for (String problem : List.of("name \"Bad_Name\" is not a Kubernetes object name", "column \"wdid\" is neither",
+                "volume_context.targetPortal \"10.0.0.1:0\" is not a portal", "volume_context.iqn \"not-an-iqn\" is"
+                + " not an iSCSI name", "volume_context.lun \"x\" is not a LUN", "volume_context.wwid \"3600\" is not"
+                + " a WWID")) {
+            assertTrue(err.contains("stdin item 1 (line 1) \"Bad_Name\": " + problem), problem + " in:\n" + err);
+        }
+        assertTrue(err.contains("1 of 1 row(s) refused; nothing printed"), err);
+        assertEquals("", out());
+        this.err.reset();
+        assertEquals(PvCommand.REFUSED, run("- size: 1Gi\n  devicePath: relative\n", "-"));
+        assertTrue(err().contains("column \"name\" is required") && err().contains("volume_context.devicePath must be"
+                + " an absolute path") && !err().contains("volume_id"), err());
+    }
+
+    @Test
+    void yamlIsReadAsAYamlParserReadsItAndWhatPvDoesNotTakeIsRefused() {
+        assertEquals(PvCommand.CANNOT_READ, run("- name: a\n  size: 1Gi\n  devicePath: /dev/sdb\n"
+                + "  wwid: [naa.6, [x]]\n", "-"));
+        assertTrue(err().contains("line 4: column \"wwid\": a list's items are scalars"), err());
+        for (String[] refused : List.of(new String[]{"  fsType: &fs xfs\n", "anchors (&name) are not taken"},
+                new String[]{"  fsType: !!str xfs\n", "tags (!name) are not taken"},
+                new String[]{"  lun: {a: 1}\n", "never a mapping"},
+                new String[]{"  name: b\n", "column \"name\" given twice"})) {
+            err.reset();
+            assertEquals(PvCommand.CANNOT_READ, run("- name: a\n  size: 1Gi\n  devicePath: /dev/sdb\n"
+                    + refused[0], "-"), refused[0]);
+            assertTrue(err().contains(refused[1]), refused[0] + " -> " + err());
+        }
+        err.reset();
+        assertEquals(PvCommand.CANNOT_READ, run("- &lun {name: a, size: 1Gi, devicePath: /dev/sdb}\n- *lun\n", "-"));
+        assertTrue(err().contains("are not taken"), err());
+        // A flow mapping is YAML too; and a value is its text, whatever a YAML 1.1 reader would make of it.
+        out.reset();
+        assertEquals(PvCommand.PRINTED, run("- {name: a, size: 1Gi, devicePath: /dev/sdb, fsck: off}\n", "-"), err());
+        assertTrue(out().contains("\"fsck\": \"off\""), out());
+    }
+
+    @Test
+    void csvIsReadAsRfc4180AndSpreadsheetsWriteIt() {
+        // A quote after a blank does not open a quoted cell (RFC 4180, and the readers people check with).
+        assertEquals(PvCommand.CANNOT_READ, run("""
+                name,size,devicePath
+                a,1Gi, "/dev/sdb,x"
+                """, "--format", "csv", "-"));
+        assertTrue(err().contains("line 2 (row 1): 4 cells, but the header has 3 columns (a quote opens a quoted cell"
+                + " only right after the comma"), err());
+        // A spreadsheet's UTF-8 export starts with a byte-order mark.
+        err.reset();
+        out.reset();
+        assertEquals(PvCommand.PRINTED, run("\uFEFFname,size,devicePath\r\na,1Gi,/dev/sdb\r\n", "--format", "csv",
+                "-"), err());
+        assertTrue(out().contains("  name: \"a\"\n"), out());
+        out.reset();
+        assertEquals(PvCommand.PRINTED, run("\uFEFF- name: a\n  size: 1Gi\n  devicePath: /dev/sdb\n", "-"), err());
+        // A quoted cell may hold a line break (RFC 4180): the plugin's own check refuses it as a value.
+        err.reset();
+        assertEquals(PvCommand.REFUSED, run("name,size,devicePath\na,1Gi,\"/dev/sdb\nx\"\n", "--format", "csv",
+                "-"));
+    }
+
     private void assertRefused(String yaml, String message) {
         out.reset();
         err.reset();

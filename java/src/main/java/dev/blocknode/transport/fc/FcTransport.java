@@ -13,6 +13,7 @@ import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.ContextList;
 import dev.blocknode.transport.FenceKey;
+import dev.blocknode.transport.KeyProblems;
 import dev.blocknode.transport.Fencing;
 import dev.blocknode.transport.KeyedLocks;
 import dev.blocknode.transport.OrphanSweep;
@@ -105,6 +106,11 @@ public final class FcTransport implements Transport {
     @Override
     public void validate(AttachRequest request) throws VolumeException {
         FcVolumeSpec.parse(request);
+    }
+
+    @Override
+    public void check(AttachRequest request, KeyProblems problems) throws VolumeException {
+        FcVolumeSpec.read(request, problems);
     }
 
     @Override

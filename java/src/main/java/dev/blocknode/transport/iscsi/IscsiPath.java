@@ -1,6 +1,7 @@
 package dev.blocknode.transport.iscsi;
 
 import dev.blocknode.logging.Printable;
+import dev.blocknode.transport.KeyFormats;
 
 import java.util.Objects;
 import java.util.regex.Pattern;
@@ -16,17 +17,6 @@ public record IscsiPath(String iqn, Portal portal, String iface) {
     /** open-iscsi's interface for a session that leaves by the node's routing table, bound to no NIC or address. */
     public static final String DEFAULT_IFACE = "default";
 
-    /** RFC 3720's longest iSCSI name. */
-    static final int MAX_NAME = 223;
-
-    /**
-     * iqn.YYYY-MM.reversed.domain[:anything], eui.<16 hex>, naa.<16 or 32 hex> (RFC 3720 names). What follows an
-     * IQN's colon is the naming authority's, and targets in the field use more than RFC 3722's characters there
-     * (upper case, underscores); it may hold no slash (open-iscsi makes the name a directory of its database), and no
-     * space, control, formatting or separator character.
-     */
-    private static final Pattern TARGET_NAME = Pattern.compile("iqn\\.\\d{4}-\\d{2}\\.[a-z0-9][a-z0-9.-]*"
-            + "(:[^/\\s\\p{C}\\p{Z}]+)?|eui\\.[0-9a-f]{16}|naa\\.([0-9a-f]{16}|[0-9a-f]{32})");
     /** open-iscsi's interface names: a file of its ifaces directory, so never "." or "..". */
     private static final Pattern IFACE_NAME = Pattern.compile("(?!\\.{1,2}$)[A-Za-z0-9._-]{1,64}");
 
@@ -42,9 +32,12 @@ public record IscsiPath(String iqn, Portal portal, String iface) {
         }
     }
 
-    /** Whether {@code name} is an iSCSI target name (already in lower case where RFC 3720 wants it). */
+    /**
+     * Whether {@code name} is an iSCSI target name (KeyFormats.ISCSI_NAME, the one format stage, pv and the validator
+     * check): it is joined into a path of open-iscsi's database, so it holds no slash, space or control character.
+     */
     public static boolean isTargetName(String name) {
-        return name.length() <= MAX_NAME && TARGET_NAME.matcher(name).matches();
+        return KeyFormats.ISCSI_NAME.accepts(name);
     }
 
     /** Whether {@code name} is an open-iscsi interface name. */

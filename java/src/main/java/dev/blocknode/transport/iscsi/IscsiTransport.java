@@ -12,6 +12,8 @@ import dev.blocknode.scsi.ScsiAddress;
 import dev.blocknode.scsi.SysfsWriter;
 import dev.blocknode.scsi.Wwid;
 import dev.blocknode.transport.AttachRequest;
+import dev.blocknode.transport.KeyProblems;
+import dev.blocknode.transport.WwidKeys;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.ContextList;
 import dev.blocknode.transport.FenceKey;
@@ -153,8 +155,15 @@ public final class IscsiTransport implements Transport {
 
     @Override
     public void validate(AttachRequest request) throws VolumeException {
-        IscsiVolumeSpec.from(request);
-        ChapCredentials.from(request.secrets());
+        KeyProblems problems = new KeyProblems(KeyProblems.Reading.STAGE);
+        check(request, problems);
+        problems.throwIfAny();
+    }
+
+    @Override
+    public void check(AttachRequest request, KeyProblems problems) throws VolumeException {
+        IscsiVolumeSpec.read(request, problems);
+        problems.check(() -> ChapCredentials.from(request.secrets()));
     }
 
     @Override
@@ -213,11 +222,7 @@ public final class IscsiTransport implements Transport {
         }
         List<Wwid> expected = new ArrayList<>();
         if (spec.wwid().isPresent()) {
-            try {
-                expected.add(Wwid.parse(spec.wwid().get()));
-            } catch (IllegalArgumentException e) {
-                throw VolumeException.invalid("volume_context." + IscsiVolumeSpec.WWID + ": " + e.getMessage());
-            }
+            expected.add(WwidKeys.one(IscsiVolumeSpec.WWID, spec.wwid().get())); // checked by from(): cannot fail
         }
         AttachedLun lun;
         try {

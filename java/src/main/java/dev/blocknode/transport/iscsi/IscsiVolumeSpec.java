@@ -3,10 +3,14 @@ package dev.blocknode.transport.iscsi;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.ContextList;
+import dev.blocknode.transport.KeyFormats;
+import dev.blocknode.transport.KeyProblems;
+import dev.blocknode.transport.WwidKeys;
 
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Set;
@@ -31,10 +35,10 @@ public record IscsiVolumeSpec(List<Portal> portals, String iqn, long lun, Option
     public static final String IFACE = "iface";
     public static final String REPLACEMENT_TIMEOUT = "replacementTimeout";
 
-    /** SAM allows 64-bit LUNs; Linux addresses 0..2^32-1 with single-level LUNs in practice. */
-    private static final long MAX_LUN = 0xFFFF_FFFFL;
+    /** The largest LUN a volume may name: KeyFormats.ISCSI_LUN's (Linux's single-level LUNs, 0..2^32-1). */
+    private static final long MAX_LUN = KeyFormats.ISCSI_LUN.maxValue().orElseThrow().longValueExact();
 
-    /** Whether {@code lun} is a LUN a volume may name. */
+    /** Whether {@code lun} is a LUN a volume may name (a journal's entry is checked by it too). */
     static boolean isLun(long lun) {
         return lun >= 0 && lun <= MAX_LUN;
     }
@@ -47,44 +51,84 @@ public record IscsiVolumeSpec(List<Portal> portals, String iqn, long lun, Option
         return portals.stream().map(p -> new IscsiPath(iqn, p, iface)).toList();
     }
 
+    /**
+     * @throws VolumeException INVALID_ARGUMENT naming every malformed or missing key
+     */
     public static IscsiVolumeSpec from(AttachRequest request) throws VolumeException {
-        String primary = required(request, TARGET_PORTAL);
+        KeyProblems problems = new KeyProblems(KeyProblems.Reading.STAGE);
+        Optional<IscsiVolumeSpec> spec = read(request, problems);
+        problems.throwIfAny();
+        return spec.orElseThrow();
+    }
+
+    /** The spec, or empty after recording in {@code problems} every key that is missing or malformed. */
+    public static Optional<IscsiVolumeSpec> read(AttachRequest request, KeyProblems problems) throws VolumeException {
+        int before = problems.size();
         Set<Portal> portals = new LinkedHashSet<>();
-        portals.add(portal(TARGET_PORTAL, primary));
+        problems.check(() -> portal(TARGET_PORTAL, required(request, TARGET_PORTAL))).ifPresent(portals::add);
         for (String extra : ContextList.items(request.key(PORTALS).orElse(""))) {
-            portals.add(portal(PORTALS, extra));
+            problems.check(() -> portal(PORTALS, extra)).ifPresent(portals::add);
         }
-        String iqn = required(request, IQN).toLowerCase(java.util.Locale.ROOT);
-        if (!IscsiPath.isTargetName(iqn)) {
-            throw VolumeException.invalid("volume_context." + IQN + " \"" + shorten(iqn)
-                    + "\" is not an iSCSI name (iqn.YYYY-MM.domain[:id], eui.<16 hex>, naa.<hex>)");
+        Optional<String> iqn = problems.check(() -> iqn(required(request, IQN), problems.reading()));
+        Optional<Long> lun = problems.check(() -> lun(required(request, LUN)));
+        Optional<String> iface = problems.check(() -> iface(request.key(IFACE).orElse(IscsiPath.DEFAULT_IFACE)));
+        Optional<Integer> replacementTimeout = problems.check(() -> replacementTimeout(request));
+        Optional<String> wwid = request.key(WWID);
+        if (wwid.isPresent()) {
+            problems.check(() -> WwidKeys.one(WWID, wwid.get()));
         }
-        String lunText = required(request, LUN);
-        long lun;
-        try {
-            lun = Long.parseLong(lunText);
-        } catch (NumberFormatException e) {
-            throw VolumeException.invalid("volume_context." + LUN + " \"" + shorten(lunText) + "\" is not a number");
+        if (problems.size() > before) {
+            return Optional.empty();
         }
-        if (!isLun(lun)) {
-            throw VolumeException.invalid("volume_context." + LUN + " " + lun + " is out of range 0.." + MAX_LUN);
+        return Optional.of(new IscsiVolumeSpec(new ArrayList<>(portals), iqn.orElseThrow(), lun.orElseThrow(), wwid,
+                iface.orElseThrow(), replacementTimeout.map(OptionalInt::of).orElse(OptionalInt.empty())));
+    }
+
+    /**
+     * The target's name in lower case. A stage takes capitals (and has always lower-cased them); a new volume
+     * is asked to write the name as the target has it, in lower case (RFC 3722), so that the PV says what is used.
+     */
+    private static String iqn(String text, KeyProblems.Reading reading) throws VolumeException {
+        String iqn = text.toLowerCase(Locale.ROOT);
+        if (!KeyFormats.ISCSI_NAME.accepts(iqn)) {
+            throw VolumeException.invalid("volume_context." + IQN + " \"" + shorten(text)
+                    + "\" is not an iSCSI name (iqn.YYYY-MM.domain[:id], eui.<16 hex>, naa.<hex>; at most 223 bytes)");
         }
-        String iface = request.key(IFACE).orElse(IscsiPath.DEFAULT_IFACE);
+        if (reading == KeyProblems.Reading.NEW_VOLUME && !iqn.equals(text)) {
+            throw VolumeException.invalid("volume_context." + IQN + " \"" + shorten(text) + "\" has capitals: write"
+                    + " it in lower case (\"" + shorten(iqn) + "\"), as iSCSI names are normalised (RFC 3722) and"
+                    + " compared byte by byte");
+        }
+        return iqn;
+    }
+
+    private static long lun(String text) throws VolumeException {
+        if (!KeyFormats.ISCSI_LUN.accepts(text)) {
+            throw VolumeException.invalid("volume_context." + LUN + " \"" + shorten(text) + "\" is not a LUN ("
+                    + KeyFormats.ISCSI_LUN.description() + ")");
+        }
+        return Long.parseLong(text);
+    }
+
+    private static String iface(String iface) throws VolumeException {
         if (!IscsiPath.isIfaceName(iface)) {
             throw VolumeException.invalid("volume_context." + IFACE + " \"" + shorten(iface)
                     + "\" is not an open-iscsi interface name");
         }
-        OptionalInt replacementTimeout = OptionalInt.empty();
+        return iface;
+    }
+
+    private static Integer replacementTimeout(AttachRequest request) throws VolumeException {
         Optional<String> timeoutText = request.key(REPLACEMENT_TIMEOUT);
-        if (timeoutText.isPresent()) {
-            try {
-                replacementTimeout = OptionalInt.of(ReplacementTimeout.parse(timeoutText.get()));
-            } catch (IllegalArgumentException e) {
-                throw VolumeException.invalid("volume_context." + REPLACEMENT_TIMEOUT + " \""
-                        + shorten(timeoutText.get()) + "\": " + e.getMessage());
-            }
+        if (timeoutText.isEmpty()) {
+            return null;
         }
-        return new IscsiVolumeSpec(new ArrayList<>(portals), iqn, lun, request.key(WWID), iface, replacementTimeout);
+        try {
+            return ReplacementTimeout.parse(timeoutText.get());
+        } catch (IllegalArgumentException e) {
+            throw VolumeException.invalid("volume_context." + REPLACEMENT_TIMEOUT + " \""
+                    + shorten(timeoutText.get()) + "\": " + e.getMessage());
+        }
     }
 
     private static String required(AttachRequest request, String key) throws VolumeException {
@@ -93,6 +137,10 @@ public record IscsiVolumeSpec(List<Portal> portals, String iqn, long lun, Option
     }
 
     private static Portal portal(String key, String text) throws VolumeException {
+        if (!KeyFormats.ISCSI_PORTAL.accepts(text)) {
+            throw VolumeException.invalid("volume_context." + key + " \"" + shorten(text) + "\" is not a portal ("
+                    + KeyFormats.ISCSI_PORTAL.description() + ")");
+        }
         try {
             return Portal.parse(text);
         } catch (IllegalArgumentException e) {

@@ -8,7 +8,9 @@ import dev.blocknode.scsi.Wwid;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.DeviceIdentity;
+import dev.blocknode.transport.KeyProblems;
 import dev.blocknode.transport.Transport;
+import dev.blocknode.transport.WwidKeys;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -52,6 +54,24 @@ public final class LocalTransport implements Transport {
 
     @Override
     public void validate(AttachRequest request) throws VolumeException {
+        KeyProblems problems = new KeyProblems(KeyProblems.Reading.STAGE);
+        check(request, problems);
+        problems.throwIfAny();
+    }
+
+    @Override
+    public void check(AttachRequest request, KeyProblems problems) throws VolumeException {
+        problems.check(() -> devicePath(request));
+        Optional<String> wwid = request.key(WWID);
+        if (wwid.isPresent()) {
+            problems.check(() -> {
+                WwidKeys.device(WWID, wwid.get());
+                return null;
+            });
+        }
+    }
+
+    private Path devicePath(AttachRequest request) throws VolumeException {
         String path = request.key(DEVICE_PATH).orElseThrow(() -> VolumeException.invalid(
                 "volume_context." + DEVICE_PATH + " is required by the local transport"));
         Path device;
@@ -66,6 +86,7 @@ public final class LocalTransport implements Transport {
             throw VolumeException.invalid("volume_context." + DEVICE_PATH + " must be an absolute path under "
                     + host.paths().dev() + ", got \"" + Printable.bounded(path, 256) + "\"");
         }
+        return device;
     }
 
     @Override

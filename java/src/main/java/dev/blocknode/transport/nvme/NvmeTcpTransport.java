@@ -9,6 +9,7 @@ import dev.blocknode.os.wait.WaitTimeoutException;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.scsi.SysfsWriter;
 import dev.blocknode.transport.AttachRequest;
+import dev.blocknode.transport.KeyProblems;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.ContextList;
 import dev.blocknode.transport.KeyedLocks;
@@ -159,8 +160,15 @@ public final class NvmeTcpTransport implements Transport {
 
     @Override
     public void validate(AttachRequest request) throws VolumeException {
-        NvmeVolumeSpec.from(request);
-        DhchapKeys.from(request.secrets());
+        KeyProblems problems = new KeyProblems(KeyProblems.Reading.STAGE);
+        check(request, problems);
+        problems.throwIfAny();
+    }
+
+    @Override
+    public void check(AttachRequest request, KeyProblems problems) throws VolumeException {
+        NvmeVolumeSpec.read(request, problems);
+        problems.check(() -> DhchapKeys.from(request.secrets()));
     }
 
     @Override

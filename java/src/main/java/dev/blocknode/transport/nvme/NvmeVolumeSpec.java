@@ -3,6 +3,8 @@ package dev.blocknode.transport.nvme;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.ContextList;
+import dev.blocknode.transport.KeyFormats;
+import dev.blocknode.transport.KeyProblems;
 
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -36,14 +38,6 @@ record NvmeVolumeSpec(String subsystemNqn, List<NvmePortal> portals, NamespaceId
     static final String HOST_NQN = "hostNQN";
     static final String HOST_ID = "hostID";
 
-    /**
-     * NVMe Base spec 4.5: "nqn." date "." reverse domain, then ":" and anything; the UUID form
-     * "nqn.2014-08.org.nvmexpress:uuid:..." is one of those. Printable ASCII without ',' and '=' (the options
-     * string's separators), at most 223 bytes.
-     */
-    private static final Pattern NQN = Pattern.compile(
-            "nqn\\.\\d{4}-\\d{2}\\.[A-Za-z0-9][A-Za-z0-9.-]*(:[!-~&&[^,=]]+)?");
-    private static final int MAX_NQN = 223;
     private static final Pattern HOST_UUID = Pattern.compile(
             "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
 
@@ -51,11 +45,56 @@ record NvmeVolumeSpec(String subsystemNqn, List<NvmePortal> portals, NamespaceId
         portals = List.copyOf(portals);
     }
 
+    /**
+     * @throws VolumeException INVALID_ARGUMENT naming every malformed or missing key
+     */
     static NvmeVolumeSpec from(AttachRequest request) throws VolumeException {
-        String nqn = nqn(SUBSYSTEM_NQN, required(request, SUBSYSTEM_NQN));
+        KeyProblems problems = new KeyProblems(KeyProblems.Reading.STAGE);
+        Optional<NvmeVolumeSpec> spec = read(request, problems);
+        problems.throwIfAny();
+        return spec.orElseThrow();
+    }
+
+    /** The spec, or empty after recording in {@code problems} every key that is missing or malformed. */
+    static Optional<NvmeVolumeSpec> read(AttachRequest request, KeyProblems problems) throws VolumeException {
+        int before = problems.size();
+        Optional<String> nqn = problems.check(() -> nqn(SUBSYSTEM_NQN, required(request, SUBSYSTEM_NQN)));
         Set<NvmePortal> portals = new LinkedHashSet<>();
-        for (String item : ContextList.items(required(request, PORTALS))) {
+        problems.check(() -> portals(required(request, PORTALS))).ifPresent(portals::addAll);
+        Optional<String> nguid = problems.check(() -> identifier(request, NGUID, NamespaceIdentity::nguidOf,
+                "16 bytes of hex").orElse(null));
+        Optional<String> eui64 = problems.check(() -> identifier(request, EUI64, NamespaceIdentity::eui64Of,
+                "8 bytes of hex").orElse(null));
+        Optional<String> uuid = problems.check(() -> identifier(request, UUID, NamespaceIdentity::uuidOf,
+                "a UUID").orElse(null));
+        if (request.key(NGUID).isEmpty() && request.key(EUI64).isEmpty() && request.key(UUID).isEmpty()) {
+            problems.add("volume_context gives no namespace identity: the nvme-tcp transport needs " + NGUID + ", "
+                    + EUI64 + " or " + UUID + ", as the array reports it");
+        }
+        Optional<Long> nsid = problems.check(() -> nsid(request));
+        Optional<String> hostNqn = request.key(HOST_NQN);
+        if (hostNqn.isPresent()) {
+            problems.check(() -> nqn(HOST_NQN, hostNqn.get()));
+        }
+        Optional<String> hostId = request.key(HOST_ID);
+        if (hostId.isPresent() && !HOST_UUID.matcher(hostId.get()).matches()) {
+            problems.add("volume_context." + HOST_ID + " is not a UUID");
+        }
+        if (problems.size() > before) {
+            return Optional.empty();
+        }
+        return Optional.of(new NvmeVolumeSpec(nqn.orElseThrow(), new ArrayList<>(portals),
+                new NamespaceIdentity(nguid, eui64, uuid, nsid.map(OptionalLong::of).orElse(OptionalLong.empty())),
+                hostNqn, hostId.map(String::toLowerCase)));
+    }
+
+    private static List<NvmePortal> portals(String value) throws VolumeException {
+        List<NvmePortal> portals = new ArrayList<>();
+        for (String item : ContextList.items(value)) {
             try {
+                if (!KeyFormats.NVME_PORTAL.accepts(item)) {
+                    throw new IllegalArgumentException(KeyFormats.NVME_PORTAL.description());
+                }
                 portals.add(NvmePortal.parse(item));
             } catch (IllegalArgumentException e) {
                 throw VolumeException.invalid("volume_context." + PORTALS + " has a portal that is not"
@@ -65,36 +104,23 @@ record NvmeVolumeSpec(String subsystemNqn, List<NvmePortal> portals, NamespaceId
         if (portals.isEmpty()) {
             throw VolumeException.invalid("volume_context." + PORTALS + " names no portal");
         }
-        Optional<String> nguid = identifier(request, NGUID, NamespaceIdentity::nguidOf, "16 bytes of hex");
-        Optional<String> eui64 = identifier(request, EUI64, NamespaceIdentity::eui64Of, "8 bytes of hex");
-        Optional<String> uuid = identifier(request, UUID, NamespaceIdentity::uuidOf, "a UUID");
-        if (nguid.isEmpty() && eui64.isEmpty() && uuid.isEmpty()) {
-            throw VolumeException.invalid("volume_context gives no namespace identity: the nvme-tcp transport needs "
-                    + NGUID + ", " + EUI64 + " or " + UUID + ", as the array reports it");
-        }
-        OptionalLong nsid = OptionalLong.empty();
+        return portals;
+    }
+
+    private static Long nsid(AttachRequest request) throws VolumeException {
         Optional<String> nsidText = request.key(NSID);
-        if (nsidText.isPresent()) {
-            try {
-                long value = Long.parseLong(nsidText.get());
-                if (value < 1 || value > 0xFFFF_FFFEL) {
-                    throw new NumberFormatException();
-                }
-                nsid = OptionalLong.of(value);
-            } catch (NumberFormatException e) {
-                throw VolumeException.invalid("volume_context." + NSID + " is not a namespace ID (1..4294967294)");
+        if (nsidText.isEmpty()) {
+            return null;
+        }
+        try {
+            long value = Long.parseLong(nsidText.get());
+            if (value < 1 || value > 0xFFFF_FFFEL) {
+                throw new NumberFormatException();
             }
+            return value;
+        } catch (NumberFormatException e) {
+            throw VolumeException.invalid("volume_context." + NSID + " is not a namespace ID (1..4294967294)");
         }
-        Optional<String> hostNqn = request.key(HOST_NQN);
-        if (hostNqn.isPresent()) {
-            nqn(HOST_NQN, hostNqn.get());
-        }
-        Optional<String> hostId = request.key(HOST_ID);
-        if (hostId.isPresent() && !HOST_UUID.matcher(hostId.get()).matches()) {
-            throw VolumeException.invalid("volume_context." + HOST_ID + " is not a UUID");
-        }
-        return new NvmeVolumeSpec(nqn, new ArrayList<>(portals), new NamespaceIdentity(nguid, eui64, uuid, nsid),
-                hostNqn, hostId.map(String::toLowerCase));
     }
 
     /**
@@ -122,14 +148,13 @@ record NvmeVolumeSpec(String subsystemNqn, List<NvmePortal> portals, NamespaceId
     private static String nqn(String key, String value) throws VolumeException {
         if (!validNqn(value)) {
             throw VolumeException.invalid("volume_context." + key + " is not an NVMe qualified name"
-                    + " (nqn.YYYY-MM.reversed.domain:name, printable ASCII without ',' or '=', at most "
-                    + MAX_NQN + " bytes)");
+                    + " (" + KeyFormats.NQN.description() + ")");
         }
         return value;
     }
 
     static boolean validNqn(String value) {
-        return value.length() <= MAX_NQN && NQN.matcher(value).matches();
+        return KeyFormats.NQN.accepts(value);
     }
 
     private static Optional<String> identifier(AttachRequest request, String key,

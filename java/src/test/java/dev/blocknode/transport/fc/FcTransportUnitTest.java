@@ -551,7 +551,8 @@ class FcTransportUnitTest {
         sysfs.addDisk(PATH_1, "sdb", new DeviceNumber(8, 16), "naa." + NAA);
         sysfs.addDisk(PATH_2, "sdc", new DeviceNumber(8, 32), "naa." + NAA);
         sysfs.addMap(0, "mpatha", WWID, List.of("sdb", "sdc"));
-        Attachment attachment = transport.attach(request(Map.of("wwids", "3600DEAD," + WWID)));
+        Attachment attachment = transport.attach(request(Map.of("wwids",
+                "3600dead0000000000000000000000000," + WWID)));
         assertEquals(sysfs.paths().dev().resolve("dm-0"), attachment.device());
     }
 

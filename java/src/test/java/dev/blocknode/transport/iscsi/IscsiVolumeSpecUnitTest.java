@@ -3,6 +3,7 @@ package dev.blocknode.transport.iscsi;
 import dev.blocknode.outcome.Secrets;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.transport.AttachRequest;
+import dev.blocknode.transport.KeyProblems;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -127,5 +128,38 @@ class IscsiVolumeSpecUnitTest {
         assertEquals(new Portal("fd00::5", 3260), Portal.parse("fd00::5"));
         assertEquals("[fd00::5]:3260", Portal.parse("[FD00::5]").toString());
         assertThrows(IllegalArgumentException.class, () -> Portal.parse("[fd00::5"));
+    }
+
+    @Test
+    void aWwidThatNoLunCanReportIsRefusedBeforeAnythingIsAttached() {
+        for (String wwid : List.of("3600-not-hex", "36001405abcdef0123456789abcdef01", "naa.6001405")) {
+            Map<String, String> context = valid();
+            context.put("wwid", wwid);
+            assertRefused(context, "volume_context.wwid \"" + wwid + "\" is not a WWID");
+        }
+    }
+
+    @Test
+    void aRefusedStageNamesEveryMalformedKey() {
+        Map<String, String> context = valid();
+        context.put("targetPortal", "10.0.0.5:0");
+        context.put("iqn", "not-an-iqn");
+        context.put("lun", "-1");
+        context.put("wwid", "3600");
+        VolumeException e = assertThrows(VolumeException.class, () -> parse(context));
+        for (String key : List.of("targetPortal", "iqn", "lun", "wwid")) {
+            assertTrue(e.getMessage().contains("volume_context." + key + " \""), key + ": " + e.getMessage());
+        }
+    }
+
+    @Test
+    void aStageStillTakesAnIqnInCapitalsWhichANewVolumeIsAskedToWriteInLowerCase() throws Exception {
+        Map<String, String> context = valid();
+        context.put("iqn", "iqn.2003-01.org.Linux-iSCSI.array:sn.1234");
+        assertEquals("iqn.2003-01.org.linux-iscsi.array:sn.1234", parse(context).iqn());
+        KeyProblems problems = new KeyProblems(KeyProblems.Reading.NEW_VOLUME);
+        IscsiVolumeSpec.read(new AttachRequest("vol", context, Map.of(), Secrets.NONE), problems);
+        assertEquals(1, problems.size(), problems.list().toString());
+        assertTrue(problems.list().get(0).contains("has capitals: write it in lower case"), problems.list().toString());
     }
 }

@@ -223,10 +223,10 @@ class LocalTransportUnitTest {
     @Test
     void attachVerifiesTheWwidFromDeviceWwid() throws Exception {
         Path node = blockDevice("sdd", 8, 48);
-        sysfsWwid(8, 48, "device/wwid", "naa.6001405ABCDEF0123  \n");
+        sysfsWwid(8, 48, "device/wwid", "naa.6001405ABCDEF0123456789ABCDEF012  \n");
         Attachment attachment = transport.attach(request(Map.of("devicePath", node.toString(),
-                "wwid", "  NAA.6001405abcdef0123")));
-        assertEquals("naa.6001405ABCDEF0123", attachment.identity());
+                "wwid", "  NAA.6001405abcdef0123456789abcdef012")));
+        assertEquals("naa.6001405ABCDEF0123456789ABCDEF012", attachment.identity());
     }
 
     @Test
@@ -241,12 +241,12 @@ class LocalTransportUnitTest {
     @Test
     void attachPrefersDeviceWwidOverTheBlockAttribute() throws Exception {
         Path node = blockDevice("sde", 8, 64);
-        sysfsWwid(8, 64, "device/wwid", "naa.1111");
-        sysfsWwid(8, 64, "wwid", "naa.2222");
-        assertEquals("naa.1111", transport.attach(request(Map.of("devicePath", node.toString(),
-                "wwid", "naa.1111"))).identity());
-        assertEquals(VolumeException.Outcome.FAILED_PRECONDITION,
-                outcome(() -> transport.attach(request(Map.of("devicePath", node.toString(), "wwid", "naa.2222")))));
+        sysfsWwid(8, 64, "device/wwid", "naa.5000c50011111111");
+        sysfsWwid(8, 64, "wwid", "naa.5000c50022222222");
+        assertEquals("naa.5000c50011111111", transport.attach(request(Map.of("devicePath", node.toString(),
+                "wwid", "naa.5000c50011111111"))).identity());
+        assertEquals(VolumeException.Outcome.FAILED_PRECONDITION, outcome(() -> transport.attach(request(Map.of(
+                "devicePath", node.toString(), "wwid", "naa.5000c50022222222")))));
     }
 
     @Test
@@ -282,7 +282,7 @@ class LocalTransportUnitTest {
     void attachRefusesWhenTheDeviceReportsNoWwid() throws Exception {
         Path node = blockDevice("loop7", 7, 7);
         VolumeException e = assertThrows(VolumeException.class, () -> transport.attach(request(Map.of(
-                "devicePath", node.toString(), "wwid", "naa.1"))));
+                "devicePath", node.toString(), "wwid", "naa.5000c50011111111"))));
         assertEquals(VolumeException.Outcome.FAILED_PRECONDITION, e.outcome());
         assertTrue(e.getMessage().contains("no wwid"), e.getMessage());
     }
