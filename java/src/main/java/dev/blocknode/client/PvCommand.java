@@ -11,7 +11,6 @@ import dev.blocknode.transport.StagedVolumes;
 import dev.blocknode.transport.san.FenceSettings;
 import dev.blocknode.volume.StageRequestRules;
 
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
@@ -128,13 +127,12 @@ public final class PvCommand {
     }
 
     /**
-     * The LUN list's file: a regular file (links followed) of at most {@link LimitedInput#MAX_BYTES}, read before it is
-     * parsed; a FIFO or a device there is refused, not waited on ({@link SmallFiles}): standard input is {@code -}.
+     * The LUN list's file, read as it is parsed (bounded by {@link LimitedInput}): a regular file, links followed; a
+     * FIFO or a device there is refused, not waited on ({@link SmallFiles}): standard input is {@code -}.
      */
     private static InputStream openFile(Path file) throws IOException {
         try {
-            return new ByteArrayInputStream(SmallFiles.readRegularFollowingLinks(file, LimitedInput.MAX_BYTES)
-                    .orElseThrow(() -> new NoSuchFileException(file.toString())));
+            return SmallFiles.openRegularFollowingLinks(file).orElseThrow(() -> new NoSuchFileException(file.toString()));
         } catch (IOException e) {
             throw e instanceof NoSuchFileException ? e : new IOException(e.getMessage() + " (for a pipe, give -"
                     + " and feed it on standard input)", e);

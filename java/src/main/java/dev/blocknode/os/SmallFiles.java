@@ -6,6 +6,7 @@ import dev.blocknode.os.natives.NoSuchPathException;
 import dev.blocknode.os.natives.UnsafePathException;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -62,6 +63,85 @@ public final class SmallFiles {
         return retyped(() -> readNatively(real, file, maxBytes));
     }
 
+    /**
+     * {@code file} opened as {@link #readRegularFollowingLinks} opens it (links followed first, a regular file only,
+     * never waited on, checked again on the descriptor), to be read as a stream, for an operator's input too large to
+     * read whole before it is checked (a LUN list, bounded by its reader). Empty when it is not there.
+     */
+    public static Optional<InputStream> openRegularFollowingLinks(Path file) throws IOException {
+        Path real;
+        try {
+            int mode = (Integer) Files.getAttribute(file, "unix:mode");
+            if (!FileStat.isRegularFile(mode)) {
+                throw new IOException(file + " is " + typeOf(mode) + ", not a regular file");
+            }
+            real = file.toRealPath();
+        } catch (NoSuchFileException absent) {
+            return Optional.empty();
+        }
+        return retyped(() -> {
+            int fd;
+            try {
+                fd = LinuxNative.openForReading(real.toString());
+            } catch (NoSuchPathException absent) {
+                return Optional.empty();
+            } catch (UnsafePathException e) {
+                throw new IOException(file + " is a symbolic link (not followed; " + e.getMessage() + ")", e);
+            }
+            try {
+                requireRegular(FileStat.of(LinuxNative.statAt(fd, "")), file);
+            } catch (IOException | RuntimeException e) {
+                closeQuietly(fd);
+                throw e;
+            }
+            return Optional.of(new DescriptorStream(fd));
+        });
+    }
+
+    /** A descriptor of a regular file, read by the native read(2) and closed with the stream. */
+    private static final class DescriptorStream extends InputStream {
+        private final int fd;
+        private boolean closed;
+
+        DescriptorStream(int fd) {
+            this.fd = fd;
+        }
+
+        @Override
+        public int read() throws IOException {
+            byte[] one = new byte[1];
+            return read(one, 0, 1) <= 0 ? -1 : one[0] & 0xff;
+        }
+
+        @Override
+        public int read(byte[] buffer, int offset, int length) throws IOException {
+            if (closed) {
+                throw new IOException("stream closed");
+            }
+            if (length == 0) {
+                return 0;
+            }
+            int read = retyped(() -> LinuxNative.read(fd, buffer, offset, length));
+            return read == 0 ? -1 : read;
+        }
+
+        @Override
+        public void close() {
+            if (!closed) {
+                closed = true;
+                closeQuietly(fd);
+            }
+        }
+    }
+
+    private static void closeQuietly(int fd) {
+        try {
+            LinuxNative.close(fd);
+        } catch (NativeIOException ignored) {
+            // Linux frees the descriptor even when close reports an error
+        }
+    }
+
     /** Reads {@code path}, a name with no symlink left in it; messages name the file as {@code named}. */
     private static Optional<byte[]> readNatively(Path path, Path named, int maxBytes) throws IOException {
         FileStat looked;
@@ -83,11 +163,7 @@ public final class SmallFiles {
             requireRegular(FileStat.of(LinuxNative.statAt(fd, "")), named);
             return Optional.of(readAtMost(fd, named, maxBytes));
         } finally {
-            try {
-                LinuxNative.close(fd);
-            } catch (NativeIOException ignored) {
-                // Linux frees the descriptor even when close reports an error; what was read stands
-            }
+            closeQuietly(fd); // what was read stands
         }
     }
 
