@@ -49,18 +49,24 @@ public final class SmallFiles {
      * to, is not there.
      */
     public static Optional<byte[]> readRegularFollowingLinks(Path file, int maxBytes) throws IOException {
-        Path real;
+        Optional<Path> real = followedToRegularFile(file);
+        return real.isEmpty() ? Optional.empty() : retyped(() -> readNatively(real.get(), file, maxBytes));
+    }
+
+    /**
+     * Where {@code file}'s links lead, when that is a regular file; empty when nothing is there; refused otherwise.
+     * stat(2) through the links: a FIFO reached by one (/dev/fd/N of a pipe) is named as such, never opened.
+     */
+    private static Optional<Path> followedToRegularFile(Path file) throws IOException {
         try {
-            // stat(2) through the links: a FIFO reached by one (/dev/fd/N of a pipe) is named as such, not opened.
             int mode = (Integer) Files.getAttribute(file, "unix:mode");
             if (!FileStat.isRegularFile(mode)) {
                 throw new IOException(file + " is " + typeOf(mode) + ", not a regular file");
             }
-            real = file.toRealPath();
+            return Optional.of(file.toRealPath());
         } catch (NoSuchFileException absent) {
             return Optional.empty();
         }
-        return retyped(() -> readNatively(real, file, maxBytes));
     }
 
     /**
@@ -69,20 +75,14 @@ public final class SmallFiles {
      * read whole before it is checked (a LUN list, bounded by its reader). Empty when it is not there.
      */
     public static Optional<InputStream> openRegularFollowingLinks(Path file) throws IOException {
-        Path real;
-        try {
-            int mode = (Integer) Files.getAttribute(file, "unix:mode");
-            if (!FileStat.isRegularFile(mode)) {
-                throw new IOException(file + " is " + typeOf(mode) + ", not a regular file");
-            }
-            real = file.toRealPath();
-        } catch (NoSuchFileException absent) {
+        Optional<Path> real = followedToRegularFile(file);
+        if (real.isEmpty()) {
             return Optional.empty();
         }
         return retyped(() -> {
             int fd;
             try {
-                fd = LinuxNative.openForReading(real.toString());
+                fd = LinuxNative.openForReading(real.get().toString());
             } catch (NoSuchPathException absent) {
                 return Optional.empty();
             } catch (UnsafePathException e) {

@@ -74,6 +74,33 @@ public final class KeyProblems {
         }
     }
 
+    /**
+     * The value a reader makes of a request's keys as a stage reads them, or INVALID_ARGUMENT naming every problem it
+     * found: what a spec's parse is, over its {@code read(request, problems)}.
+     */
+    public static <T> T parsed(Reader<T> reader) throws VolumeException {
+        KeyProblems problems = new KeyProblems(Reading.STAGE);
+        Optional<T> value = reader.read(problems);
+        problems.throwIfAny();
+        return value.orElseThrow();
+    }
+
+    /**
+     * {@link Transport#validate} for a transport that checks every key ({@link Transport#check}): INVALID_ARGUMENT
+     * naming every problem, as a stage reads the keys.
+     */
+    public static void requireNone(Transport transport, AttachRequest request) throws VolumeException {
+        KeyProblems problems = new KeyProblems(Reading.STAGE);
+        transport.check(request, problems);
+        problems.throwIfAny();
+    }
+
+    /** What reads a request's keys into a value, recording each problem instead of stopping at the first. */
+    @FunctionalInterface
+    public interface Reader<T> {
+        Optional<T> read(KeyProblems problems) throws VolumeException;
+    }
+
     /** A check that answers a value or throws INVALID_ARGUMENT. */
     @FunctionalInterface
     public interface Step<T> {

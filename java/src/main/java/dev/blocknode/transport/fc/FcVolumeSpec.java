@@ -37,10 +37,7 @@ record FcVolumeSpec(List<String> targetWwpns, OptionalLong lun, List<Wwid> wwids
      * @throws VolumeException INVALID_ARGUMENT naming every malformed or missing key
      */
     static FcVolumeSpec parse(AttachRequest request) throws VolumeException {
-        KeyProblems problems = new KeyProblems(KeyProblems.Reading.STAGE);
-        Optional<FcVolumeSpec> spec = read(request, problems);
-        problems.throwIfAny();
-        return spec.orElseThrow();
+        return KeyProblems.parsed(problems -> read(request, problems));
     }
 
     /** The spec, or empty after recording in {@code problems} every key that is missing or malformed. */

@@ -55,10 +55,7 @@ public record IscsiVolumeSpec(List<Portal> portals, String iqn, long lun, Option
      * @throws VolumeException INVALID_ARGUMENT naming every malformed or missing key
      */
     public static IscsiVolumeSpec from(AttachRequest request) throws VolumeException {
-        KeyProblems problems = new KeyProblems(KeyProblems.Reading.STAGE);
-        Optional<IscsiVolumeSpec> spec = read(request, problems);
-        problems.throwIfAny();
-        return spec.orElseThrow();
+        return KeyProblems.parsed(problems -> read(request, problems));
     }
 
     /** The spec, or empty after recording in {@code problems} every key that is missing or malformed. */

@@ -54,9 +54,7 @@ public final class LocalTransport implements Transport {
 
     @Override
     public void validate(AttachRequest request) throws VolumeException {
-        KeyProblems problems = new KeyProblems(KeyProblems.Reading.STAGE);
-        check(request, problems);
-        problems.throwIfAny();
+        KeyProblems.requireNone(this, request);
     }
 
     @Override

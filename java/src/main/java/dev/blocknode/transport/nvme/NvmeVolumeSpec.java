@@ -49,10 +49,7 @@ record NvmeVolumeSpec(String subsystemNqn, List<NvmePortal> portals, NamespaceId
      * @throws VolumeException INVALID_ARGUMENT naming every malformed or missing key
      */
     static NvmeVolumeSpec from(AttachRequest request) throws VolumeException {
-        KeyProblems problems = new KeyProblems(KeyProblems.Reading.STAGE);
-        Optional<NvmeVolumeSpec> spec = read(request, problems);
-        problems.throwIfAny();
-        return spec.orElseThrow();
+        return KeyProblems.parsed(problems -> read(request, problems));
     }
 
     /** The spec, or empty after recording in {@code problems} every key that is missing or malformed. */
