@@ -147,12 +147,49 @@ func endAfterSIGTERM(name string, waitErr error, sigtermMayKill bool) (string, e
 	return "", fmt.Errorf("%s ended with %s after SIGTERM", name, status)
 }
 
-// Kill ends the process group at once and waits for the process; nil or exited, it does nothing.
+// Kill ends the process group at once and waits for the process, and for the rest of its group to be gone; nil
+// or exited, it does nothing. SIGKILL is sent to the whole group at once, but each member dies when the kernel
+// next runs it: on a loaded machine, a child the process forked can still be alive (its command line readable)
+// a moment after the process itself was reaped. The wait is bounded (groupGoneWithin); what is still there then
+// is NothingLeft's to name.
 func (p *Process) Kill() {
 	if p != nil && !p.Exited() {
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 		<-p.done
+		waitGroupGone(p.cmd.Process.Pid, groupGoneWithin)
 	}
+}
+
+const groupGoneWithin = 5 * time.Second
+
+// waitGroupGone returns once no live process is in process group pgid (a zombie, dead and waiting for its
+// parent to reap it, counts as gone), or after limit.
+func waitGroupGone(pgid int, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for groupHasLiveMember(pgid) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// groupHasLiveMember reads each process's /proc/PID/stat: its state (the field after the command's closing
+// parenthesis) and its process group (the third field after it).
+func groupHasLiveMember(pgid int) bool {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		text := string(stat)
+		fields := strings.Fields(text[strings.LastIndexByte(text, ')')+1:])
+		if len(fields) > 2 && fields[0] != "Z" && fields[2] == strconv.Itoa(pgid) {
+			return true
+		}
+	}
+	return false
 }
 
 // NothingLeft fails, naming them, if processes other than this one still name the work directory in
