@@ -119,11 +119,16 @@ apt-test:
 # Unit and host tests run inside one Maven build that also installs the jars (host tests mount real loop devices:
 # root only), then the tiers scripts/tiers.tsv marks "yes", in its order: scripts/apt.sh, the harnesses compile,
 # csi-sanity, the real sidecars (registration, liveness), deploy/, the release, the VMs, with Kubernetes beside them
-# ("beside": at the same time; scripts/test-tiers.sh). The first failure stops it.
+# ("beside": at the same time; scripts/test-tiers.sh). The first failure stops it. Meanwhile, from the start, the
+# kube tier's Kubernetes and containerd builds run in the background at nice 10 (test-e2e/kube/prebuild.sh; the
+# tier waits for them, then reuses them), and are stopped with make test if it ends before.
 # Maven is not quiet here, so Surefire's per-class lines and totals stay in the log.
 .PHONY: test
 test: test-deps
-	@start=$$(date +%s); \
+	@start=$$(date +%s); mkdir -p .tools; \
+	setsid nice -n 10 bash test-e2e/kube/prebuild.sh >.tools/prebuild.log 2>&1 & prebuild=$$!; \
+	trap 'kill -TERM -- -'$$prebuild' 2>/dev/null; wait '$$prebuild' 2>/dev/null' EXIT; \
+	echo "make test: building Kubernetes and containerd for the kube tier in the background (.tools/prebuild.log)"; \
 	mvn -B -ntp install && \
 	MAKE="$(MAKE)" bash scripts/test-tiers.sh $(TIERS) && \
 	echo "make test: all tiers passed in $$(( $$(date +%s) - start )) s"
