@@ -15,7 +15,7 @@ package dev.blocknode.os.natives;
 public final class LinuxNative {
 
     static {
-        NativeLibrary.load();
+        NativeLibrary.loadForLinuxNative();
     }
 
     private LinuxNative() {

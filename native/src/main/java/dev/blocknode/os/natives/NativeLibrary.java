@@ -20,7 +20,7 @@ import java.nio.file.attribute.PosixFilePermissions;
  *
  * <p>A failed load is remembered and not retried: {@link #isLoaded()} and {@link #loadFailure()}
  * let a health probe report why instead of crashing, and every later {@link #load()} throws again.
- * {@link LinuxNative} calls {@link #load()} itself when first used.
+ * {@link LinuxNative} loads it when first initialized, and {@link #load()} initializes LinuxNative.
  */
 public final class NativeLibrary {
 
@@ -42,7 +42,11 @@ public final class NativeLibrary {
     }
 
     /**
-     * Loads the library if not done yet; idempotent and thread-safe.
+     * Loads the library if not done yet; idempotent and thread-safe. Always by way of {@link LinuxNative}'s static
+     * initializer, which does the loading ({@link #loadForLinuxNative}): JNI_OnLoad binds LinuxNative's natives, which
+     * needs LinuxNative initialized, so a thread that took this class's lock first would wait for an initializer
+     * running in another thread, itself waiting for that lock, for ever. Through the initializer, every thread takes
+     * the JVM's class-initialization lock first, and then this class's.
      *
      * @throws UnsatisfiedLinkError if this or an earlier call failed to load it; the cause is
      *     {@link #loadFailure()}
@@ -51,10 +55,23 @@ public final class NativeLibrary {
         if (loaded) {
             return;
         }
+        try {
+            Class.forName(LinuxNative.class.getName(), true, NativeLibrary.class.getClassLoader());
+        } catch (ClassNotFoundException impossible) {
+            throw new AssertionError(impossible);
+        } catch (LinkageError initializerFailed) {
+            // ExceptionInInitializerError the first time, NoClassDefFoundError after: the load failed
+        }
+        if (!loaded) {
+            throw unsatisfied();
+        }
+    }
+
+    /** The load itself, under this class's lock: called by LinuxNative's static initializer alone. */
+    static void loadForLinuxNative() {
         synchronized (LOCK) {
             if (loaded || loading) {
-                // loading: a re-entrant call from this very thread. JNI_OnLoad's FindClass
-                // initializes LinuxNative, whose static initializer calls load() again.
+                // loading: a re-entrant call from this very thread, from inside System.load.
                 return;
             }
             if (failure == null) {
@@ -69,11 +86,14 @@ public final class NativeLibrary {
                     loading = false;
                 }
             }
-            UnsatisfiedLinkError error = new UnsatisfiedLinkError(
-                    "libblocknode could not be loaded: " + failure);
-            error.initCause(failure);
-            throw error;
+            throw unsatisfied();
         }
+    }
+
+    private static UnsatisfiedLinkError unsatisfied() {
+        UnsatisfiedLinkError error = new UnsatisfiedLinkError("libblocknode could not be loaded: " + failure);
+        error.initCause(failure);
+        return error;
     }
 
     /** Whether the library has been loaded (does not try to load it). */

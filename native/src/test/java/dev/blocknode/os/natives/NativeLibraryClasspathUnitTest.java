@@ -52,6 +52,23 @@ class NativeLibraryClasspathUnitTest {
         }
     }
 
+    /**
+     * The plugin once hung at start with no line logged: its log-level file's thread made the first native call
+     * (LinuxNative's initializer, waiting for the load's lock) while the main thread held that lock inside
+     * System.load, whose JNI_OnLoad binds LinuxNative's natives and so waited for that very initializer. Both ways
+     * in, at once, in fresh JVMs: none may hang.
+     */
+    @Test
+    void loadingAndAFirstNativeCallAtOnceNeverDeadlock() throws IOException {
+        for (int run = 0; run < 12; run++) {
+            ForkedJvm.Outcome outcome = ForkedJvm.probe(List.of(), List.of(), "load-or-use");
+
+            assertEquals("false", outcome.get("deadlocked"), "run " + run + ":\n" + outcome.output());
+            assertEquals("[]", outcome.get("failures"));
+            assertEquals("true", outcome.get("loaded"));
+        }
+    }
+
     @Test
     void extractsIntoTheWorkdirWhenOneIsGiven() throws IOException {
         Path workdir = Files.createDirectory(tmp.resolve("workdir"));

@@ -10,6 +10,9 @@ import java.util.concurrent.CountDownLatch;
  * <ul>
  *   <li>{@code load}: NativeLibrary.load() from 8 threads at once, before LinuxNative is touched,
  *       then one native call.
+ *   <li>{@code load-or-use}: half of 8 threads call NativeLibrary.load(), the other half make a native call
+ *       first (LinuxNative's initializer loads it), all released at once; halts the JVM, saying so, if they are
+ *       not done within 20 s (a deadlock between the two ways in).
  *   <li>{@code load-twice}: load() twice, reporting both outcomes (for a failing load).
  *   <li>{@code umount2 PATH}: LinuxNative.umount2(PATH, 0) and the exception it throws.
  * </ul>
@@ -22,6 +25,7 @@ public final class NativeLibraryProbe {
     public static void main(String[] args) throws Exception {
         switch (args[0]) {
             case "load" -> load();
+            case "load-or-use" -> loadOrUse();
             case "load-twice" -> loadTwice();
             case "umount2" -> umount2(args[1]);
             default -> throw new IllegalArgumentException(args[0]);
@@ -58,6 +62,45 @@ public final class NativeLibraryProbe {
         long[] stat = LinuxNative.stat("/");
         System.out.println("rootIsDirectory=" + ((stat[LinuxNative.STAT_MODE] & LinuxNative.S_IFMT) == LinuxNative.S_IFDIR));
         System.out.println("rootIsMountPoint=" + LinuxNative.isMountPoint("/"));
+    }
+
+    private static void loadOrUse() throws Exception {
+        CountDownLatch start = new CountDownLatch(1);
+        List<Throwable> failures = new ArrayList<>();
+        List<Thread> started = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            boolean use = i % 2 == 1;
+            Thread thread = new Thread(() -> {
+                try {
+                    start.await();
+                    if (use) {
+                        LinuxNative.isMountPoint("/");
+                    } else {
+                        NativeLibrary.load();
+                    }
+                } catch (Throwable t) {
+                    synchronized (failures) {
+                        failures.add(t);
+                    }
+                }
+            });
+            thread.setDaemon(true);
+            thread.start();
+            started.add(thread);
+        }
+        start.countDown();
+        long deadline = System.nanoTime() + 20_000_000_000L;
+        for (Thread thread : started) {
+            thread.join(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
+            if (thread.isAlive()) {
+                System.out.println("deadlocked=true");
+                System.out.flush();
+                Runtime.getRuntime().halt(3);
+            }
+        }
+        System.out.println("deadlocked=false");
+        System.out.println("failures=" + failures);
+        System.out.println("loaded=" + NativeLibrary.isLoaded());
     }
 
     private static void loadTwice() {
