@@ -149,6 +149,30 @@ func ExportedSeries(metricsPage string) map[string][]string {
 	return series
 }
 
+// NodeExporterDiskSeries are node_exporter's per-disk counters (its diskstats collector) that the dashboard's
+// "Volume devices" row joins to blocknode_volume_device_info on the device's kernel name, with the labels a query
+// may match on. The one other exporter a query here may name, one series at a time: any other series of
+// node_exporter (or a label of these but device) is refused as a series the plugin does not export.
+var NodeExporterDiskSeries = map[string][]string{
+	"node_disk_read_time_seconds_total":        {"device"},
+	"node_disk_reads_completed_total":          {"device"},
+	"node_disk_write_time_seconds_total":       {"device"},
+	"node_disk_writes_completed_total":         {"device"},
+	"node_disk_io_time_weighted_seconds_total": {"device"},
+	"node_disk_read_bytes_total":               {"device"},
+	"node_disk_written_bytes_total":            {"device"},
+}
+
+// QueryableSeries are the series a rule or dashboard query may name: the plugin's (ExportedSeries) and
+// NodeExporterDiskSeries.
+func QueryableSeries(metricsPage string) map[string][]string {
+	series := ExportedSeries(metricsPage)
+	for name, labels := range NodeExporterDiskSeries {
+		series[name] = labels
+	}
+	return series
+}
+
 // TargetLabels are what Prometheus adds to every series of a target: a query may match on them everywhere.
 var TargetLabels = []string{"job", "instance"}
 

@@ -40,6 +40,7 @@ import dev.blocknode.volume.StartupRecovery;
 import dev.blocknode.volume.VolumeCountGauges;
 import dev.blocknode.volume.VolumeFences;
 import dev.blocknode.volume.VolumeLimit;
+import dev.blocknode.volume.read.VolumeDeviceInfo;
 import dev.blocknode.volume.read.VolumePathGauges;
 import dev.blocknode.volume.filesystem.FilesystemType;
 import io.micrometer.core.instrument.Gauge;
@@ -187,12 +188,15 @@ public final class Plugin implements AutoCloseable {
             VolumePathGauges pathGauges = new VolumePathGauges(transports, store, registry);
             NodeIdentityInfo identity = new NodeIdentityInfo(host.paths(), config.nodeId(),
                     registry.getPrometheusRegistry());
+            VolumeDeviceInfo volumeDevices = new VolumeDeviceInfo(store, host.blockDevices(), config.kubeletRoot(),
+                    config.nodeId(), registry.getPrometheusRegistry());
             try {
                 metrics = Optional.of(MetricsEndpoint.start(config.metricsAddress().get(), registry, () -> {
                     store.recheckUnreadable(); // a file repaired or removed since counts no more
                     pathGauges.refresh();
                     volumeCounts.refresh();
                     identity.refresh();
+                    volumeDevices.refresh();
                 }));
             } catch (IOException | RuntimeException e) {
                 processMetrics.close();

@@ -20,11 +20,18 @@ final class RequestFields {
     /** PATH_MAX, the longest path the kernel takes. */
     static final int MAX_PATH_BYTES = 4096;
     /**
-     * For volume_context, publish_context and secrets, each. The spec's limit for a map is 4 KiB; this is
-     * sixteen times that, for a controller that is generous with its context, and still keeps a request's
-     * share of a staging record small.
+     * For volume_context and publish_context (and a controller call's parameters), each: the CSI spec's limit for
+     * a map ("fields SHALL NOT exceed" 4 KiB, keys and values), the one that other node plugins and CSI
+     * middleware enforce (dell/csm#2012: a 5 KiB publish_context refused at the node). Refused here, at the first
+     * call that carries it, so that a controller that outgrows it learns which field and by how much, not from
+     * another component later; docs/integration.md says what blocknode's own keys cost of it.
      */
-    static final int MAX_MAP_BYTES = 64 * 1024;
+    static final int MAX_CONTEXT_BYTES = 4096;
+    /**
+     * For secrets: sixteen times the spec's map limit. kubelet passes every key of the Secret a PV names, which
+     * may hold more than the plugin reads (a certificate beside a CHAP pair), and a secret is never recorded.
+     */
+    static final int MAX_SECRETS_BYTES = 64 * 1024;
     static final int MAX_MAP_ENTRIES = 256;
 
     private RequestFields() {
@@ -66,7 +73,7 @@ final class RequestFields {
      * (the transports read paths, names and numbers from them; none has one, and they reach logs and records).
      */
     static Map<String, String> context(String field, Map<String, String> context) throws VolumeException {
-        bounded(field, context);
+        bounded(field, context, MAX_CONTEXT_BYTES, " (the CSI spec's limit for a map, 4 KiB)");
         for (Map.Entry<String, String> entry : context.entrySet()) {
             if (Printable.hasUnprintable(entry.getKey())) {
                 throw VolumeException.invalid(field + " has a key holding a control or formatting character");
@@ -84,7 +91,7 @@ final class RequestFields {
      * transport that uses one checks it for where it goes (see ChapCredentials).
      */
     static Map<String, String> secrets(String field, Map<String, String> secrets) throws VolumeException {
-        bounded(field, secrets);
+        bounded(field, secrets, MAX_SECRETS_BYTES, "");
         for (String key : secrets.keySet()) {
             if (Printable.hasUnprintable(key)) {
                 throw VolumeException.invalid(field + " has a key holding a control or formatting character");
@@ -108,7 +115,8 @@ final class RequestFields {
         return value;
     }
 
-    private static void bounded(String field, Map<String, String> map) throws VolumeException {
+    private static void bounded(String field, Map<String, String> map, int maxBytes, String why)
+            throws VolumeException {
         if (map.size() > MAX_MAP_ENTRIES) {
             throw VolumeException.invalid(field + " has " + map.size() + " entries; at most " + MAX_MAP_ENTRIES);
         }
@@ -116,9 +124,9 @@ final class RequestFields {
         for (Map.Entry<String, String> entry : map.entrySet()) {
             bytes += utf8Length(entry.getKey()) + utf8Length(entry.getValue());
         }
-        if (bytes > MAX_MAP_BYTES) {
+        if (bytes > maxBytes) {
             throw VolumeException.invalid(field + " holds " + bytes + " bytes of keys and values; at most "
-                    + MAX_MAP_BYTES);
+                    + maxBytes + why);
         }
     }
 

@@ -73,6 +73,13 @@ final class IscsiReadiness {
             return Finding.error("initiator-name", "the initiator name \"" + name.get() + "\" is not an IQN"
                     + " (iqn.YYYY-MM.reversed.domain[:name], lower case) or an EUI (eui. and 16 hex digits)", FIX_NAME);
         }
+        if (SharedIdentity.isExampleIqn(name.get())) {
+            return Finding.warning("initiator-name", "the initiator name " + name.get() + " is in a domain reserved"
+                    + " for examples, so it was copied, not made for this node: other nodes may present the same"
+                    + " name" + SharedIdentity.CLUSTER_WIDE, "drain the node, then on the host: echo InitiatorName=$("
+                    + "iscsi-iname) > /etc/iscsi/initiatorname.iscsi; systemctl restart iscsid; and put the new name"
+                    + " in the targets' access lists (docs/install.md#one-identity-per-node)");
+        }
         return Finding.ok("initiator-name", "initiator name " + name.get());
     }
 

@@ -26,6 +26,13 @@ final class NvmeTcpReadiness {
     private static final int NQN_MAX_BYTES = 223;
     private static final Pattern UUID = Pattern.compile(
             "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
+    private static final String FIX_NQN = "on the host: nvme gen-hostnqn > /etc/nvme/hostnqn (and add it to the"
+            + " subsystems' host lists)";
+    /** A host NQN and host ID of the node's own, made from one random UUID. */
+    private static final String FIX_SHARED = "drain the node, then on the host: u=$(cat"
+            + " /proc/sys/kernel/random/uuid); echo nqn.2014-08.org.nvmexpress:uuid:$u > /etc/nvme/hostnqn;"
+            + " echo $u > /etc/nvme/hostid; and put the new NQN in the subsystems' host lists"
+            + " (docs/install.md#one-identity-per-node)";
 
     private final HostPaths paths;
 
@@ -97,28 +104,42 @@ final class NvmeTcpReadiness {
 
     private List<Finding> identity() throws IOException {
         Optional<NvmeHostNames> names = NvmeHostNames.configured(paths);
-        String fixNqn = "on the host: nvme gen-hostnqn > /etc/nvme/hostnqn (and add it to the subsystems' host lists)";
         if (names.isEmpty()) {
             return List.of(Finding.error("hostnqn", "no host NQN in " + paths.nvmeHostDirectory().resolve("hostnqn")
-                    + ": the plugin refuses NVMe volumes without one", fixNqn));
+                    + ": the plugin refuses NVMe volumes without one", FIX_NQN));
         }
-        List<Finding> findings = new ArrayList<>();
-        String nqn = names.get().hostNqn();
-        findings.add(NQN.matcher(nqn).matches() && nqn.getBytes(StandardCharsets.UTF_8).length <= NQN_MAX_BYTES
-                ? Finding.ok("hostnqn", "host NQN " + nqn)
-                : Finding.error("hostnqn", "the host NQN \"" + nqn + "\" is not an NQN (nqn.YYYY-MM.reversed.domain:"
-                + "name, at most 223 bytes)", fixNqn));
-        Optional<String> id = names.get().hostId();
+        return List.of(hostNqn(names.get().hostNqn()), hostId(names.get().hostId()));
+    }
+
+    private static Finding hostNqn(String nqn) {
+        if (!NQN.matcher(nqn).matches() || nqn.getBytes(StandardCharsets.UTF_8).length > NQN_MAX_BYTES) {
+            return Finding.error("hostnqn", "the host NQN \"" + nqn + "\" is not an NQN"
+                    + " (nqn.YYYY-MM.reversed.domain:name, at most 223 bytes)", FIX_NQN);
+        }
+        Optional<String> placeholder = SharedIdentity.placeholderInHostNqn(nqn);
+        if (placeholder.isPresent()) {
+            return Finding.warning("hostnqn", "the host NQN " + nqn + " is made of the UUID " + placeholder.get()
+                    + ", which many machines carry alike (an unset firmware UUID, or an example): other nodes may"
+                    + " present the same NQN" + SharedIdentity.CLUSTER_WIDE, FIX_SHARED);
+        }
+        return Finding.ok("hostnqn", "host NQN " + nqn);
+    }
+
+    private Finding hostId(Optional<String> id) {
         if (id.isEmpty()) {
-            findings.add(Finding.warning("hostid", "no host ID in " + paths.nvmeHostDirectory().resolve("hostid")
+            return Finding.warning("hostid", "no host ID in " + paths.nvmeHostDirectory().resolve("hostid")
                     + ": the kernel makes up one per connection, and a subsystem may take them for several hosts",
-                    "on the host: write the UUID of the host NQN (or uuidgen's) to /etc/nvme/hostid"));
-        } else if (!UUID.matcher(id.get()).matches()) {
-            findings.add(Finding.error("hostid", "the host ID \"" + id.get() + "\" is not a UUID: connections are"
-                    + " refused", "on the host: write a UUID (the host NQN's, or uuidgen's) to /etc/nvme/hostid"));
-        } else {
-            findings.add(Finding.ok("hostid", "host ID " + id.get()));
+                    "on the host: write the UUID of the host NQN (or uuidgen's) to /etc/nvme/hostid");
         }
-        return findings;
+        if (!UUID.matcher(id.get()).matches()) {
+            return Finding.error("hostid", "the host ID \"" + id.get() + "\" is not a UUID: connections are"
+                    + " refused", "on the host: write a UUID (the host NQN's, or uuidgen's) to /etc/nvme/hostid");
+        }
+        if (SharedIdentity.isPlaceholder(id.get())) {
+            return Finding.warning("hostid", "the host ID " + id.get() + " is a UUID many machines carry alike"
+                    + " (an unset firmware UUID, or an example): other nodes may present the same ID"
+                    + SharedIdentity.CLUSTER_WIDE, FIX_SHARED);
+        }
+        return Finding.ok("hostid", "host ID " + id.get());
     }
 }

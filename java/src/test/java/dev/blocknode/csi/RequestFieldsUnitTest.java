@@ -6,6 +6,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import java.nio.charset.StandardCharsets;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -68,12 +70,70 @@ class RequestFieldsUnitTest {
 
         Map<String, String> big = Map.of("devicePath", "/dev/loop0", "note", "n".repeat(64 * 1024));
         message = refused(() -> RequestFields.context("publish_context", big));
-        assertTrue(message.startsWith("publish_context holds 65560 bytes of keys and values; at most 65536"), message);
+        assertTrue(message.startsWith("publish_context holds 65560 bytes of keys and values; at most 4096"), message);
         message = refused(() -> RequestFields.secrets("secrets", big));
-        assertTrue(message.startsWith("secrets holds 65560 bytes"), message);
+        assertEquals("secrets holds 65560 bytes of keys and values; at most 65536", message);
 
         Map<String, String> ordinary = Map.of("devicePath", "/dev/loop0", "wwid", "naa.600");
         assertEquals(ordinary, RequestFields.context("volume_context", ordinary));
+    }
+
+    /**
+     * The CSI spec's 4 KiB for a map, keys and values counted in UTF-8 bytes (dell/csm#2012: a 5 KiB publish_context
+     * that a node refused): the refusal names the field, its size and the limit. Secrets keep a larger bound.
+     */
+    @Test
+    void contextsAreAtMostTheSpecs4KiB() throws Exception {
+        Map<String, String> full = Map.of("targetPortal", "10.0.0.1:3260", "note", "n".repeat(4096 - 29));
+        assertEquals(4096, bytes(full));
+        assertEquals(full, RequestFields.context("publish_context", full));
+        assertEquals(full, RequestFields.context("volume_context", full));
+
+        Map<String, String> over = Map.of("targetPortal", "10.0.0.1:3260", "note", "卷" + "n".repeat(4096 - 30));
+        assertEquals(4098, bytes(over), "a three-byte character counts three");
+        assertEquals("publish_context holds 4098 bytes of keys and values; at most 4096 (the CSI spec's limit for"
+                + " a map, 4 KiB)", refused(() -> RequestFields.context("publish_context", over)));
+        assertTrue(refused(() -> RequestFields.context("volume_context", over))
+                .startsWith("volume_context holds 4098"));
+
+        Map<String, String> certificate = Map.of("tls.crt", "c".repeat(6000));
+        assertEquals(certificate, RequestFields.secrets("secrets", certificate));
+    }
+
+    /**
+     * docs/integration.md's budget: with every other iSCSI key at its longest, {@code portals} still holds 148 IPv4
+     * portals of the longest form (21 bytes each with the comma); the 149th is over.
+     */
+    @Test
+    void theIntegrationPagesLongestIscsiContextHolds148Portals() throws Exception {
+        Map<String, String> longest = longestIscsiContext(148);
+        assertTrue(bytes(longest) <= RequestFields.MAX_CONTEXT_BYTES, bytes(longest) + " bytes");
+        assertEquals(longest, RequestFields.context("publish_context", longest));
+        assertTrue(refused(() -> RequestFields.context("publish_context", longestIscsiContext(149)))
+                .startsWith("publish_context holds 4110 bytes"));
+    }
+
+    /** Every key an iSCSI volume may have, each value as long as its grammar allows, and {@code n} portals. */
+    private static Map<String, String> longestIscsiContext(int portals) {
+        Map<String, String> context = new HashMap<>();
+        context.put("transport", "iscsi");
+        context.put("targetPortal", "255.255.255.255:3260");
+        context.put("iqn", "iqn.2001-04.com.example:" + "t".repeat(223 - 24));
+        context.put("lun", "4294967295");
+        context.put("wwid", "3" + "6".repeat(32));
+        context.put("iface", "i".repeat(64));
+        context.put("replacementTimeout", "3600");
+        context.put("fencing", "required");
+        context.put("fsck", "preen");
+        context.put("encryption", "luks2");
+        context.put("mkfsOptions", "m".repeat(512));
+        context.put("portals", String.join(",", Collections.nCopies(portals, "255.255.255.255:3260")));
+        return context;
+    }
+
+    private static int bytes(Map<String, String> map) {
+        return map.entrySet().stream()
+                .mapToInt(e -> (e.getKey() + e.getValue()).getBytes(StandardCharsets.UTF_8).length).sum();
     }
 
     /** Finding 8: a NUL in devicePath reached Path.of and came back INTERNAL with a stack trace. */

@@ -135,4 +135,28 @@ class DoctorFcNvmeUnitTest {
         node.etc("nvme/hostid", "not-a-uuid\n");
         assertFinding(node.examine(TransportReadiness.NVME_TCP), "hostid", Severity.ERROR, "not a UUID");
     }
+
+    /**
+     * A host NQN or host ID made of a UUID many machines share (an unset SMBIOS UUID, from which nvme-cli derives
+     * the NQN; all zeros; RFC 4122's example) is a warning that says the duplicate itself shows only cluster-wide.
+     */
+    @Test
+    void aHostNqnOrIdOfAPlaceholderUuidIsAWarning() throws Exception {
+        nvmeReady();
+        node.etc("nvme/hostnqn", "nqn.2014-08.org.nvmexpress:uuid:03000200-0400-0500-0006-000700080009\n");
+        TransportReadiness nvme = node.examine(TransportReadiness.NVME_TCP);
+        Finding shared = assertFinding(nvme, "hostnqn", Severity.WARNING, "03000200-0400-0500-0006-000700080009",
+                "many machines", "visible only across the cluster", "BlocknodeDuplicate");
+        assertTrue(shared.fix().contains("/proc/sys/kernel/random/uuid") && shared.fix().contains("drain"),
+                shared.fix());
+        assertFinding(nvme, "hostid", Severity.OK, HOST_ID);
+
+        node.etc("nvme/hostnqn", NQN + "\n").etc("nvme/hostid", "00000000-0000-0000-0000-000000000000\n");
+        nvme = node.examine(TransportReadiness.NVME_TCP);
+        assertFinding(nvme, "hostnqn", Severity.OK, NQN);
+        assertFinding(nvme, "hostid", Severity.WARNING, "many machines", "visible only across the cluster");
+
+        node.etc("nvme/hostnqn", "nqn.2014-08.org.nvmexpress:uuid:F81D4FAE-7DEC-11D0-A765-00A0C91E6BF6\n");
+        assertFinding(node.examine(TransportReadiness.NVME_TCP), "hostnqn", Severity.WARNING, "F81D4FAE");
+    }
 }

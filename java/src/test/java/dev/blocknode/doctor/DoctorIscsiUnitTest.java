@@ -116,4 +116,27 @@ class DoctorIscsiUnitTest {
         assertTrue(IscsiReadiness.wellFormed("naa.52004567BA64678D"));
         assertFalse(IscsiReadiness.wellFormed("iqn.2026-11.dev.blocknode:has space"));
     }
+
+    /**
+     * An initiator name under a domain reserved for examples was copied from documentation: a warning that says the
+     * duplicate itself shows only cluster-wide; a name of the same shape elsewhere is fine.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"iqn.2001-04.com.example:storage:node1", "iqn.2024-01.org.example",
+            "iqn.2024-01.net.example.lab:n"})
+    void anInitiatorNameFromTheExampleDomainsIsAWarning(String name) throws Exception {
+        node.etc("iscsi/initiatorname.iscsi", "InitiatorName=" + name + "\n").unixSockets(AbstractSockets.ISCSID);
+        node.commands.expect("iscsiadm", "--version").succeeds("iscsiadm version 2.1.8\n");
+        Finding copied = assertFinding(node.examine(TransportReadiness.ISCSI), "initiator-name", Severity.WARNING,
+                name, "reserved for examples", "visible only across the cluster", "BlocknodeDuplicate");
+        assertTrue(copied.fix().contains("iscsi-iname") && copied.fix().contains("drain"), copied.fix());
+    }
+
+    @Test
+    void aNameThatOnlyMentionsExampleIsNoWarning() throws Exception {
+        node.etc("iscsi/initiatorname.iscsi", "InitiatorName=iqn.2024-01.com.examples:node1\n")
+                .unixSockets(AbstractSockets.ISCSID);
+        node.commands.expect("iscsiadm", "--version").succeeds("iscsiadm version 2.1.8\n");
+        assertFinding(node.examine(TransportReadiness.ISCSI), "initiator-name", Severity.OK);
+    }
 }

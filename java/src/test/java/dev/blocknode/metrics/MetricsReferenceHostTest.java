@@ -2,9 +2,11 @@ package dev.blocknode.metrics;
 
 import dev.blocknode.NodeIdentityInfo;
 import dev.blocknode.os.DeviceNumber;
+import dev.blocknode.os.block.BlockDevices;
 import dev.blocknode.os.host.Host;
 import dev.blocknode.scsi.ScsiAddress;
 import dev.blocknode.state.RecordStore;
+import dev.blocknode.state.v1.DeviceRecord;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.testing.FakeSysfs;
 import dev.blocknode.testing.GeneratedDocs;
@@ -16,6 +18,7 @@ import dev.blocknode.testing.ScriptedCommandRunner;
 import dev.blocknode.transport.Transports;
 import dev.blocknode.transport.fc.FcTransport;
 import dev.blocknode.transport.san.LunAttacher;
+import dev.blocknode.volume.read.VolumeDeviceInfo;
 import dev.blocknode.volume.read.VolumePathGauges;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.junit.jupiter.api.Tag;
@@ -62,7 +65,7 @@ class MetricsReferenceHostTest {
             sanVolumePaths(plugin);
             // The doctor's checks at start run on a thread of their own: their series once they have ended.
             assertTrue(plugin.plugin().awaitDoctorAtStart(Duration.ofSeconds(60)), "the doctor's checks at start end");
-            text = scrapeAfterACollection(plugin) + nodeIdentity();
+            text = scrapeAfterACollection(plugin) + nodeIdentity() + volumeDevices();
         }
         Map<String, Family> families = families(text, "blocknode_");
         for (String name : namedInSources()) {
@@ -111,6 +114,27 @@ class MetricsReferenceHostTest {
         host.fcHost(5, "0x21000024ff7a3b01", "Online");
         PrometheusMeterRegistry registry = MetricsEndpoint.newRegistry();
         new NodeIdentityInfo(host.paths(), PluginHarness.NODE_ID, registry.getPrometheusRegistry()).refresh();
+        return registry.scrape();
+    }
+
+    /**
+     * A staged multipath volume's devices as the plugin's info series shows them: the map and its two paths, over a
+     * fabricated sysfs, read by the same class into a registry of its own (the plugin's already has the family).
+     */
+    private String volumeDevices() throws IOException {
+        FakeSysfs sysfs = new FakeSysfs(Files.createDirectories(temp.resolve("devices")));
+        sysfs.addDisk(new ScsiAddress(3, 0, 0, 1), "sdb", new DeviceNumber(8, 16), "naa." + WWID.substring(1));
+        sysfs.addDisk(new ScsiAddress(4, 0, 0, 1), "sdc", new DeviceNumber(8, 32), "naa." + WWID.substring(1));
+        sysfs.addMap(0, "mpatha", WWID, List.of("sdb", "sdc"));
+        RecordStore store = new RecordStore(temp.resolve("device-state"));
+        Path kubelet = Path.of("/var/lib/kubelet");
+        store.save(StagingRecord.newBuilder().setVolumeId("san").setTransport(FcTransport.NAME)
+                .setStagingPath(kubelet + "/plugins/kubernetes.io/csi/volumeDevices/staging/pv-san")
+                .setDevice(DeviceRecord.newBuilder().setPath("/dev/dm-0").setMajor(253).setMinor(0).setIdentity(WWID))
+                .build());
+        PrometheusMeterRegistry registry = MetricsEndpoint.newRegistry();
+        new VolumeDeviceInfo(store, new BlockDevices(sysfs.paths()), kubelet, PluginHarness.NODE_ID,
+                registry.getPrometheusRegistry()).refresh();
         return registry.scrape();
     }
 

@@ -141,6 +141,28 @@ class MetricsScrapeHostTest {
         }
     }
 
+    /**
+     * The real plugin's volume-to-device series: a staged and published loop volume is its loop device by kernel
+     * name, with the PV's name from kubelet's publication path; unstaged, its row is gone.
+     */
+    @Test
+    void aStagedVolumesDeviceIsInTheDeviceInfoUntilItIsUnstaged() throws Exception {
+        try (PluginHarness plugin = PluginHarness.startWithMetrics()) {
+            LoopDevice loop = plugin.newLoopDevice("d", 64L << 20);
+            Path staging = plugin.stagingPath("d");
+            Path target = plugin.targetPath("pod-d", "pv-of-d");
+            plugin.client().node().nodeStageVolume(stage("d", loop.device(), staging, mount("ext4")));
+            plugin.client().node().nodePublishVolume(publish("d", staging, target, mount("ext4"), false));
+            String device = "device=\"" + loop.device().getFileName() + "\"";
+            assertEquals(1.0, sample(scrape(plugin), "blocknode_volume_device_info", "volume_id=\"d\"",
+                    "pv=\"pv-of-d\"", "role=\"volume\"", device, "node=\"" + PluginHarness.NODE_ID + "\""));
+
+            plugin.client().node().nodeUnpublishVolume(unpublish("d", target));
+            plugin.client().node().nodeUnstageVolume(unstage("d", staging));
+            assertFalse(scrape(plugin).contains("blocknode_volume_device_info{"), "unstaged: no row");
+        }
+    }
+
     @Test
     void aStagedVolumeIsCountedInItsPhase() throws Exception {
         try (PluginHarness plugin = PluginHarness.startWithMetrics()) {

@@ -20,28 +20,10 @@ import java.util.Optional;
  */
 public final class KubeletPods {
 
-    /** A target's path elements, {@link #ANY} where kubelet puts a name of its own, and where the pod UID is. */
-    private record Layout(List<String> elements, int podIndex) {
-
-        Optional<String> podOf(Path relative) {
-            if (relative.getNameCount() != elements.size()) {
-                return Optional.empty();
-            }
-            for (int i = 0; i < elements.size(); i++) {
-                String wanted = elements.get(i);
-                if (!wanted.equals(ANY) && !wanted.equals(relative.getName(i).toString())) {
-                    return Optional.empty();
-                }
-            }
-            return Optional.of(relative.getName(podIndex).toString());
-        }
-    }
-
-    private static final String ANY = "*";
-    private static final Layout FILESYSTEM = new Layout(
-            List.of("pods", ANY, "volumes", "kubernetes.io~csi", ANY, "mount"), 1);
-    private static final Layout BLOCK = new Layout(
-            List.of("plugins", "kubernetes.io", "csi", "volumeDevices", "publish", ANY, ANY), 6);
+    private static final KubeletLayout FILESYSTEM = new KubeletLayout(
+            List.of("pods", KubeletLayout.ANY, "volumes", "kubernetes.io~csi", KubeletLayout.ANY, "mount"), 1);
+    private static final KubeletLayout BLOCK = new KubeletLayout(List.of("plugins", "kubernetes.io", "csi",
+            "volumeDevices", "publish", KubeletLayout.ANY, KubeletLayout.ANY), 6);
 
     private final KubeletPaths paths;
 
@@ -56,7 +38,7 @@ public final class KubeletPods {
      * @param target a path as {@link KubeletPaths#confine} returned it
      */
     public Optional<String> podOf(Path target, boolean block) {
-        return (block ? BLOCK : FILESYSTEM).podOf(paths.relative(target));
+        return (block ? BLOCK : FILESYSTEM).nameIn(paths.relative(target));
     }
 
     /**
@@ -64,12 +46,7 @@ public final class KubeletPods {
      * {@code blocknode status}, which runs without the plugin): empty for a target not under {@code root}.
      */
     public static Optional<String> podOf(Path root, Path target, boolean block) {
-        Path normalRoot = root.toAbsolutePath().normalize();
-        Path normalTarget = target.toAbsolutePath().normalize();
-        if (!normalTarget.startsWith(normalRoot) || normalTarget.equals(normalRoot)) {
-            return Optional.empty();
-        }
-        return (block ? BLOCK : FILESYSTEM).podOf(normalRoot.relativize(normalTarget));
+        return KubeletLayout.relative(root, target).flatMap((block ? BLOCK : FILESYSTEM)::nameIn);
     }
 
     /**
