@@ -2,17 +2,26 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-JAVA_HOME := $(shell scripts/find-jdk.sh)
+# The newest JDK >= 21. The goals below run no Java of this machine's, or say themselves what they need (make image
+# and make release: scripts/build-host.sh), so a machine without a JDK may still run them: make image-from-source
+# builds one inside its builder stage, and make publish, make validate-deploy and the package targets need none.
+NO_JDK_GOALS := help deps test-deps apt-test validate-deploy check-rules image image-host image-from-source release \
+  release-host release-check publish test-images e2e-kube
+JAVA_HOME := $(shell scripts/find-jdk.sh 2>/dev/null)
 ifeq ($(JAVA_HOME),)
+ifneq ($(filter-out $(NO_JDK_GOALS),$(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))),)
+$(shell scripts/find-jdk.sh >/dev/null)
 $(error no JDK >= 21 found; see the message above)
 endif
+else
 export JAVA_HOME
-JAVA := $(JAVA_HOME)/bin/java
 JDK_FEATURE := $(shell sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' $(JAVA_HOME)/release)
 # JDK 24+ warns about sun.misc.Unsafe use inside Maven itself; silence it where the flag exists.
 ifeq ($(shell test $(JDK_FEATURE) -ge 24 && echo yes),yes)
 export MAVEN_OPTS += --sun-misc-unsafe-memory-access=allow
 endif
+endif
+JAVA := $(JAVA_HOME)/bin/java
 MVN := mvn -B -q
 
 PLUGIN_JAR := java/target/blocknode.jar
@@ -59,9 +68,9 @@ help:
 	@awk -F'\t' '!/^#/ { printf "%s make %-18s %-24s %s\n", ($$5 == "no" ? " " : $$5 == "beside" ? "+" : "*"), $$2, \
 	  "(" ($$3 == "yes" ? "root, " : "") $$4 ")", $$6 }' $(TIERS)
 	@echo
-	@echo "make image   (root) blocknode's container image, offline with buildah: .tools/images/blocknode.tar (deploy/image)"
+	@echo "make image   (root; a JDK 25) blocknode's container image, offline with buildah: .tools/images/blocknode.tar (deploy/image)"
 	@echo "make image-from-source  (root) the same image built as docker/podman users build it, from deploy/Containerfile.source"
-	@echo "make release VERSION=x.y.z  (root) into dist/: the image (OCI archive), its SBOM, the packaged chart, SHA256SUMS (deploy/release)"
+	@echo "make release VERSION=x.y.z  (root; a JDK 25 and Go, checked first: scripts/build-host.sh) into dist/: the image (OCI archive), its SBOM, the packaged chart, SHA256SUMS (deploy/release)"
 	@echo "make publish REGISTRY=host[:port]  the release in dist/ into that registry: image (skopeo), chart (helm, OCI)"
 	@echo "make test-images  (root) the sidecar, pause and busybox images the Kubernetes tier runs, beside it"
 	@echo "make image-check  (root) both, imported into a throwaway containerd and run there"
@@ -254,8 +263,17 @@ docs:
 # image by buildah from deploy/Containerfile, each written as an OCI archive under .tools/images/ for
 # `ctr images import`. Not part of make test: the Kubernetes tier builds and imports them itself.
 .PHONY: image
-image: $(PLUGIN_JAR)
+image: image-host $(PLUGIN_JAR)
 	bash deploy/image/build.sh $(PLUGIN_JAR)
+
+# What make image and make release need of this machine, checked before anything is built or installed: a JDK 25
+# (the image's runtime is jlinked from it), and for a release Go as deploy/validate/go.mod asks. Without them
+# scripts/build-host.sh says what to install and where from, and points at make image-from-source, which needs
+# neither: make release does not switch to it by itself, since that image is another one (Debian 13's tools, not
+# the tested Debian 12 ones) and a release's SBOM and chart still need Go (docs/install.md, "What a build host needs").
+.PHONY: image-host release-host
+image-host release-host:
+	@bash scripts/build-host.sh $(@:-host=)
 
 # The image as a user without a Debian host builds it (docker/podman build -f deploy/Containerfile.source .): jar,
 # JNI library and Java runtime made inside a Debian trixie builder stage, from a copy of the checkout's tracked
@@ -271,7 +289,7 @@ image-from-source:
 # packaged and linted with the image pinned by tag and digest, SHA256SUMS; into dist/. VERSION must be semver.
 # IMAGE_REPOSITORY (default: the chart's image.repository) names the image.
 .PHONY: release
-release: deps
+release: release-host deps
 	@[[ -n "$(VERSION)" ]] || { echo "usage: make release VERSION=x.y.z"; exit 2; }
 	@start=$$(date +%s); rc=0; \
 	bash deploy/release/release.sh "$(VERSION)" || rc=$$?; \
@@ -281,11 +299,12 @@ release: deps
 # A release's image and chart pushed into REGISTRY (deploy/release/publish.sh, docs/operations.md "Publish a
 # release"): the image by skopeo (its digest kept, the chart's), the chart by helm as an OCI artifact under
 # REGISTRY/<the image's namespace>/charts. REGISTRY must be the registry the release's chart names its image in.
-# Credentials: skopeo's and helm's own auth files (REGISTRY_AUTH_FILE for both). DIST defaults to dist/.
+# Credentials: skopeo's and helm's own auth files (REGISTRY_AUTH_FILE for both). DIST defaults to dist/. A version
+# the registry already holds as another build is refused unless FORCE=1.
 .PHONY: publish
 publish:
-	@[[ -n "$(REGISTRY)" ]] || { echo "usage: make publish REGISTRY=host[:port] [DIST=dir]"; exit 2; }
-	bash deploy/release/publish.sh "$(REGISTRY)" $(DIST)
+	@[[ -n "$(REGISTRY)" ]] || { echo "usage: make publish REGISTRY=host[:port] [DIST=dir] [FORCE=1]"; exit 2; }
+	FORCE="$(FORCE)" bash deploy/release/publish.sh "$(REGISTRY)" $(DIST)
 
 # make test's proof of make release: a release at 0.0.0-check into .tools/release/check-dist, then sha256sum -c and
 # deploy/validate -check-release (one version everywhere, labels, SBOM against dpkg status and Maven's dependency

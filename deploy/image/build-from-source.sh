@@ -48,6 +48,8 @@ ref=localhost/blocknode/blocknode:$version
 revision=$(git -C "$repo" rev-parse HEAD 2>/dev/null) || fail "$repo is not a git checkout"
 [[ -z $(git -C "$repo" status --porcelain --untracked-files=no) ]] || revision=$revision-dirty
 created=$(date -u ${SOURCE_DATE_EPOCH:+-d "@$SOURCE_DATE_EPOCH"} +%Y-%m-%dT%H:%M:%SZ)
+# The source label only where the checkout's source has a public address, as make image does (lib.sh).
+source_label=$(source_url)
 
 require_root
 take_lock
@@ -133,7 +135,7 @@ if ! TMPDIR=$build_cache bah build --isolation chroot --layers=false --pull=fals
         --build-arg "DEBIAN_IMAGE=$debian_image" --build-arg "VERSION=$version" \
         --build-arg "REVISION=$revision" --build-arg "CREATED=$created" \
         --build-arg "EXTRA_CA_CERTIFICATES=$extra_ca" \
-        ${BLOCKNODE_SOURCE_URL:+--build-arg "SOURCE_URL=$BLOCKNODE_SOURCE_URL"} \
+        ${source_label:+--label "org.opencontainers.image.source=$source_label"} \
         -f "$context/deploy/Containerfile.source" -t "$ref" "$context" >"$build_log" 2>&1; then
     tail -n 40 "$build_log" >&2
     fail "buildah build failed (whole log: $build_log)"

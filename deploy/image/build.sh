@@ -17,8 +17,8 @@
 #
 # The image carries the OCI annotation labels (org.opencontainers.image.*): version (the tag), revision (this
 # checkout's git commit, "-dirty" appended when it has uncommitted changes), created (now, or
-# SOURCE_DATE_EPOCH), source (BLOCKNODE_SOURCE_URL, default the git remote "origin", else the placeholder
-# below), licenses, title, description.
+# SOURCE_DATE_EPOCH), source (BLOCKNODE_SOURCE_URL, else the git remote "origin" when it is an http(s) URL;
+# otherwise no source label: lib.sh's source_url), licenses, title, description.
 #
 # The build context, as the Containerfile expects it:
 #   base.tar        deploy/image/base.sh: Debian (this machine's release) + the plugin's host tools, mmdebstrap
@@ -70,18 +70,17 @@ ref=$repository:$tag
 revision=$(git -C "$repo" rev-parse HEAD 2>/dev/null) || fail "$repo is not a git checkout: no revision for the image's label"
 [[ -z $(git -C "$repo" status --porcelain --untracked-files=no 2>/dev/null) ]] || revision=$revision-dirty
 created=$(date -u ${SOURCE_DATE_EPOCH:+-d "@$SOURCE_DATE_EPOCH"} +%Y-%m-%dT%H:%M:%SZ)
-# The project's public repository. No remote named origin (a local clone, the test tiers): a placeholder a
-# release overrides with BLOCKNODE_SOURCE_URL.
-source_url=${BLOCKNODE_SOURCE_URL:-$(git -C "$repo" remote get-url origin 2>/dev/null || echo https://github.com/blocknode/blocknode)}
+source_label=$(source_url)
 labels=(
     "org.opencontainers.image.title=blocknode"
     "org.opencontainers.image.description=Kubernetes CSI node plugin for Fibre Channel, iSCSI, NVMe/TCP and local block storage"
     "org.opencontainers.image.version=$tag"
     "org.opencontainers.image.revision=$revision"
     "org.opencontainers.image.created=$created"
-    "org.opencontainers.image.source=$source_url"
     "org.opencontainers.image.licenses=Apache-2.0"
 )
+# Only where the checkout's source has a public address (lib.sh's source_url).
+[[ -z $source_label ]] || labels+=("org.opencontainers.image.source=$source_label")
 
 base=$("$repo/deploy/image/base.sh" "${base_args[@]}")
 jre=$("$repo/deploy/image/jre.sh" "$jar")

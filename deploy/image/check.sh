@@ -33,63 +33,17 @@ pause=$(ref_of pause)
 busybox=$(ref_of busybox)
 
 dir=$(mktemp -d /tmp/bn-image-check.XXXXXX)
-sock=$dir/containerd.sock
-containerd_pid=""
 passed=0 failed=0
 ok() { passed=$((passed + 1)); log "ok: $*"; }
 not_ok() { failed=$((failed + 1)); log "FAILED: $*"; }
 
 cleanup() {
     local rc=$?
-    if [[ -n $containerd_pid ]]; then
-        local id
-        for id in $(ctr_ containers list -q 2>/dev/null); do
-            ctr_ tasks kill --signal SIGKILL "$id" >/dev/null 2>&1 || true
-            ctr_ tasks delete --force "$id" >/dev/null 2>&1 || true
-            ctr_ containers delete "$id" >/dev/null 2>&1 || true
-        done
-        kill -TERM "$containerd_pid" 2>/dev/null || true
-        wait "$containerd_pid" 2>/dev/null || true
-    fi
-    # The shims of this containerd name its socket on their command line; kill any left by pid.
-    local pid
-    for pid in $(pgrep -f -- "containerd-shim-runc-v2 .*-address $sock" || true); do
-        kill -KILL "$pid" 2>/dev/null || true
-    done
-    # Unmount anything left below the directory (deepest first), then remove it.
-    local mounts
-    mapfile -t mounts < <(awk -v d="$dir/" 'index($2, d) == 1 { print $2 }' /proc/self/mounts | sort -r)
-    ((${#mounts[@]} == 0)) || umount -l "${mounts[@]}" 2>/dev/null || true
-    if awk -v d="$dir/" 'index($2, d) == 1 { found = 1 } END { exit !found }' /proc/self/mounts; then
-        log "still mounted below $dir; not removed"
-        rc=1
-    else
-        rm -rf "$dir"
-    fi
+    containerd_down "$dir" || rc=1
     exit "$rc"
 }
 trap cleanup EXIT
-
-ctr_() { ctr --address "$sock" --namespace k8s.io "$@"; }
-
-cat >"$dir/config.toml" <<EOF
-version = 2
-root = "$dir/root"
-state = "$dir/state"
-disabled_plugins = ["io.containerd.grpc.v1.cri"]
-[grpc]
-  address = "$sock"
-[ttrpc]
-  address = "$sock.ttrpc"
-EOF
-containerd --config "$dir/config.toml" >"$dir/containerd.log" 2>&1 &
-containerd_pid=$!
-for _ in $(seq 100); do
-    ctr --address "$sock" version >/dev/null 2>&1 && break
-    sleep 0.1
-done
-ctr --address "$sock" version >/dev/null || { cat "$dir/containerd.log" >&2; fail "containerd did not start"; }
-log "containerd $(containerd --version | cut -d' ' -f3) on $sock"
+containerd_up "$dir"
 
 for archive in blocknode csi-node-driver-registrar livenessprobe pause busybox; do
     started=$SECONDS

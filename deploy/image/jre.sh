@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The Java runtime of blocknode's image, made by jlink from the build JDK (scripts/find-jdk.sh: the JDK the
-# jar is built and tested with); prints its directory on stdout (what it did goes to stderr).
+# The Java runtime of blocknode's image, made by jlink from the build JDK (scripts/find-jdk.sh 25: the newest JDK
+# 25 or later, which the jar is built and tested with where it is the newest); prints its directory on stdout (what
+# it did goes to stderr).
 #
 # usage: deploy/image/jre.sh [PLUGIN_JAR]      (default java/target/blocknode.jar)
 #
@@ -14,7 +15,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 jar=$(realpath -m "${1:-$repo/java/target/blocknode.jar}")
 [[ -f $jar ]] || fail "no plugin jar at $jar; build it first (make build)"
-jdk=$("$repo/scripts/find-jdk.sh") || fail "no JDK >= 21 found"
+# JDK 25 at least: the image's JVM flags (deploy/jvm.args) and its AOT cache are JDK 25's.
+jdk=$("$repo/scripts/find-jdk.sh" 25) || fail "no JDK >= 25 found (scripts/build-host.sh image says what to install)"
 feature=$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$jdk/release")
 [[ -x $jdk/bin/jlink && -x $jdk/bin/jdeps ]] || fail "$jdk has no jlink or jdeps"
 

@@ -32,6 +32,8 @@ require_root() {
     source_packages=(buildah:buildah mmdebstrap:mmdebstrap unzip:unzip)  # build-from-source.sh
     check_packages=(containerd:containerd ctr:containerd runc:runc curl:curl) # check.sh
     publish_packages=(skopeo:skopeo)                                     # ../release/publish.sh
+    # ../release/publish-check.sh (the release tier): a registry on loopback, and ss to find its port
+    publish_check_packages=(docker-registry:docker-registry skopeo:skopeo ss:iproute2 curl:curl)
     # test-images.sh
     test_image_packages=(buildah:buildah gcc:gcc /usr/lib/x86_64-linux-gnu/libc.a:libc6-dev xz:xz-utils)
 }
@@ -91,6 +93,79 @@ remove_buildah_storage() {
         fi
     fi
     exit "$rc"
+}
+
+# source_url: the org.opencontainers.image.source label's value, the public address of the checkout's source:
+# BLOCKNODE_SOURCE_URL, else the git remote origin's URL when it is an http(s) URL, with any user or token in it
+# taken out. Nothing (the label is left out) for a clone whose origin is a local path or an ssh address, which
+# would only name the build machine's disk, or a login, to whoever pulls the image.
+source_url() {
+    local url=${BLOCKNODE_SOURCE_URL:-$(git -C "$repo" remote get-url origin 2>/dev/null || true)}
+    if [[ $url =~ ^(https?)://([^/@]*@)?([A-Za-z0-9.-]+(:[0-9]+)?)(/[^[:space:]]*)?$ ]]; then
+        echo "${BASH_REMATCH[1]}://${BASH_REMATCH[3]}${BASH_REMATCH[5]}"
+    elif [[ -n ${BLOCKNODE_SOURCE_URL:-} ]]; then
+        fail "BLOCKNODE_SOURCE_URL is not an http(s) URL: $BLOCKNODE_SOURCE_URL"
+    fi
+}
+
+# A throwaway containerd, Debian's (check_packages installs it), with its own configuration, root, state and socket
+# under a directory and its CRI plugin off: the machine's own containerd, if any, is not touched. containerd_up DIR
+# starts it there and sets containerd_pid and containerd_sock; ctr_ runs ctr against it in the namespace kubelet's
+# images live in (k8s.io); containerd_down DIR stops every task and then containerd, kills its shims, unmounts what
+# is left below DIR and removes DIR, and fails when something stays mounted (DIR is then kept).
+containerd_pid=""
+containerd_sock=""
+containerd_up() {
+    local dir=$1 _
+    containerd_sock=$dir/containerd.sock
+    cat >"$dir/config.toml" <<EOF
+version = 2
+root = "$dir/root"
+state = "$dir/state"
+disabled_plugins = ["io.containerd.grpc.v1.cri"]
+[grpc]
+  address = "$containerd_sock"
+[ttrpc]
+  address = "$containerd_sock.ttrpc"
+EOF
+    containerd --config "$dir/config.toml" >"$dir/containerd.log" 2>&1 &
+    containerd_pid=$!
+    for _ in $(seq 100); do
+        ctr --address "$containerd_sock" version >/dev/null 2>&1 && break
+        sleep 0.1
+    done
+    ctr --address "$containerd_sock" version >/dev/null || { cat "$dir/containerd.log" >&2; fail "containerd did not start"; }
+    log "containerd $(containerd --version | cut -d' ' -f3) on $containerd_sock"
+}
+
+ctr_() { ctr --address "$containerd_sock" --namespace k8s.io "$@"; }
+
+containerd_down() {
+    local dir=$1 id pid mounts
+    if [[ -n $containerd_pid ]]; then
+        for id in $(ctr_ containers list -q 2>/dev/null); do
+            ctr_ tasks kill --signal SIGKILL "$id" >/dev/null 2>&1 || true
+            ctr_ tasks delete --force "$id" >/dev/null 2>&1 || true
+            ctr_ containers delete "$id" >/dev/null 2>&1 || true
+        done
+        kill -TERM "$containerd_pid" 2>/dev/null || true
+        wait "$containerd_pid" 2>/dev/null || true
+        containerd_pid=""
+    fi
+    # The shims of this containerd name its socket on their command line; kill any left by pid.
+    if [[ -n $containerd_sock ]]; then
+        for pid in $(pgrep -f -- "containerd-shim-runc-v2 .*-address $containerd_sock" || true); do
+            kill -KILL "$pid" 2>/dev/null || true
+        done
+    fi
+    # Unmount anything left below the directory (deepest first), then remove it.
+    mapfile -t mounts < <(awk -v d="$dir/" 'index($2, d) == 1 { print $2 }' /proc/self/mounts | sort -r)
+    ((${#mounts[@]} == 0)) || umount -l "${mounts[@]}" 2>/dev/null || true
+    if awk -v d="$dir/" 'index($2, d) == 1 { found = 1 } END { exit !found }' /proc/self/mounts; then
+        log "still mounted below $dir; not removed"
+        return 1
+    fi
+    rm -rf "$dir"
 }
 
 # push_archive IMAGE REF NAME: write the image as the OCI archive .tools/images/NAME.tar (NAME an absolute

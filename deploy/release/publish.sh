@@ -5,14 +5,15 @@
 #   oci://REGISTRY/<PATH's parent>/charts    the chart, pushed by helm as an OCI artifact (blocknode:VERSION);
 #                                            users install it with helm install oci://.../charts/blocknode
 #
-# usage: deploy/release/publish.sh REGISTRY [DIST]      (make publish REGISTRY=host[:port])
+# usage: [FORCE=1] deploy/release/publish.sh REGISTRY [DIST]      (make publish REGISTRY=host[:port] [FORCE=1])
 #
 # The image's repository is baked into the released chart (image.repository, pinned by tag and digest), so the
 # chart installs only the image where its values say it is: REGISTRY must be that repository's registry, and a
 # release made for another registry is refused with the command that makes the right one
 # (make release VERSION=... IMAGE_REPOSITORY=REGISTRY/...). Nothing is pushed before every check passed: the
-# files' SHA256SUMS, one release in DIST, the registry. After the push the registry's digest of the image
-# must be the chart's.
+# files' SHA256SUMS, one release in DIST, the registry, and that the registry holds no other build of the version
+# (an image or chart of that tag with other content: refused unless FORCE=1; the same release again is pushed
+# again, which changes nothing). After the push the registry's digest of the image must be the chart's.
 #
 # Credentials are the tools' own: skopeo reads containers' auth file (skopeo login; REGISTRY_AUTH_FILE),
 # helm its registry config (helm registry login; HELM_REGISTRY_CONFIG). When REGISTRY_AUTH_FILE is set, both
@@ -76,9 +77,40 @@ if [[ -n ${REGISTRY_AUTH_FILE:-} ]]; then
 fi
 
 ensure_packages "${publish_packages[@]}"
-helm=$(bash "$repo/deploy/release/helm.sh") || fail "no helm CLI"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+
+# A version is published once: a tag already in the registry is another build's unless it is this release's own
+# (a publish run again after a failure), and overwriting it would change what that version installs for everyone
+# who has it. Refused, naming what is there, unless FORCE=1. Asked before anything is pushed, image and chart.
+# registry_manifest REF: the manifest the registry holds for REF into $work/manifest; false when it has none.
+registry_manifest() {
+    timeout 120 skopeo inspect --raw --retry-times 3 "${tls_inspect[@]}" "${auth_skopeo[@]}" "docker://$1" \
+        >"$work/manifest" 2>"$work/inspect.log"
+}
+tls_inspect=()
+((${#tls[@]} == 0)) || tls_inspect=(--tls-verify=false)
+chart_ref=${charts_repo#oci://}/blocknode:$version
+chart_layer=sha256:$(sha256sum "$chart" | cut -d' ' -f1)
+taken=()
+if registry_manifest "$repository:$version"; then
+    held=$(skopeo manifest-digest "$work/manifest")
+    [[ $held == "$digest" ]] || taken+=("the image $repository:$version (digest $held, this release's is $digest)")
+fi
+if registry_manifest "$chart_ref"; then
+    grep -q "\"$chart_layer\"" "$work/manifest" ||
+        taken+=("the chart $chart_ref (another package than ${chart##*/}: its layer is not $chart_layer)")
+fi
+if ((${#taken[@]} > 0)); then
+    there=$(printf '%s; ' "${taken[@]}")
+    if [[ ${FORCE:-} != 1 ]]; then
+        fail "$registry already holds version $version, another build of it: ${there%; }; publish a new version" \
+            "(make release VERSION=...), or overwrite it with FORCE=1 make publish REGISTRY=$registry"
+    fi
+    log "FORCE=1: overwriting ${there%; }"
+fi
+
+helm=$(bash "$repo/deploy/release/helm.sh") || fail "no helm CLI"
 
 log "image: $archive -> $repository:$version"
 # --preserve-digests: the manifest goes as it is in the archive, or not at all (the chart pins its digest).

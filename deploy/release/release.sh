@@ -26,6 +26,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/../image/lib.sh"
 version=$1
 out=$(realpath -m "${2:-$repo/dist}")
 
+# A JDK 25 and Go, before anything is built: without them, what to install and where from (scripts/build-host.sh).
+bash "$repo/scripts/build-host.sh" release || exit 1
+
 # The validator does the release's Helm and SBOM work (deploy/validate/release.go); built first, so that a
 # version that is not semver is refused before anything is built.
 validate=$repo/.tools/bin/deploy-validate

@@ -62,7 +62,7 @@ func PackageChart(dir string, r ReleaseChart, outDir string) (string, error) {
 			continue
 		}
 		f.Data, err = setImageValues(f.Data, map[string]string{
-			"repository": r.Repository, "tag": r.Version, "digest": r.Digest})
+			"repository": r.Repository, "tag": r.Version, "digest": r.Digest}, releaseImageComments)
 		if err != nil {
 			return "", fmt.Errorf("%s/values.yaml: %w", dir, err)
 		}
@@ -116,31 +116,50 @@ func LintPackagedChart(packaged string) error {
 	return nil
 }
 
+// releaseImageComments describe the image values as a release sets them: the source chart's comments are for a
+// chart installed from the checkout (its repository "a placeholder", its tag "empty: the appVersion"), which a
+// user reading `helm show values` of a release would take for the release's.
+var releaseImageComments = map[string]string{
+	"repository": "Where this release's image was published (make release IMAGE_REPOSITORY=..., make publish);\n" +
+		"with the tag and digest below it names exactly that image. Copied to another registry\n" +
+		"(skopeo copy --preserve-digests): its name there.",
+	"tag":    "This release's version: the image's tag, the chart's version and appVersion.",
+	"digest": "This release's image, pinned by its manifest digest after the tag; \"\" for an image rebuilt from the checkout.",
+}
+
 // setImageValues rewrites the keys of the top-level "image:" mapping of a values.yaml text, each of which
-// must already be there, keeping every other line (and so the comments) as it is.
-func setImageValues(values []byte, set map[string]string) ([]byte, error) {
-	lines := strings.Split(string(values), "\n")
+// must already be there, keeping every other line as it is; a key with an entry in comments gets that text
+// (its lines) as the comment above it instead of the comment lines that were there.
+func setImageValues(values []byte, set, comments map[string]string) ([]byte, error) {
+	var out []string
 	inImage := false
 	done := map[string]bool{}
-	for i, line := range lines {
+	for _, line := range strings.Split(string(values), "\n") {
 		if line != "" && line[0] != ' ' && line[0] != '#' {
 			inImage = line == "image:"
-			continue
-		}
-		if !inImage {
-			continue
-		}
-		for key, value := range set {
-			if strings.HasPrefix(line, "  "+key+":") {
-				lines[i] = "  " + key + ": " + strconv.Quote(value)
+		} else if inImage {
+			for key, value := range set {
+				if !strings.HasPrefix(line, "  "+key+":") {
+					continue
+				}
+				line = "  " + key + ": " + strconv.Quote(value)
 				done[key] = true
+				if comment, ok := comments[key]; ok {
+					for len(out) > 0 && strings.HasPrefix(out[len(out)-1], "  #") {
+						out = out[:len(out)-1]
+					}
+					for _, text := range strings.Split(comment, "\n") {
+						out = append(out, "  # "+text)
+					}
+				}
 			}
 		}
+		out = append(out, line)
 	}
 	for key := range set {
 		if !done[key] {
 			return nil, fmt.Errorf("no image.%s line to set", key)
 		}
 	}
-	return []byte(strings.Join(lines, "\n")), nil
+	return []byte(strings.Join(out, "\n")), nil
 }

@@ -26,8 +26,11 @@ func ReleaseFiles(version string) (image, sbom, chart string) {
 		"blocknode-" + version + ".tgz"
 }
 
-// The OCI annotation labels every blocknode image carries (deploy/image/build.sh).
-var requiredLabels = []string{"source", "version", "revision", "created", "licenses", "title", "description"}
+// The OCI annotation labels every blocknode image carries (deploy/image/build.sh). The source label only where the
+// checkout's source has a public address: then it must be an http(s) URL with no user or token in it.
+var requiredLabels = []string{"version", "revision", "created", "licenses", "title", "description"}
+
+var publicURL = regexp.MustCompile(`^https?://[A-Za-z0-9.-]+(:[0-9]+)?(/[^@\s]*)?$`)
 
 const labelPrefix = "org.opencontainers.image."
 
@@ -147,6 +150,10 @@ func checkLabels(labels map[string]string, version string) []string {
 		if got, ok := labels[labelPrefix+key]; ok && got != value {
 			problems = append(problems, fmt.Sprintf("image: label %s%s is %q, want %q", labelPrefix, key, got, value))
 		}
+	}
+	if source, ok := labels[labelPrefix+"source"]; ok && !publicURL.MatchString(source) {
+		problems = append(problems, fmt.Sprintf("image: label %ssource %q is not a public http(s) URL (a local path or"+
+			" a login would name the build machine's): leave it out", labelPrefix, source))
 	}
 	if rev, ok := labels[labelPrefix+"revision"]; ok && !revisionPattern.MatchString(rev) {
 		problems = append(problems, fmt.Sprintf("image: label %srevision %q is not a git commit", labelPrefix, rev))

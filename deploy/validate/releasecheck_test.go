@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"helm.sh/helm/v3/pkg/chart/loader"
 )
 
 // A release made here from a small synthetic image (what make release makes from the real one), checked
@@ -194,13 +196,39 @@ func TestReleaseChecksOut(t *testing.T) {
 	if problems := CheckRelease(dist, "1.2.3", "../helm/blocknode", testDeps); len(problems) > 0 {
 		t.Fatalf("CheckRelease of a good release:\n%s", strings.Join(problems, "\n"))
 	}
-	_, sbomFile, _ := ReleaseFiles("1.2.3")
+	_, sbomFile, chartFile := ReleaseFiles("1.2.3")
+	// Issue 47: the released chart's values described the image as the checkout's chart does ("a placeholder").
+	chrt, err := loader.Load(filepath.Join(dist, chartFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range chrt.Raw {
+		if f.Name == "values.yaml" && (strings.Contains(strings.ToLower(string(f.Data)), "placeholder") ||
+			!strings.Contains(string(f.Data), "# Where this release's image was published")) {
+			t.Errorf("the released chart's values.yaml still describes the checkout's image:\n%s", f.Data)
+		}
+	}
 	data, _ := os.ReadFile(filepath.Join(dist, sbomFile))
 	for _, want := range []string{`"pkg:deb/debian/bash@5.2.15-2%2Bb7?arch=amd64\u0026distro=debian-12"`, `"GPL-3+"`, `"LGPL-2.1+"`,
 		`"pkg:maven/io.grpc/grpc-api@1.85.1?type=jar"`, `"openjdk-runtime"`, `"25.0.3+9-LTS"`} {
 		if !strings.Contains(string(data), want) {
 			t.Errorf("the SBOM lacks %s:\n%s", want, data)
 		}
+	}
+}
+
+// A clone whose origin is a local path (CI's, the test tiers') has no source label, and that is no problem.
+func TestReleaseWithoutASourceLabelChecksOut(t *testing.T) {
+	image := goodImage()
+	image.labels = map[string]string{}
+	for k, v := range testLabels {
+		if k != "org.opencontainers.image.source" {
+			image.labels[k] = v
+		}
+	}
+	dist := makeTestRelease(t, image, "1.2.3")
+	if problems := CheckRelease(dist, "1.2.3", "../helm/blocknode", testDeps); len(problems) > 0 {
+		t.Fatalf("CheckRelease of a release without a source label:\n%s", strings.Join(problems, "\n"))
 	}
 }
 
@@ -229,6 +257,17 @@ func TestReleaseCheckNamesEachDisagreement(t *testing.T) {
 			l["org.opencontainers.image.licenses"] = "MIT"
 			return l
 		}(), nil}, want: `label org.opencontainers.image.licenses is "MIT"`},
+		// Issue 47: the source label named the build machine's clone.
+		{name: "source label a local path", image: testImage{"1.2.3", "1.2.3", func() map[string]string {
+			l := without("org.opencontainers.image.source")
+			l["org.opencontainers.image.source"] = "/root/blocknode"
+			return l
+		}(), nil}, want: `label org.opencontainers.image.source "/root/blocknode" is not a public http(s) URL`},
+		{name: "source label with a login", image: testImage{"1.2.3", "1.2.3", func() map[string]string {
+			l := without("org.opencontainers.image.source")
+			l["org.opencontainers.image.source"] = "https://dev:token@git.example.com/blocknode"
+			return l
+		}(), nil}, want: `label org.opencontainers.image.source "https://dev:token@git.example.com/blocknode" is not a public`},
 		{name: "jar at another version", image: testImage{"1.2.3", "1.2.3-SNAPSHOT", testLabels, nil},
 			want: `Implementation-Version is "1.2.3-SNAPSHOT"`},
 		{name: "an initiator name baked in", image: testImage{"1.2.3", "1.2.3", testLabels,

@@ -6,6 +6,8 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -170,13 +172,25 @@ func ParseDpkgStatus(status []byte) []DpkgPackage {
 	return packages
 }
 
-// CopyrightLicenses returns the license names of a machine-readable (DEP-5) Debian copyright file, in
-// order of first appearance; nil for a free-form file (its license is not known here).
+// commonLicense is a free-form copyright file's pointer to a license text Debian ships, whose file name is the
+// license's short name (GPL-2, LGPL-2.1, Apache-2.0, BSD, Artistic...), a sentence's full stop left out.
+var commonLicense = regexp.MustCompile(`/usr/share/common-licenses/([A-Za-z0-9][A-Za-z0-9.+_-]*[A-Za-z0-9+])`)
+
+// CopyrightLicenses returns the license names of a Debian copyright file, in order of first appearance: a
+// machine-readable (DEP-5) file's License fields; a free-form file's references to the license texts in
+// /usr/share/common-licenses, by which such a file names its licenses (what syft reads too); nil for a free-form
+// file that names none (its license is prose, not known here).
 func CopyrightLicenses(copyright []byte) []string {
 	paragraphs := parseControlParagraphs(copyright)
 	if len(paragraphs) == 0 || !strings.Contains(paragraphs[0]["Format"], "copyright-format") &&
 		!strings.Contains(paragraphs[0]["Format"], "dep5") {
-		return nil
+		var names []string
+		for _, m := range commonLicense.FindAllStringSubmatch(string(copyright), -1) {
+			if !slices.Contains(names, m[1]) {
+				names = append(names, m[1])
+			}
+		}
+		return names
 	}
 	var names []string
 	seen := map[string]bool{}

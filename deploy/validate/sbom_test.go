@@ -52,6 +52,17 @@ License: GPL-2
 	if got := CopyrightLicenses([]byte(freeForm)); got != nil {
 		t.Errorf("CopyrightLicenses(free form) = %v, want nil (not known)", got)
 	}
+	// Issue 47: free-form files (glibc's, multipath-tools') name their licenses by the texts Debian ships.
+	libc := `This is the Debian prepackaged version of the GNU C Library.
+
+The GNU C Library is free software; ... under the terms of the GNU Lesser General Public License.
+On Debian systems, the complete text of the GNU Library General Public License can be found in
+` + "`/usr/share/common-licenses/LGPL-2.1'." + `
+Some files are under the GPL: see /usr/share/common-licenses/GPL-2. Again /usr/share/common-licenses/LGPL-2.1.
+`
+	if got, want := CopyrightLicenses([]byte(libc)), []string{"LGPL-2.1", "GPL-2"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("CopyrightLicenses(free form naming common licenses) = %v, want %v", got, want)
+	}
 }
 
 func TestPurlEscapeEncodesEpochAndPlus(t *testing.T) {
@@ -87,7 +98,8 @@ sidecars:
       repository: registry.k8s.io/a
       tag: v1
 `
-	got, err := setImageValues([]byte(values), map[string]string{"repository": "r.io/b", "tag": "1.0.0", "digest": "sha256:ab"})
+	set := map[string]string{"repository": "r.io/b", "tag": "1.0.0", "digest": "sha256:ab"}
+	got, err := setImageValues([]byte(values), set, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +108,17 @@ sidecars:
 	if string(got) != want {
 		t.Errorf("setImageValues:\n%s\nwant:\n%s", got, want)
 	}
-	if _, err := setImageValues([]byte("image:\n  tag: x\n"), map[string]string{"digest": "d"}); err == nil {
+	// Issue 47: a released chart called its repository "a placeholder"; the comment above a key is replaced.
+	got, err = setImageValues([]byte(values), set, map[string]string{"repository": "published\nthere", "tag": "the release"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = strings.NewReplacer("  # where\n  repository: registry.example.com/x", "  # published\n  # there\n  repository: \"r.io/b\"",
+		`  tag: ""`, "  # the release\n  tag: \"1.0.0\"", `digest: ""`, `digest: "sha256:ab"`).Replace(values)
+	if string(got) != want {
+		t.Errorf("setImageValues with comments:\n%s\nwant:\n%s", got, want)
+	}
+	if _, err := setImageValues([]byte("image:\n  tag: x\n"), map[string]string{"digest": "d"}, nil); err == nil {
 		t.Error("setImageValues set a key the image mapping lacks")
 	}
 }

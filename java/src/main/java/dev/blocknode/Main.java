@@ -62,8 +62,9 @@ public final class Main {
             System.exit(StatusCommand.run(Arrays.asList(args).subList(1, args.length), System.out, System.err));
             return;
         }
-        if (Arrays.asList(args).contains("--help") || Arrays.asList(args).contains("-h")) {
-            System.out.print(FlagParser.USAGE);
+        Optional<String> information = information(args);
+        if (information.isPresent()) {
+            System.out.print(information.get());
             return;
         }
         Optional<PluginConfig> parsed = parseOrRefuse(args, System.err);
@@ -101,6 +102,20 @@ public final class Main {
             LOG.log(Level.SEVERE, "blocknode stopped: " + e.getMessage(), e);
             System.exit(1);
         }
+    }
+
+    /**
+     * What {@code --help} or {@code --version} asks for, printed instead of starting: the usage, or "blocknode" and
+     * the version (the jar's, which a release stamps; GetPluginInfo's vendor_version). Nothing for a start.
+     */
+    static Optional<String> information(String[] args) {
+        if (Arrays.asList(args).contains("--help") || Arrays.asList(args).contains("-h")) {
+            return Optional.of(FlagParser.USAGE);
+        }
+        if (Arrays.asList(args).contains("--version")) {
+            return Optional.of("blocknode " + Version.current() + "\n");
+        }
+        return Optional.empty();
     }
 
     /** The flags' values; or, when they are refused, the refusal printed on {@code err} and nothing. */

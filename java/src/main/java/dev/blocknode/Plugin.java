@@ -7,6 +7,7 @@ import dev.blocknode.csi.server.LoggingInterceptor;
 import dev.blocknode.csi.server.MetricsInterceptor;
 import dev.blocknode.csi.server.UnixSocketServer;
 import dev.blocknode.doctor.Doctor;
+import dev.blocknode.doctor.ToolOwner;
 import dev.blocknode.metrics.BuildInfo;
 import dev.blocknode.metrics.FenceEvents;
 import dev.blocknode.metrics.MetricsEndpoint;
@@ -214,8 +215,8 @@ public final class Plugin implements AutoCloseable {
                     Stream.of(IdentityService.ANSWERED_FROM_MEMORY, NodeService.ANSWERED_FROM_MEMORY)
                             .flatMap(Set::stream).collect(Collectors.toUnmodifiableSet()));
             // Once the socket is up, off every CSI call's path: readiness and Probe never wait for it.
-            doctor.start(new Doctor(host.paths(), host.commands(), KernelFeatures.real(), config.repairInterval()),
-                    Optional.of(config.kubeletRoot()));
+            doctor.start(new Doctor(host.paths(), host.commands(), KernelFeatures.real(), config.repairInterval(),
+                    ToolOwner.of(System.getenv())), Optional.of(config.kubeletRoot()));
             // The loop's cost series exist with the loop off too: a dashboard then shows no passes, not no data.
             RepairLoopCost.register();
             // After start-up recovery: the loop repairs only what the records say is staged.

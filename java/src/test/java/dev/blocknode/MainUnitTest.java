@@ -8,9 +8,13 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** What the plugin prints when its start is refused before it logs anything: the flags' refusals. */
+/**
+ * What the plugin prints instead of starting: the flags' refusals before it logs anything, and what {@code --help}
+ * and {@code --version} ask for.
+ */
 class MainUnitTest {
 
     /**
@@ -34,5 +38,20 @@ class MainUnitTest {
             assertTrue(printed.contains(flag[2]), printed);
             TerminalText.assertSafe(printed);
         }
+    }
+
+    /**
+     * Issue 47: {@code blocknode --version} was refused ("flag --version needs a value"); it prints the version the
+     * jar was built at (what a release stamps, GetPluginInfo's vendor_version) and starts nothing.
+     */
+    @Test
+    void versionPrintsTheJarsVersionAndStartsNothing() {
+        assertTrue(Version.current().matches("\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.-]+)?"), Version.current());
+        for (String[] args : new String[][]{{"--version"}, {"--node-id", "n1", "--version"}}) {
+            assertEquals("blocknode " + Version.current() + "\n", Main.information(args).orElseThrow(),
+                    String.join(" ", args));
+        }
+        assertTrue(Main.information(new String[]{"--help"}).orElseThrow().contains("--version"));
+        assertFalse(Main.information(new String[]{"--node-id", "n1"}).isPresent(), "a start prints nothing first");
     }
 }

@@ -5,6 +5,7 @@ import dev.blocknode.doctor.Doctor;
 import dev.blocknode.doctor.DoctorReport;
 import dev.blocknode.doctor.Finding;
 import dev.blocknode.doctor.Severity;
+import dev.blocknode.doctor.ToolOwner;
 import dev.blocknode.doctor.TransportReadiness;
 import dev.blocknode.logging.JsonString;
 import dev.blocknode.logging.Printable;
@@ -55,12 +56,18 @@ public final class DoctorCommand {
     }
 
     public static int run(List<String> args, PrintStream out, PrintStream err) {
-        return run(args, out, err, HostPaths.real(), new ProcessCommandRunner(), KernelFeatures.real());
+        return run(args, out, err, new Machine(HostPaths.real(), new ProcessCommandRunner(), KernelFeatures.real(),
+                ToolOwner.of(System.getenv())));
     }
 
-    /** With the host's files at {@code host}, tools through {@code commands} (tests fabricate both). */
-    public static int run(List<String> args, PrintStream out, PrintStream err, HostPaths host,
-                          CommandRunner commands, KernelFeatures features) {
+    /**
+     * What the doctor examines: the host's files at {@code host}, the tools through {@code commands}, whose they are
+     * (the image's, or this machine's: the findings' wording). Tests fabricate it.
+     */
+    public record Machine(HostPaths host, CommandRunner commands, KernelFeatures features, ToolOwner tools) {
+    }
+
+    public static int run(List<String> args, PrintStream out, PrintStream err, Machine machine) {
         SubcommandFlags flags;
         boolean json;
         try {
@@ -83,7 +90,8 @@ public final class DoctorCommand {
             err.println("blocknode doctor: " + Printable.escape(e.getMessage())); // it quotes the value given
             return USAGE;
         }
-        DoctorReport report = new Doctor(host, commands, features, repairInterval).examine(kubeletRoot);
+        DoctorReport report = new Doctor(machine.host(), machine.commands(), machine.features(), repairInterval,
+                machine.tools()).examine(kubeletRoot);
         out.print(json ? json(report) : text(report));
         return exitCode(report.worst());
     }

@@ -120,8 +120,10 @@ public final class FlagParser {
                    java -jar blocknode.jar status [--state-dir DIR] [--volume ID] [-o text|json]   (see status --help)
                    java -jar blocknode.jar doctor [--kubelet-root DIR] [-o text|json]   (see doctor --help)
                    java -jar blocknode.jar pv [--claim] [--namespace NS] LUNS.yaml|LUNS.csv|-   (see pv --help)
+                   java -jar blocknode.jar --version
+            (in the image: blocknode ..., which runs this jar with the image's Java; docs/reference/cli.md)
 
-            """ + usageLines() + "  --help                  this text\n";
+            """ + usageLines() + "  --help                  this text\n  --version               the version, and exit\n";
 
     private FlagParser() {
     }

@@ -22,19 +22,28 @@ public final class Doctor {
     private final CommandRunner commands;
     private final KernelFeatures features;
     private final Duration repairInterval;
+    private final ToolOwner tools;
 
-    /** For a plugin with the default --repair-interval. */
+    /** For a plugin with the default --repair-interval, in its image. */
     public Doctor(HostPaths paths, CommandRunner commands, KernelFeatures features) {
-        this(paths, commands, features, DEFAULT_REPAIR_INTERVAL);
+        this(paths, commands, features, DEFAULT_REPAIR_INTERVAL, ToolOwner.IMAGE);
     }
 
-    /** @param repairInterval the plugin's --repair-interval ({@link Duration#ZERO}: its repair loop is off) */
-    public Doctor(HostPaths paths, CommandRunner commands, KernelFeatures features, Duration repairInterval) {
+    /**
+     * @param repairInterval the plugin's --repair-interval ({@link Duration#ZERO}: its repair loop is off)
+     * @param tools whose tools run: the image's, or this machine's (how the findings name them and their fixes)
+     */
+    public Doctor(HostPaths paths, CommandRunner commands, KernelFeatures features, Duration repairInterval,
+                  ToolOwner tools) {
         this.paths = paths;
         this.commands = commands;
         this.features = features;
         this.repairInterval = repairInterval;
+        this.tools = tools;
     }
+
+    /** The check of a transport whose checks could not read what they need. */
+    static final String UNREADABLE = "unreadable";
 
     /** The plugin's default --repair-interval. */
     public static final Duration DEFAULT_REPAIR_INTERVAL = Duration.ofSeconds(30);
@@ -53,9 +62,12 @@ public final class Doctor {
         }
         if (sockets != null) {
             AbstractSockets found = sockets;
-            transports.add(guarded(TransportReadiness.ISCSI, () -> new IscsiReadiness(paths, commands).check(found)));
-            transports.add(guarded(TransportReadiness.MULTIPATH,
-                    () -> new MultipathReadiness(paths, commands, repairInterval).check(found)));
+            TransportReadiness iscsi = guarded(TransportReadiness.ISCSI,
+                    () -> new IscsiReadiness(paths, commands, tools).check(found));
+            TransportReadiness multipath = guarded(TransportReadiness.MULTIPATH,
+                    () -> new MultipathReadiness(paths, commands, repairInterval).check(found));
+            transports.add(IscsiReadiness.alongside(iscsi, multipath));
+            transports.add(multipath);
         }
         transports.add(guarded(TransportReadiness.FC, () -> new FcReadiness(paths).check()));
         transports.add(guarded(TransportReadiness.NVME_TCP, () -> new NvmeTcpReadiness(paths).check()));
@@ -68,7 +80,7 @@ public final class Doctor {
         TransportReadiness run() throws IOException;
     }
 
-    private static TransportReadiness guarded(String transport, Check check) {
+    private TransportReadiness guarded(String transport, Check check) {
         try {
             return check.run();
         } catch (IOException | RuntimeException e) {
@@ -78,9 +90,9 @@ public final class Doctor {
         }
     }
 
-    private static TransportReadiness unreadable(String transport, String why) {
-        return TransportReadiness.of(transport, List.of(Finding.error("unreadable", "cannot check " + transport
-                + ": " + why, "check that the container mounts the host's /sys, /dev, /etc and /proc as the chart"
-                + " does")));
+    private TransportReadiness unreadable(String transport, String why) {
+        return TransportReadiness.of(transport, List.of(Finding.error(UNREADABLE, "cannot check " + transport
+                + ": " + why, tools == ToolOwner.IMAGE ? "check that the container mounts the host's /sys, /dev,"
+                + " /etc and /proc as the chart does" : "run blocknode doctor as root on the node")));
     }
 }

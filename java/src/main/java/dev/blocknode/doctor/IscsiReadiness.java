@@ -20,8 +20,8 @@ import java.util.regex.Pattern;
 
 /**
  * iSCSI: the initiator name the targets' access lists need, the host's iscsid (which the image's iscsiadm asks
- * to log in, over its abstract socket), and whether the two are of one open-iscsi release. Not set up when the
- * node has neither an initiator name nor an iscsid.
+ * to log in, over its abstract socket), whether the two are of one open-iscsi release, and whether dm-multipath
+ * is there to join a volume's paths. Not set up when the node has neither an initiator name nor an iscsid.
  */
 final class IscsiReadiness {
 
@@ -37,10 +37,12 @@ final class IscsiReadiness {
 
     private final HostPaths paths;
     private final CommandRunner commands;
+    private final ToolOwner tools;
 
-    IscsiReadiness(HostPaths paths, CommandRunner commands) {
+    IscsiReadiness(HostPaths paths, CommandRunner commands, ToolOwner tools) {
         this.paths = paths;
         this.commands = commands;
+        this.tools = tools;
     }
 
     TransportReadiness check(AbstractSockets sockets) throws IOException {
@@ -55,9 +57,13 @@ final class IscsiReadiness {
         findings.add(daemon ? Finding.ok("iscsid", "iscsid listens on " + AbstractSockets.ISCSID)
                 : Finding.error("iscsid", "iscsid is not running on the host (no " + AbstractSockets.ISCSID
                 + " in /proc/net/unix): iSCSI logins fail", "on the host: systemctl enable --now iscsid"
-                + " (or iscsid.socket); the pod needs hostNetwork to reach it"));
+                + " (or iscsid.socket)" + (tools == ToolOwner.IMAGE ? "; the pod needs hostNetwork to reach it" : "")));
         findings.add(versions());
         return TransportReadiness.of(TransportReadiness.ISCSI, findings);
+    }
+
+    private static boolean unreadable(TransportReadiness transport) {
+        return transport.findings().stream().anyMatch(f -> f.check().equals(Doctor.UNREADABLE));
     }
 
     static boolean wellFormed(String name) {
@@ -83,28 +89,60 @@ final class IscsiReadiness {
         return Finding.ok("initiator-name", "initiator name " + name.get());
     }
 
-    /** The image's iscsiadm against the host's iscsid; a host version that cannot be read is no finding. */
+    /**
+     * The iscsiadm this process runs (the image's, or this machine's) against the host's iscsid; a host version that
+     * cannot be read is no finding.
+     */
     private Finding versions() {
-        Optional<String> image = version(Command.of("iscsiadm", "--version"));
-        if (image.isEmpty()) {
-            return Finding.error("iscsiadm-version", "iscsiadm --version does not answer in this container",
-                    "use the blocknode image, which has open-iscsi's iscsiadm");
+        String iscsiadm = tools.possessive() + " iscsiadm";
+        Optional<String> ours = version(Command.of("iscsiadm", "--version"));
+        if (ours.isEmpty()) {
+            return tools == ToolOwner.IMAGE
+                    ? Finding.error("iscsiadm-version", "iscsiadm --version does not answer in this container",
+                            "use the blocknode image, which has open-iscsi's iscsiadm")
+                    : Finding.error("iscsiadm-version", "iscsiadm --version does not answer on this machine",
+                            "install open-iscsi here (Debian, Ubuntu: apt-get install open-iscsi; RHEL:"
+                            + " dnf install iscsi-initiator-utils), or run blocknode doctor from the image"
+                            + " (docs/reference/cli.md)");
         }
         Optional<String> pid = IscsidProcess.find(paths.proc());
         Optional<String> host = pid.flatMap(p -> version(Command.of("nsenter", "--target", p, "--mount", "--",
                 "iscsid", "--version")));
         if (host.isEmpty()) {
-            return Finding.ok("iscsiadm-version", "the image's iscsiadm is " + image.get() + "; the host's iscsid"
-                    + " version cannot be read" + (pid.isEmpty() ? " (no iscsid process in /proc: it is not running,"
-                    + " or the pod has no hostPID)" : ""));
+            return Finding.ok("iscsiadm-version", iscsiadm + " is " + ours.get() + "; the host's iscsid"
+                    + " version cannot be read" + (pid.isEmpty() ? " (no iscsid process in /proc: it is not running"
+                    + (tools == ToolOwner.IMAGE ? ", or the pod has no hostPID)" : ")") : ""));
         }
-        if (!host.get().equals(image.get())) {
-            return Finding.warning("iscsiadm-version", "the image's iscsiadm is " + image.get()
+        if (!host.get().equals(ours.get())) {
+            return Finding.warning("iscsiadm-version", iscsiadm + " is " + ours.get()
                     + " but the host's iscsid is " + host.get() + ": their IPC and node records may differ",
-                    "run a blocknode image built with open-iscsi " + host.get() + ", or upgrade the host's"
-                    + " open-iscsi to " + image.get());
+                    tools == ToolOwner.IMAGE ? "run a blocknode image built with open-iscsi " + host.get()
+                            + ", or upgrade the host's open-iscsi to " + ours.get()
+                            : "restart iscsid after an upgrade of open-iscsi, and keep one open-iscsi installed:"
+                            + " iscsiadm and iscsid must be one release");
         }
-        return Finding.ok("iscsiadm-version", "the image's iscsiadm and the host's iscsid are both " + image.get());
+        return Finding.ok("iscsiadm-version", iscsiadm + " and the host's iscsid are both " + ours.get());
+    }
+
+    /**
+     * The iSCSI findings, with whether dm-multipath is there to join a volume's paths: without it a volume with one
+     * portal runs on that path alone (no map, nothing repairs a lost session's disk under its filesystem), and one
+     * with several portals gets a map that no daemon checks. Nothing is added when iSCSI is not set up, or when
+     * multipath could not be checked (its own section says why).
+     */
+    static TransportReadiness alongside(TransportReadiness iscsi, TransportReadiness multipath) {
+        if (iscsi.notSetUp().isPresent() || unreadable(iscsi) || unreadable(multipath)) {
+            return iscsi;
+        }
+        List<Finding> findings = new ArrayList<>(iscsi.findings());
+        findings.add(multipath.notSetUp().map(why -> Finding.warning("multipath", "iSCSI is set up but"
+                + " dm-multipath is not (" + why + "): a volume with one portal runs on that path alone, whose"
+                + " disk nothing brings back once its session is gone, and one with several portals gets a map that"
+                + " no multipathd checks", "on the host: install multipath-tools (RHEL: device-mapper-multipath)"
+                + " and systemctl enable --now multipathd (docs/install.md#host-prerequisites)"))
+                .orElseGet(() -> Finding.ok("multipath", "dm-multipath is set up: a volume's portals become one"
+                        + " map (checked under multipath)")));
+        return TransportReadiness.of(iscsi.transport(), findings);
     }
 
     private Optional<String> version(Command command) {

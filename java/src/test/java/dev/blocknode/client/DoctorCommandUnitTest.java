@@ -1,5 +1,6 @@
 package dev.blocknode.client;
 
+import dev.blocknode.doctor.ToolOwner;
 import dev.blocknode.os.host.KernelFeatures;
 import dev.blocknode.testing.FakeSysfs;
 import dev.blocknode.testing.ScriptedCommandRunner;
@@ -45,7 +46,8 @@ class DoctorCommandUnitTest {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         int code = DoctorCommand.run(List.of(args), new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8), host.paths(), commands, features);
+                new PrintStream(err, true, StandardCharsets.UTF_8),
+                new DoctorCommand.Machine(host.paths(), commands, features, ToolOwner.IMAGE));
         return new Run(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
     }
 

@@ -25,6 +25,8 @@ final class DoctorFixture {
     final FakeSysfs host;
     final ScriptedCommandRunner commands = new ScriptedCommandRunner();
     final Map<KernelFeatures.Feature, String> missingFeatures = new EnumMap<>(KernelFeatures.Feature.class);
+    /** Whose tools the doctor runs: the image's, as in the plugin's container, unless a test says otherwise. */
+    ToolOwner tools = ToolOwner.IMAGE;
 
     DoctorFixture(Path temp) throws IOException {
         this.host = new FakeSysfs(temp);
@@ -69,7 +71,8 @@ final class DoctorFixture {
     }
 
     DoctorReport examine() {
-        return new Doctor(paths(), commands, features()).examine(Optional.empty());
+        return new Doctor(paths(), commands, features(), Doctor.DEFAULT_REPAIR_INTERVAL, tools)
+                .examine(Optional.empty());
     }
 
     TransportReadiness examine(String transport) {
@@ -78,7 +81,8 @@ final class DoctorFixture {
 
     /** The transport's readiness for a plugin with this --repair-interval. */
     TransportReadiness examine(String transport, java.time.Duration repairInterval) {
-        DoctorReport report = new Doctor(paths(), commands, features(), repairInterval).examine(Optional.empty());
+        DoctorReport report = new Doctor(paths(), commands, features(), repairInterval, tools)
+                .examine(Optional.empty());
         commands.assertAllConsumed();
         return report.transports().stream().filter(t -> t.transport().equals(transport)).findFirst().orElseThrow();
     }

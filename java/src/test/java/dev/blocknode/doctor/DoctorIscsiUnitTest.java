@@ -9,6 +9,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.nio.file.Path;
+import java.util.Map;
 
 import static dev.blocknode.doctor.DoctorFixture.assertFinding;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -42,14 +43,17 @@ class DoctorIscsiUnitTest {
     @Test
     void everythingInPlaceAndOfOneReleaseIsOk() throws Exception {
         node.etc("iscsi/initiatorname.iscsi", "## generated\nInitiatorName=" + IQN + "\n")
-                .unixSockets(AbstractSockets.ISCSID).process(812, "iscsid");
+                .unixSockets(AbstractSockets.ISCSID, AbstractSockets.MULTIPATHD).process(812, "iscsid");
         node.commands.expect("iscsiadm", "--version").succeeds("iscsiadm version 2.1.8\n");
         node.commands.expect("nsenter", "--target", "812", "--mount", "--", "iscsid", "--version")
                 .succeeds("iscsid version 2.1.8\n");
+        node.commands.expect("multipathd", "show", "config").succeeds("defaults {\n}\n");
         TransportReadiness iscsi = node.examine(TransportReadiness.ISCSI);
         assertFinding(iscsi, "initiator-name", Severity.OK, IQN);
         assertFinding(iscsi, "iscsid", Severity.OK);
-        assertFinding(iscsi, "iscsiadm-version", Severity.OK, "both 2.1.8");
+        assertFinding(iscsi, "iscsiadm-version", Severity.OK,
+                "the image's iscsiadm and the host's iscsid are both 2.1.8");
+        assertFinding(iscsi, "multipath", Severity.OK, "dm-multipath is set up");
         assertEquals(Severity.OK, iscsi.worst());
         assertTrue(node.commands.calls().stream().allMatch(c -> c.timeout().equals(IscsiReadiness.TOOL_TIMEOUT)));
     }
@@ -138,5 +142,66 @@ class DoctorIscsiUnitTest {
                 .unixSockets(AbstractSockets.ISCSID);
         node.commands.expect("iscsiadm", "--version").succeeds("iscsiadm version 2.1.8\n");
         assertFinding(node.examine(TransportReadiness.ISCSI), "initiator-name", Severity.OK);
+    }
+
+    /**
+     * Issue 47: an iSCSI node without dm-multipath read as ready; each volume then runs on one path that nothing
+     * repairs (or on a map no multipathd checks): a warning with its fix.
+     */
+    @Test
+    void anIscsiNodeWithoutMultipathIsAWarningWithItsFix() throws Exception {
+        node.etc("iscsi/initiatorname.iscsi", "InitiatorName=" + IQN + "\n").unixSockets(AbstractSockets.ISCSID);
+        node.commands.expect("iscsiadm", "--version").succeeds("iscsiadm version 2.1.8\n");
+        DoctorReport report = node.examine();
+        TransportReadiness iscsi = report.transports().getFirst();
+        Finding multipath = assertFinding(iscsi, "multipath", Severity.WARNING, "iSCSI is set up but dm-multipath is"
+                + " not", "no multipathd listening", "one portal", "no multipathd checks");
+        assertTrue(multipath.fix().contains("install multipath-tools")
+                && multipath.fix().contains("systemctl enable --now multipathd"), multipath::fix);
+        assertEquals(Severity.WARNING, iscsi.worst());
+        assertTrue(report.transports().get(1).notSetUp().isPresent(), "multipath's own section: not set up");
+    }
+
+    @Test
+    void aNodeWithoutIscsiIsNotToldAboutMultipath() throws Exception {
+        node.unixSockets(AbstractSockets.MULTIPATHD);
+        node.commands.expect("multipathd", "show", "config").succeeds("defaults {\n}\n");
+        TransportReadiness iscsi = node.examine(TransportReadiness.ISCSI);
+        assertTrue(iscsi.notSetUp().isPresent() && iscsi.findings().isEmpty(), iscsi::toString);
+    }
+
+    /**
+     * Issue 47: run on a node's host (java -jar blocknode.jar doctor), the doctor called the host's own iscsiadm
+     * "the image's", blamed a missing hostPID and told to use the image; there it names this machine's tools.
+     */
+    @Test
+    void onTheHostTheToolsAreThisMachines() throws Exception {
+        node.tools = ToolOwner.MACHINE;
+        node.etc("iscsi/initiatorname.iscsi", "InitiatorName=" + IQN + "\n").unixSockets(AbstractSockets.ISCSID);
+        node.commands.expect("iscsiadm", "--version").succeeds("iscsiadm version 2.1.8\n");
+        TransportReadiness iscsi = node.examine(TransportReadiness.ISCSI);
+        assertFinding(iscsi, "iscsiadm-version", Severity.OK, "this machine's iscsiadm is 2.1.8",
+                "no iscsid process in /proc: it is not running)");
+        for (Finding finding : iscsi.findings()) {
+            assertFalse((finding.message() + finding.fix()).matches("(?s).*(image|hostPID|pod).*"), finding::toString);
+        }
+    }
+
+    @Test
+    void onTheHostAMissingIscsiadmIsToBeInstalledThere() throws Exception {
+        node.tools = ToolOwner.MACHINE;
+        node.etc("iscsi/initiatorname.iscsi", "InitiatorName=" + IQN + "\n").unixSockets(AbstractSockets.ISCSID);
+        node.commands.expect("iscsiadm", "--version")
+                .throwing(c -> new CommandException(c, null, "cannot start iscsiadm", null));
+        Finding missing = assertFinding(node.examine(TransportReadiness.ISCSI), "iscsiadm-version", Severity.ERROR,
+                "on this machine");
+        assertTrue(missing.fix().contains("apt-get install open-iscsi"), missing::fix);
+    }
+
+    @Test
+    void theImageSaysItIsTheImage() {
+        assertEquals(ToolOwner.IMAGE, ToolOwner.of(Map.of(ToolOwner.IMAGE_VARIABLE, "true")));
+        assertEquals(ToolOwner.MACHINE, ToolOwner.of(Map.of()));
+        assertEquals(ToolOwner.MACHINE, ToolOwner.of(Map.of(ToolOwner.IMAGE_VARIABLE, "")));
     }
 }
