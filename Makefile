@@ -250,14 +250,15 @@ $(PROMTOOL):
 # The generated reference pages: docs/reference/flags.md (from FlagParser.FLAGS), metrics.md (from a scrape of
 # the real plugin: a host test, root) and helm-values.md (from the chart's values.yaml and schema); and the tier
 # tables in README.md and CONTRIBUTING.md (from scripts/tiers.tsv); deploy/validate/keyformats.json (the volume_context
-# value formats the validator shares with the plugin, from transport.KeyFormats). The same tests, without BLOCKNODE_WRITE_DOCS,
+# value formats the validator shares with the plugin, from transport.KeyFormats); deploy/validate/testdata/doc-pvs (the PVs
+# the docs' own blocknode pv commands print, which deploy/validate checks). The same tests, without BLOCKNODE_WRITE_DOCS,
 # fail in make test when a page is stale (Maven's unit and host tiers, deploy/validate's go test).
 .PHONY: docs
 docs:
 	BLOCKNODE_WRITE_DOCS=1 $(MVN) -ntp -pl java -am test \
-	  -Dtest='FlagsReferenceUnitTest,TiersListUnitTest,KeyFormatsUnitTest,MetricsReferenceHostTest' -Dsurefire.failIfNoSpecifiedTests=false
+	  -Dtest='FlagsReferenceUnitTest,TiersListUnitTest,KeyFormatsUnitTest,DocsCommandsUnitTest,MetricsReferenceHostTest' -Dsurefire.failIfNoSpecifiedTests=false
 	cd deploy/validate && BLOCKNODE_WRITE_DOCS=1 go test -count=1 -run TestValuesDocIsCurrent .
-	@echo "docs: docs/reference/flags.md, metrics.md, helm-values.md, the tier tables and deploy/validate/keyformats.json rewritten; review and commit them"
+	@echo "docs: docs/reference/flags.md, metrics.md, helm-values.md, the tier tables, deploy/validate/keyformats.json and testdata/doc-pvs rewritten; review and commit them"
 
 # Container images (deploy/README.md, "Build the image"): Debian base by mmdebstrap, Java runtime by jlink, the
 # image by buildah from deploy/Containerfile, each written as an OCI archive under .tools/images/ for

@@ -58,7 +58,7 @@ fi
 
 ((${#problems[@]} == 0)) && exit 0
 {
-    echo "make $what needs on this machine:"
+    echo "build-host: make $what needs on this machine:"
     for problem in "${problems[@]}"; do sed '1s/^/  - /; 2,$s/^/    /' <<<"$problem"; done
     echo "Or build the image alone, on any Linux host with buildah, podman or docker and without either: from"
     echo "deploy/Containerfile.source, whose builder stage has the JDK: make image-from-source (root, buildah), or"

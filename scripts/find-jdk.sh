@@ -30,7 +30,7 @@ if [[ -z "$best" ]]; then
     seen="only $(printf '%s, ' "${found[@]}" | sed 's/, $//')"
   fi
   # Debian 12 packages OpenJDK 17 and no later one; Debian 13 (trixie) packages 25. Temurin is Adoptium's build.
-  echo "blocknode needs a JDK >= $min; found $seen." >&2
+  echo "find-jdk: a JDK >= $min is needed; found $seen." >&2
   echo "A JDK 25 serves every target (make unit needs 21, make image and make release 25). Debian 12 has only" >&2
   echo "OpenJDK 17: install Temurin 25 from Adoptium's apt repository (https://adoptium.net/installation/linux/," >&2
   echo "then apt-get install temurin-25-jdk), or unpack its tarball under $jvm_dir or where JAVA_HOME names." >&2

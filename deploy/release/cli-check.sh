@@ -33,7 +33,8 @@ not_ok() { failed=$((failed + 1)); log "FAILED: $*"; }
 # The command lines of the page that this script runs (the node's with its stand-in paths).
 for line in 'ctr -n k8s.io run --rm --privileged --net-host $MOUNTS $IMAGE blocknode-cli blocknode doctor' \
     'ctr -n k8s.io run --rm --privileged --net-host $MOUNTS $IMAGE blocknode-cli blocknode status' \
-    'podman run --rm -i REGISTRY/blocknode/blocknode:X.Y.Z pv - < luns.yaml > pvs.yaml'; do
+    'podman run --rm -i REGISTRY/blocknode/blocknode:X.Y.Z pv - < luns.yaml > pvs.yaml' \
+    'podman run --rm REGISTRY/blocknode/blocknode:X.Y.Z --version'; do
     if grep -qF -- "$line" "$page"; then ok "docs/reference/cli.md shows: $line"; else not_ok "docs/reference/cli.md lacks: $line"; fi
 done
 

@@ -46,13 +46,20 @@ helm_kc() {
 
 # The released chart installed from the registry as docs/install.md says, with this cluster's paths, the
 # chart renderings' cap and topology, and the monitoring objects (behind their values; the PrometheusRule needs
-# its CRD, which a cluster gets from the Prometheus Operator and this one from a test-only file).
+# its CRD, which a cluster gets from the Prometheus Operator and this one from a test-only file). The helm
+# commands begin with the docs' words (docs/install.md, the getting-started pages), to which the tier adds only
+# what this cluster needs: DocsCommandsUnitTest compares them (a doc block marked "checked: kube install_release").
 install_release() {
     kc apply -f "$here/prometheusrule-crd.yaml" >/dev/null
     kc wait --for=condition=Established --timeout=60s crd/prometheusrules.monitoring.coreos.com >/dev/null ||
         kube_fail "the test-only PrometheusRule CRD was not established"
-    helm_kc install blocknode "$CHART_REF" --version "$RELEASE_VERSION" --plain-http --namespace kube-system \
-        --set "kubeletRoot=$WORK/kubelet" --set "stateDir=$STATE_DIR" \
+    helm_kc show values "oci://$REGISTRY/blocknode/charts/blocknode" --version "$RELEASE_VERSION" --plain-http \
+        >"$WORK/logs/helm-show-values.yaml" 2>&1 ||
+        kube_fail "helm show values $CHART_REF --version $RELEASE_VERSION failed: $(tail -5 "$WORK/logs/helm-show-values.yaml")"
+    grep -q '^image:' "$WORK/logs/helm-show-values.yaml" ||
+        kube_fail "helm show values $CHART_REF shows no image: $(head -5 "$WORK/logs/helm-show-values.yaml")"
+    helm_kc install blocknode "oci://$REGISTRY/blocknode/charts/blocknode" --version "$RELEASE_VERSION" -n kube-system \
+        --plain-http --set "kubeletRoot=$WORK/kubelet" --set "stateDir=$STATE_DIR" \
         --set "maxVolumesPerNode=$CHART_MAX_VOLUMES" --set "topology.fabric=$CHART_FABRIC" \
         --set monitoring.prometheusRule.enabled=true --set monitoring.dashboard.enabled=true >"$WORK/logs/helm-install.log" 2>&1 ||
         kube_fail "helm install $CHART_REF --version $RELEASE_VERSION failed: $(tail -5 "$WORK/logs/helm-install.log")"
@@ -92,8 +99,12 @@ plugin_pod() {
         awk 'NF == 1 { print $1; exit }'
 }
 
+# Whether this node's CSINode lists the driver, read with the command docs/install.md gives an operator (every
+# CSINode, a line each: the multi-attach scenario adds another node's).
 driver_registered() {
-    kc get csinode "$NODE_NAME" -o jsonpath='{.spec.drivers[*].name}' 2>/dev/null | grep -qw "$DRIVER"
+    kc get csinode -o jsonpath='{range .items[*]}{.metadata.name}{": "}{.spec.drivers[*].name}{"\n"}{end}' 2>/dev/null |
+        awk -v node="$NODE_NAME:" -v driver="$DRIVER" '$1 == node { for (i = 2; i <= NF; i++) if ($i == driver) found = 1 }
+            END { exit !found }'
 }
 
 # The DaemonSet's pod Ready (its liveness probe answered through livenessprobe) and the driver in CSINode
@@ -104,6 +115,10 @@ wait_plugin_ready() { # [seconds]
         kube_fail "blocknode DaemonSet not ready: $(kc -n kube-system describe pods -l "$NODE_PLUGIN_PODS" | tail -15)"
     wait_until "CSINode $NODE_NAME to list $DRIVER" 60 driver_registered ||
         kube_fail "the driver did not register with kubelet (CSINode: $(kc get csinode "$NODE_NAME" -o yaml 2>&1 | tail -8))"
+    # What docs/install.md has an operator look for after an install: the node plugin's pod 3/3 Running.
+    local pods
+    pods=$(kc -n kube-system get pods -l app.kubernetes.io/name=blocknode -o wide 2>&1)
+    grep -Eq '^blocknode-node-[^ ]+ +3/3 +Running ' <<<"$pods" || kube_fail "the node plugin's pod is not 3/3 Running: $pods"
     # The controller side: blocknode --mode controller and the external-attacher, which must reach the API
     # server (its in-cluster config) and hold its leader Lease before it marks any attachment.
     wait_until "the blocknode controller Deployment to be rolled out" 120 \
