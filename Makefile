@@ -57,7 +57,7 @@ SUREFIRE := -Dmaven.test.redirectTestOutputToFile=true $(if $(TEST),-Dtest='$(TE
 help:
 	@echo "make unit    the fast tests (no root); make unit TEST=SomeUnitTest runs one class (CONTRIBUTING.md)"
 	@echo "make run     build if needed, start the plugin on ./run/csi.sock with a loop-backed demo volume"
-	@echo "make test    (root) install what the tests need, then the tiers marked * below in order (+: beside the one above)"
+	@echo "make test    (root) install what the tests need, then the tiers marked * below in order (+: beside the * above it, in order)"
 	@echo "make deps    (root) the Debian packages the build and the tests use, where a tool is missing"
 	@echo "make test-deps  (root) make deps and what every tier of make test installs, up front (make test does it first)"
 	@echo "make build   build the runnable jars"
@@ -126,11 +126,13 @@ apt-test:
 
 # First every tier's packages (make test-deps), so that the tiers' order never changes what one finds on the host.
 # Unit and host tests run inside one Maven build that also installs the jars (host tests mount real loop devices:
-# root only), then the tiers scripts/tiers.tsv marks "yes", in its order: scripts/apt.sh, the harnesses compile,
-# csi-sanity, the real sidecars (registration, liveness), deploy/, the release, the VMs, with Kubernetes beside them
-# ("beside": at the same time; scripts/test-tiers.sh). The first failure stops it. Meanwhile, from the start, the
-# kube tier's Kubernetes and containerd builds run in the background at nice 10 (test-e2e/kube/prebuild.sh; the
-# tier waits for them, then reuses them), and are stopped with make test if it ends before.
+# root only), then the tiers scripts/tiers.tsv marks "yes" in its order, and with each the tiers marked "beside"
+# after it, one after another at the same time (scripts/test-tiers.sh): the VM tier, and beside it the host tier
+# without a SAN initiator, scripts/apt.sh, the harnesses' compile, csi-sanity, the real sidecars (registration,
+# liveness), deploy/, the release and Kubernetes. The first failure stops it (the VM tier runs to its end). Meanwhile,
+# from the start, the kube tier's Kubernetes and containerd builds run in the background at nice 10
+# (test-e2e/kube/prebuild.sh; the tier waits for them, then reuses them), and are stopped with make test if it ends
+# before.
 # Maven is not quiet here, so Surefire's per-class lines and totals stay in the log.
 .PHONY: test
 test: test-deps

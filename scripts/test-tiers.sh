@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
 # make test's tiers after its Maven build: the targets scripts/tiers.tsv marks "yes", in its order, each by its make
-# target; the first failure stops the run. A tier marked "beside" runs at the same time as the tier listed before it:
-# the kube tier beside the VM tier. They share nothing (the guests run their own kernels, the cluster runs on the
-# host's), and the kube tier spends most of its time waiting on kubelet's and the controllers' loops, so beside the
-# guest it costs the run about the CPU it uses instead of its whole wall time, and on a fresh machine its Kubernetes
-# and runtime builds overlap the guests too (test-e2e/kube/README.md, Figures). The beside tier runs at nice 10: a
-# guest's vCPU preempted costs its whole guest (its sibling vCPU waits), while the cluster's waits are seconds long.
-# A pair always runs to its end, each tier's lines prefixed with its name; the run fails if either failed.
+# target; the first failure stops the run. Tiers marked "beside" run at the same time as the last "yes" tier listed
+# before them (their leader), one after another in their order: the short host tiers, the release and the kube tier
+# beside the VM tier. The VM tier is the run's longest by far and leaves part of the machine idle: its guests run
+# under TCG and wait on the SAN's timeouts (a boot keeps 1.3-1.6 of the 2 cores busy), so the tiers beside it cost
+# the run about the CPU they take instead of their whole wall time (docs/design/testing.md, "Order"). They share
+# nothing with the guests (the guests run their own kernels on a snapshot of the jars; the host tiers' mounts and
+# loop devices are the host's), and on a fresh machine the Kubernetes and runtime builds overlap the guests too.
+# The beside tiers run at nice 10: a guest's vCPU preempted costs its whole guest (its sibling vCPU waits), while
+# what runs beside it mostly waits on its own loops.
+# A group always runs to its end: the leader to its end, the beside tiers until the first of them fails; each tier's
+# lines prefixed with its name. The run fails if any of them failed.
 #
 # usage: scripts/test-tiers.sh [TIERS_FILE]   (make test calls it; MAKE names the make to call, default make)
 set -uo pipefail
 tiers=${1:-$(dirname "${BASH_SOURCE[0]}")/tiers.tsv}
 make_cmd=${MAKE:-make}
 
-# groups: one line per step of the run, the tiers that run together, "name:target" each.
+# groups: one line per step of the run, the leader first and then its beside tiers, "name:target" each.
 groups=()
 while IFS=$'\t' read -r name target _root _time in_test _proves; do
     [[ -z $name || $name == \#* ]] && continue
@@ -26,23 +30,36 @@ while IFS=$'\t' read -r name target _root _time in_test _proves; do
 done < "$tiers"
 ((${#groups[@]})) || { echo "test-tiers: no tiers read from $tiers" >&2; exit 2; }
 
-# together NAME:TARGET...: each target in the background, its lines prefixed with its name, the first at the run's
-# priority and the others (the beside tiers) at nice 10; waits for all of them.
+# run_tier DIR NAME:TARGET [NICE...]: the tier's target, its lines prefixed with its name, its status to DIR/NAME.rc.
+run_tier() {
+    local dir=$1 tier=$2 name=${2%%:*}
+    shift 2
+    { "$@" "$make_cmd" --no-print-directory "${tier#*:}" 2>&1; echo $? > "$dir/$name.rc"; } | sed -u "s/^/$name | /"
+}
+
+# together LEADER BESIDE...: the leader at the run's priority; the beside tiers one after another at nice 10, at the
+# same time, until one fails; waits for both.
 together() {
-    local t0=$SECONDS dir tier name status rc=0 names=() nice=()
+    local t0=$SECONDS dir tier name status rc=0 names=()
     dir=$(mktemp -d /tmp/bn-tiers.XXXXXX)
-    for tier in "$@"; do
-        name=${tier%%:*}
-        names+=("$name")
-        { "${nice[@]}" "$make_cmd" --no-print-directory "${tier#*:}" 2>&1; echo $? > "$dir/$name.rc"; } |
-            sed -u "s/^/$name | /" &
-        nice=(nice -n 10)
-    done
+    for tier in "$@"; do names+=("${tier%%:*}"); done
+    run_tier "$dir" "$1" &
+    shift
+    (
+        for tier in "$@"; do
+            run_tier "$dir" "$tier" nice -n 10
+            [[ $(cat "$dir/${tier%%:*}.rc" 2>/dev/null) == 0 ]] || exit 1
+        done
+    ) &
     wait
     for name in "${names[@]}"; do
-        status=$(cat "$dir/$name.rc" 2>/dev/null || echo "no status")
-        [[ $status == 0 ]] || rc=1
-        echo "make test: the $name tier $([[ $status == 0 ]] && echo passed || echo "FAILED (exit $status)")"
+        if [[ -e $dir/$name.rc ]]; then
+            status=$(cat "$dir/$name.rc")
+            [[ $status == 0 ]] || rc=1
+            echo "make test: the $name tier $([[ $status == 0 ]] && echo passed || echo "FAILED (exit $status)")"
+        else
+            echo "make test: the $name tier did not run (a tier before it beside the ${names[0]} tier failed)"
+        fi
     done
     rm -rf "$dir"
     echo "make test: the ${names[*]} tiers side by side took $((SECONDS - t0)) s"
