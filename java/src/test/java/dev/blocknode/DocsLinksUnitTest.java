@@ -18,9 +18,9 @@ import java.util.stream.Stream;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Every relative link in README.md, CONTRIBUTING.md, docs/ and the READMEs beside deploy/ and the test tiers leads
- * to a file of the repository, and every #anchor to a heading of the page it names (GitHub's slugs). External
- * links are not followed.
+ * Every relative link in README.md, CONTRIBUTING.md, docs/, the README beside deploy/ and the READMEs and run
+ * histories (history.md) of the test tiers leads to a file of the repository, and every #anchor to a heading of the
+ * page it names (GitHub's slugs). External links are not followed.
  */
 class DocsLinksUnitTest {
 
@@ -38,7 +38,8 @@ class DocsLinksUnitTest {
             docs.filter(p -> p.toString().endsWith(".md")).sorted().forEach(pages::add);
         }
         try (Stream<Path> tiers = Files.list(root.resolve("test-e2e"))) {
-            tiers.map(d -> d.resolve("README.md")).filter(Files::isRegularFile).sorted().forEach(pages::add);
+            tiers.flatMap(d -> Stream.of(d.resolve("README.md"), d.resolve("history.md")))
+                    .filter(Files::isRegularFile).sorted().forEach(pages::add);
         }
         List<String> broken = new ArrayList<>();
         for (Path page : pages) {
