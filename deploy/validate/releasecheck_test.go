@@ -197,7 +197,7 @@ func TestReleaseChecksOut(t *testing.T) {
 		t.Fatalf("CheckRelease of a good release:\n%s", strings.Join(problems, "\n"))
 	}
 	_, sbomFile, chartFile := ReleaseFiles("1.2.3")
-	// Issue 47: the released chart's values described the image as the checkout's chart does ("a placeholder").
+	// The released chart's values described the image as the checkout's chart does ("a placeholder").
 	chrt, err := loader.Load(filepath.Join(dist, chartFile))
 	if err != nil {
 		t.Fatal(err)
@@ -257,7 +257,7 @@ func TestReleaseCheckNamesEachDisagreement(t *testing.T) {
 			l["org.opencontainers.image.licenses"] = "MIT"
 			return l
 		}(), nil}, want: `label org.opencontainers.image.licenses is "MIT"`},
-		// Issue 47: the source label named the build machine's clone.
+		// The source label named the build machine's clone.
 		{name: "source label a local path", image: testImage{"1.2.3", "1.2.3", func() map[string]string {
 			l := without("org.opencontainers.image.source")
 			l["org.opencontainers.image.source"] = "/root/blocknode"

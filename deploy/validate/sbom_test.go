@@ -52,7 +52,7 @@ License: GPL-2
 	if got := CopyrightLicenses([]byte(freeForm)); got != nil {
 		t.Errorf("CopyrightLicenses(free form) = %v, want nil (not known)", got)
 	}
-	// Issue 47: free-form files (glibc's, multipath-tools') name their licenses by the texts Debian ships.
+	// Free-form files (glibc's, multipath-tools') name their licenses by the texts Debian ships.
 	libc := `This is the Debian prepackaged version of the GNU C Library.
 
 The GNU C Library is free software; ... under the terms of the GNU Lesser General Public License.
@@ -108,7 +108,7 @@ sidecars:
 	if string(got) != want {
 		t.Errorf("setImageValues:\n%s\nwant:\n%s", got, want)
 	}
-	// Issue 47: a released chart called its repository "a placeholder"; the comment above a key is replaced.
+	// A released chart called its repository "a placeholder"; the comment above a key is replaced.
 	got, err = setImageValues([]byte(values), set, map[string]string{"repository": "published\nthere", "tag": "the release"})
 	if err != nil {
 		t.Fatal(err)

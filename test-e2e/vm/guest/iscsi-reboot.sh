@@ -1,6 +1,6 @@
 #!/bin/bash
 # iscsi-reboot: the node loses power with volumes staged and published, boots again, and kubelet stages and
-# publishes every volume again with the same arguments, as it does after a reboot (issue 31).
+# publishes every volume again with the same arguments, as it does after a reboot.
 #
 # Two boots of one guest (run-guest.sh's one reboot: /results/reboot-requested, then /results/rebooted).
 # What a node keeps across a power cut must be on a disk, and the guest's overlay is a tmpfs: so the LUN

@@ -245,7 +245,7 @@ stats_sweep() {
 }
 
 # After the stage burst: every map whole, or the jar under test fails. Two cases are measured on instead, each
-# waiting up to 300 s for multipathd to make the maps whole by itself: a jar before it (SAN_BEFORE_JAR; issue 32: a
+# waiting up to 300 s for multipathd to make the maps whole by itself: a jar before it (SAN_BEFORE_JAR; e.g. a
 # build whose stages used one-path maps), and any jar when GUEST_SAN_WHOLE_WAIT=yes (make bench-san's default):
 # at N >= 25 the guest's udev falls tens of seconds to minutes behind the disks, multipathd refuses a path until
 # udev has read its serial, and a stage that waited its 30 s for the map goes on with the path it has (the second

@@ -29,7 +29,7 @@
 # remote ports, checks its WWID on both paths and mounts the multipath map; every NodeUnstageVolume flushes the
 # map and deletes both disks, leaving no SCSI target behind the remote ports.
 #
-# Then, over iSCSI only, csi-sanity once more with every volume encrypted (issue 33), for each access type in
+# Then, over iSCSI only, csi-sanity once more with every volume encrypted (LUKS2), for each access type in
 # GUEST_SANITY_LUKS_TYPES ("mount" by default; "" skips it): --csi.testvolumeparameters gives every CreateVolume
 # "encryption: luks2", which the test controller passes on in the volume_context; --csi.secrets gives every
 # NodeStageVolume the passphrase as "encryptionPassphrase"; csi-sanity has no setting for NodeExpandVolume's

@@ -18,7 +18,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class MainUnitTest {
 
     /**
-     * Issue 45: the refusals of {@code --topology $'k\u202e=v'} and {@code --repair-interval $'1s\n'} printed the
+     * The refusals of {@code --topology $'k\u202e=v'} and {@code --repair-interval $'1s\n'} printed the
      * right-to-left override and the line break raw; each is one escaped line now.
      */
     @Test
@@ -41,7 +41,7 @@ class MainUnitTest {
     }
 
     /**
-     * Issue 47: {@code blocknode --version} was refused ("flag --version needs a value"); it prints the version the
+     * {@code blocknode --version} was refused ("flag --version needs a value"); it prints the version the
      * jar was built at (what a release stamps, GetPluginInfo's vendor_version) and starts nothing.
      */
     @Test

@@ -16,7 +16,7 @@ final class FigureE extends Figure {
 
     /** When the idle RSS is read a second time: after C1's start-up work and a native-heap trim or two. */
     private static final long SETTLED_MILLIS = 15_000;
-    /** The goals of issue 18: start to the first Probe, settled idle RSS, peak RSS in the burst. */
+    /** The goals: start to the first Probe, settled idle RSS, peak RSS in the burst. */
     private static final long START_LIMIT_NANOS = 250_000_000L;
     private static final long SETTLED_LIMIT_MIB = 56;
     private static final long BURST_LIMIT_MIB = 100;

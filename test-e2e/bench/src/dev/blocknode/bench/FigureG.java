@@ -107,7 +107,7 @@ final class FigureG extends Figure {
                                NodeUnpublishVolumeRequest unpublish, NodeUnstageVolumeRequest unstage) {
     }
 
-    /** The tail goal of issue 18: the publish cycle's p99 at most twice its median. */
+    /** The tail goal: the publish cycle's p99 at most twice its median. */
     private static final double TAIL_LIMIT = 2.0;
 
     FigureG(BenchRun run) {

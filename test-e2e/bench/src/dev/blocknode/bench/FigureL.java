@@ -13,7 +13,7 @@ import java.util.TreeMap;
 import static dev.blocknode.bench.BenchRun.log;
 
 /**
- * (l) the plugin's own side of a SAN burst (issue 32): N = 25-200 iSCSI volumes x 2 paths staged at once, then
+ * (l) the plugin's own side of a SAN burst: N = 25-200 iSCSI volumes x 2 paths staged at once, then
  * unstaged at once, on this CPU, over a fabricated node; wall time, per-volume latency, CPU, commands, peak RSS.
  */
 final class FigureL extends Figure {

@@ -29,7 +29,7 @@ import java.util.List;
 import java.util.StringJoiner;
 
 /**
- * Figure k on this host: the repair loop's own cost with healthy volumes (issue 31: under 1% of one core with 100).
+ * Figure k on this host: the repair loop's own cost with healthy volumes (the goal: under 1% of one core with 100).
  * The real {@link PathRepairLoop} and the real iSCSI transport, built as the plugin builds them, over a node whose
  * kernel side is fabricated ({@link StagedIscsiNode}: this host's kernel has no SCSI, iSCSI or device-mapper), with
  * the volumes staged by the transport's own attach and recorded by the real record store. Two such nodes per layout

@@ -23,7 +23,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * Figure l on this host: the plugin's own side of a SAN burst (issue 32: N LUNs x 2 paths staged at once, then
+ * Figure l on this host: the plugin's own side of a SAN burst (N LUNs x 2 paths staged at once, then
  * unstaged at once). {@link IscsiStageBurst} over a fabricated node: the real iSCSI transport, record store and
  * journals, one thread per volume; the kernel and the tools fabricated, their own CPU counted apart (each command
  * and each sysfs write with its reaction, on the calling thread's clock). Run in a JVM with the image's flags.

@@ -39,7 +39,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * mechanisms (os.wait's DeviceWaitMode), so that os never reads a flag.
  * outcome, logging, metrics and faults are utilities any layer may use and that use no layer. No
  * package is in a cycle, and every production class must sit in a layer, so a new package has to be placed
- * here. No exceptions are listed: a back edge is removed, or routed through the layer below (issue 14).
+ * here. No exceptions are listed: a back edge is removed, or routed through the layer below.
  */
 class ArchitectureUnitTest {
 

@@ -25,7 +25,7 @@ class CsiCommandLineUnitTest {
         assertEquals("db1", request.getVolumeId());
     }
 
-    /** Issue 45: a FIFO given as the request's file was waited on for ever; it is refused at once, naming it. */
+    /** A FIFO given as the request's file was waited on for ever; it is refused at once, naming it. */
     @Test
     void aFifoAsTheRequestFileIsRefusedAtOnce(@TempDir Path dir) throws Exception {
         Path fifo = dir.resolve("request.txt");

@@ -108,7 +108,7 @@ class DoctorCommandUnitTest {
         assertTrue(commands.calls().isEmpty());
     }
     /**
-     * Issue 45: the doctor reads the host's configuration files (multipath.conf, nvme-cli's hostnqn, the initiator
+     * The doctor reads the host's configuration files (multipath.conf, nvme-cli's hostnqn, the initiator
      * name); a FIFO at one of those names made it wait for a writer for ever. Each is refused at once, as a finding
      * that names it.
      */
@@ -126,7 +126,7 @@ class DoctorCommandUnitTest {
                 run.out());
         assertTrue(run.out().contains(hostNqn + " is a FIFO, not a regular file"), run.out());
     }
-    /** Issue 45: a refused value was printed raw; the doctor's refusals are one escaped line. */
+    /** A refused value was printed raw; the doctor's refusals are one escaped line. */
     @Test
     void aRefusedValueIsPrintedEscaped() {
         Run run = doctor("--repair-interval", "1s\n\u001b[2J\u202e");

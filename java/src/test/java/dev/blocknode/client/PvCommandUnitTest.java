@@ -268,7 +268,7 @@ class PvCommandUnitTest {
     }
 
     /**
-     * Issue 45: a FIFO named as the LUN list (a fifo made by hand, or /dev/fd/N of a pipe) made pv wait for a writer
+     * A FIFO named as the LUN list (a fifo made by hand, or /dev/fd/N of a pipe) made pv wait for a writer
      * for ever; it is refused at once, saying to give - for standard input. A directory and a device alike.
      */
     @Test

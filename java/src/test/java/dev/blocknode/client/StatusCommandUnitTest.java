@@ -358,7 +358,7 @@ class StatusCommandUnitTest {
     }
 
     /**
-     * Issue 45: {@code mkfifo STATE/publications/BOOT/journal} hung status for ever (the journal was opened blocking);
+     * {@code mkfifo STATE/publications/BOOT/journal} hung status for ever (the journal was opened blocking);
      * status.md promises exit 2. Every file status reads is looked at before it is opened, and never waited on: a
      * FIFO at this boot's journal, the sweep's report or the boot id is exit 2 naming it, one named like a record is
      * an unreadable record (exit 1), and none of them is waited on.
@@ -396,7 +396,7 @@ class StatusCommandUnitTest {
     }
 
     /**
-     * Issue 45: an unknown {@code --volume}, a {@code --state-dir}, and a sweep report holding escape sequences were
+     * An unknown {@code --volume}, a {@code --state-dir}, and a sweep report holding escape sequences were
      * printed raw (a screen cleared, a line forged); a volume id with a right-to-left override too. Everything
      * status prints is escaped as a log line is.
      */

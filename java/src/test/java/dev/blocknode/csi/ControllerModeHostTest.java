@@ -149,7 +149,7 @@ class ControllerModeHostTest {
     }
 
     /**
-     * Issue 27, item 7: the controller refuses what NodeStageVolume refuses, by the same validator (an fs_type
+     * The controller refuses what NodeStageVolume refuses, by the same validator (an fs_type
      * the node does not mount, a mount option the filesystem does not take), and accepts what the node accepts.
      */
     @Test

@@ -58,7 +58,7 @@ class RequestFieldsUnitTest {
         assertEquals("target_path is required", refused(() -> RequestFields.path("target_path", "")));
     }
 
-    /** Finding 9: a 3.3 MiB volume_context of 20,000 keys was accepted and persisted. */
+    /** A 3.3 MiB volume_context of 20,000 keys was accepted and persisted. */
     @Test
     void contextsAreBoundedInEntriesAndBytes() throws Exception {
         Map<String, String> many = new HashMap<>();
@@ -136,7 +136,7 @@ class RequestFieldsUnitTest {
                 .mapToInt(e -> (e.getKey() + e.getValue()).getBytes(StandardCharsets.UTF_8).length).sum();
     }
 
-    /** Finding 8: a NUL in devicePath reached Path.of and came back INTERNAL with a stack trace. */
+    /** A NUL in devicePath reached Path.of and came back INTERNAL with a stack trace. */
     @Test
     void contextKeysAndValuesMustBePrintable() {
         String message = refused(() -> RequestFields.context("volume_context", Map.of("devicePath", "/dev/x\0")));

@@ -22,7 +22,7 @@ class StatusMapperUnitTest {
         assertTrue(status.getDescription().contains("/dev/x\\n2026"), status.getDescription());
     }
 
-    /** Finding 9: a 93 KB status message, where gRPC's C-core clients take at most 16 KiB. */
+    /** A 93 KB status message, where gRPC's C-core clients take at most 16 KiB. */
     @Test
     void aHugeMessageIsCutWellUnderWhatClientsAccept() {
         String description = StatusMapper.toStatus(VolumeException.invalid("mount failed: " + "opt,".repeat(25_000)))

@@ -145,7 +145,7 @@ class DoctorIscsiUnitTest {
     }
 
     /**
-     * Issue 47: an iSCSI node without dm-multipath read as ready; each volume then runs on one path that nothing
+     * An iSCSI node without dm-multipath read as ready; each volume then runs on one path that nothing
      * repairs (or on a map no multipathd checks): a warning with its fix.
      */
     @Test
@@ -171,7 +171,7 @@ class DoctorIscsiUnitTest {
     }
 
     /**
-     * Issue 47: run on a node's host (java -jar blocknode.jar doctor), the doctor called the host's own iscsiadm
+     * Run on a node's host (java -jar blocknode.jar doctor), the doctor called the host's own iscsiadm
      * "the image's", blamed a missing hostPID and told to use the image; there it names this machine's tools.
      */
     @Test

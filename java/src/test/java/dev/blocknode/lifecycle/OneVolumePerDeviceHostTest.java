@@ -44,7 +44,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Two volume ids are never staged on one device (issue 27, item 1). A published raw block volume holds no
+ * Two volume ids are never staged on one device. A published raw block volume holds no
  * mount and no holder, so the in-use check (an O_EXCL open) sees nothing: what refuses the second id is the
  * first one's staging record, compared by device number, whatever path the second names (the same one, or a
  * node made with mknod for the same device number).

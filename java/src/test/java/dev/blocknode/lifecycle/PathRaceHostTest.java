@@ -109,7 +109,7 @@ class PathRaceHostTest {
     }
 
     /**
-     * Issue 27: NodeExpandVolume of an xfs volume whose device has grown, while a component of its staging path
+     * NodeExpandVolume of an xfs volume whose device has grown, while a component of its staging path
      * is swapped with a symlink to a directory outside the root where an outside xfs is mounted, on a device
      * larger than that filesystem (growing it would show). xfs_growfs found the mount by the staging path's name and
      * grew the outside filesystem; by descriptor, only the volume grows. The device grows again every

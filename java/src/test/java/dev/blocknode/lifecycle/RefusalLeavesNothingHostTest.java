@@ -106,7 +106,7 @@ class RefusalLeavesNothingHostTest {
         }
     }
 
-    /** The examples of issue 27, item 5: each formatted the blank device before mount(2) refused the option. */
+    /** Options that each formatted the blank device before mount(2) refused them, before the fix. */
     static Stream<Arguments> optionsNoFilesystemTakes() {
         return Stream.of(
                 Arguments.of("ext4", "foo=bar", "foo", "bar"),

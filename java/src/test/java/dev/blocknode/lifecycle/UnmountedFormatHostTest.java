@@ -23,7 +23,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * No mkfsOptions value wedges a LUN (issue 45, item 1), with the real mke2fs, mkfs.xfs and kernel: an option the tool
+ * No mkfsOptions value wedges a LUN, with the real mke2fs, mkfs.xfs and kernel: an option the tool
  * refuses is INVALID_ARGUMENT that quotes it, with nothing written; a filesystem the tool makes and this kernel cannot
  * mount is INVALID_ARGUMENT too, and taken off again; in every case the LUN is as blank as it was, and the corrected
  * stage (the PV without the option) formats and mounts it. Which options this kernel refuses is read from the kernel,

@@ -27,7 +27,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Unstage, and the start-up recovery that runs it, take down only what is the volume's own (issue 27, item 6):
+ * Unstage, and the start-up recovery that runs it, take down only what is the volume's own:
  * a record that claims another volume's staging path and device (forged here, written through RecordStore as
  * the state dir holds it) is refused, FAILED_PRECONDITION naming the other volume, and that volume stays
  * staged and published with its data.

@@ -151,7 +151,7 @@ class ValidationHostTest {
         }
     }
 
-    /** Issue 11, finding 8: a NUL in devicePath was INTERNAL (an InvalidPathException), with a SEVERE trace. */
+    /** A NUL in devicePath was INTERNAL (an InvalidPathException), with a SEVERE trace. */
     @Test
     void aNulInDevicePathIsInvalidArgumentNotAnInternalError() throws Exception {
         try (LogCapture log = LogCapture.installed(); PluginHarness plugin = PluginHarness.start()) {
@@ -169,7 +169,7 @@ class ValidationHostTest {
         }
     }
 
-    /** Issue 11, finding 9: 3,000 unknown mount options came back as a 93 KB status message. */
+    /** 3,000 unknown mount options came back as a 93 KB status message. */
     @Test
     void thousandsOfMountOptionsAreRefusedWithAShortMessage() throws Exception {
         try (PluginHarness plugin = PluginHarness.start()) {
@@ -186,7 +186,7 @@ class ValidationHostTest {
         }
     }
 
-    /** Issue 11, finding 9: a 3.3 MiB volume_context of 20,000 keys was accepted and written into the record. */
+    /** A 3.3 MiB volume_context of 20,000 keys was accepted and written into the record. */
     @Test
     void anOversizedVolumeContextIsRefusedAndNothingIsRecorded() throws Exception {
         try (PluginHarness plugin = PluginHarness.start()) {
@@ -209,7 +209,7 @@ class ValidationHostTest {
         }
     }
 
-    /** Issue 11, finding 9: "nosuid;x" passed validation and reached mount(2) after a blank device was formatted. */
+    /** "nosuid;x" passed validation and reached mount(2) after a blank device was formatted. */
     @Test
     void aMalformedMountOptionIsRefusedBeforeTheDeviceIsFormatted() throws Exception {
         try (PluginHarness plugin = PluginHarness.start()) {
@@ -223,7 +223,7 @@ class ValidationHostTest {
     }
 
     /**
-     * Issue 11, finding 9: stats and expand answer NOT_FOUND for a path outside the kubelet root, where stage
+     * Stats and expand answer NOT_FOUND for a path outside the kubelet root, where stage
      * and publish answer INVALID_ARGUMENT. Kept on purpose: csi-sanity v5.6.0 (our conformance suite) asks
      * for NOT_FOUND when a staged and published volume's stats are asked at "some/path", and these two calls
      * only read or grow what is there. The rule, the same for both: any well-formed path that is not one of

@@ -11,7 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Finding 7 of issue 11: a newline in a caller's devicePath or volume_id, quoted in a message, wrote a raw
+ * A newline in a caller's devicePath or volume_id, quoted in a message, wrote a raw
  * line break into the text log, so a caller could append a whole forged line. Whatever a message holds, a
  * record is one line (plus, with an exception, its indented trace).
  */

@@ -131,7 +131,7 @@ class LogLevelFileUnitTest {
     }
 
     /**
-     * Issue 45: a FIFO at the path kept the plugin from starting (the file was opened, blocking, on the main thread
+     * A FIFO at the path kept the plugin from starting (the file was opened, blocking, on the main thread
      * before the socket) until something wrote to it. watch returns before anything is read, whatever the reader does.
      */
     @Test
@@ -160,7 +160,7 @@ class LogLevelFileUnitTest {
         }
     }
 
-    /** Issue 45: what is at the path is looked at, never waited on: each is one warning, and the level stays. */
+    /** What is at the path is looked at, never waited on: each is one warning, and the level stays. */
     @Test
     void aFifoADirectoryADeviceOrAHugeFileIsAWarningAndNeverWaitedOn() throws Exception {
         Path file = dir.resolve("level");

@@ -124,7 +124,7 @@ class OperationLoggingHostTest {
     }
 
     /**
-     * Issue 11, finding 7: a newline in a devicePath (echoed in a NOT_FOUND message) or in a volume_id (in
+     * A newline in a devicePath (echoed in a NOT_FOUND message) or in a volume_id (in
      * "formatted blank device ... of volume <id>", "staged volume <id>") wrote a raw line break, so a caller
      * could append a whole forged line. Now both are refused, and nothing the calls log starts a line.
      */

@@ -467,7 +467,7 @@ class RecordStoreUnitTest {
     }
 
     /**
-     * Issue 45: a FIFO planted anywhere in the state directory never keeps the store from opening (the plugin's
+     * A FIFO planted anywhere in the state directory never keeps the store from opening (the plugin's
      * start): one in an earlier boot's publications is removed unopened, one at the sweep's report is never read by
      * the plugin, and neither is waited on.
      */

@@ -28,7 +28,7 @@ import java.util.stream.Stream;
 /**
  * N iSCSI volumes staged at once and then unstaged at once (the drain), one thread per volume, as kubelet has one
  * operation per volume in flight: what figure l of the benchmark (test-e2e/bench) measures, on the transport's side
- * of a SAN burst (issue 32: N = 25 to 200 LUNs x 2 paths). Each volume is one LUN behind two portals under a
+ * of a SAN burst (N = 25 to 200 LUNs x 2 paths). Each volume is one LUN behind two portals under a
  * two-path multipath map; {@link StagedIscsiNode.Targets} spreads the LUNs over one target or a target per volume.
  *
  * <p>The kernel's side is fabricated ({@link FakeSysfs}: the LUNs are presented before the burst, so a targeted scan

@@ -27,7 +27,7 @@ import java.util.Map;
 
 /**
  * A node with N healthy iSCSI volumes staged, as a real stage leaves it, for what the repair loop costs when nothing
- * needs repairing (issue 31: the cost with 100 healthy volumes) and for the check that such a pass runs no command.
+ * needs repairing (the cost with 100 healthy volumes) and for the check that such a pass runs no command.
  * Each volume is one LUN reached through two portals, under a two-path multipath map. The iSCSI transport's own
  * {@link IscsiTransport#attach} stages every volume, against a fabricated sysfs ({@link FakeSysfs}: the host's kernel
  * has no SCSI, iSCSI or device-mapper) and a scripted iscsiadm and multipathd that have the real tools' effects, so

@@ -20,7 +20,7 @@ class ProofJournalUnitTest {
     Path dir;
 
     /**
-     * Issue 45: an entry is read through SmallFiles, looked at before it is opened and never waited on, so a FIFO, a
+     * An entry is read through SmallFiles, looked at before it is opened and never waited on, so a FIFO, a
      * directory or a symlink named like an entry proves nothing and is left alone with a warning, at once.
      */
     @Test

@@ -148,7 +148,7 @@ class StageLifecycleUnitTest {
     }
 
     /**
-     * Issue 27, item 5, second half: a refusal after our mkfs (the kernel refusing an option every check let
+     * A refusal after our mkfs (the kernel refusing an option every check let
      * through) used to delete the record that said the filesystem was ours, leaving it on the device, so a retry
      * asking for the other filesystem was refused for ever as "holding ext4". The refusal undoes the format,
      * and the retry finds the device blank, as the first attempt did.

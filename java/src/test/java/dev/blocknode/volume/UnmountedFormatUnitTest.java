@@ -28,7 +28,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * A format of ours never wedges a LUN (issue 45, item 1): a volume's mkfs option the tool refuses is refused before a
+ * A format of ours never wedges a LUN: a volume's mkfs option the tool refuses is refused before a
  * byte is written, and a filesystem this plugin made that then fails its first mount, or whose volume is unstaged
  * before any mount, is taken off again, so the device is blank as the stage found it and a corrected stage formats it.
  * The plugin never formats with the force flag. Over the fake machine, whose devices are files.

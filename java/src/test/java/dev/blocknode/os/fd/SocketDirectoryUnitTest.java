@@ -35,7 +35,7 @@ class SocketDirectoryUnitTest {
     Path outside;
 
     /**
-     * Issue 45: a symlink at the socket path that leads to another live socket was removed without a word and the
+     * A symlink at the socket path that leads to another live socket was removed without a word and the
      * plugin listened in its place; kubelet, following the link, would have reached the other server before. The
      * start is refused, naming the path and the link's target, and nothing changes on either side.
      */
@@ -62,7 +62,7 @@ class SocketDirectoryUnitTest {
         }
     }
 
-    /** Issue 45: whatever is removed at the socket path is said in the log, what it was and where. */
+    /** Whatever is removed at the socket path is said in the log, what it was and where. */
     @Test
     void whatIsRemovedIsLogged() throws Exception {
         Path socket = dir.resolve("csi.sock");

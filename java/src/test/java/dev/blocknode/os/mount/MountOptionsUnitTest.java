@@ -179,7 +179,7 @@ class MountOptionsUnitTest {
         assertEquals(List.of("ro,noatime", "defaults"), input);
     }
 
-    /** Finding 9: `nosuid;x` passed and reached mount(2) only after a blank device had been formatted. */
+    /** `nosuid;x` passed and reached mount(2) only after a blank device had been formatted. */
     @ParameterizedTest
     @ValueSource(strings = {"nosuid;x", "data=ordered;reboot", "a$b", "errors=\"x", "uid=1000'", "a\\b", "=x",
             "opt=a\"b\"", "-o"})
@@ -195,7 +195,7 @@ class MountOptionsUnitTest {
         assertEquals(List.of(option), parse(option).data());
     }
 
-    /** Finding 9: 3,000 unknown options came back as a 93 KB status message. */
+    /** 3,000 unknown options came back as a 93 KB status message. */
     @Test
     void tooManyOrTooLongOptionsAreRefusedWithAShortMessage() {
         List<String> many = new ArrayList<>();

@@ -32,7 +32,7 @@ class FilesystemOptionsUnitTest {
         assertDoesNotThrow(() -> AccessType.Mount.parsed(fsType, List.of(flags)), fsType + " " + List.of(flags));
     }
 
-    /** The examples of issue 27, item 5, each of which used to format a blank device before mount(2) refused. */
+    /** Options each of which used to format a blank device before mount(2) refused them. */
     @ParameterizedTest(name = "{0} {1}")
     @CsvSource(delimiter = '|', value = {
             "ext4|foo=bar|foo|bar",
