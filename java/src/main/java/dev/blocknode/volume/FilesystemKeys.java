@@ -51,7 +51,11 @@ final class FilesystemKeys {
     }
 
     static MkfsOptions mkfsOptions(AttachRequest contexts, FilesystemType type) throws VolumeException {
-        String text = contexts.key(MKFS_OPTIONS).orElse("");
+        return mkfsOptions(contexts.key(MKFS_OPTIONS).orElse(""), type);
+    }
+
+    /** The value of {@value #MKFS_OPTIONS} ({@code ""} when absent) parsed for a format as {@code type}. */
+    static MkfsOptions mkfsOptions(String text, FilesystemType type) throws VolumeException {
         try {
             return MkfsOptions.parse(text, type);
         } catch (IllegalArgumentException e) {

@@ -11,7 +11,6 @@ import dev.blocknode.os.mount.MountOptions;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.MountAccessRecord;
 import dev.blocknode.state.v1.StagingRecord;
-import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.volume.filesystem.DeviceContent;
 import dev.blocknode.volume.filesystem.DeviceProbe;
@@ -21,8 +20,6 @@ import dev.blocknode.volume.filesystem.FilesystemType;
 import dev.blocknode.volume.filesystem.MkfsOptions;
 import dev.blocknode.volume.record.StagingRecords;
 import dev.blocknode.volume.request.AccessMode;
-import dev.blocknode.volume.request.AccessType;
-import dev.blocknode.volume.request.VolumeCapability;
 
 import java.io.IOException;
 import java.io.RandomAccessFile;
@@ -49,25 +46,20 @@ final class FilesystemPreparer {
     private final Ext4Preen preen;
     private final boolean fsckOnNode;
 
-    FilesystemPreparer(CommandRunner commands, StagingRecords records, FilesystemType defaultFilesystem,
-                       boolean fsckOnNode) {
+    /**
+     * The node's choices: the filesystem a blank device gets when the request names none, and whether an ext4
+     * filesystem a stage finds is preened before its mount (--fsck).
+     */
+    record Settings(FilesystemType defaultFilesystem, boolean fsckOnNode) {
+    }
+
+    FilesystemPreparer(CommandRunner commands, StagingRecords records, Settings settings) {
         this.commands = commands;
         this.probe = new DeviceProbe(commands);
         this.records = records;
-        this.defaultFilesystem = defaultFilesystem;
+        this.defaultFilesystem = settings.defaultFilesystem();
         this.preen = new Ext4Preen(commands);
-        this.fsckOnNode = fsckOnNode;
-    }
-
-    /**
-     * The volume's filesystem keys, checked from the request alone before anything is touched: the mkfs options
-     * against the filesystem a blank device would get. A block volume has no filesystem and ignores them.
-     */
-    void checkKeys(VolumeCapability capability, AttachRequest contexts, Optional<FilesystemType> requested)
-            throws VolumeException {
-        if (capability.accessType() instanceof AccessType.Mount) {
-            FilesystemKeys.check(contexts, requested.orElse(defaultFilesystem));
-        }
+        this.fsckOnNode = settings.fsckOnNode();
     }
 
     /**
@@ -98,8 +90,9 @@ final class FilesystemPreparer {
      * holds only what that mkfs wrote: its head is zeroed, and it is formatted as the blank device it was.
      * A filesystem made here is recorded as awaiting its first mount ({@link UnmountedFormat}).
      */
-    FilesystemType prepare(String volumeId, Path device, Optional<FilesystemType> requested,
+    FilesystemType prepare(String volumeId, Path device, StagePlan.FilesystemPlan filesystem,
                            MountOptions options, StagingRecord.Builder record) throws VolumeException {
+        Optional<FilesystemType> requested = filesystem.requested();
         Optional<FilesystemType> interrupted = !record.getMount().getFormattingStarted().isEmpty()
                 && !record.getMount().getFormattedHere()
                 ? blankAfterInterruptedFormat(volumeId, device, record) : Optional.empty();
@@ -116,7 +109,7 @@ final class FilesystemPreparer {
                 // An interrupted format's type only when the retry names none: nothing of its choice was ever used.
                 type = requested.or(() -> interrupted).orElse(defaultFilesystem);
                 requireOptionsOf(type, options);
-                format(volumeId, device, type, record);
+                format(volumeId, device, type, filesystem.mkfsOptionsFor(type), record);
                 ownUnmounted = true;
             }
             case DeviceContent.Filesystem fs -> {
@@ -132,7 +125,9 @@ final class FilesystemPreparer {
                 }
                 type = found.get();
                 requireOptionsOf(type, options);
-                preenBeforeMount(volumeId, device, type, options, record);
+                boolean readOnlyOrShared = options.readOnly()
+                        || AccessMode.valueOf(record.getAccessMode()).multiNode();
+                preenBeforeMount(volumeId, device, type, filesystem, readOnlyOrShared);
                 // Ours and never mounted (an earlier attempt formatted it, then failed or was cut short) stays so.
                 ownUnmounted = ownUnmounted && record.getMount().getFsType().equals(type.kernelName());
             }
@@ -152,9 +147,8 @@ final class FilesystemPreparer {
      * device blank again, as it found it (the head zeroed), and the record without the intent: a retry formats it
      * afresh, as the first attempt would have, never over what the failed one wrote.
      */
-    private void format(String volumeId, Path device, FilesystemType type, StagingRecord.Builder record)
-            throws VolumeException {
-        MkfsOptions mkfsOptions = FilesystemKeys.mkfsOptions(contexts(record), type);
+    private void format(String volumeId, Path device, FilesystemType type, MkfsOptions mkfsOptions,
+                        StagingRecord.Builder record) throws VolumeException {
         requireToolAccepts(volumeId, device, type, mkfsOptions);
         record.getMountBuilder().setFormattingStarted(type.kernelName());
         records.save(record.build());
@@ -250,23 +244,17 @@ final class FilesystemPreparer {
      * under that mount. A volume's mkfs options have nothing to do on a device that holds a filesystem: the
      * filesystem was made once, and a stage of it again (after an unstage, on another node) must find it as it is.
      */
-    private void preenBeforeMount(String volumeId, Path device, FilesystemType type, MountOptions options,
-                                  StagingRecord.Builder record) throws VolumeException {
-        AttachRequest contexts = contexts(record);
-        if (contexts.key(FilesystemKeys.MKFS_OPTIONS).isPresent()) {
+    private void preenBeforeMount(String volumeId, Path device, FilesystemType type,
+                                  StagePlan.FilesystemPlan filesystem, boolean readOnlyOrShared)
+            throws VolumeException {
+        if (filesystem.mkfsText().isPresent()) {
             LOG.fine(() -> "device " + device + " of volume " + volumeId + " holds " + type.kernelName()
                     + " already: its volume_context." + FilesystemKeys.MKFS_OPTIONS + " are not used");
         }
-        if (type != FilesystemType.EXT4 || !fsckOnNode || !FilesystemKeys.fsck(contexts) || options.readOnly()
-                || AccessMode.valueOf(record.getAccessMode()).multiNode()) {
+        if (type != FilesystemType.EXT4 || !fsckOnNode || !filesystem.fsck() || readOnlyOrShared) {
             return;
         }
         preen.preen(volumeId, device);
-    }
-
-    /** The contexts this stage received, as the record holds them (never the secrets). */
-    private static AttachRequest contexts(StagingRecord.Builder record) {
-        return StagingRecords.attachRequest(record.build());
     }
 
     /**
@@ -286,7 +274,7 @@ final class FilesystemPreparer {
      * Zeroes the first {@link DeviceProbe#HEAD_BYTES} of a device this plugin formatted in the call that is being
      * refused, and syncs them: where ext4 and xfs keep their primary superblock and the probe looks, so that
      * blkid finds nothing and the probe reports the device blank again. Only for that one case (see
-     * VolumeStager#undoRefusedFormat). Written with java.io in 8 KiB chunks, as the probe reads.
+     * RefusedStageUndo). Written with java.io in 8 KiB chunks, as the probe reads.
      */
     void unformat(String volumeId, Path device) throws VolumeException {
         byte[] zeros = new byte[8 * 1024];

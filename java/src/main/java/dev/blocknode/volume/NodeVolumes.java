@@ -64,8 +64,8 @@ public final class NodeVolumes {
         this.fences = new VolumeFences(fencing, transports, guard);
         this.publisher = new VolumePublisher(host, paths, records, guard);
         this.stalePublications = new StalePublications(host, paths, records, publisher, guard);
-        this.stager = new VolumeStager(host, paths, records, transports, guard, defaultFilesystem, fsckOnNode,
-                stalePublications, fences, this.limit);
+        this.stager = new VolumeStager(new NodeParts(host, paths, records, transports), guard,
+                new FilesystemPreparer.Settings(defaultFilesystem, fsckOnNode), stalePublications, fences, this.limit);
         this.expander = new VolumeExpander(host, locator, guard, transports, new FilesystemGrower(host, paths));
         this.stats = new VolumeStatsReader(host, locator, transports);
         this.health = new VolumeHealthReader(paths, records, stats, stageFailures, fences);

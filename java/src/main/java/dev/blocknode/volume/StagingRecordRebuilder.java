@@ -74,50 +74,12 @@ final class StagingRecordRebuilder {
      * is not.
      */
     Optional<StagingRecord> rebuild(String volumeId, Path staging) throws VolumeException {
-        DeviceNumber number;
-        Optional<MountEntry> mount;
-        // By descriptor, following no symlink: a staging path swapped for a link to some other mount must not
-        // make that mount's device this volume's (and then the teardown's).
-        Optional<OpenedPath> parent = paths.openParentIfPresent("staging_target_path", staging);
-        if (parent.isEmpty()) {
+        Optional<Found> mounted = stagedFilesystemAt(volumeId, staging);
+        if (mounted.isEmpty()) {
             return Optional.empty();
         }
-        try (OpenedPath directory = parent.get()) {
-            Path entry = directory.childViaDescriptor(staging.getFileName().toString());
-            FileStat stat;
-            try {
-                stat = host.mounter().stat(entry);
-            } catch (NoSuchPathException absent) {
-                return Optional.empty();
-            }
-            if (stat.isSymlink()) {
-                throw KubeletPaths.symlinkRefused("staging_target_path", staging);
-            }
-            if (!Publications.isMountPoint(host, entry, stat)) {
-                return Optional.empty();
-            }
-            if (!stat.isDirectory()) {
-                // A bind of a device node (a block publication, kubelet's own bind of one) or of a file: no
-                // filesystem is staged here, and its statx device is the filesystem the node lives on (devtmpfs),
-                // not a volume's. A block volume leaves nothing at its staging path to rebuild from.
-                LOG.warning(() -> "volume " + volumeId + " is not staged, and " + staging + " holds a mount that is"
-                        + " not a staged filesystem; leaving it alone");
-                return Optional.empty();
-            }
-            Optional<StagingRecord> owner = claims.claimantOf(volumeId, staging);
-            if (owner.isPresent()) {
-                LOG.warning(() -> "volume " + volumeId + " is not staged, and " + staging + " holds volume "
-                        + owner.get().getVolumeId() + "; leaving it alone");
-                return Optional.empty();
-            }
-            // No readable record claims the path; an unreadable one might: never guess with another's mount.
-            records.requireNoUnreadable("the mount at staging path " + staging);
-            number = stat.device();
-            mount = host.mounter().mountsWhere(e -> e.mountPoint().equals(staging) && e.device().equals(stat.device()))
-                    .stream().reduce((a, b) -> b);
-        } catch (IOException e) {
-            throw VolumeException.internal("cannot inspect staging path " + staging + " of volume " + volumeId, e);
-        }
+        Found found = mounted.get();
+        DeviceNumber number = found.number();
         Optional<DeviceMapperId> dm = deviceMapperId(volumeId, number);
         Optional<CryptMapping> mapping = Optional.empty();
         if (dm.isPresent() && CryptMappingName.isVolumesMapping(volumeId, dm.get().name(), dm.get().uuid())) {
@@ -132,20 +94,7 @@ final class StagingRecordRebuilder {
         }
         // Through the volume's mapping to the device it is open over: what a transport attached.
         DeviceNumber attached = mapping.map(CryptMapping::over).orElse(number);
-        Attachment attachment = null;
-        for (Transport transport : transports.all()) {
-            Optional<Attachment> found = transport.attachmentOf(attached);
-            if (found.isPresent()) {
-                attachment = found.get();
-                break;
-            }
-        }
-        if (attachment == null) {
-            Transport fallback = transports.fallback().orElseThrow(() -> VolumeException.internal("device " + number
-                    + " of volume " + volumeId + " is recognized by no transport, and none takes such devices", null));
-            attachment = new Attachment(fallback.name(), nodeFor(volumeId, attached), attached, "",
-                    java.util.Map.of());
-        }
+        Attachment attachment = attachmentOf(volumeId, number, attached);
         Optional<StagingRecord> holder = claims.holderOf(volumeId, attached, attachment.identity());
         if (holder.isPresent()) {
             LOG.warning(() -> "volume " + volumeId + " is not staged, and " + staging + " holds device " + attached
@@ -153,35 +102,120 @@ final class StagingRecordRebuilder {
                     + holder.get().getStagingPath() + "); leaving it alone");
             return Optional.empty();
         }
+        // Read from the host now: the numbers are this boot's.
+        StagingRecord record = records.stampBoot(recordOf(found, attachment, attached, mapping)).build();
+        records.save(record);
+        String through = mapping.map(m -> "dm-crypt mapping " + m.name() + " over ").orElse("");
+        LOG.warning(() -> "volume " + volumeId + " has no staging record but " + staging + " is mounted (device "
+                + number + "); rebuilt its record from the host to tear it down: " + through + "transport "
+                + attachment.transport() + ", device " + attachment.device()
+                + (attachment.details().isEmpty() ? "" : ", " + attachment.details()));
+        return Optional.of(record);
+    }
+
+    /** A filesystem mounted at a volume's staging path: the device it is on, and the mount table's line for it. */
+    private record Found(String volumeId, Path staging, DeviceNumber number, Optional<MountEntry> mount) {
+    }
+
+    /**
+     * The filesystem mounted at {@code staging}, unless nothing is, or what is mounted there is no staged filesystem,
+     * or another volume's record claims the path.
+     */
+    private Optional<Found> stagedFilesystemAt(String volumeId, Path staging) throws VolumeException {
+        // By descriptor, following no symlink: a staging path swapped for a link to some other mount must not
+        // make that mount's device this volume's (and then the teardown's).
+        Optional<OpenedPath> parent = paths.openParentIfPresent("staging_target_path", staging);
+        if (parent.isEmpty()) {
+            return Optional.empty();
+        }
+        try (OpenedPath directory = parent.get()) {
+            Path entry = directory.childViaDescriptor(staging.getFileName().toString());
+            FileStat stat;
+            try {
+                stat = host.mounter().stat(entry);
+            } catch (NoSuchPathException absent) {
+                return Optional.empty();
+            }
+            if (!isUnclaimedFilesystemMount(volumeId, staging, entry, stat)) {
+                return Optional.empty();
+            }
+            // No readable record claims the path; an unreadable one might: never guess with another's mount.
+            records.requireNoUnreadable("the mount at staging path " + staging);
+            Optional<MountEntry> mount = host.mounter()
+                    .mountsWhere(e -> e.mountPoint().equals(staging) && e.device().equals(stat.device()))
+                    .stream().reduce((a, b) -> b);
+            return Optional.of(new Found(volumeId, staging, stat.device(), mount));
+        } catch (IOException e) {
+            throw VolumeException.internal("cannot inspect staging path " + staging + " of volume " + volumeId, e);
+        }
+    }
+
+    /** True when {@code entry} (the staging path, by descriptor) is a directory mount no other volume claims. */
+    private boolean isUnclaimedFilesystemMount(String volumeId, Path staging, Path entry, FileStat stat)
+            throws IOException, VolumeException {
+        if (stat.isSymlink()) {
+            throw KubeletPaths.symlinkRefused("staging_target_path", staging);
+        }
+        if (!Publications.isMountPoint(host, entry, stat)) {
+            return false;
+        }
+        if (!stat.isDirectory()) {
+            // A bind of a device node (a block publication, kubelet's own bind of one) or of a file: no
+            // filesystem is staged here, and its statx device is the filesystem the node lives on (devtmpfs),
+            // not a volume's. A block volume leaves nothing at its staging path to rebuild from.
+            LOG.warning(() -> "volume " + volumeId + " is not staged, and " + staging + " holds a mount that is"
+                    + " not a staged filesystem; leaving it alone");
+            return false;
+        }
+        Optional<StagingRecord> owner = claims.claimantOf(volumeId, staging);
+        if (owner.isPresent()) {
+            LOG.warning(() -> "volume " + volumeId + " is not staged, and " + staging + " holds volume "
+                    + owner.get().getVolumeId() + "; leaving it alone");
+            return false;
+        }
+        return true;
+    }
+
+    /**
+     * The attachment the transport that recognizes {@code attached} reports, else the fallback transport's
+     * ({@code number} is the mounted device, named in the refusal when no transport takes it).
+     */
+    private Attachment attachmentOf(String volumeId, DeviceNumber number, DeviceNumber attached)
+            throws VolumeException {
+        for (Transport transport : transports.all()) {
+            Optional<Attachment> found = transport.attachmentOf(attached);
+            if (found.isPresent()) {
+                return found.get();
+            }
+        }
+        Transport fallback = transports.fallback().orElseThrow(() -> VolumeException.internal("device " + number
+                + " of volume " + volumeId + " is recognized by no transport, and none takes such devices", null));
+        return new Attachment(fallback.name(), nodeFor(volumeId, attached), attached, "", java.util.Map.of());
+    }
+
+    /** The record of what was found, in phase UNSTAGING (no boot id yet). */
+    private StagingRecord.Builder recordOf(Found found, Attachment attachment, DeviceNumber attached,
+                                           Optional<CryptMapping> mapping) {
         // Whether it was fenced is not known: a transport that fences releases whatever this node's tag holds there.
         boolean fences = transports.named(attachment.transport()).flatMap(Transport::fencing).isPresent();
         StagingRecord.Builder builder = StagingRecord.newBuilder()
-                .setVolumeId(volumeId)
+                .setVolumeId(found.volumeId())
                 .setPhase(StagePhase.UNSTAGING)
                 .setTransport(attachment.transport())
-                .setStagingPath(staging.toString())
+                .setStagingPath(found.staging().toString())
                 .setDevice(DeviceRecord.newBuilder()
                         .setPath(attachment.device().toString())
                         .setMajor(attached.major())
                         .setMinor(attached.minor())
                         .setIdentity(attachment.identity()))
-                .setMount(MountAccessRecord.newBuilder().setFsType(mount.map(MountEntry::fsType).orElse("")))
+                .setMount(MountAccessRecord.newBuilder().setFsType(found.mount().map(MountEntry::fsType).orElse("")))
                 .putAllAttachment(attachment.details())
                 .setFenceKey(fences ? node.value() : 0);
         // Unstage closes a recorded mapping after the unmount and before the device below is flushed and detached.
         mapping.ifPresent(m -> builder.setCrypt(CryptRecord.newBuilder().setMappingName(m.name())
                 .setOpened(DeviceRecord.newBuilder().setPath(m.node().toString())
                         .setMajor(m.number().major()).setMinor(m.number().minor()))));
-        // Read from the host now: the numbers are this boot's.
-        StagingRecord record = records.stampBoot(builder).build();
-        records.save(record);
-        Attachment derived = attachment;
-        String through = mapping.map(m -> "dm-crypt mapping " + m.name() + " over ").orElse("");
-        LOG.warning(() -> "volume " + volumeId + " has no staging record but " + staging + " is mounted (device "
-                + number + "); rebuilt its record from the host to tear it down: " + through + "transport "
-                + derived.transport() + ", device " + derived.device()
-                + (derived.details().isEmpty() ? "" : ", " + derived.details()));
-        return Optional.of(record);
+        return builder;
     }
 
     /** The volume's open LUKS2 mapping: its name, its device and node, and the one device it is open over. */

@@ -9,10 +9,8 @@ import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.CryptRecord;
 import dev.blocknode.state.v1.DeviceRecord;
 import dev.blocknode.state.v1.StagingRecord;
-import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.volume.encryption.CryptMappingName;
-import dev.blocknode.volume.encryption.EncryptionKeys;
 import dev.blocknode.volume.encryption.Luks2;
 import dev.blocknode.volume.encryption.Passphrase;
 import dev.blocknode.volume.filesystem.DeviceContent;
@@ -86,9 +84,8 @@ final class VolumeEncryption {
      * @throws VolumeException FAILED_PRECONDITION for a device that holds anything but a LUKS header, and for a
      *                         passphrase that opens no key slot (nothing is opened)
      */
-    Attachment open(String volumeId, AttachRequest request, Attachment attached, Optional<StagingRecord> existing,
+    Attachment open(String volumeId, Passphrase passphrase, Attachment attached, Optional<StagingRecord> existing,
                     StagingRecord.Builder record) throws VolumeException {
-        Passphrase passphrase = EncryptionKeys.passphrase(request).orElseThrow();
         String name = CryptMappingName.of(volumeId);
         CryptRecord.Builder crypt = record.getCryptBuilder().setMappingName(name).clearOpened();
         if (interruptedFormat(existing, attached) || isBlank(volumeId, attached)) {

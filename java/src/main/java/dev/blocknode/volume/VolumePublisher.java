@@ -2,20 +2,12 @@ package dev.blocknode.volume;
 
 import dev.blocknode.faults.CrashPoint;
 import dev.blocknode.faults.CrashPoints;
-import dev.blocknode.os.DeviceNumber;
-import dev.blocknode.os.Errno;
 import dev.blocknode.os.FileStat;
-import dev.blocknode.os.block.LoopDevices;
-import dev.blocknode.os.exec.CommandException;
 import dev.blocknode.logging.LogContext;
 import dev.blocknode.os.fd.OpenedPath;
 import dev.blocknode.os.host.Host;
 import dev.blocknode.os.mount.MountOptions;
-import dev.blocknode.os.NoSuchPathException;
-import dev.blocknode.os.SyscallException;
-import dev.blocknode.os.UnsafePathException;
 import dev.blocknode.outcome.VolumeException;
-import dev.blocknode.state.v1.DeviceRecord;
 import dev.blocknode.state.v1.PublicationRecord;
 import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
@@ -31,7 +23,6 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.logging.Logger;
 
 /**
@@ -43,18 +34,16 @@ public final class VolumePublisher {
 
     private static final Logger LOG = Logger.getLogger(VolumePublisher.class.getName());
     private static final int MAX_STACKED_UNMOUNTS = 8;
-    private static final ReentrantLock LOOP_ALLOCATION = new ReentrantLock();
-    private static final int VIEW_ATTEMPTS = 3;
 
     private final Host host;
     private final KubeletPaths paths;
     private final StagingRecords records;
     private final OperationGuard guard;
-    private final LoopDevices loops;
+    private final ReadOnlyViews views;
 
     VolumePublisher(Host host, KubeletPaths paths, StagingRecords records, OperationGuard guard) {
         this.host = host;
-        this.loops = new LoopDevices(host.paths(), host.commands());
+        this.views = new ReadOnlyViews(host, records);
         this.paths = paths;
         this.records = records;
         this.guard = guard;
@@ -65,26 +54,7 @@ public final class VolumePublisher {
         Path staging = paths.confine("staging_target_path", request.stagingPath());
         String volumeId = request.volumeId();
         try (OperationGuard.Permit ignored = guard.enter(volumeId, "NodePublishVolume")) {
-            StagingRecord record = records.find(volumeId).orElseThrow(() -> VolumeException.precondition(
-                    "volume " + volumeId + " is not staged on this node; NodeStageVolume must come first"));
-            if (record.getPhase() != StagePhase.STAGED) {
-                throw VolumeException.precondition("volume " + volumeId + " is not fully staged (phase "
-                        + record.getPhase() + "); NodeStageVolume must complete first");
-            }
-            if (records.ofEarlierBoot(record)) {
-                // Its device number is of that boot: a raw block publish would bind whatever has it now.
-                throw VolumeException.precondition("volume " + volumeId + " was staged in an earlier boot of the"
-                        + " node; NodeStageVolume must stage it again first");
-            }
-            if (!record.getStagingPath().equals(staging.toString())) {
-                throw VolumeException.precondition("volume " + volumeId + " is staged at " + record.getStagingPath()
-                        + ", not at " + staging);
-            }
-            if (record.hasBlock() != request.capability().isBlock()) {
-                throw VolumeException.precondition("volume " + volumeId + " is staged for "
-                        + (record.hasBlock() ? "block" : "filesystem") + " access; the request asks for "
-                        + (request.capability().isBlock() ? "block" : "filesystem") + " access");
-            }
+            StagingRecord record = stagedFor(request, staging);
             SelinuxMountContexts.requirePublishable(record, request.capability());
             boolean readOnly = request.readonly() || request.capability().accessMode().readOnly();
             List<String> flags = request.capability().accessType() instanceof AccessType.Mount mount
@@ -97,37 +67,77 @@ public final class VolumePublisher {
             Optional<OpenedPath> existingParent = paths.openParentIfPresent("target_path", target);
             try (OpenedPath parent = existingParent.isPresent() ? existingParent.get()
                     : paths.openParentCreating("target_path", target)) {
-                String name = target.getFileName().toString();
-                if (alreadyPublished(record, parent, name, target, wanted)) {
+                Target at = new Target(parent, target.getFileName().toString(), target);
+                if (alreadyPublished(record, at, wanted)) {
                     return;
                 }
-                requireSingleWriterRespected(record, target, request.capability().accessMode());
-
-                PublicationRecord earlier = record.getPublicationsMap().get(target.toString());
-                if (earlier != null && earlier.hasReadonlyView()) {
-                    // An earlier attempt died before binding its view at the target: release it, a new one follows.
-                    releaseReadOnlyView(volumeId, record, earlier.getReadonlyView());
-                }
-                StagingRecord.Builder updated = record.toBuilder().putPublications(target.toString(), wanted);
-                records.savePublications(updated.build());
-                CrashPoints.reach(CrashPoint.PUBLISH_RECORDED);
-                MountOptions options = request.capability().accessType() instanceof AccessType.Mount mount
-                        ? mount.options().perMountPoint() : MountOptions.NONE;
-                if (readOnly) {
-                    options = options.withReadOnly();
-                }
-                if (record.hasBlock()) {
-                    Path device = readOnly ? readOnlyView(updated, target, wanted) : StagingRecords.usedPath(record);
-                    bindDevice(parent, name, target, device, options);
-                } else {
-                    bindStagedFilesystem(record, staging, parent, name, target, options);
-                }
+                publishAt(request, record, staging, at, wanted);
             } catch (IOException e) {
                 throw VolumeException.internal("cannot close target path " + target, e);
             }
             CrashPoints.reach(CrashPoint.PUBLISH_BOUND);
             LogContext.outcome(LOG, () -> "published volume " + volumeId + " at " + target
                     + (readOnly ? " (read-only)" : ""));
+        }
+    }
+
+    /** The target path, as the name {@code name} in its opened directory {@code parent}. */
+    private record Target(OpenedPath parent, String name, Path path) {
+    }
+
+    /**
+     * The volume's record, when the volume is staged, in this boot, at {@code staging}, for the access the request
+     * asks for; FAILED_PRECONDITION naming what is not so.
+     */
+    private StagingRecord stagedFor(Requests.Publish request, Path staging) throws VolumeException {
+        String volumeId = request.volumeId();
+        StagingRecord record = records.find(volumeId).orElseThrow(() -> VolumeException.precondition(
+                "volume " + volumeId + " is not staged on this node; NodeStageVolume must come first"));
+        if (record.getPhase() != StagePhase.STAGED) {
+            throw VolumeException.precondition("volume " + volumeId + " is not fully staged (phase "
+                    + record.getPhase() + "); NodeStageVolume must complete first");
+        }
+        if (records.ofEarlierBoot(record)) {
+            // Its device number is of that boot: a raw block publish would bind whatever has it now.
+            throw VolumeException.precondition("volume " + volumeId + " was staged in an earlier boot of the"
+                    + " node; NodeStageVolume must stage it again first");
+        }
+        if (!record.getStagingPath().equals(staging.toString())) {
+            throw VolumeException.precondition("volume " + volumeId + " is staged at " + record.getStagingPath()
+                    + ", not at " + staging);
+        }
+        if (record.hasBlock() != request.capability().isBlock()) {
+            throw VolumeException.precondition("volume " + volumeId + " is staged for "
+                    + (record.hasBlock() ? "block" : "filesystem") + " access; the request asks for "
+                    + (request.capability().isBlock() ? "block" : "filesystem") + " access");
+        }
+        return record;
+    }
+
+    /** The publication recorded, then bound: the device (or its read-only view), or the staged filesystem. */
+    private void publishAt(Requests.Publish request, StagingRecord record, Path staging, Target at,
+                           PublicationRecord wanted) throws VolumeException {
+        Path target = at.path();
+        requireSingleWriterRespected(record, target, request.capability().accessMode());
+
+        PublicationRecord earlier = record.getPublicationsMap().get(target.toString());
+        if (earlier != null && earlier.hasReadonlyView()) {
+            // An earlier attempt died before binding its view at the target: release it, a new one follows.
+            views.release(request.volumeId(), record, earlier.getReadonlyView());
+        }
+        StagingRecord.Builder updated = record.toBuilder().putPublications(target.toString(), wanted);
+        records.savePublications(updated.build());
+        CrashPoints.reach(CrashPoint.PUBLISH_RECORDED);
+        MountOptions options = request.capability().accessType() instanceof AccessType.Mount mount
+                ? mount.options().perMountPoint() : MountOptions.NONE;
+        if (wanted.getReadonly()) {
+            options = options.withReadOnly();
+        }
+        if (record.hasBlock()) {
+            Path device = wanted.getReadonly() ? views.make(updated, target, wanted) : StagingRecords.usedPath(record);
+            bindDevice(at, device, options);
+        } else {
+            bindStagedFilesystem(record, staging, at, options);
         }
     }
 
@@ -157,7 +167,7 @@ public final class VolumePublisher {
                 Optional<FileStat> left = unmountTarget(volumeId, directory, name, target, record);
                 if (left.isPresent()) {
                     CrashPoints.reach(CrashPoint.UNPUBLISH_UNMOUNTED);
-                    deleteTarget(volumeId, directory, name, target, left.get());
+                    TargetPaths.delete(volumeId, directory, name, target, left.get());
                 }
             } catch (IOException e) {
                 throw VolumeException.internal("cannot close the directory of target path " + target, e);
@@ -166,7 +176,7 @@ public final class VolumePublisher {
         Optional<PublicationRecord> publication =
                 record.map(r -> r.getPublicationsMap().get(target.toString()));
         if (publication.isPresent() && publication.get().hasReadonlyView()) {
-            releaseReadOnlyView(volumeId, record.get(), publication.get().getReadonlyView());
+            views.release(volumeId, record.get(), publication.get().getReadonlyView());
             CrashPoints.reach(CrashPoint.UNPUBLISH_VIEW_RELEASED);
         }
         if (record.isPresent() && record.get().containsPublications(target.toString())) {
@@ -179,8 +189,11 @@ public final class VolumePublisher {
      *
      * @throws VolumeException ALREADY_EXISTS when it holds something else, or this volume differently
      */
-    private boolean alreadyPublished(StagingRecord record, OpenedPath parent, String name, Path target,
-                                     PublicationRecord wanted) throws VolumeException {
+    private boolean alreadyPublished(StagingRecord record, Target at, PublicationRecord wanted)
+            throws VolumeException {
+        OpenedPath parent = at.parent();
+        String name = at.name();
+        Path target = at.path();
         try {
             Optional<FileStat> stat = parent.statChild(name);
             if (stat.isEmpty() || !Publications.isMountRoot(parent, stat.get())) {
@@ -203,67 +216,6 @@ public final class VolumePublisher {
                     + target + " with " + describe(published) + "; the request asks for " + describe(wanted));
         }
         return true;
-    }
-
-    /**
-     * A read-only loop device over the volume's device. A read-only bind mount of a device node does not
-     * stop writes through it; a read-only device does. The loop device is chosen and recorded in the
-     * publication before it is bound, so that after a crash at any instant unpublish or a retry finds it
-     * by name and releases it once it sees that it backs this volume's device.
-     */
-    private Path readOnlyView(StagingRecord.Builder record, Path target, PublicationRecord publication)
-            throws VolumeException {
-        Path device = StagingRecords.usedPath(record.build());
-        LOOP_ALLOCATION.lock(); // two publications of this plugin must not choose the same free loop device
-        try {
-            for (int attempt = 1; ; attempt++) {
-                Path view = loops.findUnused();
-                FileStat stat = host.mounter().stat(view);
-                record.putPublications(target.toString(), publication.toBuilder()
-                        .setReadonlyView(DeviceRecord.newBuilder().setPath(view.toString())
-                                .setMajor(stat.rdev().major()).setMinor(stat.rdev().minor()))
-                        .build());
-                records.savePublications(record.build());
-                CrashPoints.reach(CrashPoint.PUBLISH_VIEW_RECORDED);
-                try {
-                    loops.attachReadOnly(view, device);
-                } catch (CommandException e) {
-                    // Another process may have bound the free device first: then choose again, a few times.
-                    Optional<Path> taken = loops.backingFile(stat.rdev());
-                    if (taken.isEmpty() || taken.get().equals(device) || attempt >= VIEW_ATTEMPTS) {
-                        throw e;
-                    }
-                    LOG.info(() -> "loop device " + view + " was taken by another process; choosing another");
-                    continue;
-                }
-                CrashPoints.reach(CrashPoint.PUBLISH_VIEW_ATTACHED);
-                return view;
-            }
-        } catch (IOException e) {
-            throw VolumeException.internal("cannot make a read-only view of " + device + " for " + target, e);
-        } finally {
-            LOOP_ALLOCATION.unlock();
-        }
-    }
-
-    /** Detaches the read-only loop device of a publication, if it is still the one over our device. */
-    private void releaseReadOnlyView(String volumeId, StagingRecord record, DeviceRecord view) throws VolumeException {
-        DeviceNumber number = StagingRecords.deviceNumber(view);
-        try {
-            Optional<Path> backing = loops.backingFile(number);
-            if (backing.isEmpty()) {
-                return; // already detached
-            }
-            if (!backing.get().equals(StagingRecords.usedPath(record))) {
-                LOG.warning(() -> "loop device " + view.getPath() + " now backs " + backing.get() + ", not volume "
-                        + volumeId + "'s device; leaving it alone");
-                return;
-            }
-            loops.detach(Path.of(view.getPath()));
-        } catch (IOException e) {
-            throw VolumeException.internal("cannot detach the read-only view " + view.getPath() + " of volume "
-                    + volumeId, e);
-        }
     }
 
     private void requireSingleWriterRespected(StagingRecord record, Path target, AccessMode mode)
@@ -289,8 +241,9 @@ public final class VolumePublisher {
      * host's copy of the bind has them too). The staging path is opened and checked to be the volume's mount
      * first, and both ends are used by descriptor.
      */
-    private void bindStagedFilesystem(StagingRecord record, Path staging, OpenedPath parent, String name,
-                                      Path target, MountOptions options) throws VolumeException {
+    private void bindStagedFilesystem(StagingRecord record, Path staging, Target at, MountOptions options)
+            throws VolumeException {
+        Path target = at.path();
         Optional<OpenedPath> opened = paths.openIfPresent("staging_target_path", staging);
         try (OpenedPath source = opened.orElseThrow(() -> VolumeException.precondition("staging path " + staging
                 + " of volume " + record.getVolumeId() + " is gone; NodeStageVolume must stage it again"))) {
@@ -303,7 +256,7 @@ public final class VolumePublisher {
                 throw VolumeException.precondition("staging path " + staging + " does not hold volume "
                         + record.getVolumeId() + "'s filesystem; NodeStageVolume must stage it again");
             }
-            try (OpenedPath mountPoint = openTargetDirectory(parent, name, target)) {
+            try (OpenedPath mountPoint = TargetPaths.openDirectory(at.parent(), at.name(), target)) {
                 host.mounter().bind(source.viaDescriptor(), mountPoint.viaDescriptor(), options);
             }
         } catch (IOException e) {
@@ -316,53 +269,14 @@ public final class VolumePublisher {
      * Binds the device node {@code device} onto the file {@code name} of {@code parent}, creating it, with the
      * publication's flags from the start (read-only for a read-only view).
      */
-    private void bindDevice(OpenedPath parent, String name, Path target, Path device, MountOptions options)
-            throws VolumeException {
-        try (OpenedPath file = openTargetFile(parent, name, target)) {
+    private void bindDevice(Target at, Path device, MountOptions options) throws VolumeException {
+        Path target = at.path();
+        try (OpenedPath file = TargetPaths.openFile(at.parent(), at.name(), target)) {
             host.mounter().bind(device, file.viaDescriptor(), options);
         } catch (IOException e) {
             throw VolumeException.internal("bind-mounting " + device + " at " + target
                     + (options.readOnly() ? " read-only" : "") + " failed", e);
         }
-    }
-
-    private static OpenedPath openTargetDirectory(OpenedPath parent, String name, Path target)
-            throws VolumeException, IOException {
-        try {
-            return parent.openOrCreateDirectory(name);
-        } catch (UnsafePathException symlink) {
-            throw KubeletPaths.symlinkRefused("target_path", target);
-        } catch (NoSuchPathException notADirectory) {
-            throw VolumeException.precondition("target path " + target + " exists and is not a directory");
-        }
-    }
-
-    /** The file a device is bound onto: created here, never through a link; an empty directory is replaced. */
-    private static OpenedPath openTargetFile(OpenedPath parent, String name, Path target)
-            throws VolumeException, IOException {
-        Optional<FileStat> existing = parent.statChild(name);
-        if (existing.isPresent() && existing.get().isDirectory()) {
-            try {
-                parent.remove(name, true); // an empty directory left by an older kubelet: the device needs a file
-            } catch (SyscallException e) {
-                if (e.errno() != Errno.ENOTEMPTY) {
-                    throw e;
-                }
-                throw VolumeException.precondition("target path " + target + " is a non-empty directory; a block "
-                        + "volume needs a file there");
-            }
-        }
-        parent.createFile(name); // false on a retry: the file is ours, checked below like any other
-        OpenedPath file = parent.openChild(name);
-        FileStat stat = file.stat();
-        if (stat.isRegularFile()) {
-            return file;
-        }
-        file.close();
-        if (stat.isSymlink()) {
-            throw KubeletPaths.symlinkRefused("target_path", target);
-        }
-        throw VolumeException.precondition("target path " + target + " exists and is not a file");
     }
 
     /**
@@ -412,35 +326,6 @@ public final class VolumePublisher {
         if (other.isPresent()) {
             throw VolumeException.precondition("target path " + target + " holds volume "
                     + other.get().getVolumeId() + ", not volume " + volumeId + "; left it alone");
-        }
-    }
-
-    /**
-     * The spec makes the plugin delete what it created at the target; a directory with data is never deleted.
-     * Removed relative to its opened directory: nothing outside it can be reached this way.
-     */
-    private static void deleteTarget(String volumeId, OpenedPath directory, String name, Path target, FileStat stat)
-            throws VolumeException {
-        if (stat.isSymlink()) {
-            throw KubeletPaths.symlinkRefused("target_path", target);
-        }
-        try {
-            directory.remove(name, stat.isDirectory());
-        } catch (SyscallException e) {
-            // rmdir(2) may say EEXIST for a directory with entries, as ENOTEMPTY does.
-            if (e.errno() == Errno.ENOTEMPTY || e.errno() == Errno.EEXIST) {
-                throw VolumeException.precondition("target path " + target + " of volume " + volumeId
-                        + " is not empty after unmounting; refusing to delete what is in it");
-            }
-            if (e.errno() == Errno.EISDIR || e.errno() == Errno.ENOTDIR) {
-                throw VolumeException.precondition("target path " + target + " of volume " + volumeId
-                        + " was replaced while it was being removed (something else writes there); left it");
-            }
-            if (!(e instanceof NoSuchPathException)) {
-                throw VolumeException.internal("cannot remove target path " + target, e);
-            }
-        } catch (IOException e) {
-            throw VolumeException.internal("cannot remove target path " + target, e);
         }
     }
 

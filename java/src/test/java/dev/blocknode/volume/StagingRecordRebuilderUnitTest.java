@@ -112,7 +112,8 @@ class StagingRecordRebuilderUnitTest {
         OperationGuard guard = new OperationGuard();
         StalePublications stale = new StalePublications(host, paths, records,
                 new VolumePublisher(host, paths, records, guard), guard);
-        return new VolumeStager(host, paths, records, transports, guard, FilesystemType.EXT4, true, stale,
+        return new VolumeStager(new NodeParts(host, paths, records, transports), guard,
+                new FilesystemPreparer.Settings(FilesystemType.EXT4, true), stale,
                 new VolumeFences(VolumeFences.Settings.of("test-node", Duration.ofSeconds(10)), transports, guard),
                 new VolumeLimit(VolumeLimit.Settings.NONE, records));
     }
