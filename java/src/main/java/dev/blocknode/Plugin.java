@@ -13,6 +13,7 @@ import dev.blocknode.metrics.FenceEvents;
 import dev.blocknode.metrics.MetricsEndpoint;
 import dev.blocknode.metrics.RepairLoopCost;
 import dev.blocknode.metrics.RetiredPublications;
+import dev.blocknode.metrics.StartupMetrics;
 import dev.blocknode.os.host.Host;
 import dev.blocknode.os.host.KernelFeatures;
 import dev.blocknode.os.uevent.NetlinkUeventSource;
@@ -44,7 +45,6 @@ import dev.blocknode.volume.VolumeLimit;
 import dev.blocknode.volume.read.VolumeDeviceInfo;
 import dev.blocknode.volume.read.VolumePathGauges;
 import dev.blocknode.volume.filesystem.FilesystemType;
-import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Metrics;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 
@@ -53,6 +53,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.stream.Collectors;
 import java.util.logging.Logger;
 import java.util.stream.Stream;
@@ -118,121 +119,166 @@ public final class Plugin implements AutoCloseable {
                 new NvmeTcpTransport(host, waiter, staged)));
     }
 
+    /** What start-up's steps build and then share. */
+    private record Core(PluginConfig config, Host host, RecordStore store, Transports transports, NodeVolumes volumes) {
+    }
+
     private static Plugin start(PluginConfig config, Host host, DeviceWaiting deviceWaiting) throws IOException {
-        // Phase timings, path repairs and fence events are recorded through Micrometer's global registry, and
-        // the transports made below register some of them: the registry goes in first, so that none is made
-        // before it (Micrometer warns, and drops what such a meter recorded before the registry came).
-        PrometheusMeterRegistry registry = MetricsEndpoint.newRegistry();
-        Metrics.addRegistry(registry);
-        KubeletPaths paths = new KubeletPaths(config.kubeletRoot());
-        RecordStore store = new RecordStore(config.stateDir(), BootId.read(host.paths()));
-        DeviceWaiter waiter = deviceWaiting.waiter();
-        FenceSettings fence = FenceSettings.of(config.fencing().takeoverAfter());
-        Transports transports = transports(host, waiter, fence, new RecordedStagedVolumes(store),
-                LoginJournal.in(config.stateDir()), ScanJournal.in(config.stateDir()));
-        VolumeFences.Settings fencing = VolumeFences.Settings.of(config.nodeId(), config.fencing().renewInterval());
-        NodeVolumes volumes = new NodeVolumes(host, paths, store, transports,
-                FilesystemType.byName(config.defaultFsType()).orElseThrow(), config.fsck(), fencing,
-                new VolumeLimit.Settings(config.maxVolumesPerNode(),
-                        new MultipathMapCount(host.paths())::countNotAmong));
-        if (!config.topology().isEmpty()) {
-            LOG.info(() -> "topology: NodeGetInfo reports " + new java.util.TreeMap<>(config.topology()));
-        }
-        LOG.info(() -> "fencing at the storage: this node's reservation key tag is " + fencing.node().tagHex()
-                + "; renewed every " + config.fencing().renewInterval().toMillis() + " ms, taken over after "
-                + config.fencing().takeoverAfter().toMillis() + " ms unchanged");
-        if (config.maxVolumesPerNode() > 0) {
-            VolumeLimit.Reading limit = volumes.limit().read();
-            LOG.info(() -> "volume limit: " + limit.limit() + " blocknode volume(s) (--max-volumes-per-node "
-                    + limit.cap() + " less " + limit.outside() + " multipath map(s) no blocknode volume owns), "
-                    + limit.held() + " held now");
-        }
-        StartupCheck.Report startup = new StartupCheck(host, store).run();
-        RetiredPublications.counter(); // scraped at 0 from the start
-        StartupRecovery startupRecovery = new StartupRecovery(volumes);
-        StartupRecovery.Outcome recovery = startupRecovery.run(startup.interrupted());
-        startupRecovery.retireStalePublications(startup.published());
-        FenceEvents.registerAll(); // scraped at 0 from the start
-        try {
-            volumes.startFencing();
-        } catch (VolumeException e) {
-            throw new IOException("cannot resume fencing: " + e.getMessage(), e);
-        }
-        Gauge.builder("blocknode_startup_recovered_records", recovery::finished)
-                .description("attaches undone and teardowns finished at start, left by interrupted calls")
-                .register(registry);
-        Gauge.builder("blocknode_startup_recovery_failures", recovery::failed)
-                .description("interrupted attaches or teardowns that could not be finished at start (see the log)")
-                .register(registry);
-        Gauge.builder("blocknode_startup_stale_records", startup::stale)
-                .description("staging records at start whose device or mount was not in place").register(registry);
-        Gauge.builder("blocknode_startup_half_done_records", startup::halfDone)
-                .description("staging records at start left mid-operation by an interrupted call").register(registry);
-        Gauge.builder("blocknode_unreadable_staging_records", store, s -> s.unreadable().size())
-                .description("staging record files that cannot be read (corrupt, of a newer format, not a regular"
-                        + " file, too large): each one's volume is refused until the file is repaired or removed;"
-                        + " the log names them").register(registry);
-        StagedForRepair sweptBeside = volumes.stagedForRepair();
-        Gauge.builder("blocknode_path_sweep_kept", sweptBeside, s -> s.kept().size())
-                .description("leftovers the repair loop's last sweep found that no staging record names, but left"
-                        + " alone because blocknode cannot prove it may remove them (a session that carries a disk, a"
-                        + " logout that failed, a LUN's map that is open or mounted); the log and NodeGetStorageHealth"
-                        + " name them").register(registry);
-        Gauge.builder("blocknode_device_waits_event_driven", deviceWaiting, w -> w.eventDriven() ? 1 : 0)
-                .description("1 while device waits end on kernel uevents, 0 while they only poll").register(registry);
+        PrometheusMeterRegistry registry = globalRegistry();
+        Core core = buildVolumes(config, host, deviceWaiting.waiter());
+        logSettings(core);
+        StartupMetrics.Recovery recovery = recoverInterruptedCalls(core);
+        resumeFencing(core.volumes());
+        StartupMetrics.register(registry, recovery, liveCounts(core, deviceWaiting));
         BuildInfo.register(registry.getPrometheusRegistry(), Version.current(), config.nodeId());
-        VolumeCountGauges volumeCounts = new VolumeCountGauges(store, volumes, registry);
+        VolumeCountGauges volumeCounts = new VolumeCountGauges(core.store(), core.volumes(), registry);
         ProcessMetrics processMetrics = new ProcessMetrics(host.paths(), registry);
         DoctorAtStart doctor = new DoctorAtStart(registry);
-        Optional<MetricsEndpoint> metrics = Optional.empty();
-        if (config.metricsAddress().isPresent()) {
-            VolumePathGauges pathGauges = new VolumePathGauges(transports, store, registry);
-            NodeIdentityInfo identity = new NodeIdentityInfo(host.paths(), config.nodeId(),
-                    registry.getPrometheusRegistry());
-            VolumeDeviceInfo volumeDevices = new VolumeDeviceInfo(store, host.blockDevices(), config.kubeletRoot(),
-                    config.nodeId(), registry.getPrometheusRegistry());
-            try {
-                metrics = Optional.of(MetricsEndpoint.start(config.metricsAddress().get(), registry, () -> {
-                    store.recheckUnreadable(); // a file repaired or removed since counts no more
-                    pathGauges.refresh();
-                    volumeCounts.refresh();
-                    identity.refresh();
-                    volumeDevices.refresh();
-                }));
-            } catch (IOException | RuntimeException e) {
-                processMetrics.close();
-                throw e;
-            }
+        Optional<MetricsEndpoint> metrics;
+        try {
+            metrics = serveMetrics(core, registry, volumeCounts);
+        } catch (IOException | RuntimeException e) {
+            processMetrics.close();
+            throw e;
         }
         CachedHealth health = CachedHealth.start(new HealthCheck(config.stateDir()), HEALTH_CHECK_INTERVAL);
         try {
-            UnixSocketServer server = UnixSocketServer.start(config.socket(), config.socketMode(),
-                    config.socketGroup(),
-                    List.of(new IdentityService(config.driverName(), Version.current(),
-                                    IdentityService.nodePlugin(!config.topology().isEmpty()), health),
-                            new NodeService(volumes, config.nodeId(), config.topology())),
-                    List.of(new MetricsInterceptor(registry), new LoggingInterceptor()),
-                    Stream.of(IdentityService.ANSWERED_FROM_MEMORY, NodeService.ANSWERED_FROM_MEMORY)
-                            .flatMap(Set::stream).collect(Collectors.toUnmodifiableSet()));
+            UnixSocketServer server = serveCsi(core, registry, health);
             // Once the socket is up, off every CSI call's path: readiness and Probe never wait for it.
             doctor.start(new Doctor(host.paths(), host.commands(), KernelFeatures.real(), config.repairInterval(),
                     ToolOwner.of(System.getenv())), Optional.of(config.kubeletRoot()));
-            // The loop's cost series exist with the loop off too: a dashboard then shows no passes, not no data.
-            RepairLoopCost.register();
-            // After start-up recovery: the loop repairs only what the records say is staged.
-            Optional<PathRepairLoop> repairs = config.repairInterval().isZero() ? Optional.empty() : Optional.of(
-                    new PathRepairLoop(volumes.stagedForRepair(), transports, config.repairInterval(), System::nanoTime));
-            repairs.ifPresent(PathRepairLoop::start);
-            return new Plugin(server, metrics, volumes, registry, deviceWaiting, health, processMetrics, doctor,
+            Optional<PathRepairLoop> repairs = startRepairs(core);
+            return new Plugin(server, metrics, core.volumes(), registry, deviceWaiting, health, processMetrics, doctor,
                     repairs);
         } catch (IOException | RuntimeException e) {
-            volumes.stopFencing();
+            core.volumes().stopFencing();
             health.close();
             metrics.ifPresent(MetricsEndpoint::close);
             processMetrics.close();
             Metrics.removeRegistry(registry);
             throw e;
         }
+    }
+
+    /**
+     * Phase timings, path repairs and fence events are recorded through Micrometer's global registry, and the
+     * transports register some of them: the registry goes in first, so that none is made before it (Micrometer
+     * warns, and drops what such a meter recorded before the registry came).
+     */
+    private static PrometheusMeterRegistry globalRegistry() {
+        PrometheusMeterRegistry registry = MetricsEndpoint.newRegistry();
+        Metrics.addRegistry(registry);
+        return registry;
+    }
+
+    /** The state directory's records, the transports and the volumes over them. */
+    private static Core buildVolumes(PluginConfig config, Host host, DeviceWaiter waiter) throws IOException {
+        KubeletPaths paths = new KubeletPaths(config.kubeletRoot());
+        RecordStore store = new RecordStore(config.stateDir(), BootId.read(host.paths()));
+        FenceSettings fence = FenceSettings.of(config.fencing().takeoverAfter());
+        Transports transports = transports(host, waiter, fence, new RecordedStagedVolumes(store),
+                LoginJournal.in(config.stateDir()), ScanJournal.in(config.stateDir()));
+        NodeVolumes volumes = new NodeVolumes(host, paths, store, transports,
+                FilesystemType.byName(config.defaultFsType()).orElseThrow(), config.fsck(), fencing(config),
+                new VolumeLimit.Settings(config.maxVolumesPerNode(),
+                        new MultipathMapCount(host.paths())::countNotAmong));
+        return new Core(config, host, store, transports, volumes);
+    }
+
+    private static VolumeFences.Settings fencing(PluginConfig config) {
+        return VolumeFences.Settings.of(config.nodeId(), config.fencing().renewInterval());
+    }
+
+    /** The settings an operator checks first in the log: topology, fencing and the volume limit. */
+    private static void logSettings(Core core) {
+        PluginConfig config = core.config();
+        if (!config.topology().isEmpty()) {
+            LOG.info(() -> "topology: NodeGetInfo reports " + new TreeMap<>(config.topology()));
+        }
+        LOG.info(() -> "fencing at the storage: this node's reservation key tag is " + fencing(config).node().tagHex()
+                + "; renewed every " + config.fencing().renewInterval().toMillis() + " ms, taken over after "
+                + config.fencing().takeoverAfter().toMillis() + " ms unchanged");
+        if (config.maxVolumesPerNode() > 0) {
+            VolumeLimit.Reading limit = core.volumes().limit().read();
+            LOG.info(() -> "volume limit: " + limit.limit() + " blocknode volume(s) (--max-volumes-per-node "
+                    + limit.cap() + " less " + limit.outside() + " multipath map(s) no blocknode volume owns), "
+                    + limit.held() + " held now");
+        }
+    }
+
+    /** Undoes or finishes what interrupted calls left, and retires publications no record backs any more. */
+    private static StartupMetrics.Recovery recoverInterruptedCalls(Core core) {
+        StartupCheck.Report startup = new StartupCheck(core.host(), core.store()).run();
+        RetiredPublications.counter(); // scraped at 0 from the start
+        StartupRecovery startupRecovery = new StartupRecovery(core.volumes());
+        StartupRecovery.Outcome recovery = startupRecovery.run(startup.interrupted());
+        startupRecovery.retireStalePublications(startup.published());
+        return new StartupMetrics.Recovery(recovery.finished(), recovery.failed(), startup.stale(),
+                startup.halfDone());
+    }
+
+    private static void resumeFencing(NodeVolumes volumes) throws IOException {
+        FenceEvents.registerAll(); // scraped at 0 from the start
+        try {
+            volumes.startFencing();
+        } catch (VolumeException e) {
+            throw new IOException("cannot resume fencing: " + e.getMessage(), e);
+        }
+    }
+
+    private static StartupMetrics.Live liveCounts(Core core, DeviceWaiting deviceWaiting) {
+        RecordStore store = core.store();
+        StagedForRepair sweptBeside = core.volumes().stagedForRepair();
+        return new StartupMetrics.Live(() -> store.unreadable().size(), () -> sweptBeside.kept().size(),
+                deviceWaiting::eventDriven);
+    }
+
+    /** The Prometheus endpoint, when --metrics-address asks for one, with the series read again at each scrape. */
+    private static Optional<MetricsEndpoint> serveMetrics(Core core, PrometheusMeterRegistry registry,
+                                                          VolumeCountGauges volumeCounts) throws IOException {
+        PluginConfig config = core.config();
+        if (config.metricsAddress().isEmpty()) {
+            return Optional.empty();
+        }
+        RecordStore store = core.store();
+        VolumePathGauges pathGauges = new VolumePathGauges(core.transports(), store, registry);
+        NodeIdentityInfo identity = new NodeIdentityInfo(core.host().paths(), config.nodeId(),
+                registry.getPrometheusRegistry());
+        VolumeDeviceInfo volumeDevices = new VolumeDeviceInfo(store, core.host().blockDevices(),
+                config.kubeletRoot(), config.nodeId(), registry.getPrometheusRegistry());
+        return Optional.of(MetricsEndpoint.start(config.metricsAddress().get(), registry, () -> {
+            store.recheckUnreadable(); // a file repaired or removed since counts no more
+            pathGauges.refresh();
+            volumeCounts.refresh();
+            identity.refresh();
+            volumeDevices.refresh();
+        }));
+    }
+
+    /** The CSI socket, with the Identity and Node services. */
+    private static UnixSocketServer serveCsi(Core core, PrometheusMeterRegistry registry, CachedHealth health)
+            throws IOException {
+        PluginConfig config = core.config();
+        return UnixSocketServer.start(config.socket(), config.socketMode(), config.socketGroup(),
+                List.of(new IdentityService(config.driverName(), Version.current(),
+                                IdentityService.nodePlugin(!config.topology().isEmpty()), health),
+                        new NodeService(core.volumes(), config.nodeId(), config.topology())),
+                List.of(new MetricsInterceptor(registry), new LoggingInterceptor()),
+                Stream.of(IdentityService.ANSWERED_FROM_MEMORY, NodeService.ANSWERED_FROM_MEMORY)
+                        .flatMap(Set::stream).collect(Collectors.toUnmodifiableSet()));
+    }
+
+    /** After start-up recovery: the loop repairs only what the records say is staged. */
+    private static Optional<PathRepairLoop> startRepairs(Core core) {
+        PluginConfig config = core.config();
+        Transports transports = core.transports();
+        NodeVolumes volumes = core.volumes();
+        // The loop's cost series exist with the loop off too: a dashboard then shows no passes, not no data.
+        RepairLoopCost.register();
+        Optional<PathRepairLoop> repairs = config.repairInterval().isZero() ? Optional.empty() : Optional.of(
+                new PathRepairLoop(volumes.stagedForRepair(), transports, config.repairInterval(), System::nanoTime));
+        repairs.ifPresent(PathRepairLoop::start);
+        return repairs;
     }
 
     public UnixSocketServer server() {
