@@ -6,14 +6,19 @@ import dev.blocknode.csi.NodeService;
 import dev.blocknode.csi.server.LoggingInterceptor;
 import dev.blocknode.csi.server.MetricsInterceptor;
 import dev.blocknode.csi.server.UnixSocketServer;
+import dev.blocknode.doctor.CachedHealth;
 import dev.blocknode.doctor.Doctor;
+import dev.blocknode.doctor.HealthCheck;
+import dev.blocknode.doctor.NodeIdentityInfo;
 import dev.blocknode.doctor.ToolOwner;
 import dev.blocknode.metrics.BuildInfo;
 import dev.blocknode.metrics.FenceEvents;
 import dev.blocknode.metrics.MetricsEndpoint;
+import dev.blocknode.metrics.ProcessMetrics;
 import dev.blocknode.metrics.RepairLoopCost;
 import dev.blocknode.metrics.RetiredPublications;
 import dev.blocknode.metrics.StartupMetrics;
+import dev.blocknode.os.ProcessStatus;
 import dev.blocknode.os.host.Host;
 import dev.blocknode.os.host.KernelFeatures;
 import dev.blocknode.os.uevent.NetlinkUeventSource;
@@ -28,34 +33,35 @@ import dev.blocknode.transport.Transports;
 import dev.blocknode.transport.fc.FcTransport;
 import dev.blocknode.transport.iscsi.IscsiTransport;
 import dev.blocknode.transport.iscsi.LoginJournal;
-import dev.blocknode.transport.san.ScanJournal;
 import dev.blocknode.transport.local.LocalTransport;
+import dev.blocknode.transport.nvme.NvmeTcpTransport;
 import dev.blocknode.transport.san.FenceSettings;
 import dev.blocknode.transport.san.MultipathMapCount;
-import dev.blocknode.transport.nvme.NvmeTcpTransport;
-import dev.blocknode.volume.kubelet.KubeletPaths;
+import dev.blocknode.transport.san.ScanJournal;
 import dev.blocknode.volume.NodeVolumes;
-import dev.blocknode.volume.record.RecordedStagedVolumes;
-import dev.blocknode.volume.StartupCheck;
 import dev.blocknode.volume.StagedForRepair;
+import dev.blocknode.volume.StartupCheck;
 import dev.blocknode.volume.StartupRecovery;
 import dev.blocknode.volume.VolumeCountGauges;
 import dev.blocknode.volume.VolumeFences;
 import dev.blocknode.volume.VolumeLimit;
+import dev.blocknode.volume.filesystem.FilesystemType;
+import dev.blocknode.volume.kubelet.KubeletPaths;
 import dev.blocknode.volume.read.VolumeDeviceInfo;
 import dev.blocknode.volume.read.VolumePathGauges;
-import dev.blocknode.volume.filesystem.FilesystemType;
+import dev.blocknode.volume.record.RecordedStagedVolumes;
 import io.micrometer.core.instrument.Metrics;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 
 import java.io.IOException;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.stream.Collectors;
 import java.util.logging.Logger;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 /** The running plugin: its parts wired together and its socket open. Used by Main and by the tests. */
@@ -132,7 +138,8 @@ public final class Plugin implements AutoCloseable {
         StartupMetrics.register(registry, recovery, liveCounts(core, deviceWaiting));
         BuildInfo.register(registry.getPrometheusRegistry(), Version.current(), config.nodeId());
         VolumeCountGauges volumeCounts = new VolumeCountGauges(core.store(), core.volumes(), registry);
-        ProcessMetrics processMetrics = new ProcessMetrics(host.paths(), registry);
+        ProcessMetrics processMetrics = new ProcessMetrics(() -> ProcessStatus.residentBytes(host.paths()),
+                registry);
         DoctorAtStart doctor = new DoctorAtStart(registry);
         Optional<MetricsEndpoint> metrics;
         try {
@@ -141,7 +148,8 @@ public final class Plugin implements AutoCloseable {
             processMetrics.close();
             throw e;
         }
-        CachedHealth health = CachedHealth.start(new HealthCheck(config.stateDir()), HEALTH_CHECK_INTERVAL);
+        CachedHealth health = CachedHealth.start(new HealthCheck(config.stateDir(), requiredTools()),
+                HEALTH_CHECK_INTERVAL);
         try {
             UnixSocketServer server = serveCsi(core, registry, health);
             // Once the socket is up, off every CSI call's path: readiness and Probe never wait for it.
@@ -266,6 +274,12 @@ public final class Plugin implements AutoCloseable {
                 List.of(new MetricsInterceptor(registry), new LoggingInterceptor()),
                 Stream.of(IdentityService.ANSWERED_FROM_MEMORY, NodeService.ANSWERED_FROM_MEMORY)
                         .flatMap(Set::stream).collect(Collectors.toUnmodifiableSet()));
+    }
+
+    /** What volumes run and Probe checks for on PATH: blkid, then each filesystem's tools. */
+    static List<String> requiredTools() {
+        return Stream.concat(Stream.of("blkid"),
+                Arrays.stream(FilesystemType.values()).flatMap(type -> type.tools().stream())).toList();
     }
 
     /** After start-up recovery: the loop repairs only what the records say is staged. */
