@@ -72,27 +72,38 @@ public final class Plugin implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(Plugin.class.getName());
 
     private final UnixSocketServer server;
-    private final Optional<MetricsEndpoint> metrics;
     private final NodeVolumes volumes;
-    private final PrometheusMeterRegistry registry;
     private final DeviceWaiting deviceWaiting;
     private final CachedHealth health;
-    private final ProcessMetrics processMetrics;
-    private final DoctorAtStart doctor;
-    private final Optional<PathRepairLoop> repairs;
+    private final Telemetry telemetry;
+    private final Background background;
 
-    private Plugin(UnixSocketServer server, Optional<MetricsEndpoint> metrics, NodeVolumes volumes,
-                   PrometheusMeterRegistry registry, DeviceWaiting deviceWaiting, CachedHealth health,
-                   ProcessMetrics processMetrics, DoctorAtStart doctor, Optional<PathRepairLoop> repairs) {
+    /** What serves the plugin's series: the registry (global while the plugin runs), its endpoint, the process's. */
+    private record Telemetry(PrometheusMeterRegistry registry, Optional<MetricsEndpoint> endpoint,
+                             ProcessMetrics process) {
+        void close() {
+            endpoint.ifPresent(MetricsEndpoint::close);
+            process.close();
+            Metrics.removeRegistry(registry);
+        }
+    }
+
+    /** The work started once the socket is up: the doctor's checks and the path repair loop. */
+    private record Background(DoctorAtStart doctor, Optional<PathRepairLoop> repairs) {
+        void close() {
+            repairs.ifPresent(PathRepairLoop::close);
+            doctor.close();
+        }
+    }
+
+    private Plugin(UnixSocketServer server, NodeVolumes volumes, DeviceWaiting deviceWaiting, CachedHealth health,
+                   Telemetry telemetry, Background background) {
         this.server = server;
-        this.metrics = metrics;
         this.volumes = volumes;
-        this.registry = registry;
         this.deviceWaiting = deviceWaiting;
         this.health = health;
-        this.processMetrics = processMetrics;
-        this.doctor = doctor;
-        this.repairs = repairs;
+        this.telemetry = telemetry;
+        this.background = background;
     }
 
     public static Plugin start(PluginConfig config, Host host) throws IOException {
@@ -141,9 +152,9 @@ public final class Plugin implements AutoCloseable {
         ProcessMetrics processMetrics = new ProcessMetrics(() -> ProcessStatus.residentBytes(host.paths()),
                 registry);
         DoctorAtStart doctor = new DoctorAtStart(registry);
-        Optional<MetricsEndpoint> metrics;
+        Telemetry telemetry;
         try {
-            metrics = serveMetrics(core, registry, volumeCounts);
+            telemetry = new Telemetry(registry, serveMetrics(core, registry, volumeCounts), processMetrics);
         } catch (IOException | RuntimeException e) {
             processMetrics.close();
             throw e;
@@ -152,18 +163,14 @@ public final class Plugin implements AutoCloseable {
                 HEALTH_CHECK_INTERVAL);
         try {
             UnixSocketServer server = serveCsi(core, registry, health);
-            // Once the socket is up, off every CSI call's path: readiness and Probe never wait for it.
-            doctor.start(new Doctor(host.paths(), host.commands(), KernelFeatures.real(), config.repairInterval(),
-                    ToolOwner.of(System.getenv())), Optional.of(config.kubeletRoot()));
+            startDoctor(core, doctor);
             Optional<PathRepairLoop> repairs = startRepairs(core);
-            return new Plugin(server, metrics, core.volumes(), registry, deviceWaiting, health, processMetrics, doctor,
-                    repairs);
+            return new Plugin(server, core.volumes(), deviceWaiting, health, telemetry,
+                    new Background(doctor, repairs));
         } catch (IOException | RuntimeException e) {
             core.volumes().stopFencing();
             health.close();
-            metrics.ifPresent(MetricsEndpoint::close);
-            processMetrics.close();
-            Metrics.removeRegistry(registry);
+            telemetry.close();
             throw e;
         }
     }
@@ -276,6 +283,14 @@ public final class Plugin implements AutoCloseable {
                         .flatMap(Set::stream).collect(Collectors.toUnmodifiableSet()));
     }
 
+    /** Once the socket is up, off every CSI call's path: readiness and Probe never wait for it. */
+    private static void startDoctor(Core core, DoctorAtStart doctor) {
+        Host host = core.host();
+        PluginConfig config = core.config();
+        doctor.start(new Doctor(host.paths(), host.commands(), KernelFeatures.real(), config.repairInterval(),
+                ToolOwner.of(System.getenv())), Optional.of(config.kubeletRoot()));
+    }
+
     /** What volumes run and Probe checks for on PATH: blkid, then each filesystem's tools. */
     static List<String> requiredTools() {
         return Stream.concat(Stream.of("blkid"),
@@ -300,7 +315,7 @@ public final class Plugin implements AutoCloseable {
     }
 
     public Optional<MetricsEndpoint> metrics() {
-        return metrics;
+        return telemetry.endpoint();
     }
 
     public NodeVolumes volumes() {
@@ -312,21 +327,18 @@ public final class Plugin implements AutoCloseable {
      * scrape (tests); true when they have.
      */
     public boolean awaitDoctorAtStart(Duration timeout) throws InterruptedException {
-        return doctor.awaitDone(timeout.toMillis());
+        return background.doctor().awaitDone(timeout.toMillis());
     }
 
     public PrometheusMeterRegistry registry() {
-        return registry;
+        return telemetry.registry();
     }
 
     public void shutdown(Duration grace) {
-        repairs.ifPresent(PathRepairLoop::close);
-        doctor.close();
+        background.close();
         server.shutdown(grace);
         volumes.stopFencing();
-        metrics.ifPresent(MetricsEndpoint::close);
-        processMetrics.close();
-        Metrics.removeRegistry(registry);
+        telemetry.close();
         deviceWaiting.close();
         health.close();
     }
