@@ -6,13 +6,19 @@ import dev.blocknode.csi.NodeService;
 import dev.blocknode.csi.server.LoggingInterceptor;
 import dev.blocknode.csi.server.MetricsInterceptor;
 import dev.blocknode.csi.server.UnixSocketServer;
+import dev.blocknode.doctor.CachedHealth;
 import dev.blocknode.doctor.Doctor;
+import dev.blocknode.doctor.HealthCheck;
+import dev.blocknode.doctor.NodeIdentityInfo;
 import dev.blocknode.doctor.ToolOwner;
 import dev.blocknode.metrics.BuildInfo;
 import dev.blocknode.metrics.FenceEvents;
 import dev.blocknode.metrics.MetricsEndpoint;
+import dev.blocknode.metrics.ProcessMetrics;
 import dev.blocknode.metrics.RepairLoopCost;
 import dev.blocknode.metrics.RetiredPublications;
+import dev.blocknode.metrics.StartupMetrics;
+import dev.blocknode.os.ProcessStatus;
 import dev.blocknode.os.host.Host;
 import dev.blocknode.os.host.KernelFeatures;
 import dev.blocknode.os.uevent.NetlinkUeventSource;
@@ -27,34 +33,35 @@ import dev.blocknode.transport.Transports;
 import dev.blocknode.transport.fc.FcTransport;
 import dev.blocknode.transport.iscsi.IscsiTransport;
 import dev.blocknode.transport.iscsi.LoginJournal;
-import dev.blocknode.transport.san.ScanJournal;
 import dev.blocknode.transport.local.LocalTransport;
+import dev.blocknode.transport.nvme.NvmeTcpTransport;
 import dev.blocknode.transport.san.FenceSettings;
 import dev.blocknode.transport.san.MultipathMapCount;
-import dev.blocknode.transport.nvme.NvmeTcpTransport;
-import dev.blocknode.volume.kubelet.KubeletPaths;
+import dev.blocknode.transport.san.ScanJournal;
 import dev.blocknode.volume.NodeVolumes;
-import dev.blocknode.volume.record.RecordedStagedVolumes;
-import dev.blocknode.volume.StartupCheck;
 import dev.blocknode.volume.StagedForRepair;
+import dev.blocknode.volume.StartupCheck;
 import dev.blocknode.volume.StartupRecovery;
 import dev.blocknode.volume.VolumeCountGauges;
 import dev.blocknode.volume.VolumeFences;
 import dev.blocknode.volume.VolumeLimit;
+import dev.blocknode.volume.filesystem.FilesystemType;
+import dev.blocknode.volume.kubelet.KubeletPaths;
 import dev.blocknode.volume.read.VolumeDeviceInfo;
 import dev.blocknode.volume.read.VolumePathGauges;
-import dev.blocknode.volume.filesystem.FilesystemType;
-import io.micrometer.core.instrument.Gauge;
+import dev.blocknode.volume.record.RecordedStagedVolumes;
 import io.micrometer.core.instrument.Metrics;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 
 import java.io.IOException;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
-import java.util.stream.Collectors;
+import java.util.TreeMap;
 import java.util.logging.Logger;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 /** The running plugin: its parts wired together and its socket open. Used by Main and by the tests. */
@@ -65,27 +72,38 @@ public final class Plugin implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(Plugin.class.getName());
 
     private final UnixSocketServer server;
-    private final Optional<MetricsEndpoint> metrics;
     private final NodeVolumes volumes;
-    private final PrometheusMeterRegistry registry;
     private final DeviceWaiting deviceWaiting;
     private final CachedHealth health;
-    private final ProcessMetrics processMetrics;
-    private final DoctorAtStart doctor;
-    private final Optional<PathRepairLoop> repairs;
+    private final Telemetry telemetry;
+    private final Background background;
 
-    private Plugin(UnixSocketServer server, Optional<MetricsEndpoint> metrics, NodeVolumes volumes,
-                   PrometheusMeterRegistry registry, DeviceWaiting deviceWaiting, CachedHealth health,
-                   ProcessMetrics processMetrics, DoctorAtStart doctor, Optional<PathRepairLoop> repairs) {
+    /** What serves the plugin's series: the registry (global while the plugin runs), its endpoint, the process's. */
+    private record Telemetry(PrometheusMeterRegistry registry, Optional<MetricsEndpoint> endpoint,
+                             ProcessMetrics process) {
+        void close() {
+            endpoint.ifPresent(MetricsEndpoint::close);
+            process.close();
+            Metrics.removeRegistry(registry);
+        }
+    }
+
+    /** The work started once the socket is up: the doctor's checks and the path repair loop. */
+    private record Background(DoctorAtStart doctor, Optional<PathRepairLoop> repairs) {
+        void close() {
+            repairs.ifPresent(PathRepairLoop::close);
+            doctor.close();
+        }
+    }
+
+    private Plugin(UnixSocketServer server, NodeVolumes volumes, DeviceWaiting deviceWaiting, CachedHealth health,
+                   Telemetry telemetry, Background background) {
         this.server = server;
-        this.metrics = metrics;
         this.volumes = volumes;
-        this.registry = registry;
         this.deviceWaiting = deviceWaiting;
         this.health = health;
-        this.processMetrics = processMetrics;
-        this.doctor = doctor;
-        this.repairs = repairs;
+        this.telemetry = telemetry;
+        this.background = background;
     }
 
     public static Plugin start(PluginConfig config, Host host) throws IOException {
@@ -118,121 +136,178 @@ public final class Plugin implements AutoCloseable {
                 new NvmeTcpTransport(host, waiter, staged)));
     }
 
+    /** What start-up's steps build and then share. */
+    private record Core(PluginConfig config, Host host, RecordStore store, Transports transports, NodeVolumes volumes) {
+    }
+
     private static Plugin start(PluginConfig config, Host host, DeviceWaiting deviceWaiting) throws IOException {
-        // Phase timings, path repairs and fence events are recorded through Micrometer's global registry, and
-        // the transports made below register some of them: the registry goes in first, so that none is made
-        // before it (Micrometer warns, and drops what such a meter recorded before the registry came).
+        PrometheusMeterRegistry registry = globalRegistry();
+        Core core = buildVolumes(config, host, deviceWaiting.waiter());
+        logSettings(core);
+        StartupMetrics.Recovery recovery = recoverInterruptedCalls(core);
+        resumeFencing(core.volumes());
+        StartupMetrics.register(registry, recovery, liveCounts(core, deviceWaiting));
+        BuildInfo.register(registry.getPrometheusRegistry(), Version.current(), config.nodeId());
+        VolumeCountGauges volumeCounts = new VolumeCountGauges(core.store(), core.volumes(), registry);
+        ProcessMetrics processMetrics = new ProcessMetrics(() -> ProcessStatus.residentBytes(host.paths()),
+                registry);
+        DoctorAtStart doctor = new DoctorAtStart(registry);
+        Telemetry telemetry;
+        try {
+            telemetry = new Telemetry(registry, serveMetrics(core, registry, volumeCounts), processMetrics);
+        } catch (IOException | RuntimeException e) {
+            processMetrics.close();
+            throw e;
+        }
+        CachedHealth health = CachedHealth.start(new HealthCheck(config.stateDir(), requiredTools()),
+                HEALTH_CHECK_INTERVAL);
+        try {
+            UnixSocketServer server = serveCsi(core, registry, health);
+            startDoctor(core, doctor);
+            Optional<PathRepairLoop> repairs = startRepairs(core);
+            return new Plugin(server, core.volumes(), deviceWaiting, health, telemetry,
+                    new Background(doctor, repairs));
+        } catch (IOException | RuntimeException e) {
+            core.volumes().stopFencing();
+            health.close();
+            telemetry.close();
+            throw e;
+        }
+    }
+
+    /**
+     * Phase timings, path repairs and fence events are recorded through Micrometer's global registry, and the
+     * transports register some of them: the registry goes in first, so that none is made before it (Micrometer
+     * warns, and drops what such a meter recorded before the registry came).
+     */
+    private static PrometheusMeterRegistry globalRegistry() {
         PrometheusMeterRegistry registry = MetricsEndpoint.newRegistry();
         Metrics.addRegistry(registry);
+        return registry;
+    }
+
+    /** The state directory's records, the transports and the volumes over them. */
+    private static Core buildVolumes(PluginConfig config, Host host, DeviceWaiter waiter) throws IOException {
         KubeletPaths paths = new KubeletPaths(config.kubeletRoot());
         RecordStore store = new RecordStore(config.stateDir(), BootId.read(host.paths()));
-        DeviceWaiter waiter = deviceWaiting.waiter();
         FenceSettings fence = FenceSettings.of(config.fencing().takeoverAfter());
         Transports transports = transports(host, waiter, fence, new RecordedStagedVolumes(store),
                 LoginJournal.in(config.stateDir()), ScanJournal.in(config.stateDir()));
-        VolumeFences.Settings fencing = VolumeFences.Settings.of(config.nodeId(), config.fencing().renewInterval());
         NodeVolumes volumes = new NodeVolumes(host, paths, store, transports,
-                FilesystemType.byName(config.defaultFsType()).orElseThrow(), config.fsck(), fencing,
+                FilesystemType.byName(config.defaultFsType()).orElseThrow(), config.fsck(), fencing(config),
                 new VolumeLimit.Settings(config.maxVolumesPerNode(),
                         new MultipathMapCount(host.paths())::countNotAmong));
+        return new Core(config, host, store, transports, volumes);
+    }
+
+    private static VolumeFences.Settings fencing(PluginConfig config) {
+        return VolumeFences.Settings.of(config.nodeId(), config.fencing().renewInterval());
+    }
+
+    /** The settings an operator checks first in the log: topology, fencing and the volume limit. */
+    private static void logSettings(Core core) {
+        PluginConfig config = core.config();
         if (!config.topology().isEmpty()) {
-            LOG.info(() -> "topology: NodeGetInfo reports " + new java.util.TreeMap<>(config.topology()));
+            LOG.info(() -> "topology: NodeGetInfo reports " + new TreeMap<>(config.topology()));
         }
-        LOG.info(() -> "fencing at the storage: this node's reservation key tag is " + fencing.node().tagHex()
+        LOG.info(() -> "fencing at the storage: this node's reservation key tag is " + fencing(config).node().tagHex()
                 + "; renewed every " + config.fencing().renewInterval().toMillis() + " ms, taken over after "
                 + config.fencing().takeoverAfter().toMillis() + " ms unchanged");
         if (config.maxVolumesPerNode() > 0) {
-            VolumeLimit.Reading limit = volumes.limit().read();
+            VolumeLimit.Reading limit = core.volumes().limit().read();
             LOG.info(() -> "volume limit: " + limit.limit() + " blocknode volume(s) (--max-volumes-per-node "
                     + limit.cap() + " less " + limit.outside() + " multipath map(s) no blocknode volume owns), "
                     + limit.held() + " held now");
         }
-        StartupCheck.Report startup = new StartupCheck(host, store).run();
+    }
+
+    /** Undoes or finishes what interrupted calls left, and retires publications no record backs any more. */
+    private static StartupMetrics.Recovery recoverInterruptedCalls(Core core) {
+        StartupCheck.Report startup = new StartupCheck(core.host(), core.store()).run();
         RetiredPublications.counter(); // scraped at 0 from the start
-        StartupRecovery startupRecovery = new StartupRecovery(volumes);
+        StartupRecovery startupRecovery = new StartupRecovery(core.volumes());
         StartupRecovery.Outcome recovery = startupRecovery.run(startup.interrupted());
         startupRecovery.retireStalePublications(startup.published());
+        return new StartupMetrics.Recovery(recovery.finished(), recovery.failed(), startup.stale(),
+                startup.halfDone());
+    }
+
+    private static void resumeFencing(NodeVolumes volumes) throws IOException {
         FenceEvents.registerAll(); // scraped at 0 from the start
         try {
             volumes.startFencing();
         } catch (VolumeException e) {
             throw new IOException("cannot resume fencing: " + e.getMessage(), e);
         }
-        Gauge.builder("blocknode_startup_recovered_records", recovery::finished)
-                .description("attaches undone and teardowns finished at start, left by interrupted calls")
-                .register(registry);
-        Gauge.builder("blocknode_startup_recovery_failures", recovery::failed)
-                .description("interrupted attaches or teardowns that could not be finished at start (see the log)")
-                .register(registry);
-        Gauge.builder("blocknode_startup_stale_records", startup::stale)
-                .description("staging records at start whose device or mount was not in place").register(registry);
-        Gauge.builder("blocknode_startup_half_done_records", startup::halfDone)
-                .description("staging records at start left mid-operation by an interrupted call").register(registry);
-        Gauge.builder("blocknode_unreadable_staging_records", store, s -> s.unreadable().size())
-                .description("staging record files that cannot be read (corrupt, of a newer format, not a regular"
-                        + " file, too large): each one's volume is refused until the file is repaired or removed;"
-                        + " the log names them").register(registry);
-        StagedForRepair sweptBeside = volumes.stagedForRepair();
-        Gauge.builder("blocknode_path_sweep_kept", sweptBeside, s -> s.kept().size())
-                .description("leftovers the repair loop's last sweep found that no staging record names, but left"
-                        + " alone because blocknode cannot prove it may remove them (a session that carries a disk, a"
-                        + " logout that failed, a LUN's map that is open or mounted); the log and NodeGetStorageHealth"
-                        + " name them").register(registry);
-        Gauge.builder("blocknode_device_waits_event_driven", deviceWaiting, w -> w.eventDriven() ? 1 : 0)
-                .description("1 while device waits end on kernel uevents, 0 while they only poll").register(registry);
-        BuildInfo.register(registry.getPrometheusRegistry(), Version.current(), config.nodeId());
-        VolumeCountGauges volumeCounts = new VolumeCountGauges(store, volumes, registry);
-        ProcessMetrics processMetrics = new ProcessMetrics(host.paths(), registry);
-        DoctorAtStart doctor = new DoctorAtStart(registry);
-        Optional<MetricsEndpoint> metrics = Optional.empty();
-        if (config.metricsAddress().isPresent()) {
-            VolumePathGauges pathGauges = new VolumePathGauges(transports, store, registry);
-            NodeIdentityInfo identity = new NodeIdentityInfo(host.paths(), config.nodeId(),
-                    registry.getPrometheusRegistry());
-            VolumeDeviceInfo volumeDevices = new VolumeDeviceInfo(store, host.blockDevices(), config.kubeletRoot(),
-                    config.nodeId(), registry.getPrometheusRegistry());
-            try {
-                metrics = Optional.of(MetricsEndpoint.start(config.metricsAddress().get(), registry, () -> {
-                    store.recheckUnreadable(); // a file repaired or removed since counts no more
-                    pathGauges.refresh();
-                    volumeCounts.refresh();
-                    identity.refresh();
-                    volumeDevices.refresh();
-                }));
-            } catch (IOException | RuntimeException e) {
-                processMetrics.close();
-                throw e;
-            }
+    }
+
+    private static StartupMetrics.Live liveCounts(Core core, DeviceWaiting deviceWaiting) {
+        RecordStore store = core.store();
+        StagedForRepair sweptBeside = core.volumes().stagedForRepair();
+        return new StartupMetrics.Live(() -> store.unreadable().size(), () -> sweptBeside.kept().size(),
+                deviceWaiting::eventDriven);
+    }
+
+    /** The Prometheus endpoint, when --metrics-address asks for one, with the series read again at each scrape. */
+    private static Optional<MetricsEndpoint> serveMetrics(Core core, PrometheusMeterRegistry registry,
+                                                          VolumeCountGauges volumeCounts) throws IOException {
+        PluginConfig config = core.config();
+        if (config.metricsAddress().isEmpty()) {
+            return Optional.empty();
         }
-        CachedHealth health = CachedHealth.start(new HealthCheck(config.stateDir()), HEALTH_CHECK_INTERVAL);
-        try {
-            UnixSocketServer server = UnixSocketServer.start(config.socket(), config.socketMode(),
-                    config.socketGroup(),
-                    List.of(new IdentityService(config.driverName(), Version.current(),
-                                    IdentityService.nodePlugin(!config.topology().isEmpty()), health),
-                            new NodeService(volumes, config.nodeId(), config.topology())),
-                    List.of(new MetricsInterceptor(registry), new LoggingInterceptor()),
-                    Stream.of(IdentityService.ANSWERED_FROM_MEMORY, NodeService.ANSWERED_FROM_MEMORY)
-                            .flatMap(Set::stream).collect(Collectors.toUnmodifiableSet()));
-            // Once the socket is up, off every CSI call's path: readiness and Probe never wait for it.
-            doctor.start(new Doctor(host.paths(), host.commands(), KernelFeatures.real(), config.repairInterval(),
-                    ToolOwner.of(System.getenv())), Optional.of(config.kubeletRoot()));
-            // The loop's cost series exist with the loop off too: a dashboard then shows no passes, not no data.
-            RepairLoopCost.register();
-            // After start-up recovery: the loop repairs only what the records say is staged.
-            Optional<PathRepairLoop> repairs = config.repairInterval().isZero() ? Optional.empty() : Optional.of(
-                    new PathRepairLoop(volumes.stagedForRepair(), transports, config.repairInterval(), System::nanoTime));
-            repairs.ifPresent(PathRepairLoop::start);
-            return new Plugin(server, metrics, volumes, registry, deviceWaiting, health, processMetrics, doctor,
-                    repairs);
-        } catch (IOException | RuntimeException e) {
-            volumes.stopFencing();
-            health.close();
-            metrics.ifPresent(MetricsEndpoint::close);
-            processMetrics.close();
-            Metrics.removeRegistry(registry);
-            throw e;
-        }
+        RecordStore store = core.store();
+        VolumePathGauges pathGauges = new VolumePathGauges(core.transports(), store, registry);
+        NodeIdentityInfo identity = new NodeIdentityInfo(core.host().paths(), config.nodeId(),
+                registry.getPrometheusRegistry());
+        VolumeDeviceInfo volumeDevices = new VolumeDeviceInfo(store, core.host().blockDevices(),
+                config.kubeletRoot(), config.nodeId(), registry.getPrometheusRegistry());
+        return Optional.of(MetricsEndpoint.start(config.metricsAddress().get(), registry, () -> {
+            store.recheckUnreadable(); // a file repaired or removed since counts no more
+            pathGauges.refresh();
+            volumeCounts.refresh();
+            identity.refresh();
+            volumeDevices.refresh();
+        }));
+    }
+
+    /** The CSI socket, with the Identity and Node services. */
+    private static UnixSocketServer serveCsi(Core core, PrometheusMeterRegistry registry, CachedHealth health)
+            throws IOException {
+        PluginConfig config = core.config();
+        return UnixSocketServer.start(config.socket(), config.socketMode(), config.socketGroup(),
+                List.of(new IdentityService(config.driverName(), Version.current(),
+                                IdentityService.nodePlugin(!config.topology().isEmpty()), health),
+                        new NodeService(core.volumes(), config.nodeId(), config.topology())),
+                List.of(new MetricsInterceptor(registry), new LoggingInterceptor()),
+                Stream.of(IdentityService.ANSWERED_FROM_MEMORY, NodeService.ANSWERED_FROM_MEMORY)
+                        .flatMap(Set::stream).collect(Collectors.toUnmodifiableSet()));
+    }
+
+    /** Once the socket is up, off every CSI call's path: readiness and Probe never wait for it. */
+    private static void startDoctor(Core core, DoctorAtStart doctor) {
+        Host host = core.host();
+        PluginConfig config = core.config();
+        doctor.start(new Doctor(host.paths(), host.commands(), KernelFeatures.real(), config.repairInterval(),
+                ToolOwner.of(System.getenv())), Optional.of(config.kubeletRoot()));
+    }
+
+    /** What volumes run and Probe checks for on PATH: blkid, then each filesystem's tools. */
+    static List<String> requiredTools() {
+        return Stream.concat(Stream.of("blkid"),
+                Arrays.stream(FilesystemType.values()).flatMap(type -> type.tools().stream())).toList();
+    }
+
+    /** After start-up recovery: the loop repairs only what the records say is staged. */
+    private static Optional<PathRepairLoop> startRepairs(Core core) {
+        PluginConfig config = core.config();
+        Transports transports = core.transports();
+        NodeVolumes volumes = core.volumes();
+        // The loop's cost series exist with the loop off too: a dashboard then shows no passes, not no data.
+        RepairLoopCost.register();
+        Optional<PathRepairLoop> repairs = config.repairInterval().isZero() ? Optional.empty() : Optional.of(
+                new PathRepairLoop(volumes.stagedForRepair(), transports, config.repairInterval(), System::nanoTime));
+        repairs.ifPresent(PathRepairLoop::start);
+        return repairs;
     }
 
     public UnixSocketServer server() {
@@ -240,7 +315,7 @@ public final class Plugin implements AutoCloseable {
     }
 
     public Optional<MetricsEndpoint> metrics() {
-        return metrics;
+        return telemetry.endpoint();
     }
 
     public NodeVolumes volumes() {
@@ -252,21 +327,18 @@ public final class Plugin implements AutoCloseable {
      * scrape (tests); true when they have.
      */
     public boolean awaitDoctorAtStart(Duration timeout) throws InterruptedException {
-        return doctor.awaitDone(timeout.toMillis());
+        return background.doctor().awaitDone(timeout.toMillis());
     }
 
     public PrometheusMeterRegistry registry() {
-        return registry;
+        return telemetry.registry();
     }
 
     public void shutdown(Duration grace) {
-        repairs.ifPresent(PathRepairLoop::close);
-        doctor.close();
+        background.close();
         server.shutdown(grace);
         volumes.stopFencing();
-        metrics.ifPresent(MetricsEndpoint::close);
-        processMetrics.close();
-        Metrics.removeRegistry(registry);
+        telemetry.close();
         deviceWaiting.close();
         health.close();
     }

@@ -175,31 +175,34 @@ public final class FlagParser {
     public static PluginConfig parse(String[] args) {
         Map<String, String> flags = collect(args);
         String endpoint = take(flags, "endpoint");
-        PluginConfig config = new PluginConfig(
-                socketPath(endpoint),
-                Optional.ofNullable(take(flags, "node-id")).orElseGet(FlagParser::hostName),
-                driverName(take(flags, "driver-name")),
-                Path.of(take(flags, "kubelet-root")),
-                Path.of(take(flags, "state-dir")),
-                Optional.ofNullable(take(flags, "metrics-address")).filter(s -> !s.isBlank()),
-                logFormat(take(flags, "log-format")),
-                socketMode(take(flags, "socket-mode")),
-                Optional.ofNullable(take(flags, "socket-group")).filter(s -> !s.isBlank()),
-                duration("shutdown-grace", take(flags, "shutdown-grace")),
-                nonNegative("max-volumes-per-node", take(flags, "max-volumes-per-node")),
-                fsType(take(flags, "default-fs-type")),
-                deviceWaitMode(take(flags, "device-wait")),
-                Optional.ofNullable(take(flags, "device-poll-interval")).map(v -> positive("device-poll-interval", v)),
-                Boolean.parseBoolean(take(flags, "demo")),
-                PluginMode.parse("mode", take(flags, "mode")),
-                new PluginConfig.Fencing(
+        PluginConfig config = PluginConfig.builder()
+                .socket(socketPath(endpoint))
+                .nodeId(Optional.ofNullable(take(flags, "node-id")).orElseGet(FlagParser::hostName))
+                .driverName(driverName(take(flags, "driver-name")))
+                .kubeletRoot(Path.of(take(flags, "kubelet-root")))
+                .stateDir(Path.of(take(flags, "state-dir")))
+                .metricsAddress(Optional.ofNullable(take(flags, "metrics-address")).filter(s -> !s.isBlank()))
+                .logFormat(logFormat(take(flags, "log-format")))
+                .socketMode(socketMode(take(flags, "socket-mode")))
+                .socketGroup(Optional.ofNullable(take(flags, "socket-group")).filter(s -> !s.isBlank()))
+                .shutdownGrace(duration("shutdown-grace", take(flags, "shutdown-grace")))
+                .maxVolumesPerNode(nonNegative("max-volumes-per-node", take(flags, "max-volumes-per-node")))
+                .defaultFsType(fsType(take(flags, "default-fs-type")))
+                .deviceWait(deviceWaitMode(take(flags, "device-wait")))
+                .devicePollInterval(Optional.ofNullable(take(flags, "device-poll-interval"))
+                        .map(v -> positive("device-poll-interval", v)))
+                .demo(Boolean.parseBoolean(take(flags, "demo")))
+                .mode(PluginMode.parse("mode", take(flags, "mode")))
+                .fencing(new PluginConfig.Fencing(
                         positive("fencing-renew-interval", take(flags, "fencing-renew-interval")),
-                        positive("fencing-takeover-after", take(flags, "fencing-takeover-after"))),
-                LogLevel.parse("log-level", take(flags, "log-level")),
-                Optional.ofNullable(take(flags, "log-level-file")).filter(s -> !s.isBlank()).map(Path::of),
-                Topology.parse("topology", take(flags, "topology")),
-                fsck(take(flags, "fsck")),
-                repairInterval(take(flags, "repair-interval")));
+                        positive("fencing-takeover-after", take(flags, "fencing-takeover-after"))))
+                .logLevel(LogLevel.parse("log-level", take(flags, "log-level")))
+                .logLevelFile(Optional.ofNullable(take(flags, "log-level-file")).filter(s -> !s.isBlank())
+                        .map(Path::of))
+                .topology(Topology.parse("topology", take(flags, "topology")))
+                .fsck(fsck(take(flags, "fsck")))
+                .repairInterval(repairInterval(take(flags, "repair-interval")))
+                .build();
         if (!flags.isEmpty()) {
             throw new IllegalArgumentException("unknown flag --" + flags.keySet().iterator().next()
                     + " (see --help)");

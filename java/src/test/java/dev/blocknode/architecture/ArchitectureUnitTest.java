@@ -149,6 +149,14 @@ class ArchitectureUnitTest {
     }
 
     @Test
+    void theStagingRecordsAnswerPublicationsAndNeverAskThem() {
+        // One owner of which device numbers a record names: Publications asks StagingRecords, not the reverse.
+        noClasses().that().haveFullyQualifiedName("dev.blocknode.volume.record.StagingRecords")
+                .should().dependOnClassesThat().haveFullyQualifiedName("dev.blocknode.volume.record.Publications")
+                .check(classes);
+    }
+
+    @Test
     void theImportSeesTheWholePlugin() {
         // A rule over an empty import passes vacuously: make sure the classes are really there.
         for (String name : new String[]{"dev.blocknode.Plugin", "dev.blocknode.volume.VolumeStager",

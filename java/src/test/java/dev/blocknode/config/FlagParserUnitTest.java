@@ -43,6 +43,21 @@ class FlagParserUnitTest {
     // ---- defaults and syntax ------------------------------------------------------------------
 
     @Test
+    void theBuildersDefaultsAreTheFlagsDefaults() {
+        // The four values the builder leaves to its caller are given as the flags' defaults make them.
+        PluginConfig built = PluginConfig.builder().socket(Path.of("/csi/csi.sock")).nodeId("node-1")
+                .kubeletRoot(Path.of("/var/lib/kubelet")).stateDir(Path.of("/var/lib/blocknode")).build();
+        assertEquals(parse(), built);
+    }
+
+    @Test
+    void theBuilderRefusesAConfigWithoutItsSocket() {
+        NullPointerException e = assertThrows(NullPointerException.class, () -> PluginConfig.builder()
+                .nodeId("node-1").kubeletRoot(Path.of("/k")).stateDir(Path.of("/s")).build());
+        assertEquals("socket", e.getMessage());
+    }
+
+    @Test
     void defaults() {
         PluginConfig config = parse();
         assertEquals(Path.of("/csi/csi.sock"), config.socket());

@@ -1,6 +1,6 @@
 package dev.blocknode.metrics;
 
-import dev.blocknode.NodeIdentityInfo;
+import dev.blocknode.doctor.NodeIdentityInfo;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.block.BlockDevices;
 import dev.blocknode.os.host.Host;

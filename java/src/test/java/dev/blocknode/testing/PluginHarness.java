@@ -1,12 +1,9 @@
 package dev.blocknode.testing;
 
 import dev.blocknode.Plugin;
-import dev.blocknode.os.wait.DeviceWaitMode;
-import dev.blocknode.config.PluginMode;
 import dev.blocknode.config.PluginConfig;
 import dev.blocknode.csi.client.CsiClient;
 import dev.blocknode.logging.LogFormat;
-import dev.blocknode.logging.LogLevel;
 import dev.blocknode.os.host.Host;
 import dev.blocknode.os.natives.LinuxNative;
 import dev.blocknode.os.natives.NativeIOException;
@@ -15,7 +12,6 @@ import dev.blocknode.os.natives.NativeLibrary;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -59,11 +55,10 @@ public final class PluginHarness implements AutoCloseable {
         if (sharedKubeletRoot) {
             shareKubeletRoot();
         }
-        PluginConfig config = new PluginConfig(dir.resolve("csi.sock"), NODE_ID, DRIVER, kubeletRoot,
-                dir.resolve("state"), metricsAddress, LogFormat.TEXT,
-                PosixFilePermissions.fromString("rw-rw----"), Optional.empty(), Duration.ofSeconds(5),
-                maxVolumesPerNode, "ext4", DeviceWaitMode.EVENTS, Optional.empty(), false, PluginMode.NODE,
-                PluginConfig.Fencing.DEFAULTS, LogLevel.INFO, Optional.empty(), topology, true, Duration.ZERO);
+        PluginConfig config = PluginConfig.builder().socket(dir.resolve("csi.sock")).nodeId(NODE_ID).driverName(DRIVER)
+                .kubeletRoot(kubeletRoot).stateDir(dir.resolve("state")).metricsAddress(metricsAddress)
+                .logFormat(LogFormat.TEXT).shutdownGrace(Duration.ofSeconds(5)).maxVolumesPerNode(maxVolumesPerNode)
+                .topology(topology).repairInterval(Duration.ZERO).build();
         this.plugin = Plugin.start(config, host);
         this.client = new CsiClient(config.socket());
     }

@@ -60,30 +60,6 @@ public final class Publications {
     }
 
     /**
-     * True when {@code stat} (of any path) is a mount of the volume: its filesystem, or for block access a node of
-     * its device or of the read-only view of any of its publications. By device number, never by the path's name.
-     */
-    static boolean holdsAnyOf(StagingRecord record, FileStat stat) {
-        DeviceNumber number = StagingRecords.usedNumber(record);
-        if (!record.hasBlock()) {
-            return stat.device().equals(number);
-        }
-        if (!stat.isBlockDevice()) {
-            return false;
-        }
-        if (stat.rdev().equals(number)) {
-            return true;
-        }
-        for (PublicationRecord publication : record.getPublicationsMap().values()) {
-            if (publication.hasReadonlyView()
-                    && stat.rdev().equals(StagingRecords.deviceNumber(publication.getReadonlyView()))) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /**
      * True when {@code path}, whose statx is {@code stat}, is a mount of the volume's device: for a
      * filesystem, the mounted filesystem lives on it; for block access, the path is the device node itself
      * (bind-mounted onto a file).

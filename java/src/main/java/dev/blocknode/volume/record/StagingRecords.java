@@ -8,6 +8,7 @@ import dev.blocknode.state.RecordStore;
 import dev.blocknode.state.StateDirFullException;
 import dev.blocknode.state.UnreadableRecordException;
 import dev.blocknode.state.v1.DeviceRecord;
+import dev.blocknode.state.v1.PublicationRecord;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
@@ -105,12 +106,36 @@ public final class StagingRecords {
         Optional<StagingRecord> other = store.all().stream()
                 .filter(r -> !r.getVolumeId().equals(volumeId))
                 .filter(r -> r.getStagingPath().equals(path.toString()) || r.containsPublications(path.toString())
-                        || (r.hasDevice() && Publications.holdsAnyOf(r, stat)))
+                        || (r.hasDevice() && usesDeviceAt(r, stat)))
                 .findFirst();
         if (other.isEmpty()) {
             requireNoUnreadable("volume " + volumeId + " has no staging record, and the mount at " + path);
         }
         return other;
+    }
+
+    /**
+     * True when {@code stat} (of any path) is a mount of the volume: its filesystem, or for block access a node of
+     * its device or of the read-only view of any of its publications. By device number, never by the path's name.
+     * The question of which devices a record names is this class's; Publications asks it of one path.
+     */
+    private static boolean usesDeviceAt(StagingRecord record, FileStat stat) {
+        DeviceNumber number = usedNumber(record);
+        if (!record.hasBlock()) {
+            return stat.device().equals(number);
+        }
+        if (!stat.isBlockDevice()) {
+            return false;
+        }
+        if (stat.rdev().equals(number)) {
+            return true;
+        }
+        for (PublicationRecord publication : record.getPublicationsMap().values()) {
+            if (publication.hasReadonlyView() && stat.rdev().equals(deviceNumber(publication.getReadonlyView()))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Every record that can be read (at start); {@link #unreadable()} lists the others. */

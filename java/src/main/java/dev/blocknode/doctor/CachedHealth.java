@@ -1,4 +1,4 @@
-package dev.blocknode;
+package dev.blocknode.doctor;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -15,7 +15,7 @@ import java.util.function.Supplier;
  * dead mount, a PATH entry on a stuck NFS) makes Probe fail once it has run for twice the interval, naming
  * how long, where Probe would otherwise hang with it until livenessprobe's timeout.
  */
-final class CachedHealth implements Supplier<List<String>>, AutoCloseable {
+public final class CachedHealth implements Supplier<List<String>>, AutoCloseable {
 
     private final Supplier<List<String>> check;
     private final long stuckAfterNanos;
@@ -36,7 +36,7 @@ final class CachedHealth implements Supplier<List<String>>, AutoCloseable {
     }
 
     /** The check, run now and then every {@code interval} after the last run ended, on a thread of its own. */
-    static CachedHealth start(Supplier<List<String>> check, Duration interval) {
+    public static CachedHealth start(Supplier<List<String>> check, Duration interval) {
         CachedHealth health = new CachedHealth(check, interval, System::nanoTime);
         health.refresher = Executors.newSingleThreadScheduledExecutor(runnable -> {
             Thread thread = new Thread(runnable, "health-check");

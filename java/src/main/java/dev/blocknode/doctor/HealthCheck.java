@@ -1,8 +1,7 @@
-package dev.blocknode;
+package dev.blocknode.doctor;
 
 import dev.blocknode.os.exec.ToolLocator;
 import dev.blocknode.os.host.SyscallLibrary;
-import dev.blocknode.volume.filesystem.FilesystemType;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -10,23 +9,19 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
 
-/** What keeps the plugin from serving volumes right now, each item an operator can act on. */
-final class HealthCheck implements Supplier<List<String>> {
-
-    static final List<String> REQUIRED_TOOLS;
-
-    static {
-        List<String> tools = new ArrayList<>(List.of("blkid"));
-        for (FilesystemType type : FilesystemType.values()) {
-            tools.addAll(type.tools());
-        }
-        REQUIRED_TOOLS = List.copyOf(tools);
-    }
+/**
+ * What keeps the plugin from serving volumes right now, each item an operator can act on: CSI Probe's answer,
+ * through {@link CachedHealth}.
+ */
+public final class HealthCheck implements Supplier<List<String>> {
 
     private final Path stateDir;
+    private final List<String> requiredTools;
 
-    HealthCheck(Path stateDir) {
+    /** {@code requiredTools}: what volumes run, which must be on PATH (blkid, each filesystem's tools). */
+    public HealthCheck(Path stateDir, List<String> requiredTools) {
         this.stateDir = stateDir;
+        this.requiredTools = List.copyOf(requiredTools);
     }
 
     @Override
@@ -36,7 +31,7 @@ final class HealthCheck implements Supplier<List<String>> {
             Throwable why = SyscallLibrary.loadFailure();
             problems.add("native library not loaded" + (why == null ? "" : ": " + why.getMessage()));
         }
-        List<String> missing = ToolLocator.missing(REQUIRED_TOOLS);
+        List<String> missing = ToolLocator.missing(requiredTools);
         if (!missing.isEmpty()) {
             problems.add("host tools missing: " + String.join(", ", missing)
                     + " (install e2fsprogs, xfsprogs and util-linux)");

@@ -1,4 +1,4 @@
-package dev.blocknode;
+package dev.blocknode.doctor;
 
 import dev.blocknode.testing.FakeSysfs;
 import io.micrometer.prometheusmetrics.PrometheusConfig;

@@ -1,4 +1,4 @@
-package dev.blocknode;
+package dev.blocknode.doctor;
 
 import org.junit.jupiter.api.Test;
 

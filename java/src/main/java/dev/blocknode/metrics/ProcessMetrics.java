@@ -1,7 +1,5 @@
-package dev.blocknode;
+package dev.blocknode.metrics;
 
-import dev.blocknode.os.HostPaths;
-import dev.blocknode.os.ProcessStatus;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.BaseUnits;
@@ -10,18 +8,22 @@ import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
 import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 
 import java.util.OptionalLong;
+import java.util.function.Supplier;
 
 /**
  * The plugin process's own health beside blocknode's series: resident memory (what the container's memory
  * limit is measured against), the JVM's heap and GC (Micrometer's jvm_memory_* and jvm_gc_* families) and its
- * start time (process_start_time_seconds: a restart shows as a step). Closing stops the GC listener.
+ * start time (process_start_time_seconds: a restart shows as a step). Closing stops the GC listener. The resident
+ * memory comes in as a supplier (the caller reads /proc/self/status through os), as this package uses no layer.
  */
-final class ProcessMetrics implements AutoCloseable {
+public final class ProcessMetrics implements AutoCloseable {
 
     private final JvmGcMetrics gc = new JvmGcMetrics();
 
-    ProcessMetrics(HostPaths paths, MeterRegistry registry) {
-        Gauge.builder("process.resident.memory", paths, ProcessMetrics::residentBytes)
+    /** {@code residentBytes}: the process's resident memory, empty where it cannot be read. */
+    public ProcessMetrics(Supplier<OptionalLong> residentBytes, MeterRegistry registry) {
+        // Held strongly: Micrometer holds a gauge's object weakly, and nothing else holds this supplier.
+        Gauge.builder("process.resident.memory", residentBytes, ProcessMetrics::orNaN).strongReference(true)
                 .description("the plugin process's resident memory (VmRSS of /proc/self/status)")
                 .baseUnit(BaseUnits.BYTES)
                 .register(registry);
@@ -31,8 +33,8 @@ final class ProcessMetrics implements AutoCloseable {
     }
 
     /** NaN where /proc cannot be read: no sample rather than a made-up one. */
-    private static double residentBytes(HostPaths paths) {
-        OptionalLong bytes = ProcessStatus.residentBytes(paths);
+    private static double orNaN(Supplier<OptionalLong> residentBytes) {
+        OptionalLong bytes = residentBytes.get();
         return bytes.isPresent() ? bytes.getAsLong() : Double.NaN;
     }
 

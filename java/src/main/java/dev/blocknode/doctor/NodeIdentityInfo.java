@@ -1,4 +1,4 @@
-package dev.blocknode;
+package dev.blocknode.doctor;
 
 import dev.blocknode.metrics.InfoSeries;
 import dev.blocknode.os.HostPaths;
