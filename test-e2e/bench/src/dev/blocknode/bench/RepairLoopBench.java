@@ -140,7 +140,8 @@ public final class RepairLoopBench {
 
     /**
      * Where a pass of the N-volume node goes (a diagnostic): the same public calls a pass makes, timed apart on this
-     * thread's CPU: reading the candidates, the looks ({@code mayRepairPaths} of each), the sweep. The median of each.
+     * thread's CPU: reading the candidates, the looks ({@code PathRepair.mayRepair} of each), the sweep. The median of
+     * each.
      */
     private static void phases(String name, Subject s, int rounds) throws Exception {
         Samples records = new Samples();
@@ -151,13 +152,14 @@ public final class RepairLoopBench {
             var candidates = s.volumes().candidates();
             long t1 = RepairLoopCost.threadCpuNanos();
             for (var c : candidates) {
-                if (s.transport().mayRepairPaths(c.request(), c.attachment())) {
+                if (s.transport().pathRepair().orElseThrow().mayRepair(c.request(), c.attachment())) {
                     throw new IllegalStateException(c.volumeId() + " looks as if it needed a repair: the fabricated"
                             + " node is not healthy");
                 }
             }
             long t2 = RepairLoopCost.threadCpuNanos();
-            s.transport().sweepOrphans(() -> s.volumes().recordedFor(IscsiTransport.NAME));
+            s.transport().pathRepair().orElseThrow()
+                    .sweepOrphans(() -> s.volumes().recordedFor(IscsiTransport.NAME));
             long t3 = RepairLoopCost.threadCpuNanos();
             records.add(t1 - t0);
             looks.add(t2 - t1);

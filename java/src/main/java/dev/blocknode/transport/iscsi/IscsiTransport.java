@@ -16,10 +16,8 @@ import dev.blocknode.transport.KeyProblems;
 import dev.blocknode.transport.WwidKeys;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.ContextList;
-import dev.blocknode.transport.FenceKey;
 import dev.blocknode.transport.Fencing;
 import dev.blocknode.transport.KeyedLocks;
-import dev.blocknode.transport.OrphanSweep;
 import dev.blocknode.transport.PathRepair;
 import dev.blocknode.transport.PathReport;
 import dev.blocknode.transport.Transport;
@@ -72,17 +70,16 @@ public final class IscsiTransport implements Transport {
     private final DeviceWaiter waiter;
     private final MultipathDaemon daemon;
     private final KeyedLocks<IscsiPath> sessionLocks = new KeyedLocks<>();
-    private final IscsiPathRepair pathRepair;
+    private final IscsiRepairs pathRepair;
     private final LoginJournal journal;
-    private final OrphanSessionSweep sweep;
     private final ScanJournal scans;
-    private final LeftoverLunSweep leftovers;
 
+    /** {@code repairInterval}: the repair loop's, {@link Duration#ZERO} when there is none. */
     public IscsiTransport(Host host, Path iscsiDatabase, DeviceWaiter waiter, FenceSettings fence,
-                          LoginJournal journal, ScanJournal scans) {
+                          LoginJournal journal, ScanJournal scans, Duration repairInterval) {
         this(host, new IscsiAdm(host.commands()), new NodeRecordFiles(iscsiDatabase), SysfsWriter.DIRECT, waiter,
                 MultipathDaemon.of(host.commands(), host.paths().unixSockets()), LunAttacher.Timeouts.DEFAULTS, fence,
-                journal, scans, System::nanoTime, PortalProbe.TCP);
+                journal, scans, repairInterval, System::nanoTime, PortalProbe.TCP);
     }
 
     public IscsiTransport(Host host, IscsiAdm iscsiadm, NodeRecordFiles records, SysfsWriter writer,
@@ -94,29 +91,32 @@ public final class IscsiTransport implements Transport {
                           DeviceWaiter waiter, MultipathDaemon daemon, LunAttacher.Timeouts timeouts,
                           FenceSettings fence) {
         this(host, iscsiadm, records, writer, waiter, daemon, timeouts, fence, LoginJournal.NONE, ScanJournal.NONE,
-                System::nanoTime, PortalProbe.ALWAYS);
+                Duration.ZERO, System::nanoTime, PortalProbe.ALWAYS);
     }
 
     public IscsiTransport(Host host, IscsiAdm iscsiadm, NodeRecordFiles records, SysfsWriter writer,
                           DeviceWaiter waiter, MultipathDaemon daemon, LunAttacher.Timeouts timeouts,
                           FenceSettings fence, LoginJournal journal) {
         this(host, iscsiadm, records, writer, waiter, daemon, timeouts, fence, journal, ScanJournal.NONE,
-                System::nanoTime, PortalProbe.ALWAYS);
+                Duration.ZERO, System::nanoTime, PortalProbe.ALWAYS);
     }
 
     public IscsiTransport(Host host, IscsiAdm iscsiadm, NodeRecordFiles records, SysfsWriter writer,
                           DeviceWaiter waiter, MultipathDaemon daemon, LunAttacher.Timeouts timeouts,
                           FenceSettings fence, LoginJournal journal, ScanJournal scans) {
-        this(host, iscsiadm, records, writer, waiter, daemon, timeouts, fence, journal, scans, System::nanoTime,
-                PortalProbe.ALWAYS);
+        this(host, iscsiadm, records, writer, waiter, daemon, timeouts, fence, journal, scans, Duration.ZERO,
+                System::nanoTime, PortalProbe.ALWAYS);
     }
 
-    /** With the clock the path repair's login back-off is measured on (tests move it by hand). */
+    /**
+     * With the repair loop's interval and the clock the path repair's login back-off is measured on (tests move it by
+     * hand).
+     */
     IscsiTransport(Host host, IscsiAdm iscsiadm, NodeRecordFiles records, SysfsWriter writer, DeviceWaiter waiter,
                    MultipathDaemon daemon, LunAttacher.Timeouts timeouts, FenceSettings fence, LoginJournal journal,
-                   ScanJournal scans, LongSupplier nanoTime) {
-        this(host, iscsiadm, records, writer, waiter, daemon, timeouts, fence, journal, scans, nanoTime,
-                PortalProbe.ALWAYS);
+                   ScanJournal scans, Duration repairInterval, LongSupplier nanoTime) {
+        this(host, iscsiadm, records, writer, waiter, daemon, timeouts, fence, journal, scans, repairInterval,
+                nanoTime, PortalProbe.ALWAYS);
     }
 
     /**
@@ -125,7 +125,7 @@ public final class IscsiTransport implements Transport {
      */
     IscsiTransport(Host host, IscsiAdm iscsiadm, NodeRecordFiles records, SysfsWriter writer, DeviceWaiter waiter,
                    MultipathDaemon daemon, LunAttacher.Timeouts timeouts, FenceSettings fence, LoginJournal journal,
-                   ScanJournal scans, LongSupplier nanoTime, PortalProbe portals) {
+                   ScanJournal scans, Duration repairInterval, LongSupplier nanoTime, PortalProbe portals) {
         this.journal = journal;
         this.scans = scans;
         this.iscsiadm = iscsiadm;
@@ -134,12 +134,13 @@ public final class IscsiTransport implements Transport {
         this.san = new SanStack(host, writer, waiter, daemon, timeouts, fence);
         this.waiter = waiter;
         this.daemon = daemon;
-        this.pathRepair = new IscsiPathRepair(sessions, iscsiadm, records, waiter, san, sessionLocks, scans, nanoTime,
-                portals);
+        IscsiInitiator initiator = new IscsiInitiator(sessions, iscsiadm, records, sessionLocks);
+        IscsiPathRepair paths = new IscsiPathRepair(initiator, waiter, san, scans, portals, repairInterval, nanoTime);
         PathRepairs.register(NAME, PathRepairs.LUN_PATH);
         PathRepairs.register(NAME, PathRepairs.SESSION);
-        this.sweep = new OrphanSessionSweep(sessions, iscsiadm, records, sessionLocks, journal, nanoTime);
-        this.leftovers = san.leftoverSweep(scans);
+        OrphanSessionSweep sweep = new OrphanSessionSweep(sessions, iscsiadm, records, sessionLocks, journal,
+                repairInterval, nanoTime);
+        this.pathRepair = new IscsiRepairs(paths, san.leftoverSweep(scans), sweep, initiator);
         LeftoverLunSweep.register(NAME);
     }
 
@@ -297,50 +298,12 @@ public final class IscsiTransport implements Transport {
 
     /**
      * After the stage: each portal of the volume whose session is gone is logged in again with its node record, and
-     * the LUN's path on it scanned, checked and given to multipathd ({@link IscsiPathRepair}); a session iscsid is
+     * the LUN's path on it scanned, checked and given to multipathd ({@link IscsiRepairs}); a session iscsid is
      * recovering is left to it, and nothing is ever logged out.
      */
     @Override
-    public PathRepair repairPaths(AttachRequest request, Attachment attachment) throws VolumeException {
-        return pathRepair.repair(request, attachment, Optional.empty());
-    }
-
-    /**
-     * The repair of a fenced volume: as {@link #repairPaths(AttachRequest, Attachment)}, and each disk the LUN shows
-     * on a session logged in again (a new I_T nexus, which the target keeps no registration for) is registered with
-     * the key the LUN's reservation holds, while this node's tag holds it, before multipathd is asked to take it
-     * ({@link dev.blocknode.transport.san.LunPathRepair}).
-     */
-    @Override
-    public PathRepair repairPaths(AttachRequest request, Attachment attachment, Optional<FenceKey> fenceKey)
-            throws VolumeException {
-        return pathRepair.repair(request, attachment, fenceKey);
-    }
-
-    @Override
-    public void repairEvery(Duration interval) {
-        pathRepair.repairEvery(interval);
-        sweep.repairEvery(interval);
-    }
-
-    @Override
-    public boolean mayRepairPaths(AttachRequest request, Attachment attachment) {
-        try {
-            return pathRepair.needed(request, attachment);
-        } catch (VolumeException | IOException | RuntimeException e) {
-            return true;
-        }
-    }
-
-    /**
-     * What blocknode made that nothing names any more: first the disks and maps of LUNs it scanned in
-     * ({@link LeftoverLunSweep}), then the sessions and node records it logged in with ({@link OrphanSessionSweep}),
-     * so that a session left carrying only such a disk is logged out in the same pass.
-     */
-    @Override
-    public OrphanSweep sweepOrphans(OrphanSweep.Recorded recorded) throws VolumeException {
-        OrphanSweep luns = leftovers.sweep(NAME, new IscsiLeftoverLuns(recorded, sessions, sessionLocks));
-        return luns.and(sweep.sweep(recorded));
+    public Optional<PathRepair> pathRepair() {
+        return Optional.of(pathRepair);
     }
 
     @Override

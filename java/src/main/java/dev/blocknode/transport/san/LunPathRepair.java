@@ -13,7 +13,7 @@ import dev.blocknode.scsi.ScsiDisk;
 import dev.blocknode.scsi.reservation.PersistentReservations;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.FenceKey;
-import dev.blocknode.transport.PathRepair;
+import dev.blocknode.transport.RepairedPaths;
 
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -60,7 +60,7 @@ public final class LunPathRepair {
     }
 
     /** {@link #repair(String, Attachment, List, Optional)} of a volume staged without fencing. */
-    public PathRepair repair(String volumeId, Attachment attachment, List<ScsiAddress> expected)
+    public RepairedPaths repair(String volumeId, Attachment attachment, List<ScsiAddress> expected)
             throws VolumeException {
         return repair(volumeId, attachment, expected, Optional.empty());
     }
@@ -72,7 +72,7 @@ public final class LunPathRepair {
      *
      * @throws VolumeException INTERNAL when the record is unreadable or sysfs cannot be read
      */
-    public PathRepair repair(String volumeId, Attachment attachment, List<ScsiAddress> expected,
+    public RepairedPaths repair(String volumeId, Attachment attachment, List<ScsiAddress> expected,
                              Optional<FenceKey> fenceKey) throws VolumeException {
         return repair(volumeId, attachment, expected, fenceKey, false);
     }
@@ -85,7 +85,7 @@ public final class LunPathRepair {
      * says), and nothing but a login and a scan brings a path back. Adding a path takes nothing away, and the
      * identity of each disk is checked before multipathd gets it, as always.
      */
-    public PathRepair repairOnLiveConnections(String volumeId, Attachment attachment, List<ScsiAddress> live)
+    public RepairedPaths repairOnLiveConnections(String volumeId, Attachment attachment, List<ScsiAddress> live)
             throws VolumeException {
         return repairOnLiveConnections(volumeId, attachment, live, Optional.empty());
     }
@@ -96,28 +96,28 @@ public final class LunPathRepair {
      * through the new disks themselves (reading needs no registration), and they are registered and added only while
      * this node's tag holds it; otherwise, or when it cannot be read, each is reported failed and none is added.
      */
-    public PathRepair repairOnLiveConnections(String volumeId, Attachment attachment, List<ScsiAddress> live,
+    public RepairedPaths repairOnLiveConnections(String volumeId, Attachment attachment, List<ScsiAddress> live,
                                               Optional<FenceKey> fenceKey) throws VolumeException {
         return repair(volumeId, attachment, live, fenceKey, true);
     }
 
-    private PathRepair repair(String volumeId, Attachment attachment, List<ScsiAddress> expected,
+    private RepairedPaths repair(String volumeId, Attachment attachment, List<ScsiAddress> expected,
                               Optional<FenceKey> fenceKey, boolean evenIfNoneServes) throws VolumeException {
         AttachedLun lun = LunAttacher.recorded(attachment.details(), attachment.device(), attachment.number());
         if (lun.mapName().isEmpty()) {
-            return PathRepair.NONE; // staged on one path without multipathd: there is no map to add a path to
+            return RepairedPaths.NONE; // staged on one path without multipathd: there is no map to add a path to
         }
         try {
             Multipath multipath = attacher.multipath();
             Optional<MultipathMap> map = multipath.maps().byName(lun.mapName().get());
             if (map.isEmpty()) {
-                return PathRepair.waiting("its multipath map " + lun.mapName().get() + " is gone; nothing is scanned"
+                return RepairedPaths.waiting("its multipath map " + lun.mapName().get() + " is gone; nothing is scanned"
                         + " for a map that is not there");
             }
             Optional<PathHealth.Report> health = attacher.pathHealth(attachment.details(), attachment.device(),
                     attachment.number());
             if (!evenIfNoneServes && health.isPresent() && health.get().serving() == 0) {
-                return PathRepair.waiting("no path of multipath map " + map.get() + " serves I/O; nothing is"
+                return RepairedPaths.waiting("no path of multipath map " + map.get() + " serves I/O; nothing is"
                         + " scanned or removed until one does");
             }
             return repairAt(volumeId, attachment, lun, map.get(), expected, fenceKey);
@@ -153,7 +153,7 @@ public final class LunPathRepair {
         return false;
     }
 
-    private PathRepair repairAt(String volumeId, Attachment attachment, AttachedLun lun, MultipathMap map,
+    private RepairedPaths repairAt(String volumeId, Attachment attachment, AttachedLun lun, MultipathMap map,
                                 List<ScsiAddress> expected, Optional<FenceKey> fenceKey)
             throws IOException, VolumeException {
         List<String> wrongLun = new ArrayList<>();
@@ -200,7 +200,7 @@ public final class LunPathRepair {
             toAdd = registration.register(volumeId, lun, map, fenceKey.get(), toAdd, failed);
         }
         List<AttachedLun.LunPath> restored = toAdd.isEmpty() ? List.of() : addToMap(lun, toAdd, failed);
-        return new PathRepair(restored.stream().map(AttachedLun.LunPath::toString).toList(), wrongLun, failed,
+        return new RepairedPaths(restored.stream().map(AttachedLun.LunPath::toString).toList(), wrongLun, failed,
                 Optional.empty(), restored.isEmpty() ? Optional.empty() : Optional.of(recorded(attachment, lun,
                 restored)));
     }

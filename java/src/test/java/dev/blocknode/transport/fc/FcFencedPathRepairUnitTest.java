@@ -18,7 +18,7 @@ import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.FenceKey;
 import dev.blocknode.transport.Fencing;
-import dev.blocknode.transport.PathRepair;
+import dev.blocknode.transport.RepairedPaths;
 import dev.blocknode.transport.san.LunAttacher;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -111,8 +111,8 @@ class FcFencedPathRepairUnitTest {
         return sysfs.paths().dev().resolve(name);
     }
 
-    private PathRepair repair() throws Exception {
-        return transport.repairPaths(VOLUME, staged, Optional.of(recorded));
+    private RepairedPaths repair() throws Exception {
+        return transport.pathRepair().orElseThrow().repair(VOLUME, staged, Optional.of(recorded));
     }
 
     private boolean anyOutThrough(String nexus) {
@@ -144,7 +144,7 @@ class FcFencedPathRepairUnitTest {
         });
         assertFalse(target.writeAllowed(RETURNED), "unregistered, its writes would fail at the storage");
 
-        PathRepair repair = repair();
+        RepairedPaths repair = repair();
 
         assertEquals(List.of("2:0:1:3=sdd"), repair.restored(), repair.toString());
         assertEquals(Optional.of(current.value()), keyWhenAdded.get(),
@@ -158,7 +158,7 @@ class FcFencedPathRepairUnitTest {
     void aLunTakenByAnotherNodeGetsNoRegistrationAndNoPathBack() throws Exception {
         nodeBTakesTheLun();
 
-        PathRepair repair = repair();
+        RepairedPaths repair = repair();
 
         assertEquals(List.of(), repair.restored());
         assertEquals(1, repair.failed().size(), repair.toString());
@@ -174,7 +174,7 @@ class FcFencedPathRepairUnitTest {
     void aPathThatRefusesTheRegistrationIsNotAdded() throws Exception {
         target.refusesRegistrations(RETURNED);
 
-        PathRepair repair = repair();
+        RepairedPaths repair = repair();
 
         assertEquals(List.of(), repair.restored());
         assertEquals(1, repair.failed().size(), repair.toString());
@@ -187,7 +187,7 @@ class FcFencedPathRepairUnitTest {
     void aTakeoverBetweenTheCheckAndTheRegistrationTakesTheRegistrationBack() throws Exception {
         target.beforeOut(RETURNED, REGISTER_AND_IGNORE, seen -> nodeBTakesTheLun());
 
-        PathRepair repair = repair();
+        RepairedPaths repair = repair();
 
         assertEquals(List.of(), repair.restored());
         assertTrue(repair.failed().get(0).contains("after registering"), repair.toString());

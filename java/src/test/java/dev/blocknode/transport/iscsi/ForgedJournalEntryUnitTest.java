@@ -153,8 +153,8 @@ class ForgedJournalEntryUnitTest {
     /** Two passes of the sweep, which must find nothing to do; the warnings of {@code journal} they logged. */
     private List<String> sweepTwice(String journal) throws Exception {
         try (LogCapture log = LogCapture.installed()) {
-            assertEquals(OrphanSweep.NONE, transport.sweepOrphans(List::of));
-            assertEquals(OrphanSweep.NONE, transport.sweepOrphans(List::of), "and the next pass");
+            assertEquals(OrphanSweep.NONE, transport.pathRepair().orElseThrow().sweepOrphans(List::of));
+            assertEquals(OrphanSweep.NONE, transport.pathRepair().orElseThrow().sweepOrphans(List::of), "and the next pass");
             return log.written().stream().filter(w -> w.level() == Level.WARNING)
                     .map(LogCapture.Written::text).filter(text -> text.contains(journal)).toList();
         }

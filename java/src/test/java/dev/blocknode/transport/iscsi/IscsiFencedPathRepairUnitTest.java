@@ -19,7 +19,7 @@ import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.FenceKey;
 import dev.blocknode.transport.Fencing;
-import dev.blocknode.transport.PathRepair;
+import dev.blocknode.transport.RepairedPaths;
 import dev.blocknode.transport.san.FenceSettings;
 import dev.blocknode.transport.san.LunAttacher;
 import dev.blocknode.transport.san.ScanJournal;
@@ -91,7 +91,7 @@ class IscsiFencedPathRepairUnitTest {
                 new RecordingBlockDevices(sysfs.paths())).withScsi(target), new IscsiAdm(commands),
                 new NodeRecordFiles(database), sysfs, clock.waiter(), () -> true,
                 new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)),
-                FenceSettings.DEFAULTS, LoginJournal.NONE, ScanJournal.NONE,
+                FenceSettings.DEFAULTS, LoginJournal.NONE, ScanJournal.NONE, Duration.ZERO,
                 () -> Duration.between(Instant.EPOCH, clock.instant()).toNanos());
         sysfs.presentLun(new ScsiAddress(3, 0, 0, 3), "sdb", new DeviceNumber(8, 16), "naa." + NAA, null);
         sysfs.presentLun(new ScsiAddress(4, 0, 0, 3), "sdc", new DeviceNumber(8, 32), "naa." + NAA, null);
@@ -132,8 +132,8 @@ class IscsiFencedPathRepairUnitTest {
         iscsiadm.expectLogin(PORTALS[1], 3, 5);
     }
 
-    private PathRepair repair() throws Exception {
-        return transport.repairPaths(VOLUME, staged, Optional.of(recorded));
+    private RepairedPaths repair() throws Exception {
+        return transport.pathRepair().orElseThrow().repair(VOLUME, staged, Optional.of(recorded));
     }
 
     private List<String> commandsSinceLoss() {
@@ -166,9 +166,9 @@ class IscsiFencedPathRepairUnitTest {
             writableWhenAdded.set(target.writeAllowed(NEW_SESSION));
             sysfs.addSlave("dm-0", "sdd");
         });
-        assertTrue(transport.mayRepairPaths(VOLUME, staged));
+        assertTrue(transport.pathRepair().orElseThrow().mayRepair(VOLUME, staged));
 
-        PathRepair repair = repair();
+        RepairedPaths repair = repair();
 
         assertEquals(List.of("5:0:0:3=sdd"), repair.restored(), repair.toString());
         assertFalse(repair.failedAny(), repair.toString());
@@ -188,7 +188,7 @@ class IscsiFencedPathRepairUnitTest {
         nodeBTakesTheLun();
         portalTwoLogsInAgain();
 
-        PathRepair repair = repair();
+        RepairedPaths repair = repair();
 
         assertEquals(List.of(), repair.restored());
         assertEquals(1, repair.failed().size(), repair.toString());
@@ -246,9 +246,9 @@ class IscsiFencedPathRepairUnitTest {
             sysfs.addSlave("dm-0", "sde");
         });
         commands.expect("multipathd", "add", "path", "sdd").succeeds("ok\n").andDo(c -> sysfs.addSlave("dm-0", "sdd"));
-        assertTrue(transport.mayRepairPaths(VOLUME, staged));
+        assertTrue(transport.pathRepair().orElseThrow().mayRepair(VOLUME, staged));
 
-        PathRepair repair = repair();
+        RepairedPaths repair = repair();
 
         assertEquals(List.of("6:0:0:3=sde", "5:0:0:3=sdd"), repair.restored(), repair.toString());
         assertFalse(repair.failedAny(), repair.toString());
@@ -272,7 +272,7 @@ class IscsiFencedPathRepairUnitTest {
         nodeBTakesTheLun();
         everySessionGoneThenBothLogInAgain();
 
-        PathRepair repair = repair();
+        RepairedPaths repair = repair();
 
         assertEquals(List.of(), repair.restored(), repair.toString());
         assertEquals(2, repair.failed().size(), repair.toString());
@@ -291,7 +291,7 @@ class IscsiFencedPathRepairUnitTest {
         target.restartWithoutReservations();
         everySessionGoneThenBothLogInAgain();
 
-        PathRepair repair = repair();
+        RepairedPaths repair = repair();
 
         assertEquals(List.of(), repair.restored(), repair.toString());
         assertEquals(2, repair.failed().size(), repair.toString());
@@ -308,7 +308,7 @@ class IscsiFencedPathRepairUnitTest {
         target.dead(PORTAL_1_SESSION, true);
         target.dead(NEW_SESSION, true);
 
-        PathRepair repair = repair();
+        RepairedPaths repair = repair();
 
         assertEquals(List.of(), repair.restored(), repair.toString());
         assertEquals(2, repair.failed().size(), repair.toString());
@@ -331,7 +331,7 @@ class IscsiFencedPathRepairUnitTest {
             }
         });
 
-        PathRepair repair = repair();
+        RepairedPaths repair = repair();
 
         assertEquals(List.of(), repair.restored(), repair.toString());
         assertEquals(2, repair.failed().size(), repair.toString());

@@ -12,7 +12,7 @@ import dev.blocknode.testing.RecordingBlockDevices;
 import dev.blocknode.testing.ScriptedCommandRunner;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
-import dev.blocknode.transport.PathRepair;
+import dev.blocknode.transport.RepairedPaths;
 import dev.blocknode.transport.PathReport;
 import dev.blocknode.transport.StagedVolumes;
 import org.junit.jupiter.api.AfterEach;
@@ -85,10 +85,19 @@ class NvmeTcpTransportUnitTest {
 
     /** A transport as after a restart: it knows only what sysfs and the records say. */
     private NvmeTcpTransport transport() {
+        return transport(Duration.ZERO);
+    }
+
+    /** Built with the repair loop's interval (zero: no loop). */
+    private NvmeTcpTransport transport(Duration repairInterval) {
         return new NvmeTcpTransport(new Host(sysfs.paths(), commands, new QueryOnlyMounter(), blockDevices),
-                hostConfig, fabrics, fabrics, clock.waiter(), transport -> List.copyOf(records),
-                new NvmeTcpTransport.Timeouts(Duration.ofSeconds(30), Duration.ofSeconds(15), Duration.ofSeconds(30)),
+                fabric(), clock.waiter(), transport -> List.copyOf(records), repairInterval,
                 () -> clock.elapsed().toNanos());
+    }
+
+    private Fabric fabric() {
+        return new Fabric(hostConfig, fabrics, fabrics,
+                new NvmeTcpTransport.Timeouts(Duration.ofSeconds(30), Duration.ofSeconds(15), Duration.ofSeconds(30)));
     }
 
     @AfterEach
@@ -223,8 +232,7 @@ class NvmeTcpTransportUnitTest {
             }
         };
         NvmeTcpTransport restarted = new NvmeTcpTransport(new Host(sysfs.paths(), commands, new QueryOnlyMounter(),
-                blockDevices), hostConfig, fabrics, fabrics, clock.waiter(), withUnreadable,
-                new NvmeTcpTransport.Timeouts(Duration.ofSeconds(30), Duration.ofSeconds(15), Duration.ofSeconds(30)),
+                blockDevices), fabric(), clock.waiter(), withUnreadable, Duration.ZERO,
                 () -> clock.elapsed().toNanos());
         Attachment a = restarted.attach(request("vol-1", NS1));
 
@@ -571,14 +579,14 @@ class NvmeTcpTransportUnitTest {
     void repairConnectsAgainTheControllerTheKernelDeletedAndChecksItsNamespace() throws Exception {
         AttachRequest request = request("vol-1", NS1, Secrets.NONE, "namespaceID", "1");
         Attachment attachment = stagedOverBothPortals(request);
-        assertFalse(transport.mayRepairPaths(request, attachment), "both controllers live: nothing to look at");
+        assertFalse(transport.pathRepair().orElseThrow().mayRepair(request, attachment), "both controllers live: nothing to look at");
         fabrics.lostPastCtrlLossTmo("127.0.0.2:4420");
         int writes = sysfs.writeLog().size();
 
-        assertTrue(transport.mayRepairPaths(request, attachment));
+        assertTrue(transport.pathRepair().orElseThrow().mayRepair(request, attachment));
         assertEquals(List.of("127.0.0.2:4420 has no controller"),
                 transport.pathHealth(attachment).orElseThrow().failures(), "health reports it until it is back");
-        PathRepair repair = transport.repairPaths(request, attachment);
+        RepairedPaths repair = transport.pathRepair().orElseThrow().repair(request, attachment, Optional.empty());
 
         assertEquals(List.of("127.0.0.2:4420=nvme2"), repair.restored());
         assertFalse(repair.failedAny());
@@ -587,7 +595,7 @@ class NvmeTcpTransportUnitTest {
                 "the stage's connect: " + fabrics.options().get(2));
         assertEquals(writes, sysfs.writeLog().size(), "nothing deleted, rescanned or written");
         assertEquals(new PathReport(2, List.of(), Optional.empty()), transport.pathHealth(attachment).orElseThrow());
-        assertFalse(transport.mayRepairPaths(request, attachment));
+        assertFalse(transport.pathRepair().orElseThrow().mayRepair(request, attachment));
     }
 
     @Test
@@ -596,8 +604,8 @@ class NvmeTcpTransportUnitTest {
         Attachment attachment = stagedOverBothPortals(request);
         fabrics.set(fabrics.controllerAt("127.0.0.2:4420").orElseThrow(), "state", "connecting");
 
-        assertFalse(transport.mayRepairPaths(request, attachment));
-        assertEquals(PathRepair.NONE, transport.repairPaths(request, attachment));
+        assertFalse(transport.pathRepair().orElseThrow().mayRepair(request, attachment));
+        assertEquals(RepairedPaths.NONE, transport.pathRepair().orElseThrow().repair(request, attachment, Optional.empty()));
         assertEquals(2, fabrics.connects().size(), "no second controller to a portal the kernel reconnects");
     }
 
@@ -608,20 +616,20 @@ class NvmeTcpTransportUnitTest {
         fabrics.lostPastCtrlLossTmo("127.0.0.2:4420");
         fabrics.reachable("127.0.0.2:4420", false);
 
-        PathRepair refused = transport.repairPaths(request, attachment);
+        RepairedPaths refused = transport.pathRepair().orElseThrow().repair(request, attachment, Optional.empty());
 
         assertEquals(Optional.of("the portal(s) refuse the connect: 127.0.0.2:4420: the connect failed: Connection"
                 + " refused (not tried again for 10 s)"), refused.waiting(), "the outage itself: waits, no volume back-off");
         assertTrue(transport.pathHealth(attachment).orElseThrow().failures().get(0)
                 .contains("reconnecting it failed: the connect failed"), "health says why it is still lost");
-        assertFalse(transport.mayRepairPaths(request, attachment), "backing off: the volume is not held for it");
-        assertTrue(transport.repairPaths(request, attachment).waiting().isPresent());
+        assertFalse(transport.pathRepair().orElseThrow().mayRepair(request, attachment), "backing off: the volume is not held for it");
+        assertTrue(transport.pathRepair().orElseThrow().repair(request, attachment, Optional.empty()).waiting().isPresent());
         assertEquals(2, fabrics.connects().size(), "no connect while backing off");
 
         fabrics.reachable("127.0.0.2:4420", true);
         clock.advance(NvmePathRepair.CONNECT_BACKOFF_FIRST);
-        assertTrue(transport.mayRepairPaths(request, attachment));
-        assertEquals(List.of("127.0.0.2:4420=nvme2"), transport.repairPaths(request, attachment).restored());
+        assertTrue(transport.pathRepair().orElseThrow().mayRepair(request, attachment));
+        assertEquals(List.of("127.0.0.2:4420=nvme2"), transport.pathRepair().orElseThrow().repair(request, attachment, Optional.empty()).restored());
         assertEquals(new PathReport(2, List.of(), Optional.empty()), transport.pathHealth(attachment).orElseThrow(),
                 "the failure is forgotten once the controller is back");
     }
@@ -632,41 +640,41 @@ class NvmeTcpTransportUnitTest {
      */
     @Test
     void aRefusedReconnectIsTriedAgainOnTheNextPassOfAShortInterval() throws Exception {
-        transport.repairEvery(Duration.ofSeconds(5));
+        transport = transport(Duration.ofSeconds(5));
         AttachRequest request = request("vol-1", NS1);
         Attachment attachment = stagedOverBothPortals(request);
         fabrics.lostPastCtrlLossTmo("127.0.0.2:4420");
         fabrics.reachable("127.0.0.2:4420", false);
 
-        assertTrue(transport.repairPaths(request, attachment).waiting().orElseThrow()
+        assertTrue(transport.pathRepair().orElseThrow().repair(request, attachment, Optional.empty()).waiting().orElseThrow()
                 .endsWith("(not tried again for 5 s)"));
         fabrics.reachable("127.0.0.2:4420", true);
         clock.advance(Duration.ofSeconds(4));
-        assertFalse(transport.mayRepairPaths(request, attachment), "not before the next pass");
+        assertFalse(transport.pathRepair().orElseThrow().mayRepair(request, attachment), "not before the next pass");
         clock.advance(Duration.ofSeconds(1));
 
-        assertTrue(transport.mayRepairPaths(request, attachment));
-        assertEquals(List.of("127.0.0.2:4420=nvme2"), transport.repairPaths(request, attachment).restored());
+        assertTrue(transport.pathRepair().orElseThrow().mayRepair(request, attachment));
+        assertEquals(List.of("127.0.0.2:4420=nvme2"), transport.pathRepair().orElseThrow().repair(request, attachment, Optional.empty()).restored());
     }
 
     /** However many passes the outage lasted: refusals at once cost nothing, so the wait does not grow. */
     @Test
     void connectsRefusedAtOnceThroughALongOutageKeepTheFirstWait() throws Exception {
-        transport.repairEvery(Duration.ofSeconds(5));
+        transport = transport(Duration.ofSeconds(5));
         AttachRequest request = request("vol-1", NS1);
         Attachment attachment = stagedOverBothPortals(request);
         fabrics.lostPastCtrlLossTmo("127.0.0.2:4420");
         fabrics.reachable("127.0.0.2:4420", false);
 
         for (int pass = 0; pass < 4; pass++) {
-            assertTrue(transport.repairPaths(request, attachment).waiting().orElseThrow()
+            assertTrue(transport.pathRepair().orElseThrow().repair(request, attachment, Optional.empty()).waiting().orElseThrow()
                     .endsWith("(not tried again for 5 s)"), "pass " + pass);
             clock.advance(Duration.ofSeconds(5));
         }
         fabrics.reachable("127.0.0.2:4420", true);
 
-        assertTrue(transport.mayRepairPaths(request, attachment));
-        assertEquals(List.of("127.0.0.2:4420=nvme2"), transport.repairPaths(request, attachment).restored());
+        assertTrue(transport.pathRepair().orElseThrow().mayRepair(request, attachment));
+        assertEquals(List.of("127.0.0.2:4420=nvme2"), transport.pathRepair().orElseThrow().repair(request, attachment, Optional.empty()).restored());
     }
 
     /**
@@ -675,7 +683,7 @@ class NvmeTcpTransportUnitTest {
      */
     @Test
     void aSlowRefusalKeepsTheFirstWait() throws Exception {
-        transport.repairEvery(Duration.ofSeconds(5));
+        transport = transport(Duration.ofSeconds(5));
         AttachRequest request = request("vol-1", NS1);
         Attachment attachment = stagedOverBothPortals(request);
         fabrics.lostPastCtrlLossTmo("127.0.0.2:4420");
@@ -683,30 +691,30 @@ class NvmeTcpTransportUnitTest {
         fabrics.failedConnectsTake(NvmePathRepair.FAILED_AT_ONCE.plusSeconds(1));
 
         for (int pass = 0; pass < 2; pass++) {
-            assertTrue(transport.repairPaths(request, attachment).waiting().orElseThrow()
+            assertTrue(transport.pathRepair().orElseThrow().repair(request, attachment, Optional.empty()).waiting().orElseThrow()
                     .endsWith("(not tried again for 5 s)"), "pass " + pass);
             clock.advance(Duration.ofSeconds(5));
         }
         fabrics.reachable("127.0.0.2:4420", true);
 
-        assertTrue(transport.mayRepairPaths(request, attachment), "the next pass tries again");
-        assertEquals(List.of("127.0.0.2:4420=nvme2"), transport.repairPaths(request, attachment).restored());
+        assertTrue(transport.pathRepair().orElseThrow().mayRepair(request, attachment), "the next pass tries again");
+        assertEquals(List.of("127.0.0.2:4420=nvme2"), transport.pathRepair().orElseThrow().repair(request, attachment, Optional.empty()).restored());
     }
 
     /** A connect that got no answer cost its whole timeout: the next waits double, bounding what an outage costs. */
     @Test
     void aSlowFailureThatIsNoRefusalDoublesTheWait() throws Exception {
-        transport.repairEvery(Duration.ofSeconds(5));
+        transport = transport(Duration.ofSeconds(5));
         AttachRequest request = request("vol-1", NS1);
         Attachment attachment = stagedOverBothPortals(request);
         fabrics.lostPastCtrlLossTmo("127.0.0.2:4420");
         fabrics.reachable("127.0.0.2:4420", false);
         fabrics.unreachableTimesOut().failedConnectsTake(NvmePathRepair.FAILED_AT_ONCE.plusSeconds(1));
 
-        assertTrue(transport.repairPaths(request, attachment).waiting().orElseThrow()
+        assertTrue(transport.pathRepair().orElseThrow().repair(request, attachment, Optional.empty()).waiting().orElseThrow()
                 .endsWith("(not tried again for 5 s)"));
         clock.advance(Duration.ofSeconds(5));
-        assertTrue(transport.repairPaths(request, attachment).waiting().orElseThrow()
+        assertTrue(transport.pathRepair().orElseThrow().repair(request, attachment, Optional.empty()).waiting().orElseThrow()
                 .endsWith("(not tried again for 10 s)"));
     }
 
@@ -717,7 +725,7 @@ class NvmeTcpTransportUnitTest {
         fabrics.lostPastCtrlLossTmo("127.0.0.1:4420");
         fabrics.lostPastCtrlLossTmo("127.0.0.2:4420");
 
-        PathRepair repair = transport.repairPaths(request, attachment);
+        RepairedPaths repair = transport.pathRepair().orElseThrow().repair(request, attachment, Optional.empty());
 
         assertTrue(repair.waiting().orElseThrow().contains("is gone with its last controller"), repair.toString());
         assertEquals(2, fabrics.connects().size(), "no connect would find the same disk again");
@@ -731,7 +739,7 @@ class NvmeTcpTransportUnitTest {
         AttachRequest recordedRequest = request("vol-1", NS1); // the record keeps no secret
         fabrics.lostPastCtrlLossTmo("127.0.0.2:4420");
 
-        PathRepair repair = transport.repairPaths(recordedRequest, attachment);
+        RepairedPaths repair = transport.pathRepair().orElseThrow().repair(recordedRequest, attachment, Optional.empty());
 
         assertTrue(repair.waiting().orElseThrow().contains("DH-HMAC-CHAP"), repair.toString());
         assertEquals(2, fabrics.connects().size());
