@@ -14,7 +14,6 @@ import dev.blocknode.transport.iscsi.IscsiAdm;
 import dev.blocknode.transport.iscsi.IscsiTransport;
 import dev.blocknode.transport.iscsi.LoginJournal;
 import dev.blocknode.transport.iscsi.NodeRecordFiles;
-import dev.blocknode.transport.san.FenceSettings;
 import dev.blocknode.transport.san.LunAttacher;
 import dev.blocknode.transport.san.ScanJournal;
 import dev.blocknode.volume.OperationGuard;
@@ -96,10 +95,10 @@ public final class RepairLoopBench {
         Host host = new Host(paths, node.commands(), new LinuxMounter(paths), new BlockDevices(paths));
         // The plugin's transport but for the daemon: MultipathDaemon.of asks "multipathd show daemon" once at the
         // plugin's start, in the background; a pass over healthy volumes never asks it.
-        IscsiTransport transport = new IscsiTransport(host, new IscsiAdm(node.commands()),
+        IscsiTransport transport = IscsiTransport.over(host, new IscsiAdm(node.commands()),
                 new NodeRecordFiles(node.iscsiDatabase()), SysfsWriter.DIRECT, node.waiter(),
-                MultipathDaemon.running(true), LunAttacher.Timeouts.DEFAULTS, FenceSettings.DEFAULTS,
-                LoginJournal.in(node.stateDir()), ScanJournal.in(node.stateDir()));
+                MultipathDaemon.running(true), LunAttacher.Timeouts.DEFAULTS)
+                .journals(LoginJournal.in(node.stateDir()), ScanJournal.in(node.stateDir())).build();
         StagedForRepair volumes = new StagedForRepair(node.store(), new OperationGuard());
         PathRepairLoop loop = new PathRepairLoop(volumes, new Transports(List.of(transport)), DEFAULT_INTERVAL,
                 System::nanoTime);

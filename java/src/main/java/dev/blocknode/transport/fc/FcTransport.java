@@ -12,8 +12,8 @@ import dev.blocknode.scsi.SysfsWriter;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.ContextList;
-import dev.blocknode.transport.KeyProblems;
 import dev.blocknode.transport.Fencing;
+import dev.blocknode.transport.KeyProblems;
 import dev.blocknode.transport.KeyedLocks;
 import dev.blocknode.transport.PathRepair;
 import dev.blocknode.transport.PathReport;
@@ -84,7 +84,7 @@ public final class FcTransport implements Transport {
     public FcTransport(Host host, SysfsWriter writer, DeviceWaiter waiter, MultipathDaemon daemon,
                        LunAttacher.Timeouts timeouts, FenceSettings fence, ScanJournal scans) {
         this.ports = new FcPorts(host.paths());
-        this.san = new SanStack(host, writer, waiter, daemon, timeouts, fence);
+        this.san = new SanStack(host, new SanStack.Parts(writer, waiter, daemon, timeouts), fence);
         this.scans = scans;
         this.targets = new FcTargets(ports, scans);
         this.pathRepair = new FcPathRepair(targets, ports, san, targetLocks, san.leftoverSweep(scans));

@@ -27,7 +27,8 @@ import java.util.logging.Logger;
  */
 final class NamespaceWait {
 
-    private static final Logger LOG = Logger.getLogger(NamespaceWait.class.getName());
+    /** Its lines are the transport's, as before it was split out. */
+    private static final Logger LOG = Logger.getLogger(NvmeTcpTransport.class.getName());
 
     private final HostPaths paths;
     private final NvmeControllers controllers;

@@ -28,7 +28,8 @@ import java.util.regex.Pattern;
  */
 final class NvmeConnections {
 
-    private static final Logger LOG = Logger.getLogger(NvmeConnections.class.getName());
+    /** Its lines are the transport's, as before it was split out. */
+    private static final Logger LOG = Logger.getLogger(NvmeTcpTransport.class.getName());
 
     private static final Pattern REPLY = Pattern.compile("instance=(\\d+),cntlid=(\\d+)");
 

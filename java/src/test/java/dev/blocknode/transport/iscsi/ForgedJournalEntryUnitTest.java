@@ -11,7 +11,6 @@ import dev.blocknode.testing.QueryOnlyMounter;
 import dev.blocknode.testing.RecordingBlockDevices;
 import dev.blocknode.testing.ScriptedCommandRunner;
 import dev.blocknode.transport.OrphanSweep;
-import dev.blocknode.transport.san.FenceSettings;
 import dev.blocknode.transport.san.LunAttacher;
 import dev.blocknode.transport.san.ScanJournal;
 import org.junit.jupiter.api.AfterEach;
@@ -65,11 +64,12 @@ class ForgedJournalEntryUnitTest {
         state = temp.resolve("state");
         logins = LoginJournal.in(state);
         scans = ScanJournal.in(state);
-        transport = new IscsiTransport(new Host(sysfs.paths(), commands, new QueryOnlyMounter(),
-                new RecordingBlockDevices(sysfs.paths())), new IscsiAdm(commands), new NodeRecordFiles(database), sysfs,
-                new ManualClock().waiter(), () -> false,
-                new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)),
-                FenceSettings.DEFAULTS, logins, scans);
+        transport = IscsiTransport.over(
+                new Host(sysfs.paths(), commands, new QueryOnlyMounter(), new RecordingBlockDevices(sysfs.paths())),
+                new IscsiAdm(commands), new NodeRecordFiles(database), sysfs, new ManualClock().waiter(),
+                () -> false,
+                new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)))
+                .journals(logins, scans).build();
     }
 
     @AfterEach

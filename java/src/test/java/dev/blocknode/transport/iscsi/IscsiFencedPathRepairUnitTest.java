@@ -20,9 +20,7 @@ import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.FenceKey;
 import dev.blocknode.transport.Fencing;
 import dev.blocknode.transport.RepairedPaths;
-import dev.blocknode.transport.san.FenceSettings;
 import dev.blocknode.transport.san.LunAttacher;
-import dev.blocknode.transport.san.ScanJournal;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -87,12 +85,12 @@ class IscsiFencedPathRepairUnitTest {
         Path database = Files.createDirectories(temp.resolve("etc-iscsi"));
         iscsiadm = new ScriptedIscsiadm(commands, sysfs, database, IQN);
         ManualClock clock = new ManualClock();
-        transport = new IscsiTransport(new Host(sysfs.paths(), commands, new QueryOnlyMounter(),
-                new RecordingBlockDevices(sysfs.paths())).withScsi(target), new IscsiAdm(commands),
-                new NodeRecordFiles(database), sysfs, clock.waiter(), () -> true,
-                new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)),
-                FenceSettings.DEFAULTS, LoginJournal.NONE, ScanJournal.NONE, Duration.ZERO,
-                () -> Duration.between(Instant.EPOCH, clock.instant()).toNanos());
+        transport = IscsiTransport.over(
+                new Host(sysfs.paths(), commands, new QueryOnlyMounter(), new RecordingBlockDevices(sysfs.paths()))
+                        .withScsi(target),
+                new IscsiAdm(commands), new NodeRecordFiles(database), sysfs, clock.waiter(), () -> true,
+                new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)))
+                .clock(() -> Duration.between(Instant.EPOCH, clock.instant()).toNanos()).build();
         sysfs.presentLun(new ScsiAddress(3, 0, 0, 3), "sdb", new DeviceNumber(8, 16), "naa." + NAA, null);
         sysfs.presentLun(new ScsiAddress(4, 0, 0, 3), "sdc", new DeviceNumber(8, 32), "naa." + NAA, null);
         target.path(dev("sdb"), "session1", new DeviceNumber(8, 16)).path(dev("sdc"), "session2",

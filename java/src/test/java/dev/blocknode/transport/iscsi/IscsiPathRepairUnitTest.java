@@ -15,7 +15,6 @@ import dev.blocknode.testing.ScriptedIscsiadm;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.RepairedPaths;
-import dev.blocknode.transport.san.FenceSettings;
 import dev.blocknode.transport.san.LunAttacher;
 import dev.blocknode.transport.san.ScanJournal;
 import io.micrometer.core.instrument.Metrics;
@@ -208,22 +207,22 @@ class IscsiPathRepairUnitTest {
 
     /** The transport of the stage, built with the repair loop's interval (zero: no loop). */
     private IscsiTransport transportEvery(Duration repairInterval) {
-        return new IscsiTransport(
+        return IscsiTransport.over(
                 new Host(sysfs.paths(), commands, new QueryOnlyMounter(), new RecordingBlockDevices(sysfs.paths())),
                 new IscsiAdm(commands), new NodeRecordFiles(database), sysfs, clock.waiter(), () -> true,
-                new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)),
-                FenceSettings.DEFAULTS, LoginJournal.NONE, ScanJournal.in(temp.resolve("state")), repairInterval,
-                () -> Duration.between(Instant.EPOCH, clock.instant()).toNanos(), this::answers);
+                new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)))
+                .journals(LoginJournal.NONE, ScanJournal.in(temp.resolve("state"))).repairInterval(repairInterval)
+                .clock(() -> Duration.between(Instant.EPOCH, clock.instant()).toNanos()).portals(this::answers)
+                .build();
     }
 
     /** The transport of the stage, but over a running multipathd whose find_multipaths is "greedy". */
     private IscsiTransport transportWithADaemonThatTakesEveryPath() {
-        return new IscsiTransport(
+        return IscsiTransport.over(
                 new Host(sysfs.paths(), commands, new QueryOnlyMounter(), new RecordingBlockDevices(sysfs.paths())),
                 new IscsiAdm(commands), new NodeRecordFiles(database), sysfs, clock.waiter(), new GreedyMultipathd(),
-                new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)),
-                FenceSettings.DEFAULTS, LoginJournal.NONE, ScanJournal.NONE, Duration.ZERO,
-                () -> Duration.between(Instant.EPOCH, clock.instant()).toNanos());
+                new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)))
+                .clock(() -> Duration.between(Instant.EPOCH, clock.instant()).toNanos()).build();
     }
 
     @Test

@@ -12,7 +12,6 @@ import dev.blocknode.testing.ScriptedCommandRunner;
 import dev.blocknode.testing.ScriptedIscsiadm;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.OrphanSweep;
-import dev.blocknode.transport.san.FenceSettings;
 import dev.blocknode.transport.san.LunAttacher;
 import dev.blocknode.transport.san.ScanJournal;
 import org.junit.jupiter.api.AfterEach;
@@ -72,10 +71,11 @@ class LeftoverLunSweepUnitTest {
     }
 
     private IscsiTransport transport(ScanJournal journal) {
-        return new IscsiTransport(new Host(sysfs.paths(), commands, new QueryOnlyMounter(), block),
-                new IscsiAdm(commands), new NodeRecordFiles(database), sysfs, new ManualClock().waiter(), () -> false,
-                new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)),
-                FenceSettings.DEFAULTS, logins, journal);
+        return IscsiTransport.over(new Host(sysfs.paths(), commands, new QueryOnlyMounter(), block),
+                new IscsiAdm(commands), new NodeRecordFiles(database), sysfs, new ManualClock().waiter(),
+                () -> false,
+                new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)))
+                .journals(logins, journal).build();
     }
 
     @AfterEach

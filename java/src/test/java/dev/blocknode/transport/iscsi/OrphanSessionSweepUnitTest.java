@@ -13,7 +13,6 @@ import dev.blocknode.testing.ScriptedCommandRunner;
 import dev.blocknode.testing.ScriptedIscsiadm;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.OrphanSweep;
-import dev.blocknode.transport.san.FenceSettings;
 import dev.blocknode.transport.san.LunAttacher;
 import dev.blocknode.transport.san.ScanJournal;
 import org.junit.jupiter.api.AfterEach;
@@ -68,11 +67,12 @@ class OrphanSessionSweepUnitTest {
 
     /** Built with the repair loop's interval (zero: no loop). */
     private IscsiTransport transportEvery(Duration repairInterval) {
-        return new IscsiTransport(
+        return IscsiTransport.over(
                 new Host(sysfs.paths(), commands, new QueryOnlyMounter(), new RecordingBlockDevices(sysfs.paths())),
-                new IscsiAdm(commands), new NodeRecordFiles(database), sysfs, new ManualClock().waiter(), () -> false,
-                new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)),
-                FenceSettings.DEFAULTS, journal, ScanJournal.NONE, repairInterval, now::get);
+                new IscsiAdm(commands), new NodeRecordFiles(database), sysfs, new ManualClock().waiter(),
+                () -> false,
+                new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)))
+                .journals(journal, ScanJournal.NONE).repairInterval(repairInterval).clock(now::get).build();
     }
 
     @AfterEach
