@@ -98,7 +98,8 @@ public final class RepairLoopBench {
         IscsiTransport transport = IscsiTransport.over(host, new IscsiAdm(node.commands()),
                 new NodeRecordFiles(node.iscsiDatabase()), SysfsWriter.DIRECT, node.waiter(),
                 MultipathDaemon.running(true), LunAttacher.Timeouts.DEFAULTS)
-                .journals(LoginJournal.in(node.stateDir()), ScanJournal.in(node.stateDir())).build();
+                .journals(LoginJournal.in(node.stateDir()), ScanJournal.in(node.stateDir()))
+                .repairInterval(DEFAULT_INTERVAL).build();
         StagedForRepair volumes = new StagedForRepair(node.store(), new OperationGuard());
         PathRepairLoop loop = new PathRepairLoop(volumes, new Transports(List.of(transport)), DEFAULT_INTERVAL,
                 System::nanoTime);

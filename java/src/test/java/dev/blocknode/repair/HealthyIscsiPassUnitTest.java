@@ -82,7 +82,8 @@ class HealthyIscsiPassUnitTest {
                 new Host(paths, node.commands(), new QueryOnlyMounter(), new RecordingBlockDevices(paths)),
                 new IscsiAdm(node.commands()), new NodeRecordFiles(node.iscsiDatabase()), SysfsWriter.DIRECT,
                 node.waiter(), MultipathDaemon.running(true), LunAttacher.Timeouts.DEFAULTS)
-                .journals(LoginJournal.in(node.stateDir()), ScanJournal.in(node.stateDir())).build();
+                .journals(LoginJournal.in(node.stateDir()), ScanJournal.in(node.stateDir()))
+                .repairInterval(Duration.ofSeconds(30)).build();
         PathRepairLoop loop = new PathRepairLoop(new StagedForRepair(node.store(), new OperationGuard()),
                 new Transports(List.of(transport)), Duration.ofSeconds(30), System::nanoTime);
         int writes = node.sysfs().writeLog().size();

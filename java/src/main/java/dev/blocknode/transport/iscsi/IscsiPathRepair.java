@@ -171,19 +171,13 @@ final class IscsiPathRepair {
                         + " session; nothing is logged in, scanned or removed until a path serves");
             }
             if (noneServes) {
-                LOG.warning(() -> "volume " + volumeId + ": no path of its multipath map serves I/O and "
-                        + before.gone().size() + " of its " + spec.paths().size() + " portal(s) have no session: they"
-                        + " are logged in again (each unless its last login failed a short while ago) and the LUN"
-                        + " scanned on them (nothing is logged out or removed)");
+                warnNoneServes(volumeId, spec, before);
             }
             List<String> failed = new ArrayList<>();
             List<String> silent = new ArrayList<>();
             Map<IscsiPath, ScsiAddress> serving = new LinkedHashMap<>(before.serving());
             loginGone(volumeId, spec, before.gone(), held, new Logins(serving, failed, silent));
-            for (IscsiPath path : serving.keySet()) {
-                // The repair may scan the LUN on any of them: the proof the leftover sweep needs, durably first.
-                scans.record(IscsiLeftoverLuns.entry(path, spec.lun()));
-            }
+            journalScans(spec, serving.keySet());
             List<ScsiAddress> addresses = List.copyOf(serving.values());
             RepairedPaths lunRepair = serving.isEmpty() ? RepairedPaths.NONE
                     : noneServes ? san.pathRepair().repairOnLiveConnections(volumeId, attachment, addresses, fenceKey)
@@ -214,6 +208,20 @@ final class IscsiPathRepair {
             for (int i = held.size() - 1; i >= 0; i--) {
                 held.get(i).close();
             }
+        }
+    }
+
+    private static void warnNoneServes(String volumeId, IscsiVolumeSpec spec, Sessions before) {
+        LOG.warning(() -> "volume " + volumeId + ": no path of its multipath map serves I/O and "
+                + before.gone().size() + " of its " + spec.paths().size() + " portal(s) have no session: they"
+                + " are logged in again (each unless its last login failed a short while ago) and the LUN"
+                + " scanned on them (nothing is logged out or removed)");
+    }
+
+    /** The repair may scan the LUN on any of the paths: the proof the leftover sweep needs, durably first. */
+    private void journalScans(IscsiVolumeSpec spec, Set<IscsiPath> paths) throws IOException {
+        for (IscsiPath path : paths) {
+            scans.record(IscsiLeftoverLuns.entry(path, spec.lun()));
         }
     }
 
