@@ -18,6 +18,7 @@ import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.FenceKey;
 import dev.blocknode.transport.Fencing;
+import dev.blocknode.transport.PathRepair;
 import dev.blocknode.transport.RepairedPaths;
 import dev.blocknode.transport.san.LunAttacher;
 import org.junit.jupiter.api.AfterEach;
@@ -112,7 +113,7 @@ class FcFencedPathRepairUnitTest {
     }
 
     private RepairedPaths repair() throws Exception {
-        return transport.pathRepair().orElseThrow().repair(VOLUME, staged, Optional.of(recorded));
+        return repairs().repair(VOLUME, staged, Optional.of(recorded));
     }
 
     private boolean anyOutThrough(String nexus) {
@@ -130,6 +131,11 @@ class FcFencedPathRepairUnitTest {
         } catch (java.io.IOException e) {
             throw new AssertionError(e);
         }
+    }
+
+    /** What the repair loop asks of the transport. */
+    private PathRepair repairs() {
+        return transport.pathRepair().orElseThrow();
     }
 
     @Test

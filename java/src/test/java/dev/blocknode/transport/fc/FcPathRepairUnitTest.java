@@ -12,6 +12,7 @@ import dev.blocknode.testing.RecordingBlockDevices;
 import dev.blocknode.testing.ScriptedCommandRunner;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.PathRepair;
 import dev.blocknode.transport.RepairedPaths;
 import dev.blocknode.transport.san.LunAttacher;
 import io.micrometer.core.instrument.Metrics;
@@ -104,17 +105,22 @@ class FcPathRepairUnitTest {
                 outcome).counter().count();
     }
 
+    /** What the repair loop asks of the transport. */
+    private PathRepair repairs() {
+        return transport.pathRepair().orElseThrow();
+    }
+
     @Test
     void aPortBackOnlineGetsItsLunScannedCheckedAndAddedToTheMap() throws Exception {
-        assertFalse(transport.pathRepair().orElseThrow().mayRepair(VOLUME, staged), "port 2 still gone: nothing a repair could do");
+        assertFalse(repairs().mayRepair(VOLUME, staged), "port 2 still gone: nothing a repair could do");
         portTwoReturnsPresenting(NAA);
-        assertTrue(transport.pathRepair().orElseThrow().mayRepair(VOLUME, staged), "port 2 back without its disk: worth a repair");
+        assertTrue(repairs().mayRepair(VOLUME, staged), "port 2 back without its disk: worth a repair");
         assertEquals(List.of(), writesSinceStage(), "the look scans nothing");
         commands.expect("multipath", "-a", WWID);
         commands.expect("multipathd", "add", "path", "sdd").succeeds("ok\n").andDo(c -> sysfs.addSlave("dm-0", "sdd"));
         double before = repairs("restored");
 
-        RepairedPaths repair = transport.pathRepair().orElseThrow().repair(VOLUME, staged, Optional.empty());
+        RepairedPaths repair = repairs().repair(VOLUME, staged, Optional.empty());
 
         assertEquals(List.of("2:0:1:3=sdd"), repair.restored());
         assertFalse(repair.failedAny(), repair.toString());
@@ -125,8 +131,9 @@ class FcPathRepairUnitTest {
                 "the record is to name the returned path's new disk");
         assertEquals("mpatha", repair.attachment().orElseThrow().get("multipathMap"));
 
-        assertFalse(transport.pathRepair().orElseThrow().mayRepair(VOLUME, staged), "both paths in the map: nothing worth holding it for");
-        assertEquals(RepairedPaths.NONE, transport.pathRepair().orElseThrow().repair(VOLUME, staged, Optional.empty()), "both paths in the map: nothing to do");
+        assertFalse(repairs().mayRepair(VOLUME, staged), "both paths in the map: nothing worth holding it for");
+        assertEquals(RepairedPaths.NONE, repairs().repair(VOLUME, staged, Optional.empty()),
+                "both paths in the map: nothing to do");
         assertEquals(1, writesSinceStage().size(), "and nothing scanned again");
     }
 
@@ -135,7 +142,7 @@ class FcPathRepairUnitTest {
         portTwoReturnsPresenting(OTHER_NAA);
         double before = repairs("wrong_lun");
 
-        RepairedPaths repair = transport.pathRepair().orElseThrow().repair(VOLUME, staged, Optional.empty());
+        RepairedPaths repair = repairs().repair(VOLUME, staged, Optional.empty());
 
         assertEquals(List.of(), repair.restored());
         assertEquals(1, repair.wrongLun().size(), repair.toString());
@@ -153,7 +160,7 @@ class FcPathRepairUnitTest {
     void withEveryPortDownNothingIsDone() throws Exception {
         sysfs.loseRemotePort(1, 0, 0);
 
-        RepairedPaths repair = transport.pathRepair().orElseThrow().repair(VOLUME, staged, Optional.empty());
+        RepairedPaths repair = repairs().repair(VOLUME, staged, Optional.empty());
 
         assertTrue(repair.waiting().isPresent(), repair.toString());
         assertFalse(repair.actedOn());
@@ -165,7 +172,7 @@ class FcPathRepairUnitTest {
         sysfs.setState("sdb", "transport-offline");
         portTwoReturnsPresenting(NAA);
 
-        RepairedPaths repair = transport.pathRepair().orElseThrow().repair(VOLUME, staged, Optional.empty());
+        RepairedPaths repair = repairs().repair(VOLUME, staged, Optional.empty());
 
         assertTrue(repair.waiting().orElseThrow().startsWith("no path of multipath map mpatha (dm-0, " + WWID
                 + ") serves I/O; nothing is scanned or removed"), repair.waiting().toString());
@@ -178,7 +185,7 @@ class FcPathRepairUnitTest {
         sysfs.remotePort(2, 0, 1, TARGET, "Online", 1);
         sysfs.unpresentLun(PATH_2); // unmapped from that port meanwhile
 
-        RepairedPaths repair = transport.pathRepair().orElseThrow().repair(VOLUME, staged, Optional.empty());
+        RepairedPaths repair = repairs().repair(VOLUME, staged, Optional.empty());
 
         assertEquals(List.of(), repair.restored());
         assertEquals(List.of("2:0:1:3: no disk appeared within 15 s of its scan"), repair.failed());
@@ -190,7 +197,7 @@ class FcPathRepairUnitTest {
     void aVolumeAttachedByWwidAloneScannedNothingAndIsNotScanned() throws Exception {
         AttachRequest byWwid = new AttachRequest("vol-fc", Map.of("wwids", WWID), Map.of(), Secrets.NONE);
         portTwoReturnsPresenting(NAA);
-        assertEquals(RepairedPaths.NONE, transport.pathRepair().orElseThrow().repair(byWwid, staged, Optional.empty()));
+        assertEquals(RepairedPaths.NONE, repairs().repair(byWwid, staged, Optional.empty()));
         assertEquals(List.of(), writesSinceStage());
     }
 }

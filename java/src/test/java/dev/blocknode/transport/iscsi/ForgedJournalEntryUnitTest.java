@@ -11,6 +11,7 @@ import dev.blocknode.testing.QueryOnlyMounter;
 import dev.blocknode.testing.RecordingBlockDevices;
 import dev.blocknode.testing.ScriptedCommandRunner;
 import dev.blocknode.transport.OrphanSweep;
+import dev.blocknode.transport.PathRepair;
 import dev.blocknode.transport.san.LunAttacher;
 import dev.blocknode.transport.san.ScanJournal;
 import org.junit.jupiter.api.AfterEach;
@@ -94,6 +95,11 @@ class ForgedJournalEntryUnitTest {
         return record;
     }
 
+    /** What the repair loop asks of the transport. */
+    private PathRepair repairs() {
+        return transport.pathRepair().orElseThrow();
+    }
+
     @Test
     void loginJournalEntriesThatAreNotATargetPortalAndIfaceAreIgnoredAndNothingRuns() throws Exception {
         Path record = administratorsSession();
@@ -153,8 +159,8 @@ class ForgedJournalEntryUnitTest {
     /** Two passes of the sweep, which must find nothing to do; the warnings of {@code journal} they logged. */
     private List<String> sweepTwice(String journal) throws Exception {
         try (LogCapture log = LogCapture.installed()) {
-            assertEquals(OrphanSweep.NONE, transport.pathRepair().orElseThrow().sweepOrphans(List::of));
-            assertEquals(OrphanSweep.NONE, transport.pathRepair().orElseThrow().sweepOrphans(List::of), "and the next pass");
+            assertEquals(OrphanSweep.NONE, repairs().sweepOrphans(List::of));
+            assertEquals(OrphanSweep.NONE, repairs().sweepOrphans(List::of), "and the next pass");
             return log.written().stream().filter(w -> w.level() == Level.WARNING)
                     .map(LogCapture.Written::text).filter(text -> text.contains(journal)).toList();
         }

@@ -19,6 +19,7 @@ import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.FenceKey;
 import dev.blocknode.transport.Fencing;
+import dev.blocknode.transport.PathRepair;
 import dev.blocknode.transport.RepairedPaths;
 import dev.blocknode.transport.san.LunAttacher;
 import org.junit.jupiter.api.AfterEach;
@@ -131,7 +132,7 @@ class IscsiFencedPathRepairUnitTest {
     }
 
     private RepairedPaths repair() throws Exception {
-        return transport.pathRepair().orElseThrow().repair(VOLUME, staged, Optional.of(recorded));
+        return repairs().repair(VOLUME, staged, Optional.of(recorded));
     }
 
     private List<String> commandsSinceLoss() {
@@ -152,6 +153,11 @@ class IscsiFencedPathRepairUnitTest {
         pr.preempt(b, THEIRS.value(), current.value(), PrType.WRITE_EXCLUSIVE_REGISTRANTS_ONLY, false);
     }
 
+    /** What the repair loop asks of the transport. */
+    private PathRepair repairs() {
+        return transport.pathRepair().orElseThrow();
+    }
+
     @Test
     void theNewSessionsDiskIsRegisteredWithTheHeldKeyBeforeMultipathdIsAskedToAddIt() throws Exception {
         portalTwoLogsInAgain();
@@ -164,7 +170,7 @@ class IscsiFencedPathRepairUnitTest {
             writableWhenAdded.set(target.writeAllowed(NEW_SESSION));
             sysfs.addSlave("dm-0", "sdd");
         });
-        assertTrue(transport.pathRepair().orElseThrow().mayRepair(VOLUME, staged));
+        assertTrue(repairs().mayRepair(VOLUME, staged));
 
         RepairedPaths repair = repair();
 
@@ -244,7 +250,7 @@ class IscsiFencedPathRepairUnitTest {
             sysfs.addSlave("dm-0", "sde");
         });
         commands.expect("multipathd", "add", "path", "sdd").succeeds("ok\n").andDo(c -> sysfs.addSlave("dm-0", "sdd"));
-        assertTrue(transport.pathRepair().orElseThrow().mayRepair(VOLUME, staged));
+        assertTrue(repairs().mayRepair(VOLUME, staged));
 
         RepairedPaths repair = repair();
 

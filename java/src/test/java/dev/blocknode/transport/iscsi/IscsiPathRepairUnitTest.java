@@ -14,6 +14,7 @@ import dev.blocknode.testing.ScriptedCommandRunner;
 import dev.blocknode.testing.ScriptedIscsiadm;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.PathRepair;
 import dev.blocknode.transport.RepairedPaths;
 import dev.blocknode.transport.san.LunAttacher;
 import dev.blocknode.transport.san.ScanJournal;
@@ -137,6 +138,11 @@ class IscsiPathRepairUnitTest {
                 .count();
     }
 
+    /** What the repair loop asks of the transport. */
+    private PathRepair repairs() {
+        return transport.pathRepair().orElseThrow();
+    }
+
     /**
      * The repair writes the scan journal's entry of each session it may scan the LUN on before it scans: with the
      * journal unwritable (its directory replaced by a file), nothing is scanned.
@@ -155,22 +161,23 @@ class IscsiPathRepairUnitTest {
         sessionTwoGone("sdc");
         sysfs.presentLun(new ScsiAddress(5, 0, 0, 3), "sdd", new DeviceNumber(8, 48), "naa." + NAA, null);
         iscsiadm.expectLogin(PORTALS[1], 3, 5);
-        assertThrows(dev.blocknode.outcome.VolumeException.class, () -> transport.pathRepair().orElseThrow().repair(volume(3), staged, Optional.empty()));
+        assertThrows(dev.blocknode.outcome.VolumeException.class,
+                () -> repairs().repair(volume(3), staged, Optional.empty()));
         assertEquals(List.of(), writesSinceStage().stream().filter(w -> w.contains("scan")).toList());
         assertFalse(sysfs.hasDisk("sdd"));
     }
 
     @Test
     void aSessionLoggedOutBehindThePluginsBackIsLoggedInAgainAndOnlyItsLunScannedCheckedAndAdded() throws Exception {
-        assertFalse(transport.pathRepair().orElseThrow().mayRepair(volume(3), staged), "both sessions serve: nothing to hold the volume for");
+        assertFalse(repairs().mayRepair(volume(3), staged), "both sessions serve: nothing to hold the volume for");
         sessionTwoGone("sdc");
-        assertTrue(transport.pathRepair().orElseThrow().mayRepair(volume(3), staged));
+        assertTrue(repairs().mayRepair(volume(3), staged));
         sysfs.presentLun(new ScsiAddress(5, 0, 0, 3), "sdd", new DeviceNumber(8, 48), "naa." + NAA, null);
         iscsiadm.expectLogin(PORTALS[1], 3, 5);
         commands.expect("multipath", "-a", WWID);
         commands.expect("multipathd", "add", "path", "sdd").succeeds("ok\n").andDo(c -> sysfs.addSlave("dm-0", "sdd"));
 
-        RepairedPaths repair = transport.pathRepair().orElseThrow().repair(volume(3), staged, Optional.empty());
+        RepairedPaths repair = repairs().repair(volume(3), staged, Optional.empty());
 
         assertEquals(List.of("5:0:0:3=sdd"), repair.restored());
         assertFalse(repair.failedAny(), repair.toString());
@@ -185,8 +192,8 @@ class IscsiPathRepairUnitTest {
 
         Attachment repaired = new Attachment(staged.transport(), staged.device(), staged.number(), staged.identity(),
                 repair.attachment().orElseThrow());
-        assertFalse(transport.pathRepair().orElseThrow().mayRepair(volume(3), repaired), "both paths in the map again");
-        assertEquals(RepairedPaths.NONE, transport.pathRepair().orElseThrow().repair(volume(3), repaired, Optional.empty()));
+        assertFalse(repairs().mayRepair(volume(3), repaired), "both paths in the map again");
+        assertEquals(RepairedPaths.NONE, repairs().repair(volume(3), repaired, Optional.empty()));
     }
 
     @Test
@@ -197,7 +204,8 @@ class IscsiPathRepairUnitTest {
         // No "multipath -a": with find_multipaths no/greedy multipathd recorded the WWID when it built the map.
         commands.expect("multipathd", "add", "path", "sdd").succeeds("ok\n").andDo(c -> sysfs.addSlave("dm-0", "sdd"));
 
-        RepairedPaths repair = transportWithADaemonThatTakesEveryPath().pathRepair().orElseThrow().repair(volume(3), staged, Optional.empty());
+        RepairedPaths repair = transportWithADaemonThatTakesEveryPath().pathRepair().orElseThrow()
+                .repair(volume(3), staged, Optional.empty());
 
         assertEquals(List.of("5:0:0:3=sdd"), repair.restored());
         assertFalse(repair.failedAny(), repair.toString());
@@ -244,8 +252,8 @@ class IscsiPathRepairUnitTest {
         commands.expect("multipath", "-a", WWID_4);
         commands.expect("multipathd", "add", "path", "sdh").succeeds("ok\n").andDo(c -> sysfs.addSlave("dm-1", "sdh"));
 
-        RepairedPaths first = transport.pathRepair().orElseThrow().repair(volume(3), staged, Optional.empty());
-        RepairedPaths then = transport.pathRepair().orElseThrow().repair(volume(4), second, Optional.empty());
+        RepairedPaths first = repairs().repair(volume(3), staged, Optional.empty());
+        RepairedPaths then = repairs().repair(volume(4), second, Optional.empty());
 
         assertEquals(List.of("5:0:0:3=sdg"), first.restored());
         assertEquals(List.of("5:0:0:4=sdh"), then.restored(), "the second volume finds the session the first made");
@@ -257,9 +265,9 @@ class IscsiPathRepairUnitTest {
     void aSessionIscsidIsRecoveringIsReportedAndNeverTouched() throws Exception {
         sysfs.setIscsiSessionState(2, "FAILED");
         sysfs.setState("sdc", "transport-offline");
-        assertTrue(transport.pathRepair().orElseThrow().mayRepair(volume(3), staged), "held, so that the repair says it waits");
+        assertTrue(repairs().mayRepair(volume(3), staged), "held, so that the repair says it waits");
 
-        RepairedPaths repair = transport.pathRepair().orElseThrow().repair(volume(3), staged, Optional.empty());
+        RepairedPaths repair = repairs().repair(volume(3), staged, Optional.empty());
 
         assertEquals("iSCSI session(s) at 127.0.0.2:3260 (session2 FAILED) are left to iscsid's own recovery"
                 + " (replacement_timeout); the repair never logs a session out", repair.waiting().orElseThrow());
@@ -275,7 +283,7 @@ class IscsiPathRepairUnitTest {
         sysfs.removeDisk("sdc");
         sysfs.iscsiSessionTearingDown(2, 4);
 
-        RepairedPaths repair = transport.pathRepair().orElseThrow().repair(volume(3), staged, Optional.empty());
+        RepairedPaths repair = repairs().repair(volume(3), staged, Optional.empty());
 
         assertEquals("iSCSI session(s) at 127.0.0.2:3260 (session2 LOGGED_IN, being torn down) are left to iscsid's"
                 + " own recovery (replacement_timeout); the repair never logs a session out",
@@ -292,7 +300,7 @@ class IscsiPathRepairUnitTest {
         sysfs.setState("sdb", "transport-offline");
         sysfs.setState("sdc", "transport-offline");
 
-        RepairedPaths repair = transport.pathRepair().orElseThrow().repair(volume(3), staged, Optional.empty());
+        RepairedPaths repair = repairs().repair(volume(3), staged, Optional.empty());
 
         assertTrue(repair.waiting().orElseThrow().startsWith("no path of its multipath map serves I/O"),
                 repair.toString());
@@ -312,10 +320,10 @@ class IscsiPathRepairUnitTest {
     @Test
     void everySessionGoneBothPortalsAreLoggedInAgainAndTheLunScannedCheckedAndAddedOnEach() throws Exception {
         everySessionGone();
-        assertTrue(transport.pathRepair().orElseThrow().mayRepair(volume(3), staged));
+        assertTrue(repairs().mayRepair(volume(3), staged));
         bothPortalsLogInAndTheLunJoinsTheMap();
 
-        RepairedPaths repair = transport.pathRepair().orElseThrow().repair(volume(3), staged, Optional.empty());
+        RepairedPaths repair = repairs().repair(volume(3), staged, Optional.empty());
 
         assertEquals(Optional.empty(), repair.waiting(),
                 "no path serving is no reason to wait when no session is left");
@@ -340,7 +348,7 @@ class IscsiPathRepairUnitTest {
         commands.expect("multipath", "-a", WWID);
         commands.expect("multipathd", "add", "path", "sdd").succeeds("ok\n").andDo(c -> sysfs.addSlave("dm-0", "sdd"));
 
-        RepairedPaths repair = transport.pathRepair().orElseThrow().repair(volume(3), staged, Optional.empty());
+        RepairedPaths repair = repairs().repair(volume(3), staged, Optional.empty());
 
         assertEquals(List.of("5:0:0:3=sdd"), repair.restored(), repair.toString());
         assertEquals(List.of("class/scsi_host/host5/scan=0 0 3"), writesSinceStage(), "nothing on session 1");
@@ -360,7 +368,7 @@ class IscsiPathRepairUnitTest {
         commands.expect("multipath", "-a", WWID);
         commands.expect("multipathd", "add", "path", "sde").succeeds("ok\n").andDo(c -> sysfs.addSlave("dm-0", "sde"));
 
-        RepairedPaths repair = transport.pathRepair().orElseThrow().repair(volume(3), staged, Optional.empty());
+        RepairedPaths repair = repairs().repair(volume(3), staged, Optional.empty());
 
         assertEquals(List.of("6:0:0:3=sdd is LUN " + WWID_4 + ", not " + WWID), repair.wrongLun());
         assertEquals(List.of("7:0:0:3=sde"), repair.restored(), "only the disk of the staged LUN joins the map");
@@ -377,9 +385,9 @@ class IscsiPathRepairUnitTest {
                     + " iSCSI login failed due to authorization failure)");
         }
 
-        RepairedPaths refused = transport.pathRepair().orElseThrow().repair(volume(3), staged, Optional.empty());
+        RepairedPaths refused = repairs().repair(volume(3), staged, Optional.empty());
         clock.advance(Duration.ofSeconds(10));
-        RepairedPaths soon = transport.pathRepair().orElseThrow().repair(volume(3), staged, Optional.empty()); // no login scripted: none may run
+        RepairedPaths soon = repairs().repair(volume(3), staged, Optional.empty()); // no login scripted: none may run
 
         assertEquals(2, refused.failed().size(), refused.toString());
         assertTrue(refused.failed().stream().allMatch(f -> f.endsWith("(not tried again for 30 s)")),
@@ -391,12 +399,12 @@ class IscsiPathRepairUnitTest {
         for (String portal : PORTALS) {
             commands.expect(iscsiadm.node(portal, "--login")).fails(24, "iscsiadm: login failed");
         }
-        RepairedPaths again = transport.pathRepair().orElseThrow().repair(volume(3), staged, Optional.empty());
+        RepairedPaths again = repairs().repair(volume(3), staged, Optional.empty());
         assertTrue(again.failed().stream().allMatch(f -> f.endsWith("(not tried again for 60 s)")), again.toString());
 
         clock.advance(Duration.ofSeconds(61));
         bothPortalsLogInAndTheLunJoinsTheMap();
-        RepairedPaths due = transport.pathRepair().orElseThrow().repair(volume(3), staged, Optional.empty());
+        RepairedPaths due = repairs().repair(volume(3), staged, Optional.empty());
 
         assertEquals(List.of("6:0:0:3=sdd", "7:0:0:3=sde"), due.restored(), due.toString());
         assertEquals(4, counted("session", "failed"), "two portals refused twice; the waits in between tried nothing");
@@ -411,14 +419,15 @@ class IscsiPathRepairUnitTest {
         commands.expect(iscsiadm.node(PORTALS[1], "--login")).fails(8, "iscsiadm: connection login retries"
                 + " (reopen_max) 5 exceeded");
 
-        RepairedPaths repair = transport.pathRepair().orElseThrow().repair(volume(3), staged, Optional.empty());
+        RepairedPaths repair = repairs().repair(volume(3), staged, Optional.empty());
         clock.advance(Duration.ofSeconds(9));
-        RepairedPaths soon = transport.pathRepair().orElseThrow().repair(volume(3), staged, Optional.empty()); // no second login scripted: none may run
+        // no second login scripted: none may run
+        RepairedPaths soon = repairs().repair(volume(3), staged, Optional.empty());
 
         assertTrue(repair.failed().get(0).endsWith("(not tried again for 10 s)"), repair.failed().get(0));
         assertEquals(repair.failed(), soon.failed());
         clock.advance(Duration.ofSeconds(1));
-        assertTrue(transport.pathRepair().orElseThrow().mayRepair(volume(3), staged), "due on the next pass");
+        assertTrue(repairs().mayRepair(volume(3), staged), "due on the next pass");
     }
 
     @Test
@@ -427,8 +436,9 @@ class IscsiPathRepairUnitTest {
         commands.expect(iscsiadm.node(PORTALS[1], "--login")).fails(8, "iscsiadm: connection login retries"
                 + " (reopen_max) 5 exceeded");
 
-        RepairedPaths repair = transport.pathRepair().orElseThrow().repair(volume(3), staged, Optional.empty());
-        RepairedPaths again = transport.pathRepair().orElseThrow().repair(volume(3), staged, Optional.empty()); // no second login scripted: none may run
+        RepairedPaths repair = repairs().repair(volume(3), staged, Optional.empty());
+        // no second login scripted: none may run
+        RepairedPaths again = repairs().repair(volume(3), staged, Optional.empty());
 
         assertEquals(1, repair.failed().size(), repair.toString());
         assertTrue(repair.failed().get(0).startsWith("127.0.0.2:3260: the login failed"), repair.failed().get(0));
@@ -450,11 +460,12 @@ class IscsiPathRepairUnitTest {
         silent.add("127.0.0.2");
 
         for (int pass = 0; pass < 30; pass++) { // five minutes of passes: no iscsiadm scripted, none may run
-            RepairedPaths waits = transport.pathRepair().orElseThrow().repair(volume(3), staged, Optional.empty());
+            RepairedPaths waits = repairs().repair(volume(3), staged, Optional.empty());
             assertEquals(Optional.of("the portal(s) 127.0.0.2:3260 accept no TCP connection (within 2 s): logged in"
                     + " again once they do"), waits.waiting(), waits.toString());
             assertFalse(waits.failedAny(), "an outage is waited for, not a failed repair the loop backs off from");
-            transport.pathRepair().orElseThrow().repair(volume(3), staged, Optional.empty()); // as another volume of the target would in the same pass
+            // as another volume of the target would in the same pass
+            repairs().repair(volume(3), staged, Optional.empty());
             clock.advance(Duration.ofSeconds(10));
         }
         assertEquals(30, probed.get("127.0.0.2"), "one connect per pass (half an interval), whichever volume asks");
@@ -466,7 +477,7 @@ class IscsiPathRepairUnitTest {
         sysfs.presentLun(new ScsiAddress(6, 0, 0, 3), "sdd", new DeviceNumber(8, 48), "naa." + NAA, null);
         commands.expect("multipath", "-a", WWID);
         commands.expect("multipathd", "add", "path", "sdd").succeeds("ok\n").andDo(c -> sysfs.addSlave("dm-0", "sdd"));
-        RepairedPaths back = transport.pathRepair().orElseThrow().repair(volume(3), staged, Optional.empty());
+        RepairedPaths back = repairs().repair(volume(3), staged, Optional.empty());
 
         assertEquals(List.of("6:0:0:3=sdd"), back.restored(), back.toString());
     }
@@ -476,7 +487,7 @@ class IscsiPathRepairUnitTest {
         sessionTwoGone("sdc");
         Files.delete(database.resolve("nodes/" + IQN + "/127.0.0.2,3260"));
 
-        RepairedPaths repair = transport.pathRepair().orElseThrow().repair(volume(3), staged, Optional.empty());
+        RepairedPaths repair = repairs().repair(volume(3), staged, Optional.empty());
 
         assertTrue(repair.failed().get(0).startsWith("127.0.0.2:3260: no node record to log in with"),
                 repair.toString());

@@ -12,7 +12,9 @@ import dev.blocknode.testing.RecordingBlockDevices;
 import dev.blocknode.testing.ScriptedCommandRunner;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.FenceKey;
 import dev.blocknode.transport.RepairedPaths;
+import dev.blocknode.transport.PathRepair;
 import dev.blocknode.transport.PathReport;
 import dev.blocknode.transport.StagedVolumes;
 import org.junit.jupiter.api.AfterEach;
@@ -136,6 +138,11 @@ class NvmeTcpTransportUnitTest {
 
     private static VolumeException.Outcome outcome(VolumeException e) {
         return e.outcome();
+    }
+
+    /** What the repair loop asks of the transport. */
+    private PathRepair repairs() {
+        return transport.pathRepair().orElseThrow();
     }
 
     @Test
@@ -579,14 +586,14 @@ class NvmeTcpTransportUnitTest {
     void repairConnectsAgainTheControllerTheKernelDeletedAndChecksItsNamespace() throws Exception {
         AttachRequest request = request("vol-1", NS1, Secrets.NONE, "namespaceID", "1");
         Attachment attachment = stagedOverBothPortals(request);
-        assertFalse(transport.pathRepair().orElseThrow().mayRepair(request, attachment), "both controllers live: nothing to look at");
+        assertFalse(repairs().mayRepair(request, attachment), "both controllers live: nothing to look at");
         fabrics.lostPastCtrlLossTmo("127.0.0.2:4420");
         int writes = sysfs.writeLog().size();
 
-        assertTrue(transport.pathRepair().orElseThrow().mayRepair(request, attachment));
+        assertTrue(repairs().mayRepair(request, attachment));
         assertEquals(List.of("127.0.0.2:4420 has no controller"),
                 transport.pathHealth(attachment).orElseThrow().failures(), "health reports it until it is back");
-        RepairedPaths repair = transport.pathRepair().orElseThrow().repair(request, attachment, Optional.empty());
+        RepairedPaths repair = repairs().repair(request, attachment, Optional.empty());
 
         assertEquals(List.of("127.0.0.2:4420=nvme2"), repair.restored());
         assertFalse(repair.failedAny());
@@ -595,7 +602,25 @@ class NvmeTcpTransportUnitTest {
                 "the stage's connect: " + fabrics.options().get(2));
         assertEquals(writes, sysfs.writeLog().size(), "nothing deleted, rescanned or written");
         assertEquals(new PathReport(2, List.of(), Optional.empty()), transport.pathHealth(attachment).orElseThrow());
-        assertFalse(transport.pathRepair().orElseThrow().mayRepair(request, attachment));
+        assertFalse(repairs().mayRepair(request, attachment));
+    }
+
+    /**
+     * NVMe/TCP has no reservations to register a returned path with: a volume its record says is fenced gets no
+     * controller back (its writes could get through where the storage fenced it out), and the repair says it waits.
+     */
+    @Test
+    void aFencedVolumeIsNotReconnectedAndTheRepairSaysItWaits() throws Exception {
+        AttachRequest request = request("vol-1", NS1);
+        Attachment attachment = stagedOverBothPortals(request);
+        fabrics.lostPastCtrlLossTmo("127.0.0.2:4420");
+
+        RepairedPaths repair = repairs().repair(request, attachment, Optional.of(FenceKey.of(0x0123456789abcdefL)));
+
+        assertEquals(Optional.of("transport nvme-tcp cannot register a returned path with this node's reservation key,"
+                + " so the lost paths of a fenced volume are not brought back"), repair.waiting());
+        assertEquals(List.of(), repair.restored());
+        assertEquals(2, fabrics.connects().size(), "only the stage's connects");
     }
 
     @Test
@@ -604,8 +629,8 @@ class NvmeTcpTransportUnitTest {
         Attachment attachment = stagedOverBothPortals(request);
         fabrics.set(fabrics.controllerAt("127.0.0.2:4420").orElseThrow(), "state", "connecting");
 
-        assertFalse(transport.pathRepair().orElseThrow().mayRepair(request, attachment));
-        assertEquals(RepairedPaths.NONE, transport.pathRepair().orElseThrow().repair(request, attachment, Optional.empty()));
+        assertFalse(repairs().mayRepair(request, attachment));
+        assertEquals(RepairedPaths.NONE, repairs().repair(request, attachment, Optional.empty()));
         assertEquals(2, fabrics.connects().size(), "no second controller to a portal the kernel reconnects");
     }
 
@@ -616,20 +641,21 @@ class NvmeTcpTransportUnitTest {
         fabrics.lostPastCtrlLossTmo("127.0.0.2:4420");
         fabrics.reachable("127.0.0.2:4420", false);
 
-        RepairedPaths refused = transport.pathRepair().orElseThrow().repair(request, attachment, Optional.empty());
+        RepairedPaths refused = repairs().repair(request, attachment, Optional.empty());
 
         assertEquals(Optional.of("the portal(s) refuse the connect: 127.0.0.2:4420: the connect failed: Connection"
                 + " refused (not tried again for 10 s)"), refused.waiting(), "the outage itself: waits, no volume back-off");
         assertTrue(transport.pathHealth(attachment).orElseThrow().failures().get(0)
                 .contains("reconnecting it failed: the connect failed"), "health says why it is still lost");
-        assertFalse(transport.pathRepair().orElseThrow().mayRepair(request, attachment), "backing off: the volume is not held for it");
-        assertTrue(transport.pathRepair().orElseThrow().repair(request, attachment, Optional.empty()).waiting().isPresent());
+        assertFalse(repairs().mayRepair(request, attachment), "backing off: the volume is not held for it");
+        assertTrue(repairs().repair(request, attachment, Optional.empty()).waiting().isPresent());
         assertEquals(2, fabrics.connects().size(), "no connect while backing off");
 
         fabrics.reachable("127.0.0.2:4420", true);
         clock.advance(NvmePathRepair.CONNECT_BACKOFF_FIRST);
-        assertTrue(transport.pathRepair().orElseThrow().mayRepair(request, attachment));
-        assertEquals(List.of("127.0.0.2:4420=nvme2"), transport.pathRepair().orElseThrow().repair(request, attachment, Optional.empty()).restored());
+        assertTrue(repairs().mayRepair(request, attachment));
+        assertEquals(List.of("127.0.0.2:4420=nvme2"),
+                repairs().repair(request, attachment, Optional.empty()).restored());
         assertEquals(new PathReport(2, List.of(), Optional.empty()), transport.pathHealth(attachment).orElseThrow(),
                 "the failure is forgotten once the controller is back");
     }
@@ -646,15 +672,16 @@ class NvmeTcpTransportUnitTest {
         fabrics.lostPastCtrlLossTmo("127.0.0.2:4420");
         fabrics.reachable("127.0.0.2:4420", false);
 
-        assertTrue(transport.pathRepair().orElseThrow().repair(request, attachment, Optional.empty()).waiting().orElseThrow()
+        assertTrue(repairs().repair(request, attachment, Optional.empty()).waiting().orElseThrow()
                 .endsWith("(not tried again for 5 s)"));
         fabrics.reachable("127.0.0.2:4420", true);
         clock.advance(Duration.ofSeconds(4));
-        assertFalse(transport.pathRepair().orElseThrow().mayRepair(request, attachment), "not before the next pass");
+        assertFalse(repairs().mayRepair(request, attachment), "not before the next pass");
         clock.advance(Duration.ofSeconds(1));
 
-        assertTrue(transport.pathRepair().orElseThrow().mayRepair(request, attachment));
-        assertEquals(List.of("127.0.0.2:4420=nvme2"), transport.pathRepair().orElseThrow().repair(request, attachment, Optional.empty()).restored());
+        assertTrue(repairs().mayRepair(request, attachment));
+        assertEquals(List.of("127.0.0.2:4420=nvme2"),
+                repairs().repair(request, attachment, Optional.empty()).restored());
     }
 
     /** However many passes the outage lasted: refusals at once cost nothing, so the wait does not grow. */
@@ -667,14 +694,15 @@ class NvmeTcpTransportUnitTest {
         fabrics.reachable("127.0.0.2:4420", false);
 
         for (int pass = 0; pass < 4; pass++) {
-            assertTrue(transport.pathRepair().orElseThrow().repair(request, attachment, Optional.empty()).waiting().orElseThrow()
+            assertTrue(repairs().repair(request, attachment, Optional.empty()).waiting().orElseThrow()
                     .endsWith("(not tried again for 5 s)"), "pass " + pass);
             clock.advance(Duration.ofSeconds(5));
         }
         fabrics.reachable("127.0.0.2:4420", true);
 
-        assertTrue(transport.pathRepair().orElseThrow().mayRepair(request, attachment));
-        assertEquals(List.of("127.0.0.2:4420=nvme2"), transport.pathRepair().orElseThrow().repair(request, attachment, Optional.empty()).restored());
+        assertTrue(repairs().mayRepair(request, attachment));
+        assertEquals(List.of("127.0.0.2:4420=nvme2"),
+                repairs().repair(request, attachment, Optional.empty()).restored());
     }
 
     /**
@@ -691,14 +719,15 @@ class NvmeTcpTransportUnitTest {
         fabrics.failedConnectsTake(NvmePathRepair.FAILED_AT_ONCE.plusSeconds(1));
 
         for (int pass = 0; pass < 2; pass++) {
-            assertTrue(transport.pathRepair().orElseThrow().repair(request, attachment, Optional.empty()).waiting().orElseThrow()
+            assertTrue(repairs().repair(request, attachment, Optional.empty()).waiting().orElseThrow()
                     .endsWith("(not tried again for 5 s)"), "pass " + pass);
             clock.advance(Duration.ofSeconds(5));
         }
         fabrics.reachable("127.0.0.2:4420", true);
 
-        assertTrue(transport.pathRepair().orElseThrow().mayRepair(request, attachment), "the next pass tries again");
-        assertEquals(List.of("127.0.0.2:4420=nvme2"), transport.pathRepair().orElseThrow().repair(request, attachment, Optional.empty()).restored());
+        assertTrue(repairs().mayRepair(request, attachment), "the next pass tries again");
+        assertEquals(List.of("127.0.0.2:4420=nvme2"),
+                repairs().repair(request, attachment, Optional.empty()).restored());
     }
 
     /** A connect that got no answer cost its whole timeout: the next waits double, bounding what an outage costs. */
@@ -711,10 +740,10 @@ class NvmeTcpTransportUnitTest {
         fabrics.reachable("127.0.0.2:4420", false);
         fabrics.unreachableTimesOut().failedConnectsTake(NvmePathRepair.FAILED_AT_ONCE.plusSeconds(1));
 
-        assertTrue(transport.pathRepair().orElseThrow().repair(request, attachment, Optional.empty()).waiting().orElseThrow()
+        assertTrue(repairs().repair(request, attachment, Optional.empty()).waiting().orElseThrow()
                 .endsWith("(not tried again for 5 s)"));
         clock.advance(Duration.ofSeconds(5));
-        assertTrue(transport.pathRepair().orElseThrow().repair(request, attachment, Optional.empty()).waiting().orElseThrow()
+        assertTrue(repairs().repair(request, attachment, Optional.empty()).waiting().orElseThrow()
                 .endsWith("(not tried again for 10 s)"));
     }
 
@@ -725,7 +754,7 @@ class NvmeTcpTransportUnitTest {
         fabrics.lostPastCtrlLossTmo("127.0.0.1:4420");
         fabrics.lostPastCtrlLossTmo("127.0.0.2:4420");
 
-        RepairedPaths repair = transport.pathRepair().orElseThrow().repair(request, attachment, Optional.empty());
+        RepairedPaths repair = repairs().repair(request, attachment, Optional.empty());
 
         assertTrue(repair.waiting().orElseThrow().contains("is gone with its last controller"), repair.toString());
         assertEquals(2, fabrics.connects().size(), "no connect would find the same disk again");
@@ -739,7 +768,7 @@ class NvmeTcpTransportUnitTest {
         AttachRequest recordedRequest = request("vol-1", NS1); // the record keeps no secret
         fabrics.lostPastCtrlLossTmo("127.0.0.2:4420");
 
-        RepairedPaths repair = transport.pathRepair().orElseThrow().repair(recordedRequest, attachment, Optional.empty());
+        RepairedPaths repair = repairs().repair(recordedRequest, attachment, Optional.empty());
 
         assertTrue(repair.waiting().orElseThrow().contains("DH-HMAC-CHAP"), repair.toString());
         assertEquals(2, fabrics.connects().size());
