@@ -43,8 +43,8 @@ final class FcPathRepair implements PathRepair {
     }
 
     /**
-     * The repair of a staged volume: the LUN behind every remote port of its targets that is usable now (the stage's own choice of
-     * ports), so that a port back from a loss longer than its dev_loss_tmo, whose disk the kernel deleted and, with
+     * The repair of a staged volume: the LUN behind every remote port of its targets that is usable now (the stage's
+     * own choice of ports), so that a port back from a loss longer than its dev_loss_tmo, whose disk the kernel deleted and, with
      * scsi_mod.scan=manual, never scans back, gets its path again. A volume attached by WWID alone scanned nothing
      * at its stage and is not scanned here either. Under fencing a returned path is registered with this node's key
      * before multipathd takes it ({@link dev.blocknode.transport.san.LunPathRepair}).
@@ -90,7 +90,8 @@ final class FcPathRepair implements PathRepair {
     }
 
     private static RepairedPaths counted(RepairedPaths repair) {
-        PathRepairs.countLunPaths(FcTransport.NAME, repair.restored().size(), repair.wrongLun().size(), repair.failed().size());
+        PathRepairs.countLunPaths(FcTransport.NAME, repair.restored().size(), repair.wrongLun().size(),
+                repair.failed().size());
         return repair;
     }
 

@@ -25,8 +25,8 @@ final class FcTargets {
     }
 
     /**
-     * The addresses of {@link FcTransport}'s stage, each with the WWPN of its target port, saying in {@code skipped} why
-     * each other port of the targets is not used.
+     * The addresses a stage scans and a repair looks at, each with the WWPN of its target port, saying in
+     * {@code skipped} why each other port of the targets is not used (see {@link FcTransport} for which are usable).
      */
     Map<ScsiAddress, String> usableAddresses(FcVolumeSpec spec, List<String> skipped) throws IOException {
         Map<ScsiAddress, String> addresses = new LinkedHashMap<>();

@@ -187,7 +187,8 @@ final class IscsiLogins {
             // record stays until the session is gone (iscsiadm would refuse it), and the caller hears of it. Only the
             // session's own entry is looked at, not every session of the node: its number is never another session's.
             int number = session.get().number();
-            waiter.within(SESSION_GOES, "session" + number + " of " + path + " to end after iscsiadm's logout (is iscsid"
+            waiter.within(SESSION_GOES, "session" + number + " of " + path
+                    + " to end after iscsiadm's logout (is iscsid"
                     + " running?)", () -> sessions.ended(number) ? Optional.of(Boolean.TRUE) : Optional.empty());
             LOG.info(() -> "logged out of " + path);
         } else if (records.find(path).isEmpty()) {

@@ -201,7 +201,8 @@ public final class NvmeTcpTransport implements Transport {
                     + noHost.getMessage() + ")");
             return;
         }
-        List<String> failures = connections.release(new Reached(spec.subsystemNqn(), spec.portals(), identity.hostNqn()),
+        List<String> failures = connections.release(
+                new Reached(spec.subsystemNqn(), spec.portals(), identity.hostNqn()),
                 v -> v.volumeId().equals(request.volumeId()));
         if (!failures.isEmpty()) {
             throw VolumeException.internal("volume " + request.volumeId() + ": cannot undo the interrupted attach: "
