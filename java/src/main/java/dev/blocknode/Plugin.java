@@ -122,18 +122,18 @@ public final class Plugin implements AutoCloseable {
      * PVs with, so that a transport added here is one it knows.
      */
     public static Transports transports(Host host, DeviceWaiter waiter, FenceSettings fence, StagedVolumes staged) {
-        return transports(host, waiter, fence, staged, LoginJournal.NONE, ScanJournal.NONE);
+        return transports(host, waiter, fence, staged, LoginJournal.NONE, ScanJournal.NONE, Duration.ZERO);
     }
 
     /**
      * The plugin's own transports: what they log in to and scan in is journaled in the state directory for the
-     * sweep.
+     * sweep, and their path repairs space their attempts by the repair loop's interval (zero: no loop).
      */
     static Transports transports(Host host, DeviceWaiter waiter, FenceSettings fence, StagedVolumes staged,
-                                 LoginJournal journal, ScanJournal scans) {
+                                 LoginJournal journal, ScanJournal scans, Duration repairInterval) {
         return new Transports(List.of(new LocalTransport(host), new FcTransport(host, waiter, fence, scans),
-                new IscsiTransport(host, host.paths().iscsiDatabase(), waiter, fence, journal, scans),
-                new NvmeTcpTransport(host, waiter, staged)));
+                new IscsiTransport(host, host.paths().iscsiDatabase(), waiter, fence, journal, scans, repairInterval),
+                new NvmeTcpTransport(host, waiter, staged, repairInterval)));
     }
 
     /** What start-up's steps build and then share. */
@@ -192,7 +192,7 @@ public final class Plugin implements AutoCloseable {
         RecordStore store = new RecordStore(config.stateDir(), BootId.read(host.paths()));
         FenceSettings fence = FenceSettings.of(config.fencing().takeoverAfter());
         Transports transports = transports(host, waiter, fence, new RecordedStagedVolumes(store),
-                LoginJournal.in(config.stateDir()), ScanJournal.in(config.stateDir()));
+                LoginJournal.in(config.stateDir()), ScanJournal.in(config.stateDir()), config.repairInterval());
         NodeVolumes volumes = new NodeVolumes(host, paths, store, transports,
                 FilesystemType.byName(config.defaultFsType()).orElseThrow(), config.fsck(), fencing(config),
                 new VolumeLimit.Settings(config.maxVolumesPerNode(),

@@ -87,7 +87,7 @@ final class FigureK extends Figure {
         if (phases != null) {
             report.diag("(k) " + name + ": where a pass goes (thread CPU, median of " + MEASURED_PASSES + "): "
                     + String.join(", ", List.of(phases).subList(1, phases.length))
-                    + " (records: the candidates from the record store's memory; looks: mayRepairPaths of each"
+                    + " (records: the candidates from the record store's memory; looks: PathRepair.mayRepair of each"
                     + " volume; sweep: the iSCSI transport's two sweeps, which read the login and scan journals)");
         }
     }

@@ -14,7 +14,6 @@ import dev.blocknode.transport.iscsi.IscsiAdm;
 import dev.blocknode.transport.iscsi.IscsiTransport;
 import dev.blocknode.transport.iscsi.LoginJournal;
 import dev.blocknode.transport.iscsi.NodeRecordFiles;
-import dev.blocknode.transport.san.FenceSettings;
 import dev.blocknode.transport.san.LunAttacher;
 import dev.blocknode.transport.san.ScanJournal;
 import dev.blocknode.volume.OperationGuard;
@@ -96,10 +95,11 @@ public final class RepairLoopBench {
         Host host = new Host(paths, node.commands(), new LinuxMounter(paths), new BlockDevices(paths));
         // The plugin's transport but for the daemon: MultipathDaemon.of asks "multipathd show daemon" once at the
         // plugin's start, in the background; a pass over healthy volumes never asks it.
-        IscsiTransport transport = new IscsiTransport(host, new IscsiAdm(node.commands()),
+        IscsiTransport transport = IscsiTransport.over(host, new IscsiAdm(node.commands()),
                 new NodeRecordFiles(node.iscsiDatabase()), SysfsWriter.DIRECT, node.waiter(),
-                MultipathDaemon.running(true), LunAttacher.Timeouts.DEFAULTS, FenceSettings.DEFAULTS,
-                LoginJournal.in(node.stateDir()), ScanJournal.in(node.stateDir()));
+                MultipathDaemon.running(true), LunAttacher.Timeouts.DEFAULTS)
+                .journals(LoginJournal.in(node.stateDir()), ScanJournal.in(node.stateDir()))
+                .repairInterval(DEFAULT_INTERVAL).build();
         StagedForRepair volumes = new StagedForRepair(node.store(), new OperationGuard());
         PathRepairLoop loop = new PathRepairLoop(volumes, new Transports(List.of(transport)), DEFAULT_INTERVAL,
                 System::nanoTime);
@@ -140,7 +140,8 @@ public final class RepairLoopBench {
 
     /**
      * Where a pass of the N-volume node goes (a diagnostic): the same public calls a pass makes, timed apart on this
-     * thread's CPU: reading the candidates, the looks ({@code mayRepairPaths} of each), the sweep. The median of each.
+     * thread's CPU: reading the candidates, the looks ({@code PathRepair.mayRepair} of each), the sweep. The median of
+     * each.
      */
     private static void phases(String name, Subject s, int rounds) throws Exception {
         Samples records = new Samples();
@@ -151,13 +152,14 @@ public final class RepairLoopBench {
             var candidates = s.volumes().candidates();
             long t1 = RepairLoopCost.threadCpuNanos();
             for (var c : candidates) {
-                if (s.transport().mayRepairPaths(c.request(), c.attachment())) {
+                if (s.transport().pathRepair().orElseThrow().mayRepair(c.request(), c.attachment())) {
                     throw new IllegalStateException(c.volumeId() + " looks as if it needed a repair: the fabricated"
                             + " node is not healthy");
                 }
             }
             long t2 = RepairLoopCost.threadCpuNanos();
-            s.transport().sweepOrphans(() -> s.volumes().recordedFor(IscsiTransport.NAME));
+            s.transport().pathRepair().orElseThrow()
+                    .sweepOrphans(() -> s.volumes().recordedFor(IscsiTransport.NAME));
             long t3 = RepairLoopCost.threadCpuNanos();
             records.add(t1 - t0);
             looks.add(t2 - t1);

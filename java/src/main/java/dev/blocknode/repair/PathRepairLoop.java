@@ -4,6 +4,7 @@ import dev.blocknode.metrics.RepairLoopCost;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.transport.OrphanSweep;
 import dev.blocknode.transport.PathRepair;
+import dev.blocknode.transport.RepairedPaths;
 import dev.blocknode.transport.Transport;
 import dev.blocknode.transport.Transports;
 import dev.blocknode.volume.StagedForRepair;
@@ -26,13 +27,13 @@ import java.util.logging.Logger;
 
 /**
  * Every interval, one pass over the staged volumes: each one no call holds is taken under its operation guard and
- * its transport brings back the paths that returned ({@link Transport#repairPaths}). Passes never overlap (a fixed
+ * its transport's {@link PathRepair} brings back the paths that returned. Passes never overlap (a fixed
  * delay between the end of one and the start of the next); a pass starts no new volume once it has run for
  * {@link #PASS_BUDGET}, and the volumes it did not reach come first in the next one. A volume whose repair failed
  * is left alone for a growing number of passes ({@link RepairBackoff}). A volume staged with fencing is repaired
  * with its recorded key: its transport registers a returned path with this node's key before the path carries
- * writes, and only while the LUN is still reserved by this node (see {@link Transport#repairPaths}). Each pass ends
- * with every transport's sweep of what it made that no staging record names any more ({@link Transport#sweepOrphans});
+ * writes, and only while the LUN is still reserved by this node (see {@link PathRepair#repair}). Each pass ends
+ * with every transport's sweep of what it made that no staging record names any more ({@link PathRepair#sweepOrphans});
  * what a sweep leaves though nothing names it is logged when first seen and reported ({@link #keptOrphans}).
  */
 public final class PathRepairLoop implements AutoCloseable {
@@ -65,7 +66,6 @@ public final class PathRepairLoop implements AutoCloseable {
         this.transports = transports;
         this.interval = interval;
         this.nanoTime = nanoTime;
-        transports.all().forEach(t -> t.repairEvery(interval));
     }
 
     /** The first pass after one interval: start-up recovery and kubelet's re-stages come first. */
@@ -144,14 +144,18 @@ public final class PathRepairLoop implements AutoCloseable {
 
     /**
      * After the staged volumes, each transport removes what it made that no record names any more, and only that
-     * ({@link Transport#sweepOrphans}); what it leaves though it looks orphaned is logged when first seen and shown by
+     * ({@link PathRepair#sweepOrphans}); what it leaves though it looks orphaned is logged when first seen and shown by
      * {@link #keptOrphans}.
      */
     private void sweep() {
         List<String> keptNow = new ArrayList<>();
         for (Transport transport : transports.all()) {
+            Optional<PathRepair> repairs = transport.pathRepair();
+            if (repairs.isEmpty()) {
+                continue;
+            }
             try {
-                OrphanSweep swept = transport.sweepOrphans(() -> volumes.recordedFor(transport.name()));
+                OrphanSweep swept = repairs.get().sweepOrphans(() -> volumes.recordedFor(transport.name()));
                 keptNow.addAll(swept.kept());
             } catch (VolumeException | RuntimeException e) {
                 LOG.log(Level.WARNING, "path repair: the sweep of " + transport.name() + " left everything as it is: "
@@ -177,8 +181,9 @@ public final class PathRepairLoop implements AutoCloseable {
      * is never held, so kubelet's calls on it are never turned away by a pass.
      */
     private boolean mayRepair(StagedForRepair.Candidate candidate) {
-        Optional<Transport> transport = transports.named(candidate.attachment().transport());
-        return transport.isPresent() && transport.get().mayRepairPaths(candidate.request(), candidate.attachment());
+        Optional<PathRepair> repairs = transports.named(candidate.attachment().transport())
+                .flatMap(Transport::pathRepair);
+        return repairs.isPresent() && repairs.get().mayRepair(candidate.request(), candidate.attachment());
     }
 
     private void repair(String volumeId) {
@@ -187,12 +192,13 @@ public final class PathRepairLoop implements AutoCloseable {
             return; // a call holds it, or it is no longer staged: the next pass looks again
         }
         try (StagedForRepair.Held held = taken.get()) {
-            Optional<Transport> transport = transports.named(held.attachment().transport());
-            if (transport.isEmpty()) {
+            Optional<PathRepair> repairs = transports.named(held.attachment().transport())
+                    .flatMap(Transport::pathRepair);
+            if (repairs.isEmpty()) {
                 return;
             }
             long started = nanoTime.getAsLong();
-            PathRepair repair = transport.get().repairPaths(held.request(), held.attachment(), held.fenceKey());
+            RepairedPaths repair = repairs.get().repair(held.request(), held.attachment(), held.fenceKey());
             if (repair.attachment().isPresent()) {
                 held.recordAttachment(repair.attachment().get());
             }
@@ -204,7 +210,7 @@ public final class PathRepairLoop implements AutoCloseable {
         }
     }
 
-    private void report(String volumeId, PathRepair repair, Duration took) {
+    private void report(String volumeId, RepairedPaths repair, Duration took) {
         if (repair.waiting().isPresent()) {
             if (waiting.add(volumeId)) {
                 LOG.warning(() -> "volume " + volumeId + ": path repair waits: " + repair.waiting().get());

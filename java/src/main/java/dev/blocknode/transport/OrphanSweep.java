@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.stream.Stream;
 
 /**
- * What one sweep of a transport's leftovers did ({@link Transport#sweepOrphans}): what it removed (each also one log
+ * What one sweep of a transport's leftovers did ({@link PathRepair#sweepOrphans}): what it removed (each also one log
  * line and a count), and what looks orphaned but was left alone because blocknode cannot prove it may remove it (a
  * session that still carries a disk, one blocknode has no proof of having made), each naming the thing and why.
  */

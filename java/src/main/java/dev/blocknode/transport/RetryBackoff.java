@@ -9,7 +9,7 @@ import java.util.function.LongSupplier;
 /**
  * Per address (an iSCSI portal, an NVMe controller's portal), how long a repair leaves it alone after its last
  * attempt failed: {@code first}, doubling up to {@code max}, forgotten on success. The first wait is never longer
- * than the repair loop's interval ({@link #firstWaitAtMost}): the loop's next pass then tries again, so a path that
+ * than the repair loop's interval (given at construction): the loop's next pass then tries again, so a path that
  * returns right after one refused attempt is back within two intervals, and the wait still keeps the other volumes
  * of the address from trying it again in the same pass. Kept per address rather than per
  * volume because one login or connect serves every volume behind the address: without it, an address that refuses
@@ -24,33 +24,26 @@ public final class RetryBackoff<K> {
 
     private final Duration first;
     private final Duration max;
-    /** The repair interval, once the loop said it; the first wait is no longer. */
-    private volatile Duration firstCap;
     private final LongSupplier nanoTime;
     private final Map<K, Failure> failures = new ConcurrentHashMap<>();
 
-    public RetryBackoff(Duration first, Duration max, LongSupplier nanoTime) {
-        this.first = first;
+    /**
+     * {@code repairInterval} is the repair loop's, {@link Duration#ZERO} when there is no loop: the first wait after a
+     * failure is at most that interval, and each later one doubles from it, so that a pass after a wait of one
+     * interval always finds it over (passes are an interval apart, end to start).
+     */
+    public RetryBackoff(Duration first, Duration max, Duration repairInterval, LongSupplier nanoTime) {
+        if (repairInterval.isNegative()) {
+            throw new IllegalArgumentException("a repair interval of zero (no loop) or above, got " + repairInterval);
+        }
+        this.first = repairInterval.isZero() || first.compareTo(repairInterval) <= 0 ? first : repairInterval;
         this.max = max;
         this.nanoTime = nanoTime;
-        this.firstCap = first;
-    }
-
-    /**
-     * The first wait after a failure is at most {@code interval} (the repair loop's), and each later one doubles from
-     * it: a pass after a wait of one interval always finds it over (passes are an interval apart, end to start).
-     */
-    public void firstWaitAtMost(Duration interval) {
-        if (interval.isNegative() || interval.isZero()) {
-            throw new IllegalArgumentException("a repair interval above zero, got " + interval);
-        }
-        firstCap = interval;
     }
 
     /** The wait after the first failure: {@code first}, or the repair interval when that is shorter. */
     public Duration firstWait() {
-        Duration cap = firstCap;
-        return first.compareTo(cap) <= 0 ? first : cap;
+        return first;
     }
 
     /** Why {@code key} is not to be tried now (its last failure, with the wait), empty when it may be. */

@@ -90,66 +90,19 @@ public interface Transport {
     }
 
     /**
-     * Brings back into use the paths of a staged volume that returned after the kernel had removed them (a remote
-     * port or session back after its loss timeout), each path's identity verified before multipath may use it;
-     * never removes or logs out anything that carries the volume, and does nothing but report while every path is
-     * down. Called by the repair loop while no call holds the volume, for a volume staged without fencing (see the
-     * overload with a key for one staged with it). A transport whose paths come back by themselves repairs nothing.
-     */
-    default PathRepair repairPaths(AttachRequest request, Attachment attachment) throws VolumeException {
-        return PathRepair.NONE;
-    }
-
-    /**
-     * {@link #repairPaths(AttachRequest, Attachment)} for a volume staged with fencing when {@code fenceKey} (the key
-     * its staging record holds) is present: a path may then be brought back only once it is registered with this
-     * node's key, and only while the LUN is still reserved by this node, or its writes would fail at the storage
-     * (or, for a node fenced out, get through again). A transport that cannot register a path repairs no fenced
-     * volume: it reports that it waits. Without a key, the repair of an unfenced volume.
-     */
-    default PathRepair repairPaths(AttachRequest request, Attachment attachment, Optional<FenceKey> fenceKey)
-            throws VolumeException {
-        if (fenceKey.isPresent()) {
-            return PathRepair.waiting("transport " + name() + " cannot register a returned path with this node's"
-                    + " reservation key, so the lost paths of a fenced volume are not brought back");
-        }
-        return repairPaths(request, attachment);
-    }
-
-    /**
-     * The repair loop's interval, said once when the loop is made: a transport that spaces its attempts at an
-     * address ({@link RetryBackoff}) waits no longer than one interval after a first failure, so the next pass tries
-     * again. A transport that keeps no such back-off ignores it.
-     */
-    default void repairEvery(java.time.Duration interval) {
-    }
-
-    /**
-     * Whether {@link #repairPaths} could do anything for the volume now: a look at sysfs with no side effect, taken
-     * without holding the volume. The repair loop holds a volume (which turns kubelet's calls on it away with
-     * ABORTED while it does) only when this says yes, so that a pass over healthy volumes never competes with a
-     * stage or publish. When unsure, yes: the repair itself then says what is wrong.
-     */
-    default boolean mayRepairPaths(AttachRequest request, Attachment attachment) {
-        return false;
-    }
-
-    /**
-     * Removes what this transport made on the node that no staging record names any more (a session and its node
-     * record left by an undo that could not finish), and only what it can prove it made; what merely looks orphaned is
-     * reported in {@link OrphanSweep#kept}, never touched. Called by the repair loop, after its pass over the staged
-     * volumes, without holding any volume: the transport takes its own locks and reads {@code recorded} again under
-     * them. A transport that makes nothing shared sweeps nothing.
-     */
-    default OrphanSweep sweepOrphans(OrphanSweep.Recorded recorded) throws VolumeException {
-        return OrphanSweep.NONE;
-    }
-
-    /**
      * Fencing at the storage for this transport's LUNs (SCSI-3 persistent reservations); empty where there is none:
      * a device already on the node, and NVMe/TCP (not built: the guest kernel's target has no reservations).
      */
     default Optional<Fencing> fencing() {
+        return Optional.empty();
+    }
+
+    /**
+     * Bringing back the paths of staged volumes that returned, and sweeping what the transport made that no record
+     * names, for the repair loop; empty for a transport whose paths come back by themselves and that makes nothing
+     * shared (a device already on the node).
+     */
+    default Optional<PathRepair> pathRepair() {
         return Optional.empty();
     }
 }

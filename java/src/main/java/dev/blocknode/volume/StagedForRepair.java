@@ -87,7 +87,7 @@ public final class StagedForRepair {
 
     /**
      * A staged volume as its record said when the pass read it, without holding it: what its transport needs to
-     * tell whether a repair could do anything ({@code Transport.mayRepairPaths}). Never secrets.
+     * tell whether a repair could do anything ({@code PathRepair.mayRepair}). Never secrets.
      */
     public record Candidate(String volumeId, AttachRequest request, Attachment attachment) {
     }
@@ -135,7 +135,7 @@ public final class StagedForRepair {
         return Optional.empty();
     }
 
-    /** What the repair loop's last sweep left though nothing names it (see {@code Transport.sweepOrphans}). */
+    /** What the repair loop's last sweep left though nothing names it (see {@code PathRepair.sweepOrphans}). */
     public List<String> kept() {
         return kept;
     }

@@ -13,7 +13,6 @@ import dev.blocknode.transport.iscsi.IscsiAdm;
 import dev.blocknode.transport.iscsi.IscsiTransport;
 import dev.blocknode.transport.iscsi.LoginJournal;
 import dev.blocknode.transport.iscsi.NodeRecordFiles;
-import dev.blocknode.transport.san.FenceSettings;
 import dev.blocknode.transport.san.LunAttacher;
 import dev.blocknode.transport.san.ScanJournal;
 import dev.blocknode.volume.OperationGuard;
@@ -79,11 +78,12 @@ class HealthyIscsiPassUnitTest {
         HostPaths paths = node.sysfs().paths();
         // As the plugin builds it, but for the daemon: MultipathDaemon.of asks "multipathd show daemon" once, in the
         // background, when the plugin starts; a pass over healthy volumes never asks it.
-        IscsiTransport transport = new IscsiTransport(
+        IscsiTransport transport = IscsiTransport.over(
                 new Host(paths, node.commands(), new QueryOnlyMounter(), new RecordingBlockDevices(paths)),
                 new IscsiAdm(node.commands()), new NodeRecordFiles(node.iscsiDatabase()), SysfsWriter.DIRECT,
-                node.waiter(), MultipathDaemon.running(true), LunAttacher.Timeouts.DEFAULTS, FenceSettings.DEFAULTS,
-                LoginJournal.in(node.stateDir()), ScanJournal.in(node.stateDir()));
+                node.waiter(), MultipathDaemon.running(true), LunAttacher.Timeouts.DEFAULTS)
+                .journals(LoginJournal.in(node.stateDir()), ScanJournal.in(node.stateDir()))
+                .repairInterval(Duration.ofSeconds(30)).build();
         PathRepairLoop loop = new PathRepairLoop(new StagedForRepair(node.store(), new OperationGuard()),
                 new Transports(List.of(transport)), Duration.ofSeconds(30), System::nanoTime);
         int writes = node.sysfs().writeLog().size();

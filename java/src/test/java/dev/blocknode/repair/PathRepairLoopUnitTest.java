@@ -11,6 +11,7 @@ import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.FenceKey;
 import dev.blocknode.transport.OrphanSweep;
 import dev.blocknode.transport.PathRepair;
+import dev.blocknode.transport.RepairedPaths;
 import dev.blocknode.transport.Transport;
 import dev.blocknode.transport.Transports;
 import dev.blocknode.volume.OperationGuard;
@@ -48,7 +49,7 @@ class PathRepairLoopUnitTest {
     /** Answers each repair with the next scripted one (none left: nothing to repair) and logs the volumes asked. */
     private static final class RepairingTransport implements Transport {
         final List<String> repaired = new ArrayList<>();
-        final Deque<PathRepair> answers = new ArrayDeque<>();
+        final Deque<RepairedPaths> answers = new ArrayDeque<>();
         Runnable during = () -> { };
         /** What the unheld look says; while it says no, the volume is neither held nor repaired. */
         boolean mayRepair = true;
@@ -88,35 +89,38 @@ class PathRepairLoopUnitTest {
         }
 
         @Override
-        public boolean mayRepairPaths(AttachRequest request, Attachment attachment) {
-            looked.add(request.volumeId() + (held.test(request.volumeId()) ? " held" : " unheld"));
-            return mayRepair;
-        }
-
-        @Override
-        public PathRepair repairPaths(AttachRequest request, Attachment attachment, Optional<FenceKey> fenceKey)
-                throws VolumeException {
-            fenceKeys.add(fenceKey);
-            return registersPaths ? repairPaths(request, attachment)
-                    : Transport.super.repairPaths(request, attachment, fenceKey);
+        public Optional<PathRepair> pathRepair() {
+            return Optional.of(repairs);
         }
 
         /** The volumes each sweep found records of, and what the sweep answers. */
         final List<List<String>> sweptBeside = new ArrayList<>();
         OrphanSweep sweepAnswer = OrphanSweep.NONE;
 
-        @Override
-        public OrphanSweep sweepOrphans(OrphanSweep.Recorded recorded) throws VolumeException {
-            sweptBeside.add(recorded.read().stream().map(AttachRequest::volumeId).sorted().toList());
-            return sweepAnswer;
-        }
+        private final PathRepair repairs = new PathRepair() {
+            @Override
+            public boolean mayRepair(AttachRequest request, Attachment attachment) {
+                looked.add(request.volumeId() + (held.test(request.volumeId()) ? " held" : " unheld"));
+                return mayRepair;
+            }
 
-        @Override
-        public PathRepair repairPaths(AttachRequest request, Attachment attachment) {
-            repaired.add(request.volumeId() + " " + attachment.details().get("paths"));
-            during.run();
-            return answers.isEmpty() ? PathRepair.NONE : answers.poll();
-        }
+            @Override
+            public RepairedPaths repair(AttachRequest request, Attachment attachment, Optional<FenceKey> fenceKey) {
+                fenceKeys.add(fenceKey);
+                if (fenceKey.isPresent() && !registersPaths) {
+                    return PathRepair.cannotRegister(name());
+                }
+                repaired.add(request.volumeId() + " " + attachment.details().get("paths"));
+                during.run();
+                return answers.isEmpty() ? RepairedPaths.NONE : answers.poll();
+            }
+
+            @Override
+            public OrphanSweep sweepOrphans(OrphanSweep.Recorded recorded) throws VolumeException {
+                sweptBeside.add(recorded.read().stream().map(AttachRequest::volumeId).sorted().toList());
+                return sweepAnswer;
+            }
+        };
     }
 
     @TempDir
@@ -149,8 +153,8 @@ class PathRepairLoopUnitTest {
                 nanos::get);
     }
 
-    private static PathRepair failed() {
-        return new PathRepair(List.of(), List.of(), List.of("2:0:1:3: no disk appeared"));
+    private static RepairedPaths failed() {
+        return new RepairedPaths(List.of(), List.of(), List.of("2:0:1:3: no disk appeared"));
     }
 
     @Test
@@ -218,7 +222,7 @@ class PathRepairLoopUnitTest {
     @Test
     void aPathBackUnderAnotherNameIsRecorded() throws Exception {
         record("vol-a", StagePhase.STAGED, 0);
-        transport.answers.add(new PathRepair(List.of("2:0:1:3=sdd"), List.of(), List.of(), Optional.empty(),
+        transport.answers.add(new RepairedPaths(List.of("2:0:1:3=sdd"), List.of(), List.of(), Optional.empty(),
                 Optional.of(Map.of("paths", "1:0:0:3=sdb,2:0:1:3=sdd", "wwid", "3600140"))));
         loop(transport).pass();
         StagingRecord now = store.load("vol-a").orElseThrow();
@@ -288,7 +292,7 @@ class PathRepairLoopUnitTest {
         transport.answers.add(failed());
         loop.pass(); // pass 1 fails: pass 2 skipped
         loop.pass();
-        transport.answers.add(new PathRepair(List.of("2:0:1:3=sdd"), List.of(), List.of()));
+        transport.answers.add(new RepairedPaths(List.of("2:0:1:3=sdd"), List.of(), List.of()));
         loop.pass(); // pass 3 restores
         loop.pass();
         loop.pass();

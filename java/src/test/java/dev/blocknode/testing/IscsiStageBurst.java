@@ -11,7 +11,6 @@ import dev.blocknode.transport.iscsi.IscsiAdm;
 import dev.blocknode.transport.iscsi.IscsiTransport;
 import dev.blocknode.transport.iscsi.LoginJournal;
 import dev.blocknode.transport.iscsi.NodeRecordFiles;
-import dev.blocknode.transport.san.FenceSettings;
 import dev.blocknode.transport.san.LunAttacher;
 import dev.blocknode.transport.san.ScanJournal;
 
@@ -105,9 +104,9 @@ public final class IscsiStageBurst {
      */
     public IscsiTransport transport(CommandRunner commands, SysfsWriter writer, DeviceWaiter waiter) {
         Host host = new Host(sysfs.paths(), commands, new QueryOnlyMounter(), new RecordingBlockDevices(sysfs.paths()));
-        return new IscsiTransport(host, new IscsiAdm(commands), new NodeRecordFiles(database), writer, waiter,
-                new GreedyMultipathd(), LunAttacher.Timeouts.DEFAULTS, FenceSettings.DEFAULTS,
-                LoginJournal.in(stateDir), ScanJournal.in(stateDir));
+        return IscsiTransport.over(host, new IscsiAdm(commands), new NodeRecordFiles(database), writer, waiter,
+                new GreedyMultipathd(), LunAttacher.Timeouts.DEFAULTS)
+                .journals(LoginJournal.in(stateDir), ScanJournal.in(stateDir)).build();
     }
 
     /** Every volume staged at once: attached, then its staging record saved. Fails if any volume failed. */

@@ -11,7 +11,6 @@ import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
-import dev.blocknode.transport.san.FenceSettings;
 import dev.blocknode.transport.san.LunAttacher;
 import dev.blocknode.transport.san.ScanJournal;
 import dev.blocknode.transport.iscsi.IscsiAdm;
@@ -75,11 +74,10 @@ public final class StagedIscsiNode {
     }
 
     private void stageAll(Targets targets) throws Exception {
-        IscsiTransport staging = new IscsiTransport(
+        IscsiTransport staging = IscsiTransport.over(
                 new Host(sysfs.paths(), commands, new QueryOnlyMounter(), new RecordingBlockDevices(sysfs.paths())),
                 new IscsiAdm(commands), new NodeRecordFiles(database), sysfs, clock.waiter(), () -> true,
-                LunAttacher.Timeouts.DEFAULTS, FenceSettings.DEFAULTS, LoginJournal.in(stateDir),
-                ScanJournal.in(stateDir));
+                LunAttacher.Timeouts.DEFAULTS).journals(LoginJournal.in(stateDir), ScanJournal.in(stateDir)).build();
         for (int v = 0; v < volumes; v++) {
             VolumeLayout layout = VolumeLayout.of(v, targets);
             layout.present(sysfs);

@@ -14,8 +14,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class RetryBackoffUnitTest {
 
     private final AtomicLong now = new AtomicLong();
-    private final RetryBackoff<String> backoff = new RetryBackoff<>(Duration.ofSeconds(10), Duration.ofSeconds(60),
-            now::get);
+    /** Without a repair loop (interval zero): the first wait is the given one. */
+    private RetryBackoff<String> backoff = every(Duration.ZERO);
+
+    private RetryBackoff<String> every(Duration repairInterval) {
+        return new RetryBackoff<>(Duration.ofSeconds(10), Duration.ofSeconds(60), repairInterval, now::get);
+    }
 
     @Test
     void waitsTheFirstWaitThenDoublesUpToTheMaximumAndForgetsOnSuccess() {
@@ -29,7 +33,7 @@ class RetryBackoffUnitTest {
 
     @Test
     void theFirstWaitIsNoLongerThanTheRepairInterval() {
-        backoff.firstWaitAtMost(Duration.ofSeconds(5));
+        backoff = every(Duration.ofSeconds(5));
 
         assertEquals(Duration.ofSeconds(5), backoff.firstWait());
         assertEquals("refused (not tried again for 5 s)", backoff.failed("a", "refused"));
@@ -51,17 +55,17 @@ class RetryBackoffUnitTest {
 
     @Test
     void aLongerIntervalLeavesTheFirstWaitAsItIs() {
-        backoff.firstWaitAtMost(Duration.ofSeconds(30));
+        backoff = every(Duration.ofSeconds(30));
 
         assertEquals(Duration.ofSeconds(10), backoff.firstWait());
     }
 
     @Test
     void aFractionOfASecondIsSaid() {
-        backoff.firstWaitAtMost(Duration.ofMillis(2500));
+        backoff = every(Duration.ofMillis(2500));
 
         assertEquals("refused (not tried again for 2.5 s)", backoff.failed("a", "refused"));
-        assertThrows(IllegalArgumentException.class, () -> backoff.firstWaitAtMost(Duration.ZERO));
+        assertThrows(IllegalArgumentException.class, () -> every(Duration.ofSeconds(-1)));
     }
 
     private void advance(Duration by) {

@@ -12,11 +12,9 @@ import dev.blocknode.scsi.SysfsWriter;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.ContextList;
-import dev.blocknode.transport.FenceKey;
-import dev.blocknode.transport.KeyProblems;
 import dev.blocknode.transport.Fencing;
+import dev.blocknode.transport.KeyProblems;
 import dev.blocknode.transport.KeyedLocks;
-import dev.blocknode.transport.OrphanSweep;
 import dev.blocknode.transport.PathRepair;
 import dev.blocknode.transport.PathReport;
 import dev.blocknode.transport.Transport;
@@ -32,7 +30,6 @@ import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -66,7 +63,8 @@ public final class FcTransport implements Transport {
     private final ScanJournal scans;
     /** Per target port WWPN: a stage journals and scans there under it, and the sweep removes under it. */
     private final KeyedLocks<String> targetLocks = new KeyedLocks<>();
-    private final LeftoverLunSweep leftovers;
+    private final FcTargets targets;
+    private final FcPathRepair pathRepair;
 
     public FcTransport(Host host, DeviceWaiter waiter, FenceSettings fence, ScanJournal scans) {
         this(host, SysfsWriter.DIRECT, waiter, MultipathDaemon.of(host.commands(), host.paths().unixSockets()),
@@ -86,9 +84,10 @@ public final class FcTransport implements Transport {
     public FcTransport(Host host, SysfsWriter writer, DeviceWaiter waiter, MultipathDaemon daemon,
                        LunAttacher.Timeouts timeouts, FenceSettings fence, ScanJournal scans) {
         this.ports = new FcPorts(host.paths());
-        this.san = new SanStack(host, writer, waiter, daemon, timeouts, fence);
+        this.san = new SanStack(host, new SanStack.Parts(writer, waiter, daemon, timeouts), fence);
         this.scans = scans;
-        this.leftovers = san.leftoverSweep(scans);
+        this.targets = new FcTargets(ports, scans);
+        this.pathRepair = new FcPathRepair(targets, ports, san, targetLocks, san.leftoverSweep(scans));
         PathRepairs.register(NAME, PathRepairs.LUN_PATH);
         LeftoverLunSweep.register(NAME);
     }
@@ -195,6 +194,15 @@ public final class FcTransport implements Transport {
         return Optional.of(san.fencing());
     }
 
+    /**
+     * After the stage: the LUN behind every remote port of its targets that is usable now, scanned again where the
+     * kernel deleted its disk ({@link FcPathRepair}), and the sweep of what blocknode scanned in that no record names.
+     */
+    @Override
+    public Optional<PathRepair> pathRepair() {
+        return Optional.of(pathRepair);
+    }
+
     @Override
     public void detach(Attachment attachment) throws VolumeException {
         san.release(attachment);
@@ -267,7 +275,7 @@ public final class FcTransport implements Transport {
         List<String> skipped = new ArrayList<>();
         Map<ScsiAddress, String> addresses;
         try {
-            addresses = usableAddresses(spec, skipped);
+            addresses = targets.usableAddresses(spec, skipped);
         } catch (IOException e) {
             throw VolumeException.internal("volume " + volumeId + ": cannot read the node's FC ports", e);
         }
@@ -283,104 +291,6 @@ public final class FcTransport implements Transport {
     }
 
     /**
-     * The addresses of {@link #lunAddresses}, each with the WWPN of its target port, saying in {@code skipped} why
-     * each other port of the targets is not used.
-     */
-    private Map<ScsiAddress, String> usableAddresses(FcVolumeSpec spec, List<String> skipped) throws IOException {
-        Map<ScsiAddress, String> addresses = new LinkedHashMap<>();
-        List<Integer> onlineHosts = new ArrayList<>();
-        for (FcPorts.FcHost host : ports.hosts()) {
-            if (host.online()) {
-                onlineHosts.add(host.host());
-            } else {
-                skipped.add("host" + host.host() + " is " + host.state());
-            }
-        }
-        for (FcPorts.RemotePort port : ports.remotePorts()) {
-            if (!spec.targetWwpns().contains(port.portName())) {
-                continue;
-            }
-            String why = !onlineHosts.contains(port.host()) ? "its HBA host" + port.host() + " is not Online"
-                    : !port.online() ? "it is " + port.state()
-                    : !port.isScsiTarget() ? "it is not a SCSI target (scsi_target_id -1)"
-                    : !port.isFcpTarget() ? "it does not have the FCP Target role (roles: " + port.roles() + ")"
-                    : null;
-            if (why != null) {
-                skipped.add(port.name() + " (0x" + port.portName() + ") skipped: " + why);
-                continue;
-            }
-            addresses.putIfAbsent(port.lunAddress(spec.lun().orElseThrow()), port.portName());
-        }
-        return addresses;
-    }
-
-    /**
-     * After the stage: the LUN behind every remote port of its targets that is usable now (the stage's own choice of
-     * ports), so that a port back from a loss longer than its dev_loss_tmo, whose disk the kernel deleted and, with
-     * scsi_mod.scan=manual, never scans back, gets its path again. A volume attached by WWID alone scanned nothing
-     * at its stage and is not scanned here either. Under fencing a returned path is registered with this node's key
-     * before multipathd takes it ({@link dev.blocknode.transport.san.LunPathRepair}).
-     */
-    @Override
-    public PathRepair repairPaths(AttachRequest request, Attachment attachment) throws VolumeException {
-        return repairPaths(request, attachment, Optional.empty());
-    }
-
-    @Override
-    public PathRepair repairPaths(AttachRequest request, Attachment attachment, Optional<FenceKey> fenceKey)
-            throws VolumeException {
-        FcVolumeSpec spec = FcVolumeSpec.parse(request);
-        if (!spec.scansTargets()) {
-            return PathRepair.NONE;
-        }
-        Map<ScsiAddress, String> reached;
-        try {
-            reached = usableAddresses(spec, new ArrayList<>());
-        } catch (IOException e) {
-            throw VolumeException.internal("volume " + request.volumeId() + ": cannot read the node's FC ports", e);
-        }
-        if (reached.isEmpty()) {
-            return PathRepair.waiting("no remote port of its targets is Online");
-        }
-        // The repair may scan the LUN behind any of them: the proof the leftover sweep needs, durably first. No lock:
-        // the volume's record names these entries throughout, so no sweep takes them.
-        for (String wwpn : new LinkedHashSet<>(reached.values())) {
-            journal(request.volumeId(), wwpn, spec.lun().orElseThrow());
-        }
-        return counted(san.pathRepair().repair(request.volumeId(), attachment, List.copyOf(reached.keySet()),
-                fenceKey));
-    }
-
-    @Override
-    public boolean mayRepairPaths(AttachRequest request, Attachment attachment) {
-        try {
-            FcVolumeSpec spec = FcVolumeSpec.parse(request);
-            if (!spec.scansTargets()) {
-                return false;
-            }
-            List<ScsiAddress> addresses = List.copyOf(usableAddresses(spec, new ArrayList<>()).keySet());
-            // No port Online: the repair reports that it waits (once), and touches nothing.
-            return addresses.isEmpty() || san.pathRepair().needed(attachment, addresses);
-        } catch (VolumeException | IOException | RuntimeException e) {
-            return true;
-        }
-    }
-
-    private static PathRepair counted(PathRepair repair) {
-        PathRepairs.countLunPaths(NAME, repair.restored().size(), repair.wrongLun().size(), repair.failed().size());
-        return repair;
-    }
-
-    /**
-     * What blocknode scanned in that no staging record names any more: the disks and maps of LUNs its scan journal
-     * has entries of ({@link LeftoverLunSweep}). FC makes nothing else shared (the fabric login is the HBA's).
-     */
-    @Override
-    public OrphanSweep sweepOrphans(OrphanSweep.Recorded recorded) throws VolumeException {
-        return leftovers.sweep(NAME, new FcLeftoverLuns(recorded, ports, targetLocks));
-    }
-
-    /**
      * A targeted scan of each address that has no disk yet, or whose disk turned out to be stale (see
      * {@link dev.blocknode.transport.san.TargetedScan}); a host that vanished just loses its path. Per target port,
      * under its lock: the scan journal's entry first (no entry, no scan), then the scans behind it. The stage's
@@ -392,7 +302,7 @@ public final class FcTransport implements Transport {
         reached.forEach((address, wwpn) -> byTarget.computeIfAbsent(wwpn, w -> new ArrayList<>()).add(address));
         for (Map.Entry<String, List<ScsiAddress>> target : byTarget.entrySet()) {
             try (KeyedLocks.Held ignored = targetLocks.lock(target.getKey())) {
-                journal(volumeId, target.getKey(), lun);
+                targets.journal(volumeId, target.getKey(), lun);
                 for (ScsiAddress address : target.getValue()) {
                     try {
                         if (san.targetedScan().bringIn(volumeId, address)) {
@@ -404,16 +314,6 @@ public final class FcTransport implements Transport {
                     }
                 }
             }
-        }
-    }
-
-    /** Writes the scan journal's entry of the LUN behind the target port, durably; no scan without it. */
-    private void journal(String volumeId, String wwpn, long lun) throws VolumeException {
-        try {
-            scans.record(FcLeftoverLuns.entry(wwpn, lun));
-        } catch (IOException e) {
-            throw VolumeException.internal("volume " + volumeId + ": cannot journal the scan of LUN " + lun
-                    + " behind 0x" + wwpn + " in the state directory; nothing is scanned without it", e);
         }
     }
 }

@@ -6,12 +6,11 @@ import dev.blocknode.os.wait.DeviceWaiter;
 import dev.blocknode.os.wait.WaitTimeoutException;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.scsi.ScsiAddress;
-import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.FenceKey;
 import dev.blocknode.transport.KeyedLocks;
-import dev.blocknode.transport.PathRepair;
 import dev.blocknode.transport.PathReport;
+import dev.blocknode.transport.RepairedPaths;
 import dev.blocknode.transport.RetryBackoff;
 import dev.blocknode.transport.san.AttachedLun;
 import dev.blocknode.transport.san.LunAttacher;
@@ -87,27 +86,26 @@ final class IscsiPathRepair {
     private final LongSupplier nanoTime;
     /** Portals that did not answer, and until when (nanoTime) that answer stands. */
     private final Map<Portal, Long> silentUntil = new ConcurrentHashMap<>();
-    private volatile Duration silentKept = LOGIN_BACKOFF_FIRST.dividedBy(2);
+    private final Duration silentKept;
 
-    IscsiPathRepair(IscsiSessions sessions, IscsiAdm iscsiadm, NodeRecordFiles records, DeviceWaiter waiter,
-                    SanStack san, KeyedLocks<IscsiPath> sessionLocks, ScanJournal scans, LongSupplier nanoTime,
-                    PortalProbe portals) {
+    /**
+     * {@code repairInterval} is the repair loop's ({@link Duration#ZERO} when there is none): a failed login is tried
+     * again one interval later at the latest, and a portal's silence is asked once per pass.
+     */
+    IscsiPathRepair(IscsiInitiator initiator, DeviceWaiter waiter, SanStack san, ScanJournal scans,
+                    PortalProbe portals, Duration repairInterval, LongSupplier nanoTime) {
         this.scans = scans;
         this.portals = portals;
         this.nanoTime = nanoTime;
-        this.sessions = sessions;
-        this.iscsiadm = iscsiadm;
-        this.records = records;
+        this.sessions = initiator.sessions();
+        this.iscsiadm = initiator.iscsiadm();
+        this.records = initiator.records();
         this.waiter = waiter;
         this.san = san;
-        this.sessionLocks = sessionLocks;
-        this.failedLogins = new RetryBackoff<>(LOGIN_BACKOFF_FIRST, LOGIN_BACKOFF_MAX, nanoTime);
-    }
-
-    /** The repair loop's interval: a failed login is tried again one interval later, at the latest. */
-    void repairEvery(Duration interval) {
-        failedLogins.firstWaitAtMost(interval);
-        silentKept = interval.dividedBy(2); // once per pass, for every volume of the portal's targets
+        this.sessionLocks = initiator.sessionLocks();
+        this.failedLogins = new RetryBackoff<>(LOGIN_BACKOFF_FIRST, LOGIN_BACKOFF_MAX, repairInterval, nanoTime);
+        // once per pass, for every volume of the portal's targets
+        this.silentKept = (repairInterval.isZero() ? LOGIN_BACKOFF_FIRST : repairInterval).dividedBy(2);
     }
 
     /** The volume's portals as the kernel has them now: a session that serves, one iscsid recovers, or none. */
@@ -141,8 +139,7 @@ final class IscsiPathRepair {
     }
 
     /** Whether {@link #repair} could do or report anything: a portal without a serving session, or a path to add. */
-    boolean needed(AttachRequest request, Attachment attachment) throws IOException, VolumeException {
-        IscsiVolumeSpec spec = IscsiVolumeSpec.from(request);
+    boolean needed(IscsiVolumeSpec spec, Attachment attachment) throws IOException, VolumeException {
         Sessions now = look(spec);
         if (!now.gone().isEmpty() || !now.recovering().isEmpty()) {
             return mapped(attachment);
@@ -159,12 +156,10 @@ final class IscsiPathRepair {
      * path back: each disk is reported failed and left outside the map, so a node fenced out never regains write
      * access by repairing (docs/design/fencing.md, "A path that returns").
      */
-    PathRepair repair(AttachRequest request, Attachment attachment, Optional<FenceKey> fenceKey)
+    RepairedPaths repair(String volumeId, IscsiVolumeSpec spec, Attachment attachment, Optional<FenceKey> fenceKey)
             throws VolumeException {
-        IscsiVolumeSpec spec = IscsiVolumeSpec.from(request);
-        String volumeId = request.volumeId();
         if (!mapped(attachment)) {
-            return PathRepair.NONE; // one path, no map: a new session's disk could not take the old one's place
+            return RepairedPaths.NONE; // one path, no map: a new session's disk could not take the old one's place
         }
         List<KeyedLocks.Held> held = new ArrayList<>();
         try {
@@ -172,38 +167,19 @@ final class IscsiPathRepair {
             Optional<PathReport> health = san.pathHealth(attachment);
             boolean noneServes = health.isPresent() && health.get().serving() == 0;
             if (noneServes && before.gone().isEmpty()) {
-                return PathRepair.waiting("no path of its multipath map serves I/O and every portal still has its"
+                return RepairedPaths.waiting("no path of its multipath map serves I/O and every portal still has its"
                         + " session; nothing is logged in, scanned or removed until a path serves");
             }
             if (noneServes) {
-                LOG.warning(() -> "volume " + volumeId + ": no path of its multipath map serves I/O and "
-                        + before.gone().size() + " of its " + spec.paths().size() + " portal(s) have no session: they"
-                        + " are logged in again (each unless its last login failed a short while ago) and the LUN"
-                        + " scanned on them (nothing is logged out or removed)");
+                warnNoneServes(volumeId, spec, before);
             }
             List<String> failed = new ArrayList<>();
             List<String> silent = new ArrayList<>();
             Map<IscsiPath, ScsiAddress> serving = new LinkedHashMap<>(before.serving());
-            // In the leftover sweep's lock order (its entries' order), which holds several of these too.
-            List<IscsiPath> gone = before.gone().stream()
-                    .sorted(Comparator.comparing(p -> IscsiLeftoverLuns.entry(p, spec.lun()).orderKey())).toList();
-            for (IscsiPath path : gone) {
-                held.add(sessionLocks.lock(path)); // held to the end: no unstage of another volume logs it out unscanned
-                Optional<ScsiAddress> address = loginAgain(volumeId, path, spec.lun());
-                if (address.isPresent()) {
-                    serving.put(path, address.get());
-                } else if (silentUntil.containsKey(path.portal())) {
-                    silent.add(path.portal().toString());
-                } else {
-                    failed.add(path.portal() + ": " + failedLogins.lastFailure(path).orElse("not logged in"));
-                }
-            }
-            for (IscsiPath path : serving.keySet()) {
-                // The repair may scan the LUN on any of them: the proof the leftover sweep needs, durably first.
-                scans.record(IscsiLeftoverLuns.entry(path, spec.lun()));
-            }
+            loginGone(volumeId, spec, before.gone(), held, new Logins(serving, failed, silent));
+            journalScans(spec, serving.keySet());
             List<ScsiAddress> addresses = List.copyOf(serving.values());
-            PathRepair lunRepair = serving.isEmpty() ? PathRepair.NONE
+            RepairedPaths lunRepair = serving.isEmpty() ? RepairedPaths.NONE
                     : noneServes ? san.pathRepair().repairOnLiveConnections(volumeId, attachment, addresses, fenceKey)
                     : san.pathRepair().repair(volumeId, attachment, addresses, fenceKey);
             PathRepairs.countLunPaths(IscsiTransport.NAME, lunRepair.restored().size(), lunRepair.wrongLun().size(),
@@ -213,18 +189,15 @@ final class IscsiPathRepair {
             }
             List<String> allFailed = new ArrayList<>(failed);
             allFailed.addAll(lunRepair.failed());
-            if (!lunRepair.actedOn() && allFailed.isEmpty() && !silent.isEmpty()) {
-                return PathRepair.waiting("the portal(s) " + String.join(", ", silent) + " accept no TCP connection"
-                        + " (within " + PortalProbe.TIMEOUT.toSeconds() + " s): logged in again once they do");
-            }
-            if (!lunRepair.actedOn() && allFailed.isEmpty() && !before.recovering().isEmpty()) {
-                return PathRepair.waiting("iSCSI session(s) at " + String.join(", ", before.recovering())
-                        + " are left to iscsid's own recovery (replacement_timeout); the repair never logs a session"
-                        + " out");
+            if (!lunRepair.actedOn() && allFailed.isEmpty()) {
+                Optional<RepairedPaths> waits = waitingFor(silent, before.recovering());
+                if (waits.isPresent()) {
+                    return waits.get();
+                }
             }
             Optional<Map<String, String>> record = lunRepair.attachment()
                     .map(details -> withoutGoneSessions(details, attachment, spec));
-            return new PathRepair(lunRepair.restored(), lunRepair.wrongLun(), allFailed, Optional.empty(), record);
+            return new RepairedPaths(lunRepair.restored(), lunRepair.wrongLun(), allFailed, Optional.empty(), record);
         } catch (InterruptedIOException e) {
             Thread.currentThread().interrupt();
             throw VolumeException.internal("volume " + volumeId + ": path repair interrupted", e);
@@ -236,6 +209,60 @@ final class IscsiPathRepair {
                 held.get(i).close();
             }
         }
+    }
+
+    private static void warnNoneServes(String volumeId, IscsiVolumeSpec spec, Sessions before) {
+        LOG.warning(() -> "volume " + volumeId + ": no path of its multipath map serves I/O and "
+                + before.gone().size() + " of its " + spec.paths().size() + " portal(s) have no session: they"
+                + " are logged in again (each unless its last login failed a short while ago) and the LUN"
+                + " scanned on them (nothing is logged out or removed)");
+    }
+
+    /** The repair may scan the LUN on any of the paths: the proof the leftover sweep needs, durably first. */
+    private void journalScans(IscsiVolumeSpec spec, Set<IscsiPath> paths) throws IOException {
+        for (IscsiPath path : paths) {
+            scans.record(IscsiLeftoverLuns.entry(path, spec.lun()));
+        }
+    }
+
+    /** What the logins of the portals without a session came to. */
+    private record Logins(Map<IscsiPath, ScsiAddress> serving, List<String> failed, List<String> silent) {
+    }
+
+    /**
+     * Logs in again at each portal of the volume that has no session, each path's lock taken and added to
+     * {@code held} (held to the end of the repair: no unstage of another volume logs it out unscanned).
+     */
+    private void loginGone(String volumeId, IscsiVolumeSpec spec, List<IscsiPath> gone, List<KeyedLocks.Held> held,
+                           Logins logins) throws IOException {
+        // In the leftover sweep's lock order (its entries' order), which holds several of these too.
+        List<IscsiPath> ordered = gone.stream()
+                .sorted(Comparator.comparing(p -> IscsiLeftoverLuns.entry(p, spec.lun()).orderKey())).toList();
+        for (IscsiPath path : ordered) {
+            held.add(sessionLocks.lock(path));
+            Optional<ScsiAddress> address = loginAgain(volumeId, path, spec.lun());
+            if (address.isPresent()) {
+                logins.serving().put(path, address.get());
+            } else if (silentUntil.containsKey(path.portal())) {
+                logins.silent().add(path.portal().toString());
+            } else {
+                logins.failed().add(path.portal() + ": " + failedLogins.lastFailure(path).orElse("not logged in"));
+            }
+        }
+    }
+
+    /** Why a repair that did and failed nothing waits: portals that answer no TCP connection, or iscsid's recovery. */
+    private static Optional<RepairedPaths> waitingFor(List<String> silent, List<String> recovering) {
+        if (!silent.isEmpty()) {
+            return Optional.of(RepairedPaths.waiting("the portal(s) " + String.join(", ", silent) + " accept no TCP"
+                    + " connection (within " + PortalProbe.TIMEOUT.toSeconds() + " s): logged in again once they do"));
+        }
+        if (!recovering.isEmpty()) {
+            return Optional.of(RepairedPaths.waiting("iSCSI session(s) at " + String.join(", ", recovering)
+                    + " are left to iscsid's own recovery (replacement_timeout); the repair never logs a session"
+                    + " out"));
+        }
+        return Optional.empty();
     }
 
     private static boolean mapped(Attachment attachment) throws VolumeException {

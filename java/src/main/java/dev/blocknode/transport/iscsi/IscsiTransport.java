@@ -4,7 +4,6 @@ import dev.blocknode.metrics.PathRepairs;
 import dev.blocknode.metrics.Phases;
 import dev.blocknode.multipath.MultipathDaemon;
 import dev.blocknode.os.DeviceNumber;
-import dev.blocknode.os.exec.CommandException;
 import dev.blocknode.os.host.Host;
 import dev.blocknode.os.wait.DeviceWaiter;
 import dev.blocknode.outcome.VolumeException;
@@ -12,17 +11,15 @@ import dev.blocknode.scsi.ScsiAddress;
 import dev.blocknode.scsi.SysfsWriter;
 import dev.blocknode.scsi.Wwid;
 import dev.blocknode.transport.AttachRequest;
-import dev.blocknode.transport.KeyProblems;
-import dev.blocknode.transport.WwidKeys;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.ContextList;
-import dev.blocknode.transport.FenceKey;
 import dev.blocknode.transport.Fencing;
+import dev.blocknode.transport.KeyProblems;
 import dev.blocknode.transport.KeyedLocks;
-import dev.blocknode.transport.OrphanSweep;
 import dev.blocknode.transport.PathRepair;
 import dev.blocknode.transport.PathReport;
 import dev.blocknode.transport.Transport;
+import dev.blocknode.transport.WwidKeys;
 import dev.blocknode.transport.san.AttachedLun;
 import dev.blocknode.transport.san.FenceSettings;
 import dev.blocknode.transport.san.LeftoverLunSweep;
@@ -34,7 +31,6 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -62,84 +58,104 @@ public final class IscsiTransport implements Transport {
     static final String DETAIL_IFACE = "iface";
     static final String DETAIL_LUN = "lun";
 
-    private static final Duration SESSION_APPEARS = Duration.ofSeconds(10);
-    private static final Duration SESSION_GOES = Duration.ofSeconds(10);
-
-    private final IscsiAdm iscsiadm;
-    private final NodeRecordFiles records;
     private final IscsiSessions sessions;
     private final SanStack san;
-    private final DeviceWaiter waiter;
     private final MultipathDaemon daemon;
     private final KeyedLocks<IscsiPath> sessionLocks = new KeyedLocks<>();
-    private final IscsiPathRepair pathRepair;
-    private final LoginJournal journal;
-    private final OrphanSessionSweep sweep;
-    private final ScanJournal scans;
-    private final LeftoverLunSweep leftovers;
+    private final IscsiRepairs pathRepair;
+    private final IscsiLogins logins;
 
+    /** {@code repairInterval}: the repair loop's, {@link Duration#ZERO} when there is none. */
     public IscsiTransport(Host host, Path iscsiDatabase, DeviceWaiter waiter, FenceSettings fence,
-                          LoginJournal journal, ScanJournal scans) {
-        this(host, new IscsiAdm(host.commands()), new NodeRecordFiles(iscsiDatabase), SysfsWriter.DIRECT, waiter,
-                MultipathDaemon.of(host.commands(), host.paths().unixSockets()), LunAttacher.Timeouts.DEFAULTS, fence,
-                journal, scans, System::nanoTime, PortalProbe.TCP);
+                          LoginJournal journal, ScanJournal scans, Duration repairInterval) {
+        this(over(host, new IscsiAdm(host.commands()), new NodeRecordFiles(iscsiDatabase), SysfsWriter.DIRECT, waiter,
+                MultipathDaemon.of(host.commands(), host.paths().unixSockets()), LunAttacher.Timeouts.DEFAULTS)
+                .fence(fence).journals(journal, scans).repairInterval(repairInterval).portals(PortalProbe.TCP));
     }
 
     public IscsiTransport(Host host, IscsiAdm iscsiadm, NodeRecordFiles records, SysfsWriter writer,
                           DeviceWaiter waiter, MultipathDaemon daemon, LunAttacher.Timeouts timeouts) {
-        this(host, iscsiadm, records, writer, waiter, daemon, timeouts, FenceSettings.DEFAULTS);
-    }
-
-    public IscsiTransport(Host host, IscsiAdm iscsiadm, NodeRecordFiles records, SysfsWriter writer,
-                          DeviceWaiter waiter, MultipathDaemon daemon, LunAttacher.Timeouts timeouts,
-                          FenceSettings fence) {
-        this(host, iscsiadm, records, writer, waiter, daemon, timeouts, fence, LoginJournal.NONE, ScanJournal.NONE,
-                System::nanoTime, PortalProbe.ALWAYS);
-    }
-
-    public IscsiTransport(Host host, IscsiAdm iscsiadm, NodeRecordFiles records, SysfsWriter writer,
-                          DeviceWaiter waiter, MultipathDaemon daemon, LunAttacher.Timeouts timeouts,
-                          FenceSettings fence, LoginJournal journal) {
-        this(host, iscsiadm, records, writer, waiter, daemon, timeouts, fence, journal, ScanJournal.NONE,
-                System::nanoTime, PortalProbe.ALWAYS);
-    }
-
-    public IscsiTransport(Host host, IscsiAdm iscsiadm, NodeRecordFiles records, SysfsWriter writer,
-                          DeviceWaiter waiter, MultipathDaemon daemon, LunAttacher.Timeouts timeouts,
-                          FenceSettings fence, LoginJournal journal, ScanJournal scans) {
-        this(host, iscsiadm, records, writer, waiter, daemon, timeouts, fence, journal, scans, System::nanoTime,
-                PortalProbe.ALWAYS);
-    }
-
-    /** With the clock the path repair's login back-off is measured on (tests move it by hand). */
-    IscsiTransport(Host host, IscsiAdm iscsiadm, NodeRecordFiles records, SysfsWriter writer, DeviceWaiter waiter,
-                   MultipathDaemon daemon, LunAttacher.Timeouts timeouts, FenceSettings fence, LoginJournal journal,
-                   ScanJournal scans, LongSupplier nanoTime) {
-        this(host, iscsiadm, records, writer, waiter, daemon, timeouts, fence, journal, scans, nanoTime,
-                PortalProbe.ALWAYS);
+        this(over(host, iscsiadm, records, writer, waiter, daemon, timeouts));
     }
 
     /**
-     * And what tells the path repair a portal answers (the constructors tests use say every portal does: their logins
-     * are scripted).
+     * A transport over the given tools (tests give fakes), and, unless the builder is told otherwise, the default
+     * fencing settings, no journals, no repair loop, the system clock, and every portal taken to answer (tests script
+     * their logins).
      */
-    IscsiTransport(Host host, IscsiAdm iscsiadm, NodeRecordFiles records, SysfsWriter writer, DeviceWaiter waiter,
-                   MultipathDaemon daemon, LunAttacher.Timeouts timeouts, FenceSettings fence, LoginJournal journal,
-                   ScanJournal scans, LongSupplier nanoTime, PortalProbe portals) {
-        this.journal = journal;
-        this.scans = scans;
-        this.iscsiadm = iscsiadm;
-        this.records = records;
-        this.sessions = new IscsiSessions(host.paths());
-        this.san = new SanStack(host, writer, waiter, daemon, timeouts, fence);
-        this.waiter = waiter;
-        this.daemon = daemon;
-        this.pathRepair = new IscsiPathRepair(sessions, iscsiadm, records, waiter, san, sessionLocks, scans, nanoTime,
-                portals);
+    public static Builder over(Host host, IscsiAdm iscsiadm, NodeRecordFiles records, SysfsWriter writer,
+                               DeviceWaiter waiter, MultipathDaemon daemon, LunAttacher.Timeouts timeouts) {
+        return new Builder(host, iscsiadm, records, new SanStack.Parts(writer, waiter, daemon, timeouts));
+    }
+
+    /** What a transport is built with besides its tools; each one said at most once, before {@link #build}. */
+    public static final class Builder {
+        private final Host host;
+        private final IscsiAdm iscsiadm;
+        private final NodeRecordFiles records;
+        private final SanStack.Parts san;
+        private FenceSettings fence = FenceSettings.DEFAULTS;
+        private LoginJournal journal = LoginJournal.NONE;
+        private ScanJournal scans = ScanJournal.NONE;
+        private Duration repairInterval = Duration.ZERO;
+        private LongSupplier nanoTime = System::nanoTime;
+        private PortalProbe portals = PortalProbe.ALWAYS;
+
+        private Builder(Host host, IscsiAdm iscsiadm, NodeRecordFiles records, SanStack.Parts san) {
+            this.host = host;
+            this.iscsiadm = iscsiadm;
+            this.records = records;
+            this.san = san;
+        }
+
+        public Builder fence(FenceSettings settings) {
+            this.fence = settings;
+            return this;
+        }
+
+        /** Where what it logs in to and scans in is journaled for the sweeps. */
+        public Builder journals(LoginJournal logins, ScanJournal scanned) {
+            this.journal = logins;
+            this.scans = scanned;
+            return this;
+        }
+
+        /** The repair loop's interval ({@link Duration#ZERO}: no loop), which spaces the repair's retries. */
+        public Builder repairInterval(Duration interval) {
+            this.repairInterval = interval;
+            return this;
+        }
+
+        /** The clock the path repair's login back-off is measured on (tests move it by hand). */
+        Builder clock(LongSupplier clock) {
+            this.nanoTime = clock;
+            return this;
+        }
+
+        /** What tells the path repair a portal answers. */
+        Builder portals(PortalProbe probe) {
+            this.portals = probe;
+            return this;
+        }
+
+        public IscsiTransport build() {
+            return new IscsiTransport(this);
+        }
+    }
+
+    private IscsiTransport(Builder built) {
+        this.sessions = new IscsiSessions(built.host.paths());
+        this.san = new SanStack(built.host, built.san, built.fence);
+        this.daemon = built.san.daemon();
+        IscsiInitiator initiator = new IscsiInitiator(sessions, built.iscsiadm, built.records, sessionLocks);
+        IscsiPathRepair paths = new IscsiPathRepair(initiator, built.san.waiter(), san, built.scans, built.portals,
+                built.repairInterval, built.nanoTime);
         PathRepairs.register(NAME, PathRepairs.LUN_PATH);
         PathRepairs.register(NAME, PathRepairs.SESSION);
-        this.sweep = new OrphanSessionSweep(sessions, iscsiadm, records, sessionLocks, journal, nanoTime);
-        this.leftovers = san.leftoverSweep(scans);
+        OrphanSessionSweep sweep = new OrphanSessionSweep(sessions, built.iscsiadm, built.records, sessionLocks,
+                built.journal, built.repairInterval, built.nanoTime);
+        this.pathRepair = new IscsiRepairs(paths, san.leftoverSweep(built.scans), sweep, initiator);
+        this.logins = new IscsiLogins(initiator, built.journal, built.scans, built.san.waiter(), san);
         LeftoverLunSweep.register(NAME);
     }
 
@@ -168,46 +184,20 @@ public final class IscsiTransport implements Transport {
     public Attachment attach(AttachRequest request) throws VolumeException {
         IscsiVolumeSpec spec = IscsiVolumeSpec.from(request);
         Optional<ChapCredentials> chap = ChapCredentials.from(request.secrets());
-        List<ScsiAddress> addresses = new ArrayList<>();
-        List<String> failures = new ArrayList<>();
-        boolean authenticationFailed = false;
-        List<IscsiPath> failedPaths = new ArrayList<>();
-        List<IscsiPath> refusedCredentials = new ArrayList<>();
-        List<ScsiAddress> scanned = new ArrayList<>();
         // LunAttacher's rule for using a map; the daemon is asked only when there is a single portal.
         OptionalInt replacementTimeout = ReplacementTimeout.forRecord(spec,
                 spec.portals().size() > 1 || daemon.isRunning());
-        for (IscsiPath path : spec.paths()) {
-            failedPaths.add(path);
-            try (KeyedLocks.Held ignored = sessionLocks.lock(path)) {
-                IscsiSessions.Session session = ensureSession(path, chap, replacementTimeout);
-                ScsiAddress address = session.addressOf(spec.lun());
-                // The proof the leftover sweep needs that a disk at this address is blocknode's, durably first.
-                scans.record(IscsiLeftoverLuns.entry(path, spec.lun()));
-                if (san.targetedScan().bringIn(request.volumeId(), address)) {
-                    scanned.add(address);
-                    LOG.info(() -> "volume " + request.volumeId() + ": scanned " + address + " on " + path);
-                }
-                addresses.add(address);
-                failedPaths.remove(path);
-            } catch (CommandException e) {
-                if (IscsiAdm.isAuthenticationFailure(e)) {
-                    authenticationFailed = true;
-                    refusedCredentials.add(path);
-                }
-                failures.add(path + ": " + e.getMessage());
-            } catch (IOException e) {
-                failures.add(path + ": " + e.getMessage());
-            }
-        }
+        IscsiLogins.Round round = logins.logInAll(request.volumeId(), spec, chap, replacementTimeout);
+        List<ScsiAddress> addresses = round.addresses();
+        List<String> failures = round.failures();
         // With a session on another portal the stage goes on, and a portal that is down now keeps its node record and
         // its journal entry: the repair loop logs it in with that record (the stage's CHAP settings, kept nowhere
         // else) once it answers, and unstage deletes it with the others. A portal that refused the credentials keeps
         // nothing (its record may hold a wrong password), nor does any portal of an attach that failed.
-        forgetFailedPaths(addresses.isEmpty() ? failedPaths : refusedCredentials);
+        logins.forgetFailedPaths(addresses.isEmpty() ? round.failedPaths() : round.refusedCredentials());
         if (addresses.isEmpty()) {
             String why = String.join("; ", failures);
-            if (authenticationFailed) {
+            if (round.authenticationFailed()) {
                 throw VolumeException.precondition("volume " + request.volumeId() + ": CHAP authentication to "
                         + spec.iqn() + " failed on every portal; check the NodeStage secrets (" + why + ")");
             }
@@ -226,7 +216,7 @@ public final class IscsiTransport implements Transport {
         try {
             lun = Phases.time("device_wait", () -> san.attacher().attach(request.volumeId(), addresses, expected));
         } catch (VolumeException refused) {
-            undoScans(request.volumeId(), spec, scanned);
+            undoScans(request.volumeId(), spec, round.scanned());
             throw refused;
         }
         return attachment(lun, spec.iqn(), spec.portals(), spec.iface(), spec.lun());
@@ -297,50 +287,12 @@ public final class IscsiTransport implements Transport {
 
     /**
      * After the stage: each portal of the volume whose session is gone is logged in again with its node record, and
-     * the LUN's path on it scanned, checked and given to multipathd ({@link IscsiPathRepair}); a session iscsid is
+     * the LUN's path on it scanned, checked and given to multipathd ({@link IscsiRepairs}); a session iscsid is
      * recovering is left to it, and nothing is ever logged out.
      */
     @Override
-    public PathRepair repairPaths(AttachRequest request, Attachment attachment) throws VolumeException {
-        return pathRepair.repair(request, attachment, Optional.empty());
-    }
-
-    /**
-     * The repair of a fenced volume: as {@link #repairPaths(AttachRequest, Attachment)}, and each disk the LUN shows
-     * on a session logged in again (a new I_T nexus, which the target keeps no registration for) is registered with
-     * the key the LUN's reservation holds, while this node's tag holds it, before multipathd is asked to take it
-     * ({@link dev.blocknode.transport.san.LunPathRepair}).
-     */
-    @Override
-    public PathRepair repairPaths(AttachRequest request, Attachment attachment, Optional<FenceKey> fenceKey)
-            throws VolumeException {
-        return pathRepair.repair(request, attachment, fenceKey);
-    }
-
-    @Override
-    public void repairEvery(Duration interval) {
-        pathRepair.repairEvery(interval);
-        sweep.repairEvery(interval);
-    }
-
-    @Override
-    public boolean mayRepairPaths(AttachRequest request, Attachment attachment) {
-        try {
-            return pathRepair.needed(request, attachment);
-        } catch (VolumeException | IOException | RuntimeException e) {
-            return true;
-        }
-    }
-
-    /**
-     * What blocknode made that nothing names any more: first the disks and maps of LUNs it scanned in
-     * ({@link LeftoverLunSweep}), then the sessions and node records it logged in with ({@link OrphanSessionSweep}),
-     * so that a session left carrying only such a disk is logged out in the same pass.
-     */
-    @Override
-    public OrphanSweep sweepOrphans(OrphanSweep.Recorded recorded) throws VolumeException {
-        OrphanSweep luns = leftovers.sweep(NAME, new IscsiLeftoverLuns(recorded, sessions, sessionLocks));
-        return luns.and(sweep.sweep(recorded));
+    public Optional<PathRepair> pathRepair() {
+        return Optional.of(pathRepair);
     }
 
     @Override
@@ -364,8 +316,8 @@ public final class IscsiTransport implements Transport {
                 continue;
             }
             try (KeyedLocks.Held ignored = sessionLocks.lock(path)) {
-                forgetScan(path, attachment.details().get(DETAIL_LUN));
-                logOutIfUnused(path);
+                logins.forgetScan(path, attachment.details().get(DETAIL_LUN));
+                logins.logOutIfUnused(path);
             } catch (IOException e) {
                 failures.add(path + ": " + e.getMessage());
             }
@@ -400,24 +352,6 @@ public final class IscsiTransport implements Transport {
     }
 
     /**
-     * A portal whose login failed keeps nothing: no session was made, and its record (which may hold a
-     * wrong CHAP password) is deleted. Best effort: the login failure is what the caller reports.
-     */
-    private void forgetFailedPaths(List<IscsiPath> failed) {
-        for (IscsiPath path : failed) {
-            try (KeyedLocks.Held ignored = sessionLocks.lock(path)) {
-                if (sessions.find(path).isEmpty()) {
-                    iscsiadm.deleteNodeRecord(path);
-                    journal.forget(path);
-                }
-            } catch (IOException e) {
-                LOG.warning(() -> "cannot delete the node record of " + path + " after its failed login: "
-                        + e.getMessage());
-            }
-        }
-    }
-
-    /**
      * A refused attach (wrong WWID, paths that disagree, no map) must not leave the LUN on the node: the
      * disks this call scanned in are deleted unless something holds them, then sessions that carry no
      * other LUN are logged out. Best effort: the refusal is what the caller reports.
@@ -426,98 +360,12 @@ public final class IscsiTransport implements Transport {
         san.scanUndo().removeUnheld(volumeId, scanned, "the refused or interrupted attach");
         for (IscsiPath path : spec.paths()) {
             try (KeyedLocks.Held ignored = sessionLocks.lock(path)) {
-                forgetScanIfGone(path, spec.lun());
-                logOutIfUnused(path);
+                logins.forgetScanIfGone(path, spec.lun());
+                logins.logOutIfUnused(path);
             } catch (IOException e) {
                 LOG.warning(() -> "volume " + volumeId + ": cannot log out of " + path + " after the refused attach: "
                         + e.getMessage());
             }
         }
-    }
-
-    /**
-     * The live session of a path, logging in first when there is none. Called with the path's lock held.
-     * A live session is used as it is: its settings (replacement timeout included) are those of the login
-     * that made it, whichever volume that was.
-     */
-    private IscsiSessions.Session ensureSession(IscsiPath path, Optional<ChapCredentials> chap,
-                                                OptionalInt replacementTimeout) throws IOException {
-        Optional<IscsiSessions.Session> live = sessions.find(path);
-        if (live.isPresent()) {
-            return live.get();
-        }
-        // The proof the orphan sweep needs that this node record and session are blocknode's, durably first.
-        journal.record(path);
-        iscsiadm.createNodeRecord(path);
-        // One write of the record file for every setting of the login, secret or not: CHAP must not go
-        // through iscsiadm's argv, and the rest then costs no extra iscsiadm run.
-        Map<String, String> settings = new HashMap<>(chap.map(ChapCredentials::recordSettings)
-                .orElse(Map.of(ChapCredentials.AUTH_METHOD, "None")));
-        settings.putAll(NodeRecordFiles.MANUAL);
-        replacementTimeout.ifPresent(seconds -> settings.put(ReplacementTimeout.SETTING, Integer.toString(seconds)));
-        records.writeSettings(path, settings);
-        Phases.run("login", () -> iscsiadm.login(path));
-        LOG.info(() -> "logged in to " + path);
-        return waiter.within(SESSION_APPEARS, "the iSCSI session of " + path + " in sysfs",
-                () -> sessions.find(path));
-    }
-
-    /**
-     * After a release that took every disk of the LUN away: its scan journal entry through {@code path} goes too. A
-     * record without the LUN's number (older than it) leaves the entry to the sweep, which drops an entry whose target
-     * has no disk at its LUN. Called with the path's lock held.
-     */
-    private void forgetScan(IscsiPath path, String lun) {
-        try {
-            if (lun != null) {
-                scans.forget(IscsiLeftoverLuns.entry(path, Long.parseLong(lun)));
-            }
-        } catch (NumberFormatException | IOException e) {
-            LOG.warning(() -> "cannot drop the scan journal's entry of LUN " + lun + " of " + path + " (the sweep drops"
-                    + " it): " + e.getMessage());
-        }
-    }
-
-    /**
-     * After an undo, which leaves a disk something holds: the scan journal entry goes only when the LUN has no disk
-     * behind the path any more, so that the sweep may take away a disk that stayed once nothing needs it. Called with
-     * the path's lock held.
-     */
-    private void forgetScanIfGone(IscsiPath path, long lun) throws IOException {
-        Optional<IscsiSessions.Session> session = sessions.find(path);
-        if (session.isPresent()) {
-            if (san.devices().diskAt(session.get().addressOf(lun)).isPresent()) {
-                return;
-            }
-        }
-        scans.forget(IscsiLeftoverLuns.entry(path, lun));
-    }
-
-    /** Logs out only when the session carries no LUN device any more; another volume may still use it. */
-    private void logOutIfUnused(IscsiPath path) throws IOException {
-        Optional<IscsiSessions.Session> session = sessions.find(path);
-        if (session.isPresent()) {
-            List<String> remaining = sessions.devices(session.get());
-            if (!remaining.isEmpty()) {
-                LOG.info(() -> "keeping the session of " + path + ": it still carries " + remaining);
-                return;
-            }
-            Phases.run("logout", () -> iscsiadm.logout(path));
-            // Measured in the VM tier: with iscsid down, iscsiadm reports a logout that did not happen. The node
-            // record stays until the session is gone (iscsiadm would refuse it), and the caller hears of it. Only the
-            // session's own entry is looked at, not every session of the node: its number is never another session's.
-            int number = session.get().number();
-            waiter.within(SESSION_GOES, "session" + number + " of " + path + " to end after iscsiadm's logout (is iscsid"
-                    + " running?)", () -> sessions.ended(number) ? Optional.of(Boolean.TRUE) : Optional.empty());
-            LOG.info(() -> "logged out of " + path);
-        } else if (records.find(path).isEmpty()) {
-            // No session and no record: another volume's unstage logged out and deleted it (a drain unstages the
-            // volumes of one target at once). An iscsiadm run here would cost a process and the database's write
-            // lock, which every stage's walk waits on, for nothing.
-            journal.forget(path);
-            return;
-        }
-        iscsiadm.deleteNodeRecord(path);
-        journal.forget(path);
     }
 }

@@ -57,8 +57,10 @@ final class OrphanSessionSweep {
     private final RetryBackoff<IscsiPath> failed;
 
     OrphanSessionSweep(IscsiSessions sessions, IscsiAdm iscsiadm, NodeRecordFiles records,
-                       KeyedLocks<IscsiPath> sessionLocks, LoginJournal journal, LongSupplier nanoTime) {
-        this.failed = new RetryBackoff<>(RETRY_FIRST, RETRY_MAX, nanoTime);
+                       KeyedLocks<IscsiPath> sessionLocks, LoginJournal journal, Duration repairInterval,
+                       LongSupplier nanoTime) {
+        // A failed logout or deletion is tried again one repair interval later, at the latest.
+        this.failed = new RetryBackoff<>(RETRY_FIRST, RETRY_MAX, repairInterval, nanoTime);
         this.sessions = sessions;
         this.iscsiadm = iscsiadm;
         this.records = records;
@@ -66,11 +68,6 @@ final class OrphanSessionSweep {
         this.journal = journal;
         PathSweeps.register(IscsiTransport.NAME, PathSweeps.SESSION);
         PathSweeps.register(IscsiTransport.NAME, PathSweeps.NODE_RECORD);
-    }
-
-    /** The repair loop's interval: a failed logout or deletion is tried again one interval later, at the latest. */
-    void repairEvery(Duration interval) {
-        failed.firstWaitAtMost(interval);
     }
 
     OrphanSweep sweep(OrphanSweep.Recorded recorded) throws VolumeException {

@@ -73,12 +73,12 @@ final class ControllerUsers {
      * recorded, or, for an attach under way (nothing recorded yet), from the contexts it was asked with.
      */
     private boolean uses(StagedVolumes.StagedVolume volume, ControllerKey key) throws IOException {
-        Optional<NvmeTcpTransport.Reached> reached = NvmeTcpTransport.Reached.of(volume.attachment());
+        Optional<Reached> reached = Reached.of(volume.attachment());
         if (reached.isEmpty()) {
             try {
                 NvmeVolumeSpec spec = NvmeVolumeSpec.from(volume.request());
                 HostIdentity host = spec.host(HostIdentity.configured(hostConfig));
-                reached = Optional.of(new NvmeTcpTransport.Reached(spec.subsystemNqn(), spec.portals(),
+                reached = Optional.of(new Reached(spec.subsystemNqn(), spec.portals(),
                         host.hostNqn()));
             } catch (VolumeException unusable) {
                 return false; // a request that cannot be attached never connected anything

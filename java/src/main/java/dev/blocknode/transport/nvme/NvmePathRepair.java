@@ -6,7 +6,10 @@ import dev.blocknode.os.wait.WaitTimeoutException;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.FenceKey;
+import dev.blocknode.transport.OrphanSweep;
 import dev.blocknode.transport.PathRepair;
+import dev.blocknode.transport.RepairedPaths;
 import dev.blocknode.transport.RetryBackoff;
 
 import java.io.IOException;
@@ -37,7 +40,7 @@ import java.util.function.LongSupplier;
  * listen yet) or failed at once waits one first wait each time, at most one repair interval: it costs nothing, and the
  * portal's return is then noticed on the next pass however long the outage was.
  */
-final class NvmePathRepair {
+final class NvmePathRepair implements PathRepair {
 
     /**
      * Shorter than the iSCSI login's: a connect to a portal whose port is back but not yet serving the subsystem
@@ -68,19 +71,29 @@ final class NvmePathRepair {
     private final RetryBackoff<ControllerKey> failedConnects;
     private final LongSupplier nanoTime;
 
+    /** {@code repairInterval}: a refused connect is tried again one interval later, at the latest (zero: no loop). */
     NvmePathRepair(NvmeControllers controllers, DeviceWaiter waiter, Duration namespaceAppears, Connector connector,
-                   LongSupplier nanoTime) {
+                   Duration repairInterval, LongSupplier nanoTime) {
         this.controllers = controllers;
         this.waiter = waiter;
         this.namespaceAppears = namespaceAppears;
         this.connector = connector;
-        this.failedConnects = new RetryBackoff<>(CONNECT_BACKOFF_FIRST, CONNECT_BACKOFF_MAX, nanoTime);
+        this.failedConnects = new RetryBackoff<>(CONNECT_BACKOFF_FIRST, CONNECT_BACKOFF_MAX, repairInterval, nanoTime);
         this.nanoTime = nanoTime;
+    }
+
+    @Override
+    public boolean mayRepair(AttachRequest request, Attachment attachment) {
+        try {
+            return needed(attachment);
+        } catch (IOException unsure) {
+            return true; // the repair itself says what it cannot read
+        }
     }
 
     /** Whether a portal of the volume has no controller and may be tried now: sysfs reads only. */
     boolean needed(Attachment attachment) throws IOException {
-        Optional<NvmeTcpTransport.Reached> reached = NvmeTcpTransport.Reached.of(attachment.details());
+        Optional<Reached> reached = Reached.of(attachment.details());
         if (reached.isEmpty()) {
             return false;
         }
@@ -92,69 +105,55 @@ final class NvmePathRepair {
         return false;
     }
 
-    /** The repair loop's interval: a refused connect is tried again one interval later, at the latest. */
-    void repairEvery(Duration interval) {
-        failedConnects.firstWaitAtMost(interval);
-    }
-
     /** Why the last connect to {@code key} failed, while it has not succeeded since: for path health. */
     Optional<String> lastFailure(ControllerKey key) {
         return failedConnects.lastFailure(key);
     }
 
-    PathRepair repair(AttachRequest request, Attachment attachment) throws VolumeException {
+    /**
+     * Connects again the controllers of the volume that the kernel deleted after ctrl_loss_tmo; a controller in any
+     * other state is left to the kernel, nothing is disconnected. NVMe/TCP has no reservations to register a returned
+     * path with: a fenced volume is left alone ({@link PathRepair#cannotRegister}).
+     */
+    @Override
+    public RepairedPaths repair(AttachRequest request, Attachment attachment, Optional<FenceKey> fenceKey)
+            throws VolumeException {
+        if (fenceKey.isPresent()) {
+            return PathRepair.cannotRegister(NvmeTcpTransport.NAME);
+        }
         String volumeId = request.volumeId();
-        Optional<NvmeTcpTransport.Reached> reached = NvmeTcpTransport.Reached.of(attachment.details());
+        Optional<Reached> reached = Reached.of(attachment.details());
         if (reached.isEmpty()) {
-            return PathRepair.NONE; // an unreadable record: release says so; nothing here to compare with
+            return RepairedPaths.NONE; // an unreadable record: release says so; nothing here to compare with
         }
         NvmeVolumeSpec spec = NvmeVolumeSpec.from(request);
         try {
             List<ControllerKey> lost = new ArrayList<>();
-            boolean authenticated = false;
-            for (ControllerKey key : reached.get().keys()) {
-                Optional<NvmeControllers.Controller> controller = controllers.usable(key);
-                if (controller.isEmpty()) {
-                    lost.add(key);
-                } else {
-                    authenticated |= controllers.attribute(controller.get(), DhchapKeys.HOST_KEY)
-                            .filter(k -> !k.isEmpty() && !k.equals("none")).isPresent();
-                }
-            }
+            boolean authenticated = lostOrAuthenticated(reached.get(), lost);
             if (lost.isEmpty()) {
-                return PathRepair.NONE;
+                return RepairedPaths.NONE;
             }
             Optional<String> disk = controllers.diskOf(attachment.number());
             if (disk.isEmpty()) {
-                return PathRepair.waiting("its namespace's disk " + attachment.device() + " is gone with its last"
+                return RepairedPaths.waiting("its namespace's disk " + attachment.device() + " is gone with its last"
                         + " controller; a connect now would make another disk, so nothing is connected until the"
                         + " volume is staged again");
             }
             if (authenticated) {
-                return PathRepair.waiting("its controllers authenticate with DH-HMAC-CHAP keys from the stage's"
+                return RepairedPaths.waiting("its controllers authenticate with DH-HMAC-CHAP keys from the stage's"
                         + " secrets, which are not kept: the lost controller(s) at " + portals(lost)
                         + " are not connected again without them");
             }
-            List<String> restored = new ArrayList<>();
-            List<String> wrong = new ArrayList<>();
-            List<String> failed = new ArrayList<>();
-            List<String> unreachable = new ArrayList<>();
+            Tally tally = new Tally();
             for (ControllerKey key : lost) {
                 Optional<String> pending = failedConnects.pending(key);
                 if (pending.isPresent()) {
-                    unreachable.add(key.portal() + ": " + pending.get());
+                    tally.unreachable.add(key.portal() + ": " + pending.get());
                     continue;
                 }
-                reconnect(volumeId, key, spec, disk.get(), restored, wrong, failed, unreachable);
+                reconnect(volumeId, key, spec, disk.get(), tally);
             }
-            if (restored.isEmpty() && wrong.isEmpty() && failed.isEmpty()) {
-                // Only portals that refuse the connect: the outage itself, not a repair gone wrong. Their own
-                // back-off spaces the connects; the loop's per-volume one on top would keep the path lost for
-                // passes after the portal is back.
-                return PathRepair.waiting("the portal(s) refuse the connect: " + String.join("; ", unreachable));
-            }
-            failed.addAll(unreachable);
-            return new PathRepair(restored, wrong, failed);
+            return tally.result();
         } catch (InterruptedIOException e) {
             Thread.currentThread().interrupt();
             throw VolumeException.internal("volume " + volumeId + ": path repair interrupted", e);
@@ -164,10 +163,50 @@ final class NvmePathRepair {
         }
     }
 
-    private void reconnect(String volumeId, ControllerKey key, NvmeVolumeSpec spec, String disk,
-                           List<String> restored, List<String> wrong, List<String> failed,
-                           List<String> unreachable)
+    /**
+     * Fills {@code lost} with the volume's controllers the kernel deleted; returns whether one that is left
+     * authenticates with DH-HMAC-CHAP keys.
+     */
+    private boolean lostOrAuthenticated(Reached reached, List<ControllerKey> lost) throws IOException {
+        boolean authenticated = false;
+        for (ControllerKey key : reached.keys()) {
+            Optional<NvmeControllers.Controller> controller = controllers.usable(key);
+            if (controller.isEmpty()) {
+                lost.add(key);
+            } else {
+                authenticated |= controllers.attribute(controller.get(), DhchapKeys.HOST_KEY)
+                        .filter(k -> !k.isEmpty() && !k.equals("none")).isPresent();
+            }
+        }
+        return authenticated;
+    }
+
+    /** What the reconnects of one repair came to, path by path. */
+    private static final class Tally {
+        final List<String> restored = new ArrayList<>();
+        final List<String> wrong = new ArrayList<>();
+        final List<String> failed = new ArrayList<>();
+        final List<String> unreachable = new ArrayList<>();
+
+        RepairedPaths result() {
+            if (restored.isEmpty() && wrong.isEmpty() && failed.isEmpty()) {
+                // Only portals that refuse the connect: the outage itself, not a repair gone wrong. Their own
+                // back-off spaces the connects; the loop's per-volume one on top would keep the path lost for
+                // passes after the portal is back.
+                return RepairedPaths.waiting("the portal(s) refuse the connect: " + String.join("; ", unreachable));
+            }
+            List<String> notBack = new ArrayList<>(failed);
+            notBack.addAll(unreachable);
+            return new RepairedPaths(restored, wrong, notBack);
+        }
+    }
+
+    private void reconnect(String volumeId, ControllerKey key, NvmeVolumeSpec spec, String disk, Tally tally)
             throws IOException, VolumeException {
+        List<String> restored = tally.restored;
+        List<String> wrong = tally.wrong;
+        List<String> failed = tally.failed;
+        List<String> unreachable = tally.unreachable;
         NvmeControllers.Controller controller;
         long started = nanoTime.getAsLong();
         try {
@@ -209,6 +248,12 @@ final class NvmePathRepair {
             restored.add(name);
             PathRepairs.count(NvmeTcpTransport.NAME, PathRepairs.CONTROLLER, PathRepairs.RESTORED, 1);
         }
+    }
+
+    /** NVMe/TCP makes nothing shared that a record would not name: a controller goes with its last volume. */
+    @Override
+    public OrphanSweep sweepOrphans(OrphanSweep.Recorded recorded) {
+        return OrphanSweep.NONE;
     }
 
     /** The volume's namespace, or another one at its NSID: either ends the wait. */

@@ -1,6 +1,5 @@
 package dev.blocknode.transport.san;
 
-import dev.blocknode.multipath.MapInUseException;
 import dev.blocknode.multipath.MountLookup;
 import dev.blocknode.multipath.Multipath;
 import dev.blocknode.multipath.MultipathDaemon;
@@ -61,6 +60,7 @@ public final class LunAttacher {
     private final MultipathDaemon daemon;
     private final Timeouts timeouts;
     private final AttachedLunTracer tracer;
+    private final LunRelease release;
 
     /** The attacher of a host's SCSI transports: multipath through the host's commands and mount table. */
     public static LunAttacher on(Host host, ScsiDevices devices, DeviceWaiter waiter, MultipathDaemon daemon,
@@ -80,6 +80,7 @@ public final class LunAttacher {
         this.daemon = daemon;
         this.timeouts = timeouts;
         this.tracer = new AttachedLunTracer(paths, devices, multipath.maps());
+        this.release = new LunRelease(devices, multipath);
     }
 
     /**
@@ -141,7 +142,7 @@ public final class LunAttacher {
         try {
             waiter.until("LUN " + lun.wwid() + " to be released", deadline, () -> {
                 left.clear();
-                left.addAll(releaseOnce(lun, deadline));
+                left.addAll(release.once(lun, deadline));
                 return left.isEmpty() ? Optional.of(Boolean.TRUE) : Optional.empty();
             });
         } catch (WaitTimeoutException e) {
@@ -344,116 +345,6 @@ public final class LunAttacher {
             lunPaths.putIfAbsent(slave, path(disk.get()));
         }
         return List.copyOf(lunPaths.values());
-    }
-
-    /** One pass of the release; returns what is left (empty: all gone). */
-    private List<String> releaseOnce(AttachedLun lun, Instant deadline) throws IOException {
-        List<String> left = new ArrayList<>();
-        Map<String, ScsiAddress> candidates = new LinkedHashMap<>();
-        for (AttachedLun.LunPath path : lun.paths()) {
-            candidates.put(path.name(), path.address());
-        }
-        for (MultipathMap map : mapsOf(lun)) {
-            for (String slave : map.slaves()) {
-                if (!candidates.containsKey(slave)) {
-                    devices.diskNamed(slave).ifPresent(d -> candidates.put(d.name(), d.address()));
-                }
-            }
-            try {
-                multipath.remove(map, deadline);
-            } catch (MapInUseException busy) {
-                left.add(busy.getMessage());
-            } catch (InterruptedIOException e) {
-                throw e;
-            } catch (IOException e) {
-                left.add("multipath map " + map + ": " + e.getMessage());
-            }
-        }
-        if (!left.isEmpty()) {
-            return left; // never delete paths from under a live map
-        }
-        List<ScsiAddress> addresses = new ArrayList<>(candidates.values());
-        lun.missing().stream().filter(a -> !addresses.contains(a)).forEach(addresses::add);
-        for (ScsiAddress address : addresses) {
-            Optional<ScsiDisk> disk = devices.diskAt(address);
-            if (disk.isPresent() && isOurs(lun, disk.get())) {
-                removePath(disk.get()).ifPresent(left::add);
-            }
-        }
-        return left;
-    }
-
-    /**
-     * This LUN's maps: the recorded map at its device number when its WWID is this LUN's (WWID is authoritative,
-     * the recorded name only a name), and any map over a recorded path that still is this LUN: multipathd may
-     * have built one after a single-path attach, under a WWID spelt from another of the LUN's designators. A
-     * node has at most one map per WWID, so these are looked up per path, without reading every map of the node
-     * (with hundreds of LUNs staged, a drain read them all once per volume). Every map is read only when the
-     * record names a map and neither its device nor its paths lead to one (a map rebuilt over new disks after
-     * its paths were all lost, or a pass after the map is gone and a path still has to go).
-     */
-    private List<MultipathMap> mapsOf(AttachedLun lun) throws IOException {
-        List<MultipathMap> maps = new ArrayList<>();
-        if (lun.mapName().isPresent()) {
-            multipath.maps().atDevice(lun.number()).filter(map -> map.wwid().matches(lun.wwid()))
-                    .ifPresent(maps::add);
-        }
-        for (AttachedLun.LunPath path : lun.paths()) {
-            Optional<ScsiDisk> disk = devices.diskAt(path.address());
-            if (disk.isEmpty() || !isOurs(lun, disk.get())) {
-                continue;
-            }
-            Optional<MultipathMap> holder = multipath.maps().holding(disk.get().name());
-            if (holder.isPresent() && !maps.contains(holder.get())) {
-                maps.add(holder.get());
-            }
-        }
-        if (maps.isEmpty() && lun.mapName().isPresent()) {
-            for (MultipathMap map : multipath.maps().all()) {
-                if (map.wwid().matches(lun.wwid())) {
-                    maps.add(map);
-                }
-            }
-        }
-        return maps;
-    }
-
-    /** A disk at a recorded address is deleted only if it still is this LUN: addresses get reused. */
-    private boolean isOurs(AttachedLun lun, ScsiDisk disk) throws IOException {
-        Optional<LunIdentity> identity = devices.identity(disk);
-        if (identity.isEmpty()) {
-            LOG.warning(() -> "leaving " + disk + " alone: it reports no WWID, so it cannot be shown to be LUN "
-                    + lun.wwid());
-            return false;
-        }
-        if (!identity.get().matches(lun.wwid())) {
-            LOG.info(() -> disk + " is LUN " + identity.get().wwid() + " now, not " + lun.wwid() + "; leaving it");
-            return false;
-        }
-        return true;
-    }
-
-    private Optional<String> removePath(ScsiDisk disk) throws IOException {
-        List<String> holders = devices.holders(disk.name());
-        if (!holders.isEmpty()) {
-            List<String> named = new ArrayList<>();
-            for (String holder : holders) {
-                named.add(multipath.maps().describe(holder));
-            }
-            return Optional.of("path " + disk + " is held by " + String.join(", ", named));
-        }
-        try {
-            devices.remove(disk);
-        } catch (InterruptedIOException e) {
-            throw e;
-        } catch (IOException e) {
-            return Optional.of("path " + disk + ": " + e.getMessage());
-        }
-        if (devices.isPresent(disk)) {
-            return Optional.of("path " + disk + " is still present after its delete");
-        }
-        LOG.info(() -> "deleted path " + disk);
-        return Optional.empty();
     }
 
     private static AttachedLun.LunPath path(ScsiDisk disk) {

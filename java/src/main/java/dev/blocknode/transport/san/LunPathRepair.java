@@ -13,7 +13,7 @@ import dev.blocknode.scsi.ScsiDisk;
 import dev.blocknode.scsi.reservation.PersistentReservations;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.FenceKey;
-import dev.blocknode.transport.PathRepair;
+import dev.blocknode.transport.RepairedPaths;
 
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -59,65 +59,52 @@ public final class LunPathRepair {
         this.registration = new ReturnedPathRegistration(reservations, devices);
     }
 
-    /** {@link #repair(String, Attachment, List, Optional)} of a volume staged without fencing. */
-    public PathRepair repair(String volumeId, Attachment attachment, List<ScsiAddress> expected)
-            throws VolumeException {
-        return repair(volumeId, attachment, expected, Optional.empty());
-    }
-
     /**
      * Repairs the attachment's LUN at {@code expected}, the addresses its transport reaches it through now; under
-     * fencing ({@code fenceKey}, this node's key as the staging record has it) a returned path is registered with
-     * the key the LUN's reservation holds before multipathd is asked to take it, and only while that key is ours.
+     * fencing ({@code fenceKey}, this node's key as the staging record has it; empty for a volume staged without)
+     * a returned path is registered with the key the LUN's reservation holds before multipathd is asked to take it,
+     * and only while that key is ours.
      *
      * @throws VolumeException INTERNAL when the record is unreadable or sysfs cannot be read
      */
-    public PathRepair repair(String volumeId, Attachment attachment, List<ScsiAddress> expected,
+    public RepairedPaths repair(String volumeId, Attachment attachment, List<ScsiAddress> expected,
                              Optional<FenceKey> fenceKey) throws VolumeException {
-        return repair(volumeId, attachment, expected, fenceKey, false);
+        return repairMapped(volumeId, attachment, expected, fenceKey, false);
     }
 
     /**
-     * {@link #repair(String, Attachment, List)} at addresses its transport has just seen live (each one behind an
-     * iSCSI session in LOGGED_IN, logged in again by the repair or never lost), done even while no path of the map
-     * serves. That is the case of a volume all of whose sessions are gone (killed, logged out behind the plugin's
-     * back): its map, held open by the mount, has no path left and queues its I/O (for as long as no_path_retry
-     * says), and nothing but a login and a scan brings a path back. Adding a path takes nothing away, and the
-     * identity of each disk is checked before multipathd gets it, as always.
+     * {@link #repair} at addresses its transport has just seen live (each one behind an iSCSI session in LOGGED_IN,
+     * logged in again by the repair or never lost), done even while no path of the map serves. That is the case of a
+     * volume all of whose sessions are gone (killed, logged out behind the plugin's back): its map, held open by the
+     * mount, has no path left and queues its I/O (for as long as no_path_retry says), and nothing but a login and a
+     * scan brings a path back. Adding a path takes nothing away, and the identity of each disk is checked before
+     * multipathd gets it, as always. For a fenced volume ({@code fenceKey} as in {@link #repair}), with no path of
+     * the map serving, the reservation is read through the new disks themselves (reading needs no registration), and
+     * they are registered and added only while this node's tag holds it; otherwise, or when it cannot be read, each is
+     * reported failed and none is added.
      */
-    public PathRepair repairOnLiveConnections(String volumeId, Attachment attachment, List<ScsiAddress> live)
-            throws VolumeException {
-        return repairOnLiveConnections(volumeId, attachment, live, Optional.empty());
-    }
-
-    /**
-     * {@link #repairOnLiveConnections(String, Attachment, List)} of a fenced volume ({@code fenceKey} as in
-     * {@link #repair(String, Attachment, List, Optional)}): with no path of the map serving, the reservation is read
-     * through the new disks themselves (reading needs no registration), and they are registered and added only while
-     * this node's tag holds it; otherwise, or when it cannot be read, each is reported failed and none is added.
-     */
-    public PathRepair repairOnLiveConnections(String volumeId, Attachment attachment, List<ScsiAddress> live,
+    public RepairedPaths repairOnLiveConnections(String volumeId, Attachment attachment, List<ScsiAddress> live,
                                               Optional<FenceKey> fenceKey) throws VolumeException {
-        return repair(volumeId, attachment, live, fenceKey, true);
+        return repairMapped(volumeId, attachment, live, fenceKey, true);
     }
 
-    private PathRepair repair(String volumeId, Attachment attachment, List<ScsiAddress> expected,
-                              Optional<FenceKey> fenceKey, boolean evenIfNoneServes) throws VolumeException {
+    private RepairedPaths repairMapped(String volumeId, Attachment attachment, List<ScsiAddress> expected,
+                                       Optional<FenceKey> fenceKey, boolean evenIfNoneServes) throws VolumeException {
         AttachedLun lun = LunAttacher.recorded(attachment.details(), attachment.device(), attachment.number());
         if (lun.mapName().isEmpty()) {
-            return PathRepair.NONE; // staged on one path without multipathd: there is no map to add a path to
+            return RepairedPaths.NONE; // staged on one path without multipathd: there is no map to add a path to
         }
         try {
             Multipath multipath = attacher.multipath();
             Optional<MultipathMap> map = multipath.maps().byName(lun.mapName().get());
             if (map.isEmpty()) {
-                return PathRepair.waiting("its multipath map " + lun.mapName().get() + " is gone; nothing is scanned"
+                return RepairedPaths.waiting("its multipath map " + lun.mapName().get() + " is gone; nothing is scanned"
                         + " for a map that is not there");
             }
             Optional<PathHealth.Report> health = attacher.pathHealth(attachment.details(), attachment.device(),
                     attachment.number());
             if (!evenIfNoneServes && health.isPresent() && health.get().serving() == 0) {
-                return PathRepair.waiting("no path of multipath map " + map.get() + " serves I/O; nothing is"
+                return RepairedPaths.waiting("no path of multipath map " + map.get() + " serves I/O; nothing is"
                         + " scanned or removed until one does");
             }
             return repairAt(volumeId, attachment, lun, map.get(), expected, fenceKey);
@@ -153,7 +140,7 @@ public final class LunPathRepair {
         return false;
     }
 
-    private PathRepair repairAt(String volumeId, Attachment attachment, AttachedLun lun, MultipathMap map,
+    private RepairedPaths repairAt(String volumeId, Attachment attachment, AttachedLun lun, MultipathMap map,
                                 List<ScsiAddress> expected, Optional<FenceKey> fenceKey)
             throws IOException, VolumeException {
         List<String> wrongLun = new ArrayList<>();
@@ -200,7 +187,7 @@ public final class LunPathRepair {
             toAdd = registration.register(volumeId, lun, map, fenceKey.get(), toAdd, failed);
         }
         List<AttachedLun.LunPath> restored = toAdd.isEmpty() ? List.of() : addToMap(lun, toAdd, failed);
-        return new PathRepair(restored.stream().map(AttachedLun.LunPath::toString).toList(), wrongLun, failed,
+        return new RepairedPaths(restored.stream().map(AttachedLun.LunPath::toString).toList(), wrongLun, failed,
                 Optional.empty(), restored.isEmpty() ? Optional.empty() : Optional.of(recorded(attachment, lun,
                 restored)));
     }

@@ -45,8 +45,19 @@ public final class SanStack {
     private final LunPathRepair pathRepair;
     private final Host host;
 
-    public SanStack(Host host, SysfsWriter writer, DeviceWaiter waiter, MultipathDaemon daemon,
-                    LunAttacher.Timeouts timeouts, FenceSettings fence) {
+    /**
+     * What a SAN transport's stack is built over besides the host: the sysfs writer its scans and deletes go through
+     * (tests give a fake), the device waiter, multipathd, and how long each step may take.
+     */
+    public record Parts(SysfsWriter writer, DeviceWaiter waiter, MultipathDaemon daemon,
+                        LunAttacher.Timeouts timeouts) {
+    }
+
+    public SanStack(Host host, Parts parts, FenceSettings fence) {
+        SysfsWriter writer = parts.writer();
+        DeviceWaiter waiter = parts.waiter();
+        MultipathDaemon daemon = parts.daemon();
+        LunAttacher.Timeouts timeouts = parts.timeouts();
         this.host = host;
         this.hosts = new ScsiHosts(host.paths(), writer);
         this.devices = new ScsiDevices(host.paths(), writer, host.blockDevices());

@@ -19,6 +19,7 @@ import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.FenceKey;
 import dev.blocknode.transport.Fencing;
 import dev.blocknode.transport.PathRepair;
+import dev.blocknode.transport.RepairedPaths;
 import dev.blocknode.transport.san.LunAttacher;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -111,8 +112,8 @@ class FcFencedPathRepairUnitTest {
         return sysfs.paths().dev().resolve(name);
     }
 
-    private PathRepair repair() throws Exception {
-        return transport.repairPaths(VOLUME, staged, Optional.of(recorded));
+    private RepairedPaths repair() throws Exception {
+        return repairs().repair(VOLUME, staged, Optional.of(recorded));
     }
 
     private boolean anyOutThrough(String nexus) {
@@ -132,6 +133,11 @@ class FcFencedPathRepairUnitTest {
         }
     }
 
+    /** What the repair loop asks of the transport. */
+    private PathRepair repairs() {
+        return transport.pathRepair().orElseThrow();
+    }
+
     @Test
     void theReturnedPathIsRegisteredWithTheHeldKeyBeforeMultipathdTakesIt() throws Exception {
         AtomicReference<Optional<Long>> keyWhenAdded = new AtomicReference<>();
@@ -144,7 +150,7 @@ class FcFencedPathRepairUnitTest {
         });
         assertFalse(target.writeAllowed(RETURNED), "unregistered, its writes would fail at the storage");
 
-        PathRepair repair = repair();
+        RepairedPaths repair = repair();
 
         assertEquals(List.of("2:0:1:3=sdd"), repair.restored(), repair.toString());
         assertEquals(Optional.of(current.value()), keyWhenAdded.get(),
@@ -158,7 +164,7 @@ class FcFencedPathRepairUnitTest {
     void aLunTakenByAnotherNodeGetsNoRegistrationAndNoPathBack() throws Exception {
         nodeBTakesTheLun();
 
-        PathRepair repair = repair();
+        RepairedPaths repair = repair();
 
         assertEquals(List.of(), repair.restored());
         assertEquals(1, repair.failed().size(), repair.toString());
@@ -174,7 +180,7 @@ class FcFencedPathRepairUnitTest {
     void aPathThatRefusesTheRegistrationIsNotAdded() throws Exception {
         target.refusesRegistrations(RETURNED);
 
-        PathRepair repair = repair();
+        RepairedPaths repair = repair();
 
         assertEquals(List.of(), repair.restored());
         assertEquals(1, repair.failed().size(), repair.toString());
@@ -187,7 +193,7 @@ class FcFencedPathRepairUnitTest {
     void aTakeoverBetweenTheCheckAndTheRegistrationTakesTheRegistrationBack() throws Exception {
         target.beforeOut(RETURNED, REGISTER_AND_IGNORE, seen -> nodeBTakesTheLun());
 
-        PathRepair repair = repair();
+        RepairedPaths repair = repair();
 
         assertEquals(List.of(), repair.restored());
         assertTrue(repair.failed().get(0).contains("after registering"), repair.toString());

@@ -17,6 +17,7 @@ import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.OrphanSweep;
 import dev.blocknode.transport.PathRepair;
+import dev.blocknode.transport.RepairedPaths;
 import dev.blocknode.transport.san.FenceSettings;
 import dev.blocknode.transport.san.LunAttacher;
 import dev.blocknode.transport.san.ScanJournal;
@@ -33,6 +34,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -136,6 +138,11 @@ class FcLeftoverLunSweepUnitTest {
                 .counter().count();
     }
 
+    /** What the repair loop asks of the transport. */
+    private PathRepair repairs() {
+        return transport.pathRepair().orElseThrow();
+    }
+
     @Test
     void aLeftoverLunsMapAndBothDisksAreRemovedMapFirst() throws Exception {
         leftover(true);
@@ -144,7 +151,7 @@ class FcLeftoverLunSweepUnitTest {
         double maps = swept(PathSweeps.MAP);
         double disks = swept(PathSweeps.DISK);
 
-        OrphanSweep swept = transport.sweepOrphans(List::of);
+        OrphanSweep swept = repairs().sweepOrphans(List::of);
 
         assertFalse(sysfs.hasDisk("sdb"));
         assertFalse(sysfs.hasDisk("sdc"));
@@ -156,7 +163,7 @@ class FcLeftoverLunSweepUnitTest {
         assertEquals(1, swept(PathSweeps.MAP) - maps);
         assertEquals(2, swept(PathSweeps.DISK) - disks);
         assertEquals(List.of(), scans.all(FcTransport.NAME), "the proof goes with what it proved");
-        assertEquals(OrphanSweep.NONE, transport.sweepOrphans(List::of), "a second pass finds nothing");
+        assertEquals(OrphanSweep.NONE, repairs().sweepOrphans(List::of), "a second pass finds nothing");
     }
 
     @Test
@@ -169,7 +176,7 @@ class FcLeftoverLunSweepUnitTest {
         expectMapOpen("mpatha", 0);
         expectFlush("mpatha", "dm-0");
 
-        OrphanSweep swept = transport.sweepOrphans(() -> List.of(request("vol-staged", 5)));
+        OrphanSweep swept = repairs().sweepOrphans(() -> List.of(request("vol-staged", 5)));
 
         assertEquals(3, swept.removed().size(), swept.removed().toString());
         assertTrue(sysfs.hasDisk("sdd") && sysfs.hasDisk("sde") && sysfs.hasMap("dm-1"), "LUN 5 is a record's");
@@ -181,7 +188,7 @@ class FcLeftoverLunSweepUnitTest {
         scans.record(FcLeftoverLuns.entry(WWPN, 3));
         sysfs.addDisk(PATH_1, "sdb", new DeviceNumber(8, 16), "naa." + NAA);
 
-        OrphanSweep swept = transport.sweepOrphans(List::of);
+        OrphanSweep swept = repairs().sweepOrphans(List::of);
 
         assertFalse(sysfs.hasDisk("sdb"));
         assertEquals(1, swept.removed().size(), swept.removed().toString());
@@ -192,7 +199,7 @@ class FcLeftoverLunSweepUnitTest {
     void aMountedMapIsKeptAndReported() throws Exception {
         leftover(true);
         block.claimed(sysfs.paths().dev().resolve("dm-0"), true);
-        assertKept(transport.sweepOrphans(List::of), "is mounted or held open exclusively");
+        assertKept(repairs().sweepOrphans(List::of), "is mounted or held open exclusively");
     }
 
     @Test
@@ -200,21 +207,21 @@ class FcLeftoverLunSweepUnitTest {
         scans.record(FcLeftoverLuns.entry(WWPN, 3));
         sysfs.addDisk(PATH_1, "sdb", new DeviceNumber(8, 16), "naa." + NAA);
         block.claimed(sysfs.paths().dev().resolve("sdb"), true);
-        assertKept(transport.sweepOrphans(List::of), "disk sdb");
+        assertKept(repairs().sweepOrphans(List::of), "disk sdb");
     }
 
     @Test
     void anOpenMapIsKeptAndReported() throws Exception {
         leftover(true);
         expectMapOpen("mpatha", 1);
-        assertKept(transport.sweepOrphans(List::of), "is open (1 opener(s))");
+        assertKept(repairs().sweepOrphans(List::of), "is open (1 opener(s))");
     }
 
     @Test
     void aMapSomethingIsBuiltOnIsKept() throws Exception {
         leftover(true);
         sysfs.addDm(1, "crypt", "CRYPT-LUKS2-abc", List.of("dm-0"));
-        assertKept(transport.sweepOrphans(List::of), "is held by");
+        assertKept(repairs().sweepOrphans(List::of), "is held by");
     }
 
     @Test
@@ -224,20 +231,20 @@ class FcLeftoverLunSweepUnitTest {
         sysfs.remotePort(1, 0, 2, "0x500601683ba0415a", "Online", 2);
         sysfs.addDisk(new ScsiAddress(1, 0, 2, 3), "sdf", new DeviceNumber(8, 80), "naa." + NAA);
         sysfs.addSlave("dm-0", "sdf");
-        assertKept(transport.sweepOrphans(List::of), "also has path(s) [sdf]");
+        assertKept(repairs().sweepOrphans(List::of), "also has path(s) [sdf]");
     }
 
     @Test
     void aDiskWithoutAWwidIsKept() throws Exception {
         scans.record(FcLeftoverLuns.entry(WWPN, 3));
         sysfs.addDisk(PATH_1, "sdb", new DeviceNumber(8, 16), null, null, "running");
-        assertKept(transport.sweepOrphans(List::of), "reports no WWID");
+        assertKept(repairs().sweepOrphans(List::of), "reports no WWID");
     }
 
     @Test
     void aLunARecordOfAnyPhaseNamesIsNeverTouched() throws Exception {
         leftover(true);
-        assertEquals(OrphanSweep.NONE, transport.sweepOrphans(() -> List.of(request("vol-attaching", 3))));
+        assertEquals(OrphanSweep.NONE, repairs().sweepOrphans(() -> List.of(request("vol-attaching", 3))));
         assertTrue(sysfs.hasDisk("sdb") && sysfs.hasDisk("sdc"));
         assertEquals(1, scans.all(FcTransport.NAME).size());
     }
@@ -247,7 +254,7 @@ class FcLeftoverLunSweepUnitTest {
         leftover(true);
         AtomicInteger reads = new AtomicInteger();
         // the first read finds no record; a stage records its intent before the sweep holds the target's lock
-        OrphanSweep swept = transport.sweepOrphans(() -> reads.incrementAndGet() == 1 ? List.of()
+        OrphanSweep swept = repairs().sweepOrphans(() -> reads.incrementAndGet() == 1 ? List.of()
                 : List.of(request("vol-staging", 3)));
         assertEquals(OrphanSweep.NONE, swept);
         assertEquals(2, reads.get(), "read again under the lock");
@@ -257,7 +264,7 @@ class FcLeftoverLunSweepUnitTest {
     @Test
     void aLunWithoutAJournalEntryIsNeverTouched() throws Exception {
         leftover(false); // an administrator's LUN, or one of a blocknode older than the journal
-        assertEquals(OrphanSweep.NONE, transport.sweepOrphans(List::of));
+        assertEquals(OrphanSweep.NONE, repairs().sweepOrphans(List::of));
         assertTrue(sysfs.hasDisk("sdb") && sysfs.hasDisk("sdc"));
     }
 
@@ -275,7 +282,7 @@ class FcLeftoverLunSweepUnitTest {
                 ForgedJournalEntry.write(journal, "fc", "3", "../../" + WWPN),
                 ForgedJournalEntry.write(journal, "fc", "3", WWPN, WWPN),
                 ForgedJournalEntry.write(journal, "fc", "12345678901234567", WWPN));
-        assertEquals(OrphanSweep.NONE, transport.sweepOrphans(List::of));
+        assertEquals(OrphanSweep.NONE, repairs().sweepOrphans(List::of));
         assertTrue(sysfs.hasDisk("sdb") && sysfs.hasDisk("sdc"));
         forged.forEach(file -> assertTrue(Files.exists(file), "left alone: " + file));
     }
@@ -283,7 +290,7 @@ class FcLeftoverLunSweepUnitTest {
     @Test
     void anUnreadableRecordStopsTheSweep() throws Exception {
         leftover(true);
-        assertThrows(VolumeException.class, () -> transport.sweepOrphans(() -> {
+        assertThrows(VolumeException.class, () -> repairs().sweepOrphans(() -> {
             throw VolumeException.internal("record unreadable", null);
         }));
         assertTrue(sysfs.hasDisk("sdb") && sysfs.hasDisk("sdc"));
@@ -292,14 +299,14 @@ class FcLeftoverLunSweepUnitTest {
     @Test
     void anEntryWhoseLunHasNoDiskIsDropped() throws Exception {
         scans.record(FcLeftoverLuns.entry(WWPN, 3));
-        assertEquals(OrphanSweep.NONE, transport.sweepOrphans(List::of));
+        assertEquals(OrphanSweep.NONE, repairs().sweepOrphans(List::of));
         assertEquals(List.of(), scans.all(FcTransport.NAME));
     }
 
     @Test
     void anEntryOfAnUnknownTargetPortIsDropped() throws Exception {
         scans.record(FcLeftoverLuns.entry("5006016000000001", 3)); // the array port is gone from the fabric
-        assertEquals(OrphanSweep.NONE, transport.sweepOrphans(List::of));
+        assertEquals(OrphanSweep.NONE, repairs().sweepOrphans(List::of));
         assertEquals(List.of(), scans.all(FcTransport.NAME));
     }
 
@@ -309,7 +316,7 @@ class FcLeftoverLunSweepUnitTest {
         sysfs.fcHost(7, "0x10000000c9a1b2c7", "Online"); // the HBA port made again (FCoE): another host
         sysfs.remotePort(7, 0, 4, TARGET, "Online", 0);
         sysfs.addDisk(new ScsiAddress(7, 0, 0, 3), "sdg", new DeviceNumber(8, 96), "naa." + NAA);
-        OrphanSweep swept = transport.sweepOrphans(List::of);
+        OrphanSweep swept = repairs().sweepOrphans(List::of);
         assertFalse(sysfs.hasDisk("sdg"), swept.toString());
     }
 
@@ -357,7 +364,7 @@ class FcLeftoverLunSweepUnitTest {
         commands.expect("multipath", "-a", WWID);
         commands.expect("multipath", WWID).andDo(c -> sysfs.addSlave("dm-0", "sdd"));
 
-        PathRepair repair = transport.repairPaths(request("vol-fc", 3), staged);
+        RepairedPaths repair = repairs().repair(request("vol-fc", 3), staged, Optional.empty());
 
         assertEquals(List.of("2:0:1:3=sdd"), repair.restored(), repair.toString());
         assertEquals(List.of(List.of(FcLeftoverLuns.entry(WWPN, 3))), journaledAtScan);
@@ -372,7 +379,8 @@ class FcLeftoverLunSweepUnitTest {
         sysfs.remotePort(2, 0, 1, TARGET, "Online", 1);
         sysfs.presentLun(PATH_2, "sdd", new DeviceNumber(8, 48), "naa." + NAA, null);
 
-        assertThrows(VolumeException.class, () -> unjournaled.repairPaths(request("vol-fc", 3), staged));
+        assertThrows(VolumeException.class,
+                () -> unjournaled.pathRepair().orElseThrow().repair(request("vol-fc", 3), staged, Optional.empty()));
 
         assertEquals(List.of(), journaledAtScan, "no scan");
         assertFalse(sysfs.hasDisk("sdd"));

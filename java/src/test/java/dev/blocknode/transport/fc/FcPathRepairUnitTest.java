@@ -13,6 +13,7 @@ import dev.blocknode.testing.ScriptedCommandRunner;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.PathRepair;
+import dev.blocknode.transport.RepairedPaths;
 import dev.blocknode.transport.san.LunAttacher;
 import io.micrometer.core.instrument.Metrics;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -25,6 +26,7 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -103,17 +105,22 @@ class FcPathRepairUnitTest {
                 outcome).counter().count();
     }
 
+    /** What the repair loop asks of the transport. */
+    private PathRepair repairs() {
+        return transport.pathRepair().orElseThrow();
+    }
+
     @Test
     void aPortBackOnlineGetsItsLunScannedCheckedAndAddedToTheMap() throws Exception {
-        assertFalse(transport.mayRepairPaths(VOLUME, staged), "port 2 still gone: nothing a repair could do");
+        assertFalse(repairs().mayRepair(VOLUME, staged), "port 2 still gone: nothing a repair could do");
         portTwoReturnsPresenting(NAA);
-        assertTrue(transport.mayRepairPaths(VOLUME, staged), "port 2 back without its disk: worth a repair");
+        assertTrue(repairs().mayRepair(VOLUME, staged), "port 2 back without its disk: worth a repair");
         assertEquals(List.of(), writesSinceStage(), "the look scans nothing");
         commands.expect("multipath", "-a", WWID);
         commands.expect("multipathd", "add", "path", "sdd").succeeds("ok\n").andDo(c -> sysfs.addSlave("dm-0", "sdd"));
         double before = repairs("restored");
 
-        PathRepair repair = transport.repairPaths(VOLUME, staged);
+        RepairedPaths repair = repairs().repair(VOLUME, staged, Optional.empty());
 
         assertEquals(List.of("2:0:1:3=sdd"), repair.restored());
         assertFalse(repair.failedAny(), repair.toString());
@@ -124,8 +131,9 @@ class FcPathRepairUnitTest {
                 "the record is to name the returned path's new disk");
         assertEquals("mpatha", repair.attachment().orElseThrow().get("multipathMap"));
 
-        assertFalse(transport.mayRepairPaths(VOLUME, staged), "both paths in the map: nothing worth holding it for");
-        assertEquals(PathRepair.NONE, transport.repairPaths(VOLUME, staged), "both paths in the map: nothing to do");
+        assertFalse(repairs().mayRepair(VOLUME, staged), "both paths in the map: nothing worth holding it for");
+        assertEquals(RepairedPaths.NONE, repairs().repair(VOLUME, staged, Optional.empty()),
+                "both paths in the map: nothing to do");
         assertEquals(1, writesSinceStage().size(), "and nothing scanned again");
     }
 
@@ -134,7 +142,7 @@ class FcPathRepairUnitTest {
         portTwoReturnsPresenting(OTHER_NAA);
         double before = repairs("wrong_lun");
 
-        PathRepair repair = transport.repairPaths(VOLUME, staged);
+        RepairedPaths repair = repairs().repair(VOLUME, staged, Optional.empty());
 
         assertEquals(List.of(), repair.restored());
         assertEquals(1, repair.wrongLun().size(), repair.toString());
@@ -152,7 +160,7 @@ class FcPathRepairUnitTest {
     void withEveryPortDownNothingIsDone() throws Exception {
         sysfs.loseRemotePort(1, 0, 0);
 
-        PathRepair repair = transport.repairPaths(VOLUME, staged);
+        RepairedPaths repair = repairs().repair(VOLUME, staged, Optional.empty());
 
         assertTrue(repair.waiting().isPresent(), repair.toString());
         assertFalse(repair.actedOn());
@@ -164,7 +172,7 @@ class FcPathRepairUnitTest {
         sysfs.setState("sdb", "transport-offline");
         portTwoReturnsPresenting(NAA);
 
-        PathRepair repair = transport.repairPaths(VOLUME, staged);
+        RepairedPaths repair = repairs().repair(VOLUME, staged, Optional.empty());
 
         assertTrue(repair.waiting().orElseThrow().startsWith("no path of multipath map mpatha (dm-0, " + WWID
                 + ") serves I/O; nothing is scanned or removed"), repair.waiting().toString());
@@ -177,7 +185,7 @@ class FcPathRepairUnitTest {
         sysfs.remotePort(2, 0, 1, TARGET, "Online", 1);
         sysfs.unpresentLun(PATH_2); // unmapped from that port meanwhile
 
-        PathRepair repair = transport.repairPaths(VOLUME, staged);
+        RepairedPaths repair = repairs().repair(VOLUME, staged, Optional.empty());
 
         assertEquals(List.of(), repair.restored());
         assertEquals(List.of("2:0:1:3: no disk appeared within 15 s of its scan"), repair.failed());
@@ -189,7 +197,7 @@ class FcPathRepairUnitTest {
     void aVolumeAttachedByWwidAloneScannedNothingAndIsNotScanned() throws Exception {
         AttachRequest byWwid = new AttachRequest("vol-fc", Map.of("wwids", WWID), Map.of(), Secrets.NONE);
         portTwoReturnsPresenting(NAA);
-        assertEquals(PathRepair.NONE, transport.repairPaths(byWwid, staged));
+        assertEquals(RepairedPaths.NONE, repairs().repair(byWwid, staged, Optional.empty()));
         assertEquals(List.of(), writesSinceStage());
     }
 }

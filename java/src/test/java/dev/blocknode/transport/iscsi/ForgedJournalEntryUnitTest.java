@@ -11,7 +11,7 @@ import dev.blocknode.testing.QueryOnlyMounter;
 import dev.blocknode.testing.RecordingBlockDevices;
 import dev.blocknode.testing.ScriptedCommandRunner;
 import dev.blocknode.transport.OrphanSweep;
-import dev.blocknode.transport.san.FenceSettings;
+import dev.blocknode.transport.PathRepair;
 import dev.blocknode.transport.san.LunAttacher;
 import dev.blocknode.transport.san.ScanJournal;
 import org.junit.jupiter.api.AfterEach;
@@ -65,11 +65,12 @@ class ForgedJournalEntryUnitTest {
         state = temp.resolve("state");
         logins = LoginJournal.in(state);
         scans = ScanJournal.in(state);
-        transport = new IscsiTransport(new Host(sysfs.paths(), commands, new QueryOnlyMounter(),
-                new RecordingBlockDevices(sysfs.paths())), new IscsiAdm(commands), new NodeRecordFiles(database), sysfs,
-                new ManualClock().waiter(), () -> false,
-                new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)),
-                FenceSettings.DEFAULTS, logins, scans);
+        transport = IscsiTransport.over(
+                new Host(sysfs.paths(), commands, new QueryOnlyMounter(), new RecordingBlockDevices(sysfs.paths())),
+                new IscsiAdm(commands), new NodeRecordFiles(database), sysfs, new ManualClock().waiter(),
+                () -> false,
+                new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)))
+                .journals(logins, scans).build();
     }
 
     @AfterEach
@@ -92,6 +93,11 @@ class ForgedJournalEntryUnitTest {
         Path record = Files.createDirectories(temp.resolve(directory)).resolve("127.0.0.1,3260");
         Files.writeString(record, "node.name = bait\n");
         return record;
+    }
+
+    /** What the repair loop asks of the transport. */
+    private PathRepair repairs() {
+        return transport.pathRepair().orElseThrow();
     }
 
     @Test
@@ -153,8 +159,8 @@ class ForgedJournalEntryUnitTest {
     /** Two passes of the sweep, which must find nothing to do; the warnings of {@code journal} they logged. */
     private List<String> sweepTwice(String journal) throws Exception {
         try (LogCapture log = LogCapture.installed()) {
-            assertEquals(OrphanSweep.NONE, transport.sweepOrphans(List::of));
-            assertEquals(OrphanSweep.NONE, transport.sweepOrphans(List::of), "and the next pass");
+            assertEquals(OrphanSweep.NONE, repairs().sweepOrphans(List::of));
+            assertEquals(OrphanSweep.NONE, repairs().sweepOrphans(List::of), "and the next pass");
             return log.written().stream().filter(w -> w.level() == Level.WARNING)
                     .map(LogCapture.Written::text).filter(text -> text.contains(journal)).toList();
         }

@@ -20,9 +20,8 @@ import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.FenceKey;
 import dev.blocknode.transport.Fencing;
 import dev.blocknode.transport.PathRepair;
-import dev.blocknode.transport.san.FenceSettings;
+import dev.blocknode.transport.RepairedPaths;
 import dev.blocknode.transport.san.LunAttacher;
-import dev.blocknode.transport.san.ScanJournal;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -87,12 +86,12 @@ class IscsiFencedPathRepairUnitTest {
         Path database = Files.createDirectories(temp.resolve("etc-iscsi"));
         iscsiadm = new ScriptedIscsiadm(commands, sysfs, database, IQN);
         ManualClock clock = new ManualClock();
-        transport = new IscsiTransport(new Host(sysfs.paths(), commands, new QueryOnlyMounter(),
-                new RecordingBlockDevices(sysfs.paths())).withScsi(target), new IscsiAdm(commands),
-                new NodeRecordFiles(database), sysfs, clock.waiter(), () -> true,
-                new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)),
-                FenceSettings.DEFAULTS, LoginJournal.NONE, ScanJournal.NONE,
-                () -> Duration.between(Instant.EPOCH, clock.instant()).toNanos());
+        transport = IscsiTransport.over(
+                new Host(sysfs.paths(), commands, new QueryOnlyMounter(), new RecordingBlockDevices(sysfs.paths()))
+                        .withScsi(target),
+                new IscsiAdm(commands), new NodeRecordFiles(database), sysfs, clock.waiter(), () -> true,
+                new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)))
+                .clock(() -> Duration.between(Instant.EPOCH, clock.instant()).toNanos()).build();
         sysfs.presentLun(new ScsiAddress(3, 0, 0, 3), "sdb", new DeviceNumber(8, 16), "naa." + NAA, null);
         sysfs.presentLun(new ScsiAddress(4, 0, 0, 3), "sdc", new DeviceNumber(8, 32), "naa." + NAA, null);
         target.path(dev("sdb"), "session1", new DeviceNumber(8, 16)).path(dev("sdc"), "session2",
@@ -132,8 +131,8 @@ class IscsiFencedPathRepairUnitTest {
         iscsiadm.expectLogin(PORTALS[1], 3, 5);
     }
 
-    private PathRepair repair() throws Exception {
-        return transport.repairPaths(VOLUME, staged, Optional.of(recorded));
+    private RepairedPaths repair() throws Exception {
+        return repairs().repair(VOLUME, staged, Optional.of(recorded));
     }
 
     private List<String> commandsSinceLoss() {
@@ -154,6 +153,11 @@ class IscsiFencedPathRepairUnitTest {
         pr.preempt(b, THEIRS.value(), current.value(), PrType.WRITE_EXCLUSIVE_REGISTRANTS_ONLY, false);
     }
 
+    /** What the repair loop asks of the transport. */
+    private PathRepair repairs() {
+        return transport.pathRepair().orElseThrow();
+    }
+
     @Test
     void theNewSessionsDiskIsRegisteredWithTheHeldKeyBeforeMultipathdIsAskedToAddIt() throws Exception {
         portalTwoLogsInAgain();
@@ -166,9 +170,9 @@ class IscsiFencedPathRepairUnitTest {
             writableWhenAdded.set(target.writeAllowed(NEW_SESSION));
             sysfs.addSlave("dm-0", "sdd");
         });
-        assertTrue(transport.mayRepairPaths(VOLUME, staged));
+        assertTrue(repairs().mayRepair(VOLUME, staged));
 
-        PathRepair repair = repair();
+        RepairedPaths repair = repair();
 
         assertEquals(List.of("5:0:0:3=sdd"), repair.restored(), repair.toString());
         assertFalse(repair.failedAny(), repair.toString());
@@ -188,7 +192,7 @@ class IscsiFencedPathRepairUnitTest {
         nodeBTakesTheLun();
         portalTwoLogsInAgain();
 
-        PathRepair repair = repair();
+        RepairedPaths repair = repair();
 
         assertEquals(List.of(), repair.restored());
         assertEquals(1, repair.failed().size(), repair.toString());
@@ -246,9 +250,9 @@ class IscsiFencedPathRepairUnitTest {
             sysfs.addSlave("dm-0", "sde");
         });
         commands.expect("multipathd", "add", "path", "sdd").succeeds("ok\n").andDo(c -> sysfs.addSlave("dm-0", "sdd"));
-        assertTrue(transport.mayRepairPaths(VOLUME, staged));
+        assertTrue(repairs().mayRepair(VOLUME, staged));
 
-        PathRepair repair = repair();
+        RepairedPaths repair = repair();
 
         assertEquals(List.of("6:0:0:3=sde", "5:0:0:3=sdd"), repair.restored(), repair.toString());
         assertFalse(repair.failedAny(), repair.toString());
@@ -272,7 +276,7 @@ class IscsiFencedPathRepairUnitTest {
         nodeBTakesTheLun();
         everySessionGoneThenBothLogInAgain();
 
-        PathRepair repair = repair();
+        RepairedPaths repair = repair();
 
         assertEquals(List.of(), repair.restored(), repair.toString());
         assertEquals(2, repair.failed().size(), repair.toString());
@@ -291,7 +295,7 @@ class IscsiFencedPathRepairUnitTest {
         target.restartWithoutReservations();
         everySessionGoneThenBothLogInAgain();
 
-        PathRepair repair = repair();
+        RepairedPaths repair = repair();
 
         assertEquals(List.of(), repair.restored(), repair.toString());
         assertEquals(2, repair.failed().size(), repair.toString());
@@ -308,7 +312,7 @@ class IscsiFencedPathRepairUnitTest {
         target.dead(PORTAL_1_SESSION, true);
         target.dead(NEW_SESSION, true);
 
-        PathRepair repair = repair();
+        RepairedPaths repair = repair();
 
         assertEquals(List.of(), repair.restored(), repair.toString());
         assertEquals(2, repair.failed().size(), repair.toString());
@@ -331,7 +335,7 @@ class IscsiFencedPathRepairUnitTest {
             }
         });
 
-        PathRepair repair = repair();
+        RepairedPaths repair = repair();
 
         assertEquals(List.of(), repair.restored(), repair.toString());
         assertEquals(2, repair.failed().size(), repair.toString());

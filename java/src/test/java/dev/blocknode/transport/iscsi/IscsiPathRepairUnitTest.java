@@ -15,7 +15,7 @@ import dev.blocknode.testing.ScriptedIscsiadm;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.PathRepair;
-import dev.blocknode.transport.san.FenceSettings;
+import dev.blocknode.transport.RepairedPaths;
 import dev.blocknode.transport.san.LunAttacher;
 import dev.blocknode.transport.san.ScanJournal;
 import io.micrometer.core.instrument.Metrics;
@@ -87,12 +87,7 @@ class IscsiPathRepairUnitTest {
         commands = new ScriptedCommandRunner();
         database = Files.createDirectories(temp.resolve("etc-iscsi"));
         iscsiadm = new ScriptedIscsiadm(commands, sysfs, database, IQN);
-        transport = new IscsiTransport(
-                new Host(sysfs.paths(), commands, new QueryOnlyMounter(), new RecordingBlockDevices(sysfs.paths())),
-                new IscsiAdm(commands), new NodeRecordFiles(database), sysfs, clock.waiter(), () -> true,
-                new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)),
-                FenceSettings.DEFAULTS, LoginJournal.NONE, ScanJournal.in(temp.resolve("state")),
-                () -> Duration.between(Instant.EPOCH, clock.instant()).toNanos(), this::answers);
+        transport = transportEvery(Duration.ZERO);
         sysfs.presentLun(new ScsiAddress(3, 0, 0, 3), "sdb", new DeviceNumber(8, 16), "naa." + NAA, null);
         sysfs.presentLun(new ScsiAddress(4, 0, 0, 3), "sdc", new DeviceNumber(8, 32), "naa." + NAA, null);
         for (int i = 0; i < 2; i++) {
@@ -143,6 +138,11 @@ class IscsiPathRepairUnitTest {
                 .count();
     }
 
+    /** What the repair loop asks of the transport. */
+    private PathRepair repairs() {
+        return transport.pathRepair().orElseThrow();
+    }
+
     /**
      * The repair writes the scan journal's entry of each session it may scan the LUN on before it scans: with the
      * journal unwritable (its directory replaced by a file), nothing is scanned.
@@ -161,22 +161,23 @@ class IscsiPathRepairUnitTest {
         sessionTwoGone("sdc");
         sysfs.presentLun(new ScsiAddress(5, 0, 0, 3), "sdd", new DeviceNumber(8, 48), "naa." + NAA, null);
         iscsiadm.expectLogin(PORTALS[1], 3, 5);
-        assertThrows(dev.blocknode.outcome.VolumeException.class, () -> transport.repairPaths(volume(3), staged));
+        assertThrows(dev.blocknode.outcome.VolumeException.class,
+                () -> repairs().repair(volume(3), staged, Optional.empty()));
         assertEquals(List.of(), writesSinceStage().stream().filter(w -> w.contains("scan")).toList());
         assertFalse(sysfs.hasDisk("sdd"));
     }
 
     @Test
     void aSessionLoggedOutBehindThePluginsBackIsLoggedInAgainAndOnlyItsLunScannedCheckedAndAdded() throws Exception {
-        assertFalse(transport.mayRepairPaths(volume(3), staged), "both sessions serve: nothing to hold the volume for");
+        assertFalse(repairs().mayRepair(volume(3), staged), "both sessions serve: nothing to hold the volume for");
         sessionTwoGone("sdc");
-        assertTrue(transport.mayRepairPaths(volume(3), staged));
+        assertTrue(repairs().mayRepair(volume(3), staged));
         sysfs.presentLun(new ScsiAddress(5, 0, 0, 3), "sdd", new DeviceNumber(8, 48), "naa." + NAA, null);
         iscsiadm.expectLogin(PORTALS[1], 3, 5);
         commands.expect("multipath", "-a", WWID);
         commands.expect("multipathd", "add", "path", "sdd").succeeds("ok\n").andDo(c -> sysfs.addSlave("dm-0", "sdd"));
 
-        PathRepair repair = transport.repairPaths(volume(3), staged);
+        RepairedPaths repair = repairs().repair(volume(3), staged, Optional.empty());
 
         assertEquals(List.of("5:0:0:3=sdd"), repair.restored());
         assertFalse(repair.failedAny(), repair.toString());
@@ -191,8 +192,8 @@ class IscsiPathRepairUnitTest {
 
         Attachment repaired = new Attachment(staged.transport(), staged.device(), staged.number(), staged.identity(),
                 repair.attachment().orElseThrow());
-        assertFalse(transport.mayRepairPaths(volume(3), repaired), "both paths in the map again");
-        assertEquals(PathRepair.NONE, transport.repairPaths(volume(3), repaired));
+        assertFalse(repairs().mayRepair(volume(3), repaired), "both paths in the map again");
+        assertEquals(RepairedPaths.NONE, repairs().repair(volume(3), repaired, Optional.empty()));
     }
 
     @Test
@@ -203,7 +204,8 @@ class IscsiPathRepairUnitTest {
         // No "multipath -a": with find_multipaths no/greedy multipathd recorded the WWID when it built the map.
         commands.expect("multipathd", "add", "path", "sdd").succeeds("ok\n").andDo(c -> sysfs.addSlave("dm-0", "sdd"));
 
-        PathRepair repair = transportWithADaemonThatTakesEveryPath().repairPaths(volume(3), staged);
+        RepairedPaths repair = transportWithADaemonThatTakesEveryPath().pathRepair().orElseThrow()
+                .repair(volume(3), staged, Optional.empty());
 
         assertEquals(List.of("5:0:0:3=sdd"), repair.restored());
         assertFalse(repair.failedAny(), repair.toString());
@@ -211,14 +213,24 @@ class IscsiPathRepairUnitTest {
                 commandsSinceStage().toString());
     }
 
+    /** The transport of the stage, built with the repair loop's interval (zero: no loop). */
+    private IscsiTransport transportEvery(Duration repairInterval) {
+        return IscsiTransport.over(
+                new Host(sysfs.paths(), commands, new QueryOnlyMounter(), new RecordingBlockDevices(sysfs.paths())),
+                new IscsiAdm(commands), new NodeRecordFiles(database), sysfs, clock.waiter(), () -> true,
+                new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)))
+                .journals(LoginJournal.NONE, ScanJournal.in(temp.resolve("state"))).repairInterval(repairInterval)
+                .clock(() -> Duration.between(Instant.EPOCH, clock.instant()).toNanos()).portals(this::answers)
+                .build();
+    }
+
     /** The transport of the stage, but over a running multipathd whose find_multipaths is "greedy". */
     private IscsiTransport transportWithADaemonThatTakesEveryPath() {
-        return new IscsiTransport(
+        return IscsiTransport.over(
                 new Host(sysfs.paths(), commands, new QueryOnlyMounter(), new RecordingBlockDevices(sysfs.paths())),
                 new IscsiAdm(commands), new NodeRecordFiles(database), sysfs, clock.waiter(), new GreedyMultipathd(),
-                new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)),
-                FenceSettings.DEFAULTS, LoginJournal.NONE, ScanJournal.NONE,
-                () -> Duration.between(Instant.EPOCH, clock.instant()).toNanos());
+                new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)))
+                .clock(() -> Duration.between(Instant.EPOCH, clock.instant()).toNanos()).build();
     }
 
     @Test
@@ -240,8 +252,8 @@ class IscsiPathRepairUnitTest {
         commands.expect("multipath", "-a", WWID_4);
         commands.expect("multipathd", "add", "path", "sdh").succeeds("ok\n").andDo(c -> sysfs.addSlave("dm-1", "sdh"));
 
-        PathRepair first = transport.repairPaths(volume(3), staged);
-        PathRepair then = transport.repairPaths(volume(4), second);
+        RepairedPaths first = repairs().repair(volume(3), staged, Optional.empty());
+        RepairedPaths then = repairs().repair(volume(4), second, Optional.empty());
 
         assertEquals(List.of("5:0:0:3=sdg"), first.restored());
         assertEquals(List.of("5:0:0:4=sdh"), then.restored(), "the second volume finds the session the first made");
@@ -253,9 +265,9 @@ class IscsiPathRepairUnitTest {
     void aSessionIscsidIsRecoveringIsReportedAndNeverTouched() throws Exception {
         sysfs.setIscsiSessionState(2, "FAILED");
         sysfs.setState("sdc", "transport-offline");
-        assertTrue(transport.mayRepairPaths(volume(3), staged), "held, so that the repair says it waits");
+        assertTrue(repairs().mayRepair(volume(3), staged), "held, so that the repair says it waits");
 
-        PathRepair repair = transport.repairPaths(volume(3), staged);
+        RepairedPaths repair = repairs().repair(volume(3), staged, Optional.empty());
 
         assertEquals("iSCSI session(s) at 127.0.0.2:3260 (session2 FAILED) are left to iscsid's own recovery"
                 + " (replacement_timeout); the repair never logs a session out", repair.waiting().orElseThrow());
@@ -271,7 +283,7 @@ class IscsiPathRepairUnitTest {
         sysfs.removeDisk("sdc");
         sysfs.iscsiSessionTearingDown(2, 4);
 
-        PathRepair repair = transport.repairPaths(volume(3), staged);
+        RepairedPaths repair = repairs().repair(volume(3), staged, Optional.empty());
 
         assertEquals("iSCSI session(s) at 127.0.0.2:3260 (session2 LOGGED_IN, being torn down) are left to iscsid's"
                 + " own recovery (replacement_timeout); the repair never logs a session out",
@@ -288,7 +300,7 @@ class IscsiPathRepairUnitTest {
         sysfs.setState("sdb", "transport-offline");
         sysfs.setState("sdc", "transport-offline");
 
-        PathRepair repair = transport.repairPaths(volume(3), staged);
+        RepairedPaths repair = repairs().repair(volume(3), staged, Optional.empty());
 
         assertTrue(repair.waiting().orElseThrow().startsWith("no path of its multipath map serves I/O"),
                 repair.toString());
@@ -308,10 +320,10 @@ class IscsiPathRepairUnitTest {
     @Test
     void everySessionGoneBothPortalsAreLoggedInAgainAndTheLunScannedCheckedAndAddedOnEach() throws Exception {
         everySessionGone();
-        assertTrue(transport.mayRepairPaths(volume(3), staged));
+        assertTrue(repairs().mayRepair(volume(3), staged));
         bothPortalsLogInAndTheLunJoinsTheMap();
 
-        PathRepair repair = transport.repairPaths(volume(3), staged);
+        RepairedPaths repair = repairs().repair(volume(3), staged, Optional.empty());
 
         assertEquals(Optional.empty(), repair.waiting(),
                 "no path serving is no reason to wait when no session is left");
@@ -336,7 +348,7 @@ class IscsiPathRepairUnitTest {
         commands.expect("multipath", "-a", WWID);
         commands.expect("multipathd", "add", "path", "sdd").succeeds("ok\n").andDo(c -> sysfs.addSlave("dm-0", "sdd"));
 
-        PathRepair repair = transport.repairPaths(volume(3), staged);
+        RepairedPaths repair = repairs().repair(volume(3), staged, Optional.empty());
 
         assertEquals(List.of("5:0:0:3=sdd"), repair.restored(), repair.toString());
         assertEquals(List.of("class/scsi_host/host5/scan=0 0 3"), writesSinceStage(), "nothing on session 1");
@@ -356,7 +368,7 @@ class IscsiPathRepairUnitTest {
         commands.expect("multipath", "-a", WWID);
         commands.expect("multipathd", "add", "path", "sde").succeeds("ok\n").andDo(c -> sysfs.addSlave("dm-0", "sde"));
 
-        PathRepair repair = transport.repairPaths(volume(3), staged);
+        RepairedPaths repair = repairs().repair(volume(3), staged, Optional.empty());
 
         assertEquals(List.of("6:0:0:3=sdd is LUN " + WWID_4 + ", not " + WWID), repair.wrongLun());
         assertEquals(List.of("7:0:0:3=sde"), repair.restored(), "only the disk of the staged LUN joins the map");
@@ -373,9 +385,9 @@ class IscsiPathRepairUnitTest {
                     + " iSCSI login failed due to authorization failure)");
         }
 
-        PathRepair refused = transport.repairPaths(volume(3), staged);
+        RepairedPaths refused = repairs().repair(volume(3), staged, Optional.empty());
         clock.advance(Duration.ofSeconds(10));
-        PathRepair soon = transport.repairPaths(volume(3), staged); // no login scripted: none may run
+        RepairedPaths soon = repairs().repair(volume(3), staged, Optional.empty()); // no login scripted: none may run
 
         assertEquals(2, refused.failed().size(), refused.toString());
         assertTrue(refused.failed().stream().allMatch(f -> f.endsWith("(not tried again for 30 s)")),
@@ -387,12 +399,12 @@ class IscsiPathRepairUnitTest {
         for (String portal : PORTALS) {
             commands.expect(iscsiadm.node(portal, "--login")).fails(24, "iscsiadm: login failed");
         }
-        PathRepair again = transport.repairPaths(volume(3), staged);
+        RepairedPaths again = repairs().repair(volume(3), staged, Optional.empty());
         assertTrue(again.failed().stream().allMatch(f -> f.endsWith("(not tried again for 60 s)")), again.toString());
 
         clock.advance(Duration.ofSeconds(61));
         bothPortalsLogInAndTheLunJoinsTheMap();
-        PathRepair due = transport.repairPaths(volume(3), staged);
+        RepairedPaths due = repairs().repair(volume(3), staged, Optional.empty());
 
         assertEquals(List.of("6:0:0:3=sdd", "7:0:0:3=sde"), due.restored(), due.toString());
         assertEquals(4, counted("session", "failed"), "two portals refused twice; the waits in between tried nothing");
@@ -402,19 +414,20 @@ class IscsiPathRepairUnitTest {
     /** As NVMe/TCP's connects: with a repair interval shorter than 30 s, the next pass tries the login again. */
     @Test
     void aRefusedLoginWaitsNoLongerThanTheRepairIntervalAtFirst() throws Exception {
-        transport.repairEvery(Duration.ofSeconds(10));
+        transport = transportEvery(Duration.ofSeconds(10));
         sessionTwoGone("sdc");
         commands.expect(iscsiadm.node(PORTALS[1], "--login")).fails(8, "iscsiadm: connection login retries"
                 + " (reopen_max) 5 exceeded");
 
-        PathRepair repair = transport.repairPaths(volume(3), staged);
+        RepairedPaths repair = repairs().repair(volume(3), staged, Optional.empty());
         clock.advance(Duration.ofSeconds(9));
-        PathRepair soon = transport.repairPaths(volume(3), staged); // no second login scripted: none may run
+        // no second login scripted: none may run
+        RepairedPaths soon = repairs().repair(volume(3), staged, Optional.empty());
 
         assertTrue(repair.failed().get(0).endsWith("(not tried again for 10 s)"), repair.failed().get(0));
         assertEquals(repair.failed(), soon.failed());
         clock.advance(Duration.ofSeconds(1));
-        assertTrue(transport.mayRepairPaths(volume(3), staged), "due on the next pass");
+        assertTrue(repairs().mayRepair(volume(3), staged), "due on the next pass");
     }
 
     @Test
@@ -423,8 +436,9 @@ class IscsiPathRepairUnitTest {
         commands.expect(iscsiadm.node(PORTALS[1], "--login")).fails(8, "iscsiadm: connection login retries"
                 + " (reopen_max) 5 exceeded");
 
-        PathRepair repair = transport.repairPaths(volume(3), staged);
-        PathRepair again = transport.repairPaths(volume(3), staged); // no second login scripted: none may run
+        RepairedPaths repair = repairs().repair(volume(3), staged, Optional.empty());
+        // no second login scripted: none may run
+        RepairedPaths again = repairs().repair(volume(3), staged, Optional.empty());
 
         assertEquals(1, repair.failed().size(), repair.toString());
         assertTrue(repair.failed().get(0).startsWith("127.0.0.2:3260: the login failed"), repair.failed().get(0));
@@ -441,16 +455,17 @@ class IscsiPathRepairUnitTest {
      */
     @Test
     void aPortalThatAcceptsNoConnectionIsWaitedForWithoutALoginAndLoggedInOnceItAnswers() throws Exception {
-        transport.repairEvery(Duration.ofSeconds(10));
+        transport = transportEvery(Duration.ofSeconds(10));
         sessionTwoGone("sdc");
         silent.add("127.0.0.2");
 
         for (int pass = 0; pass < 30; pass++) { // five minutes of passes: no iscsiadm scripted, none may run
-            PathRepair waits = transport.repairPaths(volume(3), staged);
+            RepairedPaths waits = repairs().repair(volume(3), staged, Optional.empty());
             assertEquals(Optional.of("the portal(s) 127.0.0.2:3260 accept no TCP connection (within 2 s): logged in"
                     + " again once they do"), waits.waiting(), waits.toString());
             assertFalse(waits.failedAny(), "an outage is waited for, not a failed repair the loop backs off from");
-            transport.repairPaths(volume(3), staged); // as another volume of the target would in the same pass
+            // as another volume of the target would in the same pass
+            repairs().repair(volume(3), staged, Optional.empty());
             clock.advance(Duration.ofSeconds(10));
         }
         assertEquals(30, probed.get("127.0.0.2"), "one connect per pass (half an interval), whichever volume asks");
@@ -462,7 +477,7 @@ class IscsiPathRepairUnitTest {
         sysfs.presentLun(new ScsiAddress(6, 0, 0, 3), "sdd", new DeviceNumber(8, 48), "naa." + NAA, null);
         commands.expect("multipath", "-a", WWID);
         commands.expect("multipathd", "add", "path", "sdd").succeeds("ok\n").andDo(c -> sysfs.addSlave("dm-0", "sdd"));
-        PathRepair back = transport.repairPaths(volume(3), staged);
+        RepairedPaths back = repairs().repair(volume(3), staged, Optional.empty());
 
         assertEquals(List.of("6:0:0:3=sdd"), back.restored(), back.toString());
     }
@@ -472,7 +487,7 @@ class IscsiPathRepairUnitTest {
         sessionTwoGone("sdc");
         Files.delete(database.resolve("nodes/" + IQN + "/127.0.0.2,3260"));
 
-        PathRepair repair = transport.repairPaths(volume(3), staged);
+        RepairedPaths repair = repairs().repair(volume(3), staged, Optional.empty());
 
         assertTrue(repair.failed().get(0).startsWith("127.0.0.2:3260: no node record to log in with"),
                 repair.toString());

@@ -12,7 +12,7 @@ import dev.blocknode.testing.ScriptedCommandRunner;
 import dev.blocknode.testing.ScriptedIscsiadm;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.OrphanSweep;
-import dev.blocknode.transport.san.FenceSettings;
+import dev.blocknode.transport.PathRepair;
 import dev.blocknode.transport.san.LunAttacher;
 import dev.blocknode.transport.san.ScanJournal;
 import org.junit.jupiter.api.AfterEach;
@@ -72,10 +72,11 @@ class LeftoverLunSweepUnitTest {
     }
 
     private IscsiTransport transport(ScanJournal journal) {
-        return new IscsiTransport(new Host(sysfs.paths(), commands, new QueryOnlyMounter(), block),
-                new IscsiAdm(commands), new NodeRecordFiles(database), sysfs, new ManualClock().waiter(), () -> false,
-                new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)),
-                FenceSettings.DEFAULTS, logins, journal);
+        return IscsiTransport.over(new Host(sysfs.paths(), commands, new QueryOnlyMounter(), block),
+                new IscsiAdm(commands), new NodeRecordFiles(database), sysfs, new ManualClock().waiter(),
+                () -> false,
+                new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)))
+                .journals(logins, journal).build();
     }
 
     @AfterEach
@@ -123,20 +124,25 @@ class LeftoverLunSweepUnitTest {
                 .andDo(c -> Files.delete(database.resolve("nodes/" + IQN + "/127.0.0.1,3260")));
     }
 
+    /** What the repair loop asks of the transport. */
+    private PathRepair repairs() {
+        return transport.pathRepair().orElseThrow();
+    }
+
     @Test
     void aLeftoverDiskAndMapAreRemovedMapFirstThenTheSessionInTheSamePass() throws Exception {
         leftover(true);
         expectMapOpen(0);
         expectFlush();
         expectLogoutAndDelete();
-        OrphanSweep swept = transport.sweepOrphans(List::of);
+        OrphanSweep swept = repairs().sweepOrphans(List::of);
         assertFalse(sysfs.hasDisk("sdb"));
         assertEquals(4, swept.removed().size(), swept.removed().toString());
         assertTrue(swept.removed().get(0).startsWith("multipath map mpatha"), swept.removed().toString());
         assertTrue(swept.removed().get(1).startsWith("disk sdb"), swept.removed().toString());
         assertEquals(List.of(), swept.kept());
         assertEquals(List.of(), scans.all(IscsiTransport.NAME), "the proof goes with what it proved");
-        assertEquals(OrphanSweep.NONE, transport.sweepOrphans(List::of), "a second pass finds nothing");
+        assertEquals(OrphanSweep.NONE, repairs().sweepOrphans(List::of), "a second pass finds nothing");
     }
 
     @Test
@@ -145,7 +151,7 @@ class LeftoverLunSweepUnitTest {
         scans.record(IscsiLeftoverLuns.entry(PATH, 3));
         sysfs.addDisk(LUN3, "sdb", new DeviceNumber(8, 16), "naa." + NAA);
         expectLogoutAndDelete();
-        OrphanSweep swept = transport.sweepOrphans(List::of);
+        OrphanSweep swept = repairs().sweepOrphans(List::of);
         assertFalse(sysfs.hasDisk("sdb"));
         assertTrue(swept.removed().get(0).startsWith("disk sdb"), swept.removed().toString());
     }
@@ -154,7 +160,7 @@ class LeftoverLunSweepUnitTest {
     void aMountedMapIsKeptAndReported() throws Exception {
         leftover(true);
         block.claimed(sysfs.paths().dev().resolve("dm-0"), true);
-        OrphanSweep swept = transport.sweepOrphans(List::of);
+        OrphanSweep swept = repairs().sweepOrphans(List::of);
         assertKept(swept, "is mounted or held open exclusively");
     }
 
@@ -164,21 +170,21 @@ class LeftoverLunSweepUnitTest {
         scans.record(IscsiLeftoverLuns.entry(PATH, 3));
         sysfs.addDisk(LUN3, "sdb", new DeviceNumber(8, 16), "naa." + NAA);
         block.claimed(sysfs.paths().dev().resolve("sdb"), true);
-        assertKept(transport.sweepOrphans(List::of), "disk sdb");
+        assertKept(repairs().sweepOrphans(List::of), "disk sdb");
     }
 
     @Test
     void anOpenMapIsKeptAndReported() throws Exception {
         leftover(true);
         expectMapOpen(1);
-        assertKept(transport.sweepOrphans(List::of), "is open (1 opener(s))");
+        assertKept(repairs().sweepOrphans(List::of), "is open (1 opener(s))");
     }
 
     @Test
     void aMapSomethingIsBuiltOnIsKept() throws Exception {
         leftover(true);
         sysfs.addDm(1, "crypt", "CRYPT-LUKS2-abc", List.of("dm-0"));
-        assertKept(transport.sweepOrphans(List::of), "is held by");
+        assertKept(repairs().sweepOrphans(List::of), "is held by");
     }
 
     @Test
@@ -186,13 +192,13 @@ class LeftoverLunSweepUnitTest {
         leftover(true);
         sysfs.addDisk(new ScsiAddress(5, 0, 0, 3), "sdc", new DeviceNumber(8, 32), "naa." + NAA);
         sysfs.addSlave("dm-0", "sdc");
-        assertKept(transport.sweepOrphans(List::of), "also has path(s) [sdc]");
+        assertKept(repairs().sweepOrphans(List::of), "also has path(s) [sdc]");
     }
 
     @Test
     void aLunARecordOfAnyPhaseNamesIsNeverTouched() throws Exception {
         leftover(true);
-        assertEquals(OrphanSweep.NONE, transport.sweepOrphans(() -> List.of(request("vol-attaching"))));
+        assertEquals(OrphanSweep.NONE, repairs().sweepOrphans(() -> List.of(request("vol-attaching"))));
         assertTrue(sysfs.hasDisk("sdb"));
         assertEquals(1, scans.all(IscsiTransport.NAME).size());
     }
@@ -200,7 +206,7 @@ class LeftoverLunSweepUnitTest {
     @Test
     void aLunWithoutAJournalEntryIsNeverTouched() throws Exception {
         leftover(false); // an administrator's LUN on blocknode's session, or one of a blocknode older than the journal
-        OrphanSweep swept = transport.sweepOrphans(List::of);
+        OrphanSweep swept = repairs().sweepOrphans(List::of);
         assertEquals(List.of(), swept.removed());
         assertTrue(sysfs.hasDisk("sdb"));
         assertTrue(swept.kept().get(0).contains("carries SCSI device(s) [3:0:0:3]"), swept.kept().toString());
@@ -211,7 +217,7 @@ class LeftoverLunSweepUnitTest {
         loggedIn();
         scans.record(IscsiLeftoverLuns.entry(PATH, 3));
         expectLogoutAndDelete();
-        OrphanSweep swept = transport.sweepOrphans(List::of);
+        OrphanSweep swept = repairs().sweepOrphans(List::of);
         assertEquals(List.of(), scans.all(IscsiTransport.NAME));
         assertEquals(2, swept.removed().size(), "the session and its record only: " + swept.removed());
     }
@@ -219,7 +225,7 @@ class LeftoverLunSweepUnitTest {
     @Test
     void anEntryWhoseSessionIsGoneIsDropped() throws Exception {
         scans.record(IscsiLeftoverLuns.entry(PATH, 3));
-        assertEquals(OrphanSweep.NONE, transport.sweepOrphans(List::of));
+        assertEquals(OrphanSweep.NONE, repairs().sweepOrphans(List::of));
         assertEquals(List.of(), scans.all(IscsiTransport.NAME));
     }
 

@@ -13,7 +13,7 @@ import dev.blocknode.testing.ScriptedCommandRunner;
 import dev.blocknode.testing.ScriptedIscsiadm;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.OrphanSweep;
-import dev.blocknode.transport.san.FenceSettings;
+import dev.blocknode.transport.PathRepair;
 import dev.blocknode.transport.san.LunAttacher;
 import dev.blocknode.transport.san.ScanJournal;
 import org.junit.jupiter.api.AfterEach;
@@ -63,11 +63,17 @@ class OrphanSessionSweepUnitTest {
         database = Files.createDirectories(temp.resolve("etc-iscsi"));
         iscsiadm = new ScriptedIscsiadm(commands, sysfs, database, IQN);
         journal = LoginJournal.in(temp.resolve("state"));
-        transport = new IscsiTransport(
+        transport = transportEvery(Duration.ZERO);
+    }
+
+    /** Built with the repair loop's interval (zero: no loop). */
+    private IscsiTransport transportEvery(Duration repairInterval) {
+        return IscsiTransport.over(
                 new Host(sysfs.paths(), commands, new QueryOnlyMounter(), new RecordingBlockDevices(sysfs.paths())),
-                new IscsiAdm(commands), new NodeRecordFiles(database), sysfs, new ManualClock().waiter(), () -> false,
-                new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)),
-                FenceSettings.DEFAULTS, journal, ScanJournal.NONE, now::get);
+                new IscsiAdm(commands), new NodeRecordFiles(database), sysfs, new ManualClock().waiter(),
+                () -> false,
+                new LunAttacher.Timeouts(Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(60)))
+                .journals(journal, ScanJournal.NONE).repairInterval(repairInterval).clock(now::get).build();
     }
 
     @AfterEach
@@ -97,15 +103,20 @@ class OrphanSessionSweepUnitTest {
                 .andDo(c -> Files.delete(database.resolve("nodes/" + IQN + "/127.0.0.1,3260")));
     }
 
+    /** What the repair loop asks of the transport. */
+    private PathRepair repairs() {
+        return transport.pathRepair().orElseThrow();
+    }
+
     @Test
     void anOrphanSessionBlocknodeMadeIsLoggedOutAndItsRecordDeleted() throws Exception {
         leftLoggedIn(true);
         expectLogoutAndDelete();
-        OrphanSweep swept = transport.sweepOrphans(List::of);
+        OrphanSweep swept = repairs().sweepOrphans(List::of);
         assertEquals(List.of("session1 of " + PATH, "node record of " + PATH), swept.removed());
         assertEquals(List.of(), swept.kept());
         assertEquals(List.of(), journal.all(), "the proof goes with what it proved");
-        assertEquals(OrphanSweep.NONE, transport.sweepOrphans(List::of), "a second pass finds nothing");
+        assertEquals(OrphanSweep.NONE, repairs().sweepOrphans(List::of), "a second pass finds nothing");
     }
 
     @Test
@@ -114,19 +125,19 @@ class OrphanSessionSweepUnitTest {
         sysfs.removeIscsiSession(1, 3);
         commands.expect(iscsiadm.node(PORTAL, "-o", "delete"))
                 .andDo(c -> Files.delete(database.resolve("nodes/" + IQN + "/127.0.0.1,3260")));
-        assertEquals(List.of("node record of " + PATH), transport.sweepOrphans(List::of).removed());
+        assertEquals(List.of("node record of " + PATH), repairs().sweepOrphans(List::of).removed());
     }
 
     @Test
     void aSessionBlocknodeHasNoProofOfMakingIsNeverTouched() throws Exception {
         leftLoggedIn(false); // an administrator's, or one of a plugin older than the journal: same name, no entry
-        assertEquals(OrphanSweep.NONE, transport.sweepOrphans(List::of));
+        assertEquals(OrphanSweep.NONE, repairs().sweepOrphans(List::of));
     }
 
     @Test
     void aSessionAStagingRecordNamesIsNeverTouched() throws Exception {
         leftLoggedIn(true);
-        assertEquals(OrphanSweep.NONE, transport.sweepOrphans(() -> List.of(request())));
+        assertEquals(OrphanSweep.NONE, repairs().sweepOrphans(() -> List.of(request())));
         assertEquals(List.of(PATH), journal.all());
     }
 
@@ -134,7 +145,7 @@ class OrphanSessionSweepUnitTest {
     void aSessionThatCarriesADiskIsReportedAndLeftLoggedIn() throws Exception {
         leftLoggedIn(true);
         sysfs.addDisk(new ScsiAddress(3, 0, 0, 7), "sdb", new DeviceNumber(8, 16), "naa.60014052e3c1d6a5");
-        OrphanSweep swept = transport.sweepOrphans(List::of);
+        OrphanSweep swept = repairs().sweepOrphans(List::of);
         assertEquals(List.of(), swept.removed());
         assertEquals(1, swept.kept().size());
         assertTrue(swept.kept().get(0).contains("carries SCSI device(s) [3:0:0:7]"), swept.kept().get(0));
@@ -149,14 +160,14 @@ class OrphanSessionSweepUnitTest {
     void aStageThatRecordsItsIntentMeanwhileKeepsItsTarget() throws Exception {
         leftLoggedIn(true);
         Deque<List<AttachRequest>> reads = new ArrayDeque<>(List.of(List.of(), List.of(request())));
-        assertEquals(OrphanSweep.NONE, transport.sweepOrphans(reads::poll));
+        assertEquals(OrphanSweep.NONE, repairs().sweepOrphans(reads::poll));
         assertTrue(reads.isEmpty(), "the records were read again under the session's lock");
     }
 
     @Test
     void aRecordThatCannotBeReadStopsTheSweep() throws Exception {
         leftLoggedIn(true);
-        assertThrows(VolumeException.class, () -> transport.sweepOrphans(() -> {
+        assertThrows(VolumeException.class, () -> repairs().sweepOrphans(() -> {
             throw VolumeException.precondition("a record cannot be read");
         }));
     }
@@ -165,7 +176,7 @@ class OrphanSessionSweepUnitTest {
     void aFailedLogoutIsReportedAndTheProofKept() throws Exception {
         leftLoggedIn(true);
         commands.expect(iscsiadm.node(PORTAL, "--logout")).fails(8, "iscsiadm: connection timed out\n");
-        OrphanSweep swept = transport.sweepOrphans(List::of);
+        OrphanSweep swept = repairs().sweepOrphans(List::of);
         assertEquals(List.of(), swept.removed());
         assertEquals(1, swept.kept().size());
         assertEquals(List.of(PATH), journal.all(), "tried again on the next pass");
@@ -174,25 +185,26 @@ class OrphanSessionSweepUnitTest {
     /** Not every pass: once per interval at first, then doubling; reported as kept, with why, all along. */
     @Test
     void aFailedLogoutBacksOffPerTargetAndPortalAndIsStillReported() throws Exception {
-        transport.repairEvery(Duration.ofSeconds(10));
+        transport = transportEvery(Duration.ofSeconds(10));
         leftLoggedIn(true);
         commands.expect(iscsiadm.node(PORTAL, "--logout")).fails(8, "iscsiadm: connection timed out\n");
-        OrphanSweep first = transport.sweepOrphans(List::of);
+        OrphanSweep first = repairs().sweepOrphans(List::of);
         assertTrue(first.kept().get(0).contains("its logout failed: ")
                 && first.kept().get(0).endsWith("(not tried again for 10 s)"), first.kept().get(0));
 
         now.addAndGet(Duration.ofSeconds(9).toNanos());
-        OrphanSweep waiting = transport.sweepOrphans(List::of); // no logout scripted: none may run
+        OrphanSweep waiting = repairs().sweepOrphans(List::of); // no logout scripted: none may run
         assertEquals(List.of(), waiting.removed());
         assertTrue(waiting.kept().get(0).contains("its logout failed") && waiting.kept().get(0).contains(PATH.toString()),
                 waiting.kept().get(0));
 
         now.addAndGet(Duration.ofSeconds(1).toNanos());
         commands.expect(iscsiadm.node(PORTAL, "--logout")).fails(8, "iscsiadm: connection timed out\n");
-        assertTrue(transport.sweepOrphans(List::of).kept().get(0).contains("(not tried again for 20 s)"));
+        assertTrue(repairs().sweepOrphans(List::of).kept().get(0).contains("(not tried again for 20 s)"));
         now.addAndGet(Duration.ofSeconds(20).toNanos());
         expectLogoutAndDelete();
-        assertEquals(List.of("session1 of " + PATH, "node record of " + PATH), transport.sweepOrphans(List::of).removed());
+        assertEquals(List.of("session1 of " + PATH, "node record of " + PATH),
+                repairs().sweepOrphans(List::of).removed());
         assertEquals(List.of(), journal.all());
     }
 
@@ -201,7 +213,7 @@ class OrphanSessionSweepUnitTest {
     void aLogoutThatLeftTheSessionIsAFailure() throws Exception {
         leftLoggedIn(true);
         commands.expect(iscsiadm.node(PORTAL, "--logout"));
-        OrphanSweep swept = transport.sweepOrphans(List::of);
+        OrphanSweep swept = repairs().sweepOrphans(List::of);
         assertEquals(List.of(), swept.removed());
         assertTrue(swept.kept().get(0).contains("session1 is still there"), swept.kept().get(0));
         assertEquals(List.of(PATH), journal.all());

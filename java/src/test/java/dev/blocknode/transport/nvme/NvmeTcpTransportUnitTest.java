@@ -12,6 +12,8 @@ import dev.blocknode.testing.RecordingBlockDevices;
 import dev.blocknode.testing.ScriptedCommandRunner;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.FenceKey;
+import dev.blocknode.transport.RepairedPaths;
 import dev.blocknode.transport.PathRepair;
 import dev.blocknode.transport.PathReport;
 import dev.blocknode.transport.StagedVolumes;
@@ -85,10 +87,19 @@ class NvmeTcpTransportUnitTest {
 
     /** A transport as after a restart: it knows only what sysfs and the records say. */
     private NvmeTcpTransport transport() {
+        return transport(Duration.ZERO);
+    }
+
+    /** Built with the repair loop's interval (zero: no loop). */
+    private NvmeTcpTransport transport(Duration repairInterval) {
         return new NvmeTcpTransport(new Host(sysfs.paths(), commands, new QueryOnlyMounter(), blockDevices),
-                hostConfig, fabrics, fabrics, clock.waiter(), transport -> List.copyOf(records),
-                new NvmeTcpTransport.Timeouts(Duration.ofSeconds(30), Duration.ofSeconds(15), Duration.ofSeconds(30)),
+                fabric(), clock.waiter(), transport -> List.copyOf(records), repairInterval,
                 () -> clock.elapsed().toNanos());
+    }
+
+    private Fabric fabric() {
+        return new Fabric(hostConfig, fabrics, fabrics,
+                new NvmeTcpTransport.Timeouts(Duration.ofSeconds(30), Duration.ofSeconds(15), Duration.ofSeconds(30)));
     }
 
     @AfterEach
@@ -127,6 +138,11 @@ class NvmeTcpTransportUnitTest {
 
     private static VolumeException.Outcome outcome(VolumeException e) {
         return e.outcome();
+    }
+
+    /** What the repair loop asks of the transport. */
+    private PathRepair repairs() {
+        return transport.pathRepair().orElseThrow();
     }
 
     @Test
@@ -223,8 +239,7 @@ class NvmeTcpTransportUnitTest {
             }
         };
         NvmeTcpTransport restarted = new NvmeTcpTransport(new Host(sysfs.paths(), commands, new QueryOnlyMounter(),
-                blockDevices), hostConfig, fabrics, fabrics, clock.waiter(), withUnreadable,
-                new NvmeTcpTransport.Timeouts(Duration.ofSeconds(30), Duration.ofSeconds(15), Duration.ofSeconds(30)),
+                blockDevices), fabric(), clock.waiter(), withUnreadable, Duration.ZERO,
                 () -> clock.elapsed().toNanos());
         Attachment a = restarted.attach(request("vol-1", NS1));
 
@@ -571,14 +586,14 @@ class NvmeTcpTransportUnitTest {
     void repairConnectsAgainTheControllerTheKernelDeletedAndChecksItsNamespace() throws Exception {
         AttachRequest request = request("vol-1", NS1, Secrets.NONE, "namespaceID", "1");
         Attachment attachment = stagedOverBothPortals(request);
-        assertFalse(transport.mayRepairPaths(request, attachment), "both controllers live: nothing to look at");
+        assertFalse(repairs().mayRepair(request, attachment), "both controllers live: nothing to look at");
         fabrics.lostPastCtrlLossTmo("127.0.0.2:4420");
         int writes = sysfs.writeLog().size();
 
-        assertTrue(transport.mayRepairPaths(request, attachment));
+        assertTrue(repairs().mayRepair(request, attachment));
         assertEquals(List.of("127.0.0.2:4420 has no controller"),
                 transport.pathHealth(attachment).orElseThrow().failures(), "health reports it until it is back");
-        PathRepair repair = transport.repairPaths(request, attachment);
+        RepairedPaths repair = repairs().repair(request, attachment, Optional.empty());
 
         assertEquals(List.of("127.0.0.2:4420=nvme2"), repair.restored());
         assertFalse(repair.failedAny());
@@ -587,7 +602,25 @@ class NvmeTcpTransportUnitTest {
                 "the stage's connect: " + fabrics.options().get(2));
         assertEquals(writes, sysfs.writeLog().size(), "nothing deleted, rescanned or written");
         assertEquals(new PathReport(2, List.of(), Optional.empty()), transport.pathHealth(attachment).orElseThrow());
-        assertFalse(transport.mayRepairPaths(request, attachment));
+        assertFalse(repairs().mayRepair(request, attachment));
+    }
+
+    /**
+     * NVMe/TCP has no reservations to register a returned path with: a volume its record says is fenced gets no
+     * controller back (its writes could get through where the storage fenced it out), and the repair says it waits.
+     */
+    @Test
+    void aFencedVolumeIsNotReconnectedAndTheRepairSaysItWaits() throws Exception {
+        AttachRequest request = request("vol-1", NS1);
+        Attachment attachment = stagedOverBothPortals(request);
+        fabrics.lostPastCtrlLossTmo("127.0.0.2:4420");
+
+        RepairedPaths repair = repairs().repair(request, attachment, Optional.of(FenceKey.of(0x0123456789abcdefL)));
+
+        assertEquals(Optional.of("transport nvme-tcp cannot register a returned path with this node's reservation key,"
+                + " so the lost paths of a fenced volume are not brought back"), repair.waiting());
+        assertEquals(List.of(), repair.restored());
+        assertEquals(2, fabrics.connects().size(), "only the stage's connects");
     }
 
     @Test
@@ -596,8 +629,8 @@ class NvmeTcpTransportUnitTest {
         Attachment attachment = stagedOverBothPortals(request);
         fabrics.set(fabrics.controllerAt("127.0.0.2:4420").orElseThrow(), "state", "connecting");
 
-        assertFalse(transport.mayRepairPaths(request, attachment));
-        assertEquals(PathRepair.NONE, transport.repairPaths(request, attachment));
+        assertFalse(repairs().mayRepair(request, attachment));
+        assertEquals(RepairedPaths.NONE, repairs().repair(request, attachment, Optional.empty()));
         assertEquals(2, fabrics.connects().size(), "no second controller to a portal the kernel reconnects");
     }
 
@@ -608,20 +641,21 @@ class NvmeTcpTransportUnitTest {
         fabrics.lostPastCtrlLossTmo("127.0.0.2:4420");
         fabrics.reachable("127.0.0.2:4420", false);
 
-        PathRepair refused = transport.repairPaths(request, attachment);
+        RepairedPaths refused = repairs().repair(request, attachment, Optional.empty());
 
         assertEquals(Optional.of("the portal(s) refuse the connect: 127.0.0.2:4420: the connect failed: Connection"
                 + " refused (not tried again for 10 s)"), refused.waiting(), "the outage itself: waits, no volume back-off");
         assertTrue(transport.pathHealth(attachment).orElseThrow().failures().get(0)
                 .contains("reconnecting it failed: the connect failed"), "health says why it is still lost");
-        assertFalse(transport.mayRepairPaths(request, attachment), "backing off: the volume is not held for it");
-        assertTrue(transport.repairPaths(request, attachment).waiting().isPresent());
+        assertFalse(repairs().mayRepair(request, attachment), "backing off: the volume is not held for it");
+        assertTrue(repairs().repair(request, attachment, Optional.empty()).waiting().isPresent());
         assertEquals(2, fabrics.connects().size(), "no connect while backing off");
 
         fabrics.reachable("127.0.0.2:4420", true);
         clock.advance(NvmePathRepair.CONNECT_BACKOFF_FIRST);
-        assertTrue(transport.mayRepairPaths(request, attachment));
-        assertEquals(List.of("127.0.0.2:4420=nvme2"), transport.repairPaths(request, attachment).restored());
+        assertTrue(repairs().mayRepair(request, attachment));
+        assertEquals(List.of("127.0.0.2:4420=nvme2"),
+                repairs().repair(request, attachment, Optional.empty()).restored());
         assertEquals(new PathReport(2, List.of(), Optional.empty()), transport.pathHealth(attachment).orElseThrow(),
                 "the failure is forgotten once the controller is back");
     }
@@ -632,41 +666,43 @@ class NvmeTcpTransportUnitTest {
      */
     @Test
     void aRefusedReconnectIsTriedAgainOnTheNextPassOfAShortInterval() throws Exception {
-        transport.repairEvery(Duration.ofSeconds(5));
+        transport = transport(Duration.ofSeconds(5));
         AttachRequest request = request("vol-1", NS1);
         Attachment attachment = stagedOverBothPortals(request);
         fabrics.lostPastCtrlLossTmo("127.0.0.2:4420");
         fabrics.reachable("127.0.0.2:4420", false);
 
-        assertTrue(transport.repairPaths(request, attachment).waiting().orElseThrow()
+        assertTrue(repairs().repair(request, attachment, Optional.empty()).waiting().orElseThrow()
                 .endsWith("(not tried again for 5 s)"));
         fabrics.reachable("127.0.0.2:4420", true);
         clock.advance(Duration.ofSeconds(4));
-        assertFalse(transport.mayRepairPaths(request, attachment), "not before the next pass");
+        assertFalse(repairs().mayRepair(request, attachment), "not before the next pass");
         clock.advance(Duration.ofSeconds(1));
 
-        assertTrue(transport.mayRepairPaths(request, attachment));
-        assertEquals(List.of("127.0.0.2:4420=nvme2"), transport.repairPaths(request, attachment).restored());
+        assertTrue(repairs().mayRepair(request, attachment));
+        assertEquals(List.of("127.0.0.2:4420=nvme2"),
+                repairs().repair(request, attachment, Optional.empty()).restored());
     }
 
     /** However many passes the outage lasted: refusals at once cost nothing, so the wait does not grow. */
     @Test
     void connectsRefusedAtOnceThroughALongOutageKeepTheFirstWait() throws Exception {
-        transport.repairEvery(Duration.ofSeconds(5));
+        transport = transport(Duration.ofSeconds(5));
         AttachRequest request = request("vol-1", NS1);
         Attachment attachment = stagedOverBothPortals(request);
         fabrics.lostPastCtrlLossTmo("127.0.0.2:4420");
         fabrics.reachable("127.0.0.2:4420", false);
 
         for (int pass = 0; pass < 4; pass++) {
-            assertTrue(transport.repairPaths(request, attachment).waiting().orElseThrow()
+            assertTrue(repairs().repair(request, attachment, Optional.empty()).waiting().orElseThrow()
                     .endsWith("(not tried again for 5 s)"), "pass " + pass);
             clock.advance(Duration.ofSeconds(5));
         }
         fabrics.reachable("127.0.0.2:4420", true);
 
-        assertTrue(transport.mayRepairPaths(request, attachment));
-        assertEquals(List.of("127.0.0.2:4420=nvme2"), transport.repairPaths(request, attachment).restored());
+        assertTrue(repairs().mayRepair(request, attachment));
+        assertEquals(List.of("127.0.0.2:4420=nvme2"),
+                repairs().repair(request, attachment, Optional.empty()).restored());
     }
 
     /**
@@ -675,7 +711,7 @@ class NvmeTcpTransportUnitTest {
      */
     @Test
     void aSlowRefusalKeepsTheFirstWait() throws Exception {
-        transport.repairEvery(Duration.ofSeconds(5));
+        transport = transport(Duration.ofSeconds(5));
         AttachRequest request = request("vol-1", NS1);
         Attachment attachment = stagedOverBothPortals(request);
         fabrics.lostPastCtrlLossTmo("127.0.0.2:4420");
@@ -683,30 +719,31 @@ class NvmeTcpTransportUnitTest {
         fabrics.failedConnectsTake(NvmePathRepair.FAILED_AT_ONCE.plusSeconds(1));
 
         for (int pass = 0; pass < 2; pass++) {
-            assertTrue(transport.repairPaths(request, attachment).waiting().orElseThrow()
+            assertTrue(repairs().repair(request, attachment, Optional.empty()).waiting().orElseThrow()
                     .endsWith("(not tried again for 5 s)"), "pass " + pass);
             clock.advance(Duration.ofSeconds(5));
         }
         fabrics.reachable("127.0.0.2:4420", true);
 
-        assertTrue(transport.mayRepairPaths(request, attachment), "the next pass tries again");
-        assertEquals(List.of("127.0.0.2:4420=nvme2"), transport.repairPaths(request, attachment).restored());
+        assertTrue(repairs().mayRepair(request, attachment), "the next pass tries again");
+        assertEquals(List.of("127.0.0.2:4420=nvme2"),
+                repairs().repair(request, attachment, Optional.empty()).restored());
     }
 
     /** A connect that got no answer cost its whole timeout: the next waits double, bounding what an outage costs. */
     @Test
     void aSlowFailureThatIsNoRefusalDoublesTheWait() throws Exception {
-        transport.repairEvery(Duration.ofSeconds(5));
+        transport = transport(Duration.ofSeconds(5));
         AttachRequest request = request("vol-1", NS1);
         Attachment attachment = stagedOverBothPortals(request);
         fabrics.lostPastCtrlLossTmo("127.0.0.2:4420");
         fabrics.reachable("127.0.0.2:4420", false);
         fabrics.unreachableTimesOut().failedConnectsTake(NvmePathRepair.FAILED_AT_ONCE.plusSeconds(1));
 
-        assertTrue(transport.repairPaths(request, attachment).waiting().orElseThrow()
+        assertTrue(repairs().repair(request, attachment, Optional.empty()).waiting().orElseThrow()
                 .endsWith("(not tried again for 5 s)"));
         clock.advance(Duration.ofSeconds(5));
-        assertTrue(transport.repairPaths(request, attachment).waiting().orElseThrow()
+        assertTrue(repairs().repair(request, attachment, Optional.empty()).waiting().orElseThrow()
                 .endsWith("(not tried again for 10 s)"));
     }
 
@@ -717,7 +754,7 @@ class NvmeTcpTransportUnitTest {
         fabrics.lostPastCtrlLossTmo("127.0.0.1:4420");
         fabrics.lostPastCtrlLossTmo("127.0.0.2:4420");
 
-        PathRepair repair = transport.repairPaths(request, attachment);
+        RepairedPaths repair = repairs().repair(request, attachment, Optional.empty());
 
         assertTrue(repair.waiting().orElseThrow().contains("is gone with its last controller"), repair.toString());
         assertEquals(2, fabrics.connects().size(), "no connect would find the same disk again");
@@ -731,7 +768,7 @@ class NvmeTcpTransportUnitTest {
         AttachRequest recordedRequest = request("vol-1", NS1); // the record keeps no secret
         fabrics.lostPastCtrlLossTmo("127.0.0.2:4420");
 
-        PathRepair repair = transport.repairPaths(recordedRequest, attachment);
+        RepairedPaths repair = repairs().repair(recordedRequest, attachment, Optional.empty());
 
         assertTrue(repair.waiting().orElseThrow().contains("DH-HMAC-CHAP"), repair.toString());
         assertEquals(2, fabrics.connects().size());
