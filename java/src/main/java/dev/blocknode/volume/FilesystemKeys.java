@@ -2,10 +2,12 @@ package dev.blocknode.volume;
 
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.transport.AttachRequest;
+import dev.blocknode.volume.StagePlan.FilesystemPlan;
 import dev.blocknode.volume.filesystem.FilesystemType;
 import dev.blocknode.volume.filesystem.MkfsOptions;
 
 import java.util.Locale;
+import java.util.Optional;
 
 /**
  * The volume_context keys that shape a volume's filesystem rather than find its device, read with the contexts'
@@ -22,27 +24,27 @@ final class FilesystemKeys {
     }
 
     /**
-     * Checks both keys before anything is touched; {@code formatsAs} is the filesystem a blank device would get
-     * (the request's fs_type, else the node's default), which the mkfs options must suit.
+     * Both keys read for a mount, before anything is touched: the mkfs options must suit the filesystem a blank
+     * device would get, the request's fs_type, else the node's default; where that is not known ({@code blocknode
+     * pv} for a PV naming no fsType), one of the filesystems, the first they suit.
      *
-     * @throws VolumeException INVALID_ARGUMENT naming the key and what is wrong with it
+     * @throws VolumeException INVALID_ARGUMENT naming the key and what is wrong with it (the mkfs options first)
      */
-    static void check(AttachRequest contexts, FilesystemType formatsAs) throws VolumeException {
-        mkfsOptions(contexts, formatsAs);
-        fsck(contexts);
+    static FilesystemPlan plan(AttachRequest contexts, Optional<FilesystemType> requested,
+                               Optional<FilesystemType> nodeDefault) throws VolumeException {
+        Optional<FilesystemType> known = requested.or(() -> nodeDefault);
+        FilesystemType formatsAs = known.isPresent() ? known.get() : firstSuited(contexts);
+        MkfsOptions mkfsOptions = mkfsOptions(contexts, formatsAs);
+        return new FilesystemPlan(requested, formatsAs, mkfsOptions, contexts.key(MKFS_OPTIONS), fsck(contexts));
     }
 
-    /**
-     * {@link #check} where the node's default filesystem is not known ({@code blocknode pv} for a PV naming no
-     * fsType): the mkfs options must suit one of the filesystems.
-     */
-    static void checkForEither(AttachRequest contexts) throws VolumeException {
-        fsck(contexts);
+    /** The first filesystem the volume's mkfs options suit; INVALID_ARGUMENT as for the first when none. */
+    private static FilesystemType firstSuited(AttachRequest contexts) throws VolumeException {
         VolumeException first = null;
         for (FilesystemType type : FilesystemType.values()) {
             try {
                 mkfsOptions(contexts, type);
-                return;
+                return type;
             } catch (VolumeException e) {
                 first = first == null ? e : first;
             }

@@ -96,12 +96,7 @@ final class FilesystemPreparer {
         Optional<FilesystemType> interrupted = !record.getMount().getFormattingStarted().isEmpty()
                 && !record.getMount().getFormattedHere()
                 ? blankAfterInterruptedFormat(volumeId, device, record) : Optional.empty();
-        DeviceContent content;
-        try {
-            content = probe.probe(device);
-        } catch (IOException e) {
-            throw VolumeException.internal("cannot probe device " + device + " of volume " + volumeId, e);
-        }
+        DeviceContent content = probed(volumeId, device);
         FilesystemType type;
         boolean ownUnmounted = record.getMount().getFormattedHere() && record.getMount().getAwaitingFirstMount();
         switch (content) {
@@ -113,17 +108,7 @@ final class FilesystemPreparer {
                 ownUnmounted = true;
             }
             case DeviceContent.Filesystem fs -> {
-                Optional<FilesystemType> found = FilesystemType.byName(fs.type());
-                if (found.isEmpty()) {
-                    throw VolumeException.precondition("device " + device + " of volume " + volumeId + " holds "
-                            + content.describe() + ", which blocknode does not mount (ext4, xfs)");
-                }
-                if (requested.isPresent() && requested.get() != found.get()) {
-                    throw VolumeException.precondition("device " + device + " of volume " + volumeId + " holds "
-                            + content.describe() + " but the request asks for " + requested.get().kernelName()
-                            + "; refusing to reformat a device that holds data");
-                }
-                type = found.get();
+                type = mountableAs(volumeId, device, fs, requested);
                 requireOptionsOf(type, options);
                 boolean readOnlyOrShared = options.readOnly()
                         || AccessMode.valueOf(record.getAccessMode()).multiNode();
@@ -138,6 +123,30 @@ final class FilesystemPreparer {
                 .setAwaitingFirstMount(ownUnmounted));
         records.save(record.build());
         return type;
+    }
+
+    private DeviceContent probed(String volumeId, Path device) throws VolumeException {
+        try {
+            return probe.probe(device);
+        } catch (IOException e) {
+            throw VolumeException.internal("cannot probe device " + device + " of volume " + volumeId, e);
+        }
+    }
+
+    /** The type of the filesystem {@code fs} found on the device, if it is one blocknode mounts and the one asked. */
+    private static FilesystemType mountableAs(String volumeId, Path device, DeviceContent.Filesystem fs,
+                                              Optional<FilesystemType> requested) throws VolumeException {
+        Optional<FilesystemType> found = FilesystemType.byName(fs.type());
+        if (found.isEmpty()) {
+            throw VolumeException.precondition("device " + device + " of volume " + volumeId + " holds "
+                    + fs.describe() + ", which blocknode does not mount (ext4, xfs)");
+        }
+        if (requested.isPresent() && requested.get() != found.get()) {
+            throw VolumeException.precondition("device " + device + " of volume " + volumeId + " holds "
+                    + fs.describe() + " but the request asks for " + requested.get().kernelName()
+                    + "; refusing to reformat a device that holds data");
+        }
+        return found.get();
     }
 
     /**

@@ -3,12 +3,10 @@ package dev.blocknode.volume;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Transport;
-import dev.blocknode.volume.encryption.EncryptionKeys;
 import dev.blocknode.volume.encryption.Passphrase;
 import dev.blocknode.volume.filesystem.FilesystemType;
 import dev.blocknode.volume.filesystem.MkfsOptions;
 import dev.blocknode.volume.kubelet.KubeletPaths;
-import dev.blocknode.volume.request.AccessType;
 import dev.blocknode.volume.request.Requests;
 import dev.blocknode.volume.request.VolumeCapability;
 
@@ -30,7 +28,8 @@ record StagePlan(String volumeId, Path staging, VolumeCapability capability, Att
      * The filesystem keys of a mount, read as the stage uses them.
      *
      * @param requested  the request's fs_type, if it names one
-     * @param formatsAs  what a blank device gets: the requested type, else the node's default
+     * @param formatsAs  what a blank device gets: the requested type, else the node's default ({@code blocknode
+     *                   pv}, which knows no node: the first type the mkfs options suit)
      * @param mkfsOptions the volume's mkfs options, parsed for {@code formatsAs}
      * @param mkfsText   volume_context's mkfsOptions as given (blank: absent), for a format of another type
      * @param fsck       whether an ext4 filesystem found on the device may be preened (volume_context fsck)
@@ -48,32 +47,18 @@ record StagePlan(String volumeId, Path staging, VolumeCapability capability, Att
     }
 
     /**
-     * Reads and checks {@code request}, in the order the checks have always run (so the first problem reported is
-     * the same): the staging path, the transport's keys and fencing, the fs_type, the filesystem keys, the
-     * passphrase.
+     * Reads and checks {@code request}: the staging path, then its keys ({@link StageRequestRules#read}, the steps
+     * {@code blocknode pv} checks too), in the order the checks have always run, so the first problem reported is
+     * the same.
      *
      * @throws VolumeException INVALID_ARGUMENT (or what the transport's checks say) naming the first problem
      */
     static StagePlan of(Requests.Stage request, KubeletPaths paths, StageRequestRules rules,
                         FilesystemType defaultFilesystem) throws VolumeException {
         Path staging = paths.confine("staging_target_path", request.stagingPath());
-        AttachRequest attachRequest = StageRequestRules.attachRequest(request);
-        Transport transport = rules.transportFor(request, attachRequest);
-        Optional<FilesystemType> requestedFs = StageRetryRules.requestedFilesystem(request.capability());
-        Optional<FilesystemPlan> filesystem = Optional.empty();
-        if (request.capability().accessType() instanceof AccessType.Mount) {
-            filesystem = Optional.of(filesystemOf(attachRequest, requestedFs.orElse(defaultFilesystem), requestedFs));
-        }
-        Optional<Passphrase> passphrase = EncryptionKeys.passphrase(attachRequest);
-        return new StagePlan(request.volumeId(), staging, request.capability(), attachRequest, transport,
-                filesystem, passphrase);
-    }
-
-    private static FilesystemPlan filesystemOf(AttachRequest contexts, FilesystemType formatsAs,
-                                               Optional<FilesystemType> requested) throws VolumeException {
-        MkfsOptions mkfsOptions = FilesystemKeys.mkfsOptions(contexts, formatsAs);
-        boolean fsck = FilesystemKeys.fsck(contexts);
-        return new FilesystemPlan(requested, formatsAs, mkfsOptions, contexts.key(FilesystemKeys.MKFS_OPTIONS), fsck);
+        StageRequestRules.StageKeys keys = rules.read(request, StageKeyReading.stage(defaultFilesystem));
+        return new StagePlan(request.volumeId(), staging, request.capability(), keys.attachRequest(),
+                keys.transport().orElseThrow(), keys.filesystem(), keys.passphrase());
     }
 
     /** The filesystem the request names, if any (a block volume names none). */

@@ -5,20 +5,22 @@ import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.KeyProblems;
 import dev.blocknode.transport.Transport;
 import dev.blocknode.transport.Transports;
+import dev.blocknode.volume.StagePlan.FilesystemPlan;
 import dev.blocknode.volume.encryption.EncryptionKeys;
-import dev.blocknode.volume.filesystem.FilesystemType;
+import dev.blocknode.volume.encryption.Passphrase;
 import dev.blocknode.volume.request.AccessType;
 import dev.blocknode.volume.request.Requests;
+import dev.blocknode.volume.request.VolumeCapability;
 
 import java.util.List;
 import java.util.Optional;
 
 /**
- * What NodeStageVolume can tell from the request alone, before it touches the host: the encryption key's value, the
- * transport the contexts name, each of that transport's keys and secrets, and the fencing key against the access
- * mode. The stager runs it first (and checks the filesystem keys itself, against its default filesystem, and the
- * encryption passphrase); {@code blocknode pv} asks it for every {@link #problems} of each PV it prints, so that a PV
- * it prints is one the plugin accepts.
+ * What NodeStageVolume can tell from the request's contexts, capability and secrets alone, before it touches the
+ * host: the encryption key's value, the transport the contexts name, each of that transport's keys and secrets, the
+ * fencing key against the access mode, the filesystem and its keys, the encryption passphrase. One reading
+ * ({@link #read}) serves both the stage, whose {@link StagePlan} is made of it, and {@code blocknode pv}, which asks
+ * for every {@link #problems} of each PV it prints, so that a PV it prints is one the plugin accepts.
  */
 public final class StageRequestRules {
 
@@ -33,57 +35,62 @@ public final class StageRequestRules {
     }
 
     /**
+     * What {@link #read} made of a request's keys: for a stage all of it (the filesystem empty for a raw block
+     * volume, the passphrase for an unencrypted one); for {@code blocknode pv} what could be read despite its problems.
+     */
+    record StageKeys(AttachRequest attachRequest, Optional<Transport> transport, Optional<FilesystemPlan> filesystem,
+                     Optional<Passphrase> passphrase) {
+    }
+
+    /**
      * Every problem a stage of {@code request} would meet before it touches the host, not only the first, with the
      * keys read as a new PersistentVolume should write them ({@link KeyProblems.Reading#NEW_VOLUME}). For a tool
      * that writes PVs ({@code blocknode pv}): their secrets are in a Secret it cannot read, so only whether the PV
      * names one counts, and an encrypted volume without one is refused as its stage would be.
      */
     public Findings problems(Requests.Stage request, boolean secretNamed) {
-        AttachRequest attachRequest = attachRequest(request);
-        KeyProblems problems = new KeyProblems(KeyProblems.Reading.NEW_VOLUME);
-        boolean encrypted = found(problems, () -> EncryptionKeys.encrypted(attachRequest)).orElse(false);
-        if (encrypted && !secretNamed) {
-            found(problems, () -> EncryptionKeys.passphrase(attachRequest)); // no secrets: the stage's refusal
+        StageKeyReading reading = StageKeyReading.newVolume(secretNamed);
+        try {
+            StageKeys keys = read(request, reading);
+            return new Findings(keys.transport().map(Transport::name), reading.problems());
+        } catch (VolumeException e) {
+            throw new IllegalStateException("a reading that records every problem threw one", e);
         }
-        Optional<Transport> transport = found(problems, () -> transports.select(attachRequest));
-        transport.ifPresent(t -> found(problems, () -> {
-            t.check(attachRequest, problems);
-            VolumeFences.check(request.volumeId(), t, request.capability().accessMode(), attachRequest);
-            return null;
-        }));
-        if (request.capability().accessType() instanceof AccessType.Mount) {
-            found(problems, () -> {
-                Optional<FilesystemType> fsType = StageRetryRules.requestedFilesystem(request.capability());
-                if (fsType.isPresent()) {
-                    FilesystemKeys.check(attachRequest, fsType.get());
-                } else {
-                    FilesystemKeys.checkForEither(attachRequest);
-                }
+    }
+
+    /**
+     * Reads the request's keys, in the order a stage has always checked them (so its first problem is the same): the
+     * encryption key's value, the transport, its keys and fencing, the fs_type and the filesystem keys, the
+     * passphrase.
+     *
+     * @throws VolumeException a stage's first problem: INVALID_ARGUMENT, or what the transport's or the fencing's
+     *                         checks say ({@code blocknode pv}'s reading records them instead)
+     */
+    StageKeys read(Requests.Stage request, StageKeyReading reading) throws VolumeException {
+        AttachRequest attachRequest = attachRequest(request);
+        VolumeCapability capability = request.capability();
+        boolean encrypted = reading.step(() -> EncryptionKeys.encrypted(attachRequest)).orElse(false);
+        Optional<Transport> transport = reading.step(() -> transports.select(attachRequest));
+        if (transport.isPresent()) {
+            reading.step(() -> {
+                reading.checkTransportKeys(transport.get(), attachRequest);
+                VolumeFences.check(request.volumeId(), transport.get(), capability.accessMode(), attachRequest);
                 return null;
             });
         }
-        return new Findings(transport.map(Transport::name), problems.list());
-    }
-
-    /** A step's value, or empty after recording why it failed (any refusal: a fencing that cannot be met too). */
-    private static <T> Optional<T> found(KeyProblems problems, KeyProblems.Step<T> step) {
-        try {
-            return Optional.ofNullable(step.run());
-        } catch (VolumeException e) {
-            problems.add(e.getMessage());
-            return Optional.empty();
+        Optional<FilesystemPlan> filesystem = Optional.empty();
+        if (capability.accessType() instanceof AccessType.Mount) {
+            filesystem = reading.step(() -> FilesystemKeys.plan(attachRequest,
+                    StageRetryRules.requestedFilesystem(capability), reading.nodeDefault()));
         }
+        Optional<Passphrase> passphrase = Optional.empty();
+        if (encrypted && reading.secretsAsAtStage()) {
+            passphrase = reading.step(() -> EncryptionKeys.passphrase(attachRequest)).flatMap(p -> p);
+        }
+        return new StageKeys(attachRequest, transport, filesystem, passphrase);
     }
 
-    Transport transportFor(Requests.Stage request, AttachRequest attachRequest) throws VolumeException {
-        EncryptionKeys.encrypted(attachRequest); // its value only: blocknode pv has no secrets to check
-        Transport transport = transports.select(attachRequest);
-        transport.validate(attachRequest);
-        VolumeFences.check(request.volumeId(), transport, request.capability().accessMode(), attachRequest);
-        return transport;
-    }
-
-    static AttachRequest attachRequest(Requests.Stage request) {
+    private static AttachRequest attachRequest(Requests.Stage request) {
         return new AttachRequest(request.volumeId(), request.volumeContext(), request.publishContext(),
                 request.secrets());
     }

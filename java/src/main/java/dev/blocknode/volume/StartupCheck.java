@@ -52,9 +52,7 @@ public final class StartupCheck {
         List<StagingRecord> records = store.all();
         List<UnreadableRecordException> unreadable = store.unreadable();
         for (UnreadableRecordException record : unreadable) {
-            findings.add(record.getMessage() + "; its volume is refused (FAILED_PRECONDITION) until the file is"
-                    + " repaired or removed, nothing is recovered for it, and a fencing reservation it may hold is"
-                    + " not renewed");
+            findings.add(unreadableFinding(record));
         }
         int healthy = 0;
         int halfDone = 0;
@@ -62,26 +60,12 @@ public final class StartupCheck {
         List<StagingRecord> interrupted = new ArrayList<>();
         List<StagingRecord> published = new ArrayList<>();
         for (StagingRecord record : records) {
-            String volume = record.getVolumeId();
-            if (record.getPhase() == StagePhase.ATTACHING) {
-                halfDone++;
-                interrupted.add(record);
-                findings.add("volume " + volume + " was left ATTACHING by an interrupted call: the "
-                        + record.getTransport() + " transport may have attached part of its device; undoing that"
-                        + " attach (kubelet's retry attaches anew)");
-                continue;
-            }
-            if (record.getPhase() == StagePhase.UNSTAGING) {
-                halfDone++;
-                interrupted.add(record);
-                findings.add("volume " + volume + " was left UNSTAGING by an interrupted call: finishing the"
-                        + " teardown kubelet asked for");
-                continue;
-            }
             if (record.getPhase() != StagePhase.STAGED) {
                 halfDone++;
-                findings.add("volume " + volume + " was left " + record.getPhase()
-                        + " by an interrupted call; kubelet's retry will finish or undo it");
+                findings.add(halfDoneFinding(record));
+                if (record.getPhase() == StagePhase.ATTACHING || record.getPhase() == StagePhase.UNSTAGING) {
+                    interrupted.add(record);
+                }
                 continue;
             }
             if (record.getPublicationsCount() > 0) {
@@ -92,18 +76,42 @@ public final class StartupCheck {
                 healthy++;
             } else {
                 stale++;
-                findings.add("volume " + volume + " is recorded as staged but " + problem
+                findings.add("volume " + record.getVolumeId() + " is recorded as staged but " + problem
                         + "; it will be staged again or torn down when kubelet asks");
             }
         }
-        for (String finding : findings) {
+        Report report = new Report(records.size(), healthy, halfDone, stale, List.copyOf(findings),
+                List.copyOf(interrupted), List.copyOf(published), unreadable.size());
+        log(report);
+        return report;
+    }
+
+    private static String unreadableFinding(UnreadableRecordException record) {
+        return record.getMessage() + "; its volume is refused (FAILED_PRECONDITION) until the file is repaired or"
+                + " removed, nothing is recovered for it, and a fencing reservation it may hold is not renewed";
+    }
+
+    /** What a record an interrupted call left (not STAGED) means, and what becomes of it. */
+    private static String halfDoneFinding(StagingRecord record) {
+        String volume = record.getVolumeId();
+        return switch (record.getPhase()) {
+            case ATTACHING -> "volume " + volume + " was left ATTACHING by an interrupted call: the "
+                    + record.getTransport() + " transport may have attached part of its device; undoing that"
+                    + " attach (kubelet's retry attaches anew)";
+            case UNSTAGING -> "volume " + volume + " was left UNSTAGING by an interrupted call: finishing the"
+                    + " teardown kubelet asked for";
+            default -> "volume " + volume + " was left " + record.getPhase()
+                    + " by an interrupted call; kubelet's retry will finish or undo it";
+        };
+    }
+
+    private static void log(Report report) {
+        for (String finding : report.findings()) {
             LOG.warning(finding);
         }
-        LOG.info("startup check: " + records.size() + " staged volume record(s): " + healthy + " in place, "
-                + halfDone + " half-done, " + stale + " stale" + (unreadable.isEmpty() ? ""
-                : "; " + unreadable.size() + " record file(s) cannot be read"));
-        return new Report(records.size(), healthy, halfDone, stale, List.copyOf(findings), List.copyOf(interrupted),
-                List.copyOf(published), unreadable.size());
+        LOG.info("startup check: " + report.records() + " staged volume record(s): " + report.healthy()
+                + " in place, " + report.halfDone() + " half-done, " + report.stale() + " stale"
+                + (report.unreadable() == 0 ? "" : "; " + report.unreadable() + " record file(s) cannot be read"));
     }
 
     private String problemWith(StagingRecord record) {

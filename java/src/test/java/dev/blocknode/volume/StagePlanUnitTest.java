@@ -201,4 +201,29 @@ class StagePlanUnitTest {
         assertInvalid("volume_context.fsck must be preen or off",
                 () -> plan(mount("ext4"), Map.of(EncryptionKeys.ENCRYPTION, "luks2", FilesystemKeys.FSCK, "always")));
     }
+
+    @Test
+    void blocknodePvReadsTheSameStepsAndNamesEveryProblemTheStagesFirstFirst() throws Exception {
+        // the filesystem keys' first problem, then the passphrase's: one reading, so pv and a stage cannot drift
+        Map<String, String> context = Map.of(ScriptedTransport.DEVICE_KEY, "vdb", EncryptionKeys.ENCRYPTION, "luks2",
+                FilesystemKeys.MKFS_OPTIONS, "-m reflink=0", FilesystemKeys.FSCK, "always");
+        Requests.Stage request = new Requests.Stage(VOLUME, staging.toString(), mount("ext4"), context, Map.of(),
+                Secrets.NONE);
+        String stages = assertThrows(VolumeException.class,
+                () -> StagePlan.of(request, paths, rules, FilesystemType.EXT4)).getMessage();
+
+        StageRequestRules.Findings pv = rules.problems(request, false);
+        assertEquals(Optional.of(ScriptedTransport.NAME), pv.transport());
+        assertEquals(2, pv.problems().size(), pv.problems().toString());
+        assertEquals(stages, pv.problems().get(0));
+        assertTrue(pv.problems().get(1).startsWith("volume_context.encryption is luks2, but the NodeStageVolume"
+                + " secrets hold no encryptionPassphrase"), pv.problems().toString());
+        // A PV naming its Secret: the passphrase in it is the stage's to check.
+        assertEquals(List.of(stages), rules.problems(request, true).problems());
+        // A PV naming no fsType: its mkfs options must suit one filesystem, ext4 or xfs, as the node's default may be.
+        Requests.Stage noFsType = new Requests.Stage(VOLUME, staging.toString(), mount(""),
+                Map.of(ScriptedTransport.DEVICE_KEY, "vdb", FilesystemKeys.MKFS_OPTIONS, "-m reflink=0"), Map.of(),
+                Secrets.NONE);
+        assertEquals(List.of(), rules.problems(noFsType, false).problems());
+    }
 }

@@ -32,6 +32,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * What {@code blocknode status} shows: every volume the state directory's records name, with what the node
@@ -201,62 +202,90 @@ public final class NodeStatusReader {
                                  BlockDevices devices, Path kubeletRoot, Transports transports) {
         boolean block = record.hasBlock();
         boolean staged = record.getPhase() == StagePhase.STAGED;
-        Optional<Device> device = Optional.empty();
-        if (record.hasDevice()) {
-            DeviceNumber number = StagingRecords.deviceNumber(record);
-            // A number of an earlier boot names nothing of the volume's, whatever has it now: not present.
-            device = Optional.of(new Device(record.getDevice().getPath(), number, record.getDevice().getIdentity(),
-                    boot != RecordedBoot.EARLIER_BOOT && devices.exists(number)));
-        }
+        Optional<Device> device = deviceOf(record, boot, devices);
         List<StatusProblem> problems = new ArrayList<>();
-        String volumeId = record.getVolumeId();
         StatusProblem.unfinished(record, device, boot).ifPresent(problems::add);
-        if (boot == RecordedBoot.EARLIER_BOOT && staged && device.isPresent()) {
-            problems.add(StatusProblem.of(HealthProblem.Kind.DEVICE_MISSING, "volume " + volumeId + " was staged"
-                    + " in an earlier boot of the node, and is not staged again yet (kubelet's NodeStageVolume does"
-                    + " it); its device " + device.get().path() + " (" + device.get().number() + ") is of that boot",
-                    NextSteps.EARLIER_BOOT));
+        if (staged) {
+            deviceProblem(record.getVolumeId(), device, boot).ifPresent(problems::add);
         }
         boolean devicePresent = device.map(Device::present).orElse(false);
-        if (staged && device.isPresent() && !devicePresent && boot != RecordedBoot.EARLIER_BOOT) {
-            // As NodeGetVolumeStats says: nothing else is worth saying of a volume whose device is gone.
-            problems.add(StatusProblem.of(HealthProblem.Kind.DEVICE_MISSING, "device " + device.get().path() + " ("
-                    + device.get().number() + ") of volume " + volumeId + " is gone from the node",
-                    NextSteps.DEVICE_GONE));
-        }
         Optional<Paths> paths = Optional.empty();
         if (staged && devicePresent) {
             paths = paths(transports, record, problems);
         }
         Optional<Boolean> stagingMounted = Optional.empty();
         if (staged && !block && record.hasDevice()) {
-            DeviceNumber number = StagingRecords.usedNumber(record);
-            boolean mounted = mountAt(mounts, record.getStagingPath())
-                    .filter(entry -> entry.device().equals(number)).isPresent();
-            stagingMounted = Optional.of(mounted);
-            if (!mounted && devicePresent) {
-                problems.add(StatusProblem.of(HealthProblem.Kind.STAGING_MOUNT_MISSING, "volume " + volumeId
-                        + " is not mounted at its staging path " + record.getStagingPath(),
-                        NextSteps.STAGING_MOUNT_MISSING));
-            }
+            stagingMounted = Optional.of(stagingMounted(record, mounts, devicePresent, problems));
         }
-        List<Publication> publications = new ArrayList<>();
-        for (Map.Entry<String, PublicationRecord> entry : new java.util.TreeMap<>(record.getPublicationsMap()).entrySet()) {
-            Path target = Path.of(entry.getKey());
-            boolean mounted = staged && record.hasDevice() && publishedAt(record, target, mounts);
-            publications.add(new Publication(entry.getKey(), entry.getValue().getReadonly(),
-                    KubeletPods.podOf(kubeletRoot, target, block), mounted));
-            if (staged && !mounted && devicePresent) {
-                problems.add(StatusProblem.of(HealthProblem.Kind.PUBLICATION_MISSING, "volume " + volumeId
-                        + " is no longer mounted at its publication " + target, NextSteps.PUBLICATION_MISSING));
-            }
-        }
-        return new Volume(volumeId, record.getPhase().name(), record.getTransport(), block ? "block" : "mount",
-                device, record.getStagingPath(), stagingMounted, paths, List.copyOf(publications),
+        List<Publication> publications = publications(record, mounts, kubeletRoot, devicePresent, problems);
+        return new Volume(record.getVolumeId(), record.getPhase().name(), record.getTransport(),
+                block ? "block" : "mount", device, record.getStagingPath(), stagingMounted, paths, publications,
                 record.getFenceKey() == 0 ? OptionalLong.empty() : OptionalLong.of(record.getFenceKey()),
                 List.copyOf(problems), StatusProblem.updatedAt(record));
     }
 
+    /** The recorded device, present when this boot's sysfs has its number. */
+    private static Optional<Device> deviceOf(StagingRecord record, RecordedBoot boot, BlockDevices devices) {
+        if (!record.hasDevice()) {
+            return Optional.empty();
+        }
+        DeviceNumber number = StagingRecords.deviceNumber(record);
+        // A number of an earlier boot names nothing of the volume's, whatever has it now: not present.
+        return Optional.of(new Device(record.getDevice().getPath(), number, record.getDevice().getIdentity(),
+                boot != RecordedBoot.EARLIER_BOOT && devices.exists(number)));
+    }
+
+    /** A staged volume's device that is of an earlier boot, or gone from the node. */
+    private static Optional<StatusProblem> deviceProblem(String volumeId, Optional<Device> device, RecordedBoot boot) {
+        if (device.isEmpty()) {
+            return Optional.empty();
+        }
+        if (boot == RecordedBoot.EARLIER_BOOT) {
+            return Optional.of(StatusProblem.of(HealthProblem.Kind.DEVICE_MISSING, "volume " + volumeId + " was"
+                    + " staged in an earlier boot of the node, and is not staged again yet (kubelet's NodeStageVolume"
+                    + " does it); its device " + device.get().path() + " (" + device.get().number() + ") is of that"
+                    + " boot", NextSteps.EARLIER_BOOT));
+        }
+        if (!device.get().present()) {
+            // As NodeGetVolumeStats says: nothing else is worth saying of a volume whose device is gone.
+            return Optional.of(StatusProblem.of(HealthProblem.Kind.DEVICE_MISSING, "device " + device.get().path()
+                    + " (" + device.get().number() + ") of volume " + volumeId + " is gone from the node",
+                    NextSteps.DEVICE_GONE));
+        }
+        return Optional.empty();
+    }
+
+    /** Whether a staged filesystem volume's device is mounted at its staging path (a problem when not). */
+    private static boolean stagingMounted(StagingRecord record, List<MountEntry> mounts, boolean devicePresent,
+                                          List<StatusProblem> problems) {
+        DeviceNumber number = StagingRecords.usedNumber(record);
+        boolean mounted = mountAt(mounts, record.getStagingPath())
+                .filter(entry -> entry.device().equals(number)).isPresent();
+        if (!mounted && devicePresent) {
+            problems.add(StatusProblem.of(HealthProblem.Kind.STAGING_MOUNT_MISSING, "volume " + record.getVolumeId()
+                    + " is not mounted at its staging path " + record.getStagingPath(),
+                    NextSteps.STAGING_MOUNT_MISSING));
+        }
+        return mounted;
+    }
+
+    /** The recorded publications, in path order, each mounted or not (a problem when not, of a staged volume). */
+    private static List<Publication> publications(StagingRecord record, List<MountEntry> mounts, Path kubeletRoot,
+                                                  boolean devicePresent, List<StatusProblem> problems) {
+        boolean staged = record.getPhase() == StagePhase.STAGED;
+        List<Publication> publications = new ArrayList<>();
+        for (Map.Entry<String, PublicationRecord> entry : new TreeMap<>(record.getPublicationsMap()).entrySet()) {
+            Path target = Path.of(entry.getKey());
+            boolean mounted = staged && record.hasDevice() && publishedAt(record, target, mounts);
+            publications.add(new Publication(entry.getKey(), entry.getValue().getReadonly(),
+                    KubeletPods.podOf(kubeletRoot, target, record.hasBlock()), mounted));
+            if (staged && !mounted && devicePresent) {
+                problems.add(StatusProblem.of(HealthProblem.Kind.PUBLICATION_MISSING, "volume " + record.getVolumeId()
+                        + " is no longer mounted at its publication " + target, NextSteps.PUBLICATION_MISSING));
+            }
+        }
+        return List.copyOf(publications);
+    }
 
     /**
      * The volume's paths as its transport reads them, adding a lost path's problem as NodeGetVolumeHealth does.
