@@ -65,11 +65,11 @@ enum bn_xfs_geometry_index {
 
 /* ---- errors.c ------------------------------------------------------------------------------ */
 
-/* Caches the exception classes and constructors as global refs. 0, or -1 with an exception pending. */
+/* Caches NativeIOException and its constructor as global refs. 0, or -1 with an exception pending. */
 int bn_errors_init(JNIEnv *env);
 /* Drops what bn_errors_init cached. */
 void bn_errors_destroy(JNIEnv *env);
-/* Throws the NativeIOException subclass for err, naming syscall and path (path may be NULL).
+/* Throws NativeIOException with err, its name and strerror text, naming syscall and path (path may be NULL).
  * Does nothing if an exception is already pending. */
 void bn_throw_errno(JNIEnv *env, const char *syscall, const char *path, int err);
 /* bn_throw_errno naming "source -> target" as the path (a NULL source shown as "(null)"): mounts, binds. */

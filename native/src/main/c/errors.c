@@ -1,5 +1,7 @@
 /*
- * errno -> Java exception. The one place that maps an errno to a NativeIOException subclass.
+ * A failed call -> NativeIOException, carrying the raw errno with the C library's name and text for it.
+ * Which errnos a caller tells apart is Java's business (dev.blocknode.os.Errno), not this file's: C types
+ * no errno beyond the names below, for C libraries that cannot name one themselves.
  */
 #include "blocknode.h"
 
@@ -11,94 +13,34 @@
 #define BN_EXCEPTION_CTOR_SIG \
     "(Ljava/lang/String;Ljava/lang/String;ILjava/lang/String;Ljava/lang/String;)V"
 
-enum bn_exception {
-    BN_EXC_BASE,
-    BN_EXC_NO_SUCH_PATH,
-    BN_EXC_DEVICE_BUSY,
-    BN_EXC_PERMISSION_DENIED,
-    BN_EXC_INVALID_ARGUMENT,
-    BN_EXC_NO_SUCH_DEVICE,
-    BN_EXC_READ_ONLY_FS,
-    BN_EXC_UNSAFE_PATH,
-    BN_EXC_UNSUPPORTED_IOCTL,
-    BN_EXC_COUNT
-};
-
-static const char *const exception_class_names[BN_EXC_COUNT] = {
-    [BN_EXC_BASE] = BN_PACKAGE "NativeIOException",
-    [BN_EXC_NO_SUCH_PATH] = BN_PACKAGE "NoSuchPathException",
-    [BN_EXC_DEVICE_BUSY] = BN_PACKAGE "DeviceBusyException",
-    [BN_EXC_PERMISSION_DENIED] = BN_PACKAGE "PermissionDeniedException",
-    [BN_EXC_INVALID_ARGUMENT] = BN_PACKAGE "InvalidSyscallArgumentException",
-    [BN_EXC_NO_SUCH_DEVICE] = BN_PACKAGE "NoSuchDeviceException",
-    [BN_EXC_READ_ONLY_FS] = BN_PACKAGE "ReadOnlyFilesystemException",
-    [BN_EXC_UNSAFE_PATH] = BN_PACKAGE "UnsafePathException",
-    [BN_EXC_UNSUPPORTED_IOCTL] = BN_PACKAGE "UnsupportedIoctlException",
-};
-
-/* The errno -> class table. Any errno not listed throws NativeIOException itself. */
-static const struct {
-    int err;
-    enum bn_exception exception;
-} errno_exceptions[] = {
-    { ENOENT, BN_EXC_NO_SUCH_PATH },
-    { ENOTDIR, BN_EXC_NO_SUCH_PATH },
-    { EBUSY, BN_EXC_DEVICE_BUSY },
-    { EPERM, BN_EXC_PERMISSION_DENIED },
-    { EACCES, BN_EXC_PERMISSION_DENIED },
-    { EINVAL, BN_EXC_INVALID_ARGUMENT },
-    { ENXIO, BN_EXC_NO_SUCH_DEVICE },
-    { ENODEV, BN_EXC_NO_SUCH_DEVICE },
-    { EROFS, BN_EXC_READ_ONLY_FS },
-    { ELOOP, BN_EXC_UNSAFE_PATH },
-    { EXDEV, BN_EXC_UNSAFE_PATH },
-    { ENOTTY, BN_EXC_UNSUPPORTED_IOCTL },
-};
-
-static jclass exception_classes[BN_EXC_COUNT];
-static jmethodID exception_ctors[BN_EXC_COUNT];
+static jclass exception_class;
+static jmethodID exception_ctor;
 
 int bn_errors_init(JNIEnv *env) {
-    for (int i = 0; i < BN_EXC_COUNT; i++) {
-        jclass local = (*env)->FindClass(env, exception_class_names[i]);
-        if (local == NULL) {
-            goto fail;
-        }
-        exception_ctors[i] = (*env)->GetMethodID(env, local, "<init>", BN_EXCEPTION_CTOR_SIG);
-        if (exception_ctors[i] == NULL) {
-            (*env)->DeleteLocalRef(env, local);
-            goto fail;
-        }
-        exception_classes[i] = (jclass) (*env)->NewGlobalRef(env, local);
+    jclass local = (*env)->FindClass(env, BN_PACKAGE "NativeIOException");
+    if (local == NULL) {
+        return -1;
+    }
+    exception_ctor = (*env)->GetMethodID(env, local, "<init>", BN_EXCEPTION_CTOR_SIG);
+    if (exception_ctor == NULL) {
         (*env)->DeleteLocalRef(env, local);
-        if (exception_classes[i] == NULL) {
-            bn_throw_oom(env, "libblocknode: NewGlobalRef");
-            goto fail;
-        }
+        return -1;
+    }
+    exception_class = (jclass) (*env)->NewGlobalRef(env, local);
+    (*env)->DeleteLocalRef(env, local);
+    if (exception_class == NULL) {
+        bn_throw_oom(env, "libblocknode: NewGlobalRef");
+        return -1;
     }
     return 0;
-fail:
-    bn_errors_destroy(env);
-    return -1;
 }
 
 void bn_errors_destroy(JNIEnv *env) {
-    for (int i = 0; i < BN_EXC_COUNT; i++) {
-        if (exception_classes[i] != NULL) {
-            (*env)->DeleteGlobalRef(env, exception_classes[i]);
-            exception_classes[i] = NULL;
-        }
-        exception_ctors[i] = NULL;
+    if (exception_class != NULL) {
+        (*env)->DeleteGlobalRef(env, exception_class);
+        exception_class = NULL;
     }
-}
-
-static enum bn_exception exception_for(int err) {
-    for (size_t i = 0; i < sizeof(errno_exceptions) / sizeof(errno_exceptions[0]); i++) {
-        if (errno_exceptions[i].err == err) {
-            return errno_exceptions[i].exception;
-        }
-    }
-    return BN_EXC_BASE;
+    exception_ctor = NULL;
 }
 
 /* "EBUSY" for EBUSY: glibc >= 2.32 knows every name; older C libraries get a table of the
@@ -150,7 +92,6 @@ void bn_throw_errno(JNIEnv *env, const char *syscall, const char *path, int err)
     const char *name = errno_name(err, name_buf, sizeof(name_buf));
     /* GNU strerror_r (_GNU_SOURCE): returns the text, in desc_buf or a static string. */
     const char *description = strerror_r(err, desc_buf, sizeof(desc_buf));
-    enum bn_exception exception = exception_for(err);
 
     jstring j_syscall = NULL, j_path = NULL, j_name = NULL, j_description = NULL;
     jobject throwable = NULL;
@@ -166,8 +107,8 @@ void bn_throw_errno(JNIEnv *env, const char *syscall, const char *path, int err)
     if ((j_description = (*env)->NewStringUTF(env, description)) == NULL) {
         goto out;
     }
-    throwable = (*env)->NewObject(env, exception_classes[exception], exception_ctors[exception],
-                                  j_syscall, j_path, (jint) err, j_name, j_description);
+    throwable = (*env)->NewObject(env, exception_class, exception_ctor, j_syscall, j_path, (jint) err, j_name,
+                                  j_description);
     if (throwable != NULL) {
         (*env)->Throw(env, (jthrowable) throwable);
     }

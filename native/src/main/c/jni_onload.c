@@ -1,5 +1,5 @@
 /*
- * Library entry points: checks LinuxNative's constants, caches the exception classes and binds
+ * Library entry points: checks LinuxNative's constants, caches the exception class and binds
  * every native method with RegisterNatives, so no javah header or Java_* symbol is needed.
  * JNI_OnLoad and JNI_OnUnload are the only symbols the library exports (-fvisibility=hidden).
  */

@@ -8,6 +8,7 @@ import dev.blocknode.csi.server.MetricsInterceptor;
 import dev.blocknode.csi.server.UnixSocketServer;
 import dev.blocknode.doctor.CachedHealth;
 import dev.blocknode.doctor.Doctor;
+import dev.blocknode.doctor.DoctorAtStart;
 import dev.blocknode.doctor.HealthCheck;
 import dev.blocknode.doctor.NodeIdentityInfo;
 import dev.blocknode.doctor.ToolOwner;

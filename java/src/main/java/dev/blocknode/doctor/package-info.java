@@ -4,7 +4,7 @@
  * ok, warning or error, each with its fix in one line. Read-only: it reads the host's files through
  * {@link dev.blocknode.os.HostPaths} and runs only tools that report ({@code iscsiadm --version}, {@code
  * multipathd show config}) through {@link dev.blocknode.os.exec.CommandRunner}. The command and the plugin's own
- * run at start (logged and exported as metrics) share it. Read the same way: the plugin's own health, which CSI
+ * run at start (DoctorAtStart: logged and exported as metrics) share it. Read the same way: the plugin's own health, which CSI
  * Probe answers from memory (HealthCheck, CachedHealth), and the node's initiator names as info series
  * (NodeIdentityInfo).
  */

@@ -8,9 +8,11 @@ import java.util.function.Function;
 import java.util.stream.Collectors;
 
 /**
- * The errnos blocknode tells apart, by the names the C library gives them (errors.c passes each failure's name
- * along; a number can differ between architectures). {@link #of} is the one place such a name is compared, so
- * that a caller tests a constant, which the compiler checks, and never a string.
+ * The errnos blocknode tells apart: Java's one type for an errno. The JNI layer reports every failure as one
+ * exception carrying the raw errno and the name the running system's C library gives it (a number can differ
+ * between architectures, the name does not); {@link #of} is the one place such a name is compared, so that a
+ * caller tests a constant, which the compiler checks, and never a string. {@link SyscallException#of} picks the
+ * exception type from it.
  */
 public enum Errno {
     EPERM, ENOENT, ENXIO, EAGAIN, EACCES, EBUSY, EEXIST, EXDEV, ENODEV, ENOTDIR, EISDIR, EINVAL, ENOTTY, EROFS,

@@ -2,8 +2,6 @@ package dev.blocknode.os;
 
 import dev.blocknode.os.natives.LinuxNative;
 import dev.blocknode.os.natives.NativeIOException;
-import dev.blocknode.os.natives.NoSuchPathException;
-import dev.blocknode.os.natives.UnsafePathException;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -82,7 +80,7 @@ public final class SmallFiles {
         return retyped(() -> {
             int fd;
             try {
-                fd = LinuxNative.openForReading(real.get().toString());
+                fd = retyped(() -> LinuxNative.openForReading(real.get().toString()));
             } catch (NoSuchPathException absent) {
                 return Optional.empty();
             } catch (UnsafePathException e) {
@@ -146,14 +144,14 @@ public final class SmallFiles {
     private static Optional<byte[]> readNatively(Path path, Path named, int maxBytes) throws IOException {
         FileStat looked;
         try {
-            looked = FileStat.of(LinuxNative.stat(path.toString()));
+            looked = FileStat.of(retyped(() -> LinuxNative.stat(path.toString())));
         } catch (NoSuchPathException absent) {
             return Optional.empty();
         }
         requireRegular(looked, named);
         int fd;
         try {
-            fd = LinuxNative.openForReading(path.toString());
+            fd = retyped(() -> LinuxNative.openForReading(path.toString()));
         } catch (NoSuchPathException absent) {
             return Optional.empty();
         } catch (UnsafePathException e) {

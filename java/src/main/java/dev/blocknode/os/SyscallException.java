@@ -32,13 +32,16 @@ public class SyscallException extends IOException {
         }
     }
 
-    /** The os layer's exception for a failed native call: the subclass its JNI exception's type calls for. */
+    /**
+     * The os layer's exception for a failed native call: the subclass its errno calls for. The one place an errno
+     * picks an exception type; the JNI layer throws one class for every errno.
+     */
     public static SyscallException of(NativeIOException failure) {
-        return switch (failure) {
-            case dev.blocknode.os.natives.NoSuchPathException e -> new NoSuchPathException(e);
-            case dev.blocknode.os.natives.UnsafePathException e -> new UnsafePathException(e);
-            case dev.blocknode.os.natives.PermissionDeniedException e -> new PermissionDeniedException(e);
-            case dev.blocknode.os.natives.InvalidSyscallArgumentException e -> new InvalidSyscallArgumentException(e);
+        return switch (Errno.of(failure)) {
+            case ENOENT, ENOTDIR -> new NoSuchPathException(failure);
+            case ELOOP, EXDEV -> new UnsafePathException(failure);
+            case EPERM, EACCES -> new PermissionDeniedException(failure);
+            case EINVAL -> new InvalidSyscallArgumentException(failure);
             default -> new SyscallException(failure);
         };
     }

@@ -1,8 +1,9 @@
 package dev.blocknode.os;
 
-import dev.blocknode.os.natives.DeviceBusyException;
 import dev.blocknode.os.natives.NativeIOException;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import java.io.IOException;
 
@@ -16,18 +17,32 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 /** The JNI layer's exceptions as os re-types them at its seam: the type callers tell apart, nothing else changed. */
 class SyscallExceptionUnitTest {
 
-    @Test
-    void eachTypeCallersTellApartHasItsOwnClass() {
-        assertInstanceOf(NoSuchPathException.class, SyscallException.of(new dev.blocknode.os.natives
-                .NoSuchPathException("openat", "a", 20, "ENOTDIR", "Not a directory")));
-        assertInstanceOf(UnsafePathException.class, SyscallException.of(new dev.blocknode.os.natives
-                .UnsafePathException("openat2", "a", 18, "EXDEV", "Invalid cross-device link")));
-        assertInstanceOf(PermissionDeniedException.class, SyscallException.of(new dev.blocknode.os.natives
-                .PermissionDeniedException("ioctl(EXT4_IOC_RESIZE_FS)", null, 1, "EPERM", "Operation not permitted")));
-        assertInstanceOf(InvalidSyscallArgumentException.class, SyscallException.of(new dev.blocknode.os.natives
-                .InvalidSyscallArgumentException("mount", "a -> b", 22, "EINVAL", "Invalid argument")));
-        assertEquals(SyscallException.class, SyscallException.of(new DeviceBusyException("umount2", "b", 16,
-                "EBUSY", "Device or resource busy")).getClass());
+    /**
+     * Every errno the JNI layer used to throw a class of its own for (errors.c's table, until one class carried
+     * every errno), with the os class it arrives as: the same types as before, now picked in one place.
+     */
+    @ParameterizedTest(name = "{0} -> {2}")
+    @CsvSource({
+            "ENOENT, 2, NoSuchPathException",
+            "ENOTDIR, 20, NoSuchPathException",
+            "ELOOP, 40, UnsafePathException",
+            "EXDEV, 18, UnsafePathException",
+            "EPERM, 1, PermissionDeniedException",
+            "EACCES, 13, PermissionDeniedException",
+            "EINVAL, 22, InvalidSyscallArgumentException",
+            "EBUSY, 16, SyscallException",
+            "ENXIO, 6, SyscallException",
+            "ENODEV, 19, SyscallException",
+            "EROFS, 30, SyscallException",
+            "ENOTTY, 25, SyscallException",
+            "ENOTEMPTY, 39, SyscallException",
+            "EIO, 5, SyscallException",
+    })
+    void eachErrnoArrivesAsTheClassCallersTellItApartBy(String name, int number, String expected) {
+        SyscallException retyped = SyscallException.of(new NativeIOException("call", "p", number, name, "text"));
+
+        assertEquals(expected, retyped.getClass().getSimpleName());
+        assertEquals("call(p): " + name + " (text)", retyped.getMessage(), "the JNI layer's message, unchanged");
     }
 
     @Test
@@ -56,7 +71,7 @@ class SyscallExceptionUnitTest {
         })));
         assertInstanceOf(NoSuchPathException.class, assertThrows(IOException.class, () -> SyscallException.retyped(
                 () -> {
-                    throw new dev.blocknode.os.natives.NoSuchPathException("stat", "x", 2, "ENOENT", "No such file");
+                    throw new NativeIOException("stat", "x", 2, "ENOENT", "No such file");
                 })));
         assertEquals(7, SyscallException.<Integer>retyped(() -> 7));
     }

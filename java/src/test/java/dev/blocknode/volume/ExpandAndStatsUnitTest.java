@@ -1,6 +1,7 @@
 package dev.blocknode.volume;
 
 import dev.blocknode.os.mount.MountOptions;
+import dev.blocknode.os.natives.NativeIOException;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.volume.read.VolumeStats;
 import dev.blocknode.volume.request.Requests;
@@ -195,7 +196,7 @@ class ExpandAndStatsUnitTest {
     @Test
     void ext4sPermissionDeniedNamesTheCapabilityItNeeds() throws Exception {
         node.block.sized(node.device.device(), 2 * GIB);
-        node.machine.failNext("grow", node.staging(VOLUME), new dev.blocknode.os.natives.PermissionDeniedException(
+        node.machine.failNext("grow", node.staging(VOLUME), new NativeIOException(
                 "ioctl(EXT4_IOC_RESIZE_FS)", "descriptor 7", 1, "EPERM", "Operation not permitted"));
 
         VolumeException refused = assertThrows(VolumeException.class, () -> expand(VOLUME, target.toString(), 0));

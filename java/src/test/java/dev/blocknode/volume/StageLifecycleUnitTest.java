@@ -1,9 +1,9 @@
 package dev.blocknode.volume;
 
+import dev.blocknode.os.natives.NativeIOException;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.os.DeviceNumber;
-import dev.blocknode.os.natives.InvalidSyscallArgumentException;
 import dev.blocknode.volume.request.AccessMode;
 import dev.blocknode.volume.request.AccessType;
 import dev.blocknode.volume.request.Requests;
@@ -132,7 +132,7 @@ class StageLifecycleUnitTest {
     void aMountOptionTheKernelRejectsIsInvalidArgumentAndTheRefusalLeavesNothing() throws Exception {
         node.expectProbe(node.device).returns(2, "", "");
         node.expectFormat(node.device).andDo(command -> LifecycleFixture.writeSuperblock(node.device.device()));
-        node.machine.failNext("mount", node.staging(VOLUME), new InvalidSyscallArgumentException("mount",
+        node.machine.failNext("mount", node.staging(VOLUME), new NativeIOException("mount",
                 node.staging(VOLUME).toString(), 22, "EINVAL", "Invalid argument"));
 
         VolumeException refused = assertThrows(VolumeException.class, () -> node.stage(VOLUME, node.device,
@@ -157,7 +157,7 @@ class StageLifecycleUnitTest {
     void aRetryWithTheOtherFilesystemAfterARefusalThatFollowedOurFormatStages() throws Exception {
         node.expectProbe(node.device).returns(2, "", "");
         node.expectFormat(node.device).andDo(command -> LifecycleFixture.writeSuperblock(node.device.device()));
-        node.machine.failNext("mount", node.staging(VOLUME), new InvalidSyscallArgumentException("mount",
+        node.machine.failNext("mount", node.staging(VOLUME), new NativeIOException("mount",
                 node.staging(VOLUME).toString(), 22, "EINVAL", "Invalid argument"));
         assertThrows(VolumeException.class, () -> node.stage(VOLUME, node.device,
                 filesystem(AccessMode.SINGLE_NODE_WRITER, "journal_async_commit")));
@@ -182,7 +182,7 @@ class StageLifecycleUnitTest {
             LifecycleFixture.writeSuperblock(node.device.device());
             node.block.claimed(node.device.device(), true); // mounted by someone else right after our mkfs
         });
-        node.machine.failNext("mount", node.staging(VOLUME), new InvalidSyscallArgumentException("mount",
+        node.machine.failNext("mount", node.staging(VOLUME), new NativeIOException("mount",
                 node.staging(VOLUME).toString(), 22, "EINVAL", "Invalid argument"));
 
         VolumeException refused = assertThrows(VolumeException.class, () -> node.stage(VOLUME, node.device,
@@ -223,7 +223,7 @@ class StageLifecycleUnitTest {
     @Test
     void anEinvalWithoutFilesystemOptionsIsTheNodesFaultNotTheCallers() throws Exception {
         node.expectBlankFormatted(node.device);
-        node.machine.failNext("mount", node.staging(VOLUME), new InvalidSyscallArgumentException("mount",
+        node.machine.failNext("mount", node.staging(VOLUME), new NativeIOException("mount",
                 node.staging(VOLUME).toString(), 22, "EINVAL", "Invalid argument"));
 
         VolumeException failed = assertThrows(VolumeException.class,

@@ -1,6 +1,6 @@
 package dev.blocknode.volume;
 
-import dev.blocknode.os.natives.InvalidSyscallArgumentException;
+import dev.blocknode.os.natives.NativeIOException;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
@@ -184,8 +184,8 @@ class UnmountedFormatUnitTest {
                 .toArray(String[]::new));
     }
 
-    private InvalidSyscallArgumentException einval() {
-        return new InvalidSyscallArgumentException("mount", node.staging(VOLUME).toString(), 22, "EINVAL",
+    private NativeIOException einval() {
+        return new NativeIOException("mount", node.staging(VOLUME).toString(), 22, "EINVAL",
                 "Invalid argument");
     }
 }

@@ -2,9 +2,9 @@ package dev.blocknode.os.fd;
 
 import dev.blocknode.os.Errno;
 import dev.blocknode.os.FileStat;
+import dev.blocknode.os.NoSuchPathException;
 import dev.blocknode.os.natives.LinuxNative;
 import dev.blocknode.os.natives.NativeIOException;
-import dev.blocknode.os.natives.NoSuchPathException;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -92,7 +92,7 @@ public final class SocketDirectory implements AutoCloseable {
         requireOpen();
         int entry;
         try {
-            entry = LinuxNative.openBeneath(fd, name, 0);
+            entry = retyped(() -> LinuxNative.openBeneath(fd, name, 0));
         } catch (NoSuchPathException absent) {
             return;
         }
@@ -169,7 +169,7 @@ public final class SocketDirectory implements AutoCloseable {
         requireOpen();
         int entry;
         try {
-            entry = LinuxNative.openBeneath(fd, name, 0);
+            entry = retyped(() -> LinuxNative.openBeneath(fd, name, 0));
         } catch (NoSuchPathException gone) {
             throw notOurs("nothing is there any more");
         }

@@ -3,8 +3,8 @@ package dev.blocknode.os.mount;
 import dev.blocknode.os.Errno;
 import dev.blocknode.os.FileStat;
 import dev.blocknode.os.HostPaths;
-import dev.blocknode.os.natives.DeviceBusyException;
-import dev.blocknode.os.natives.InvalidSyscallArgumentException;
+import dev.blocknode.os.InvalidSyscallArgumentException;
+import dev.blocknode.os.SyscallException;
 import dev.blocknode.os.natives.LinuxNative;
 import dev.blocknode.os.natives.NativeIOException;
 
@@ -197,7 +197,7 @@ public final class LinuxMounter implements Mounter {
     private boolean unmountNatively(Path target) throws IOException {
         for (int attempt = 1; ; attempt++) {
             try {
-                LinuxNative.umount2(target.toString(), LinuxNative.UMOUNT_NOFOLLOW);
+                retyped(() -> LinuxNative.umount2(target.toString(), LinuxNative.UMOUNT_NOFOLLOW));
                 return true;
             } catch (InvalidSyscallArgumentException notMounted) {
                 // EINVAL: target is not a mount point. Check, so that a real EINVAL is not swallowed.
@@ -205,8 +205,8 @@ public final class LinuxMounter implements Mounter {
                     throw notMounted;
                 }
                 return false;
-            } catch (DeviceBusyException busy) {
-                if (attempt == BUSY_ATTEMPTS) {
+            } catch (SyscallException busy) {
+                if (busy.errno() != Errno.EBUSY || attempt == BUSY_ATTEMPTS) {
                     throw busy; // names umount2, the path and EBUSY; the caller says whose mount it is
                 }
                 try {

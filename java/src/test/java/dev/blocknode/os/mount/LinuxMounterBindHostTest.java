@@ -1,7 +1,6 @@
 package dev.blocknode.os.mount;
 
 import dev.blocknode.os.HostPaths;
-import dev.blocknode.os.natives.InvalidSyscallArgumentException;
 import dev.blocknode.os.natives.LinuxNative;
 import dev.blocknode.os.natives.NativeIOException;
 import dev.blocknode.testing.HostAssertions;
@@ -185,8 +184,7 @@ class LinuxMounterBindHostTest {
 
     @Test
     void anotherErrorOfTheMountApiIsTheBindsOwnAndNothingIsMoved() {
-        InvalidSyscallArgumentException invalid =
-                new InvalidSyscallArgumentException("mount_setattr", "a -> b", 22, "EINVAL", "Invalid argument");
+        NativeIOException invalid = new NativeIOException("mount_setattr", "a -> b", 22, "EINVAL", "Invalid argument");
         LinuxMounter mounter = new LinuxMounter(HostPaths.real(), attempt -> { }, scratch, (s, t, set, clear) -> {
             throw invalid;
         });

@@ -1,7 +1,7 @@
 package dev.blocknode.os.uevent;
 
+import dev.blocknode.os.natives.NativeIOException;
 import dev.blocknode.os.wait.DeviceWaitMode;
-import dev.blocknode.os.natives.PermissionDeniedException;
 import dev.blocknode.os.wait.DeviceWaiter;
 import dev.blocknode.os.wait.DeviceWaiting;
 import dev.blocknode.testing.LoopDevice;
@@ -49,7 +49,7 @@ class KernelEventsHostTest {
     void withoutTheSocketTheFallbackPollFindsTheDevice() throws Exception {
         Duration poll = Duration.ofMillis(200);
         try (DeviceWaiting waiting = DeviceWaiting.start(DeviceWaitMode.EVENTS, Optional.of(poll), () -> {
-            throw new PermissionDeniedException("socket(AF_NETLINK, NETLINK_KOBJECT_UEVENT)", null, 1, "EPERM",
+            throw new NativeIOException("socket(AF_NETLINK, NETLINK_KOBJECT_UEVENT)", null, 1, "EPERM",
                     "Operation not permitted");
         })) {
             assertFalse(waiting.eventDriven());

@@ -1,7 +1,7 @@
 package dev.blocknode.os.wait;
 
+import dev.blocknode.os.natives.NativeIOException;
 import dev.blocknode.os.wait.DeviceWaitMode;
-import dev.blocknode.os.natives.PermissionDeniedException;
 import dev.blocknode.testing.ScriptedUevents;
 import io.micrometer.core.instrument.Metrics;
 import io.micrometer.core.instrument.Timer;
@@ -36,7 +36,7 @@ class DeviceWaitingUnitTest {
     void withoutTheSocketItPolls() throws Exception {
         try (DeviceWaiting waiting = DeviceWaiting.start(DeviceWaitMode.EVENTS, Optional.of(Duration.ofMillis(5)),
                 () -> {
-                    throw new PermissionDeniedException("socket(AF_NETLINK, NETLINK_KOBJECT_UEVENT)", null, 13,
+                    throw new NativeIOException("socket(AF_NETLINK, NETLINK_KOBJECT_UEVENT)", null, 13,
                             "EACCES", "Permission denied");
                 })) {
             assertFalse(waiting.eventDriven());

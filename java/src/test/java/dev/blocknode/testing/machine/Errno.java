@@ -1,11 +1,7 @@
 package dev.blocknode.testing.machine;
 
 import dev.blocknode.os.SyscallException;
-import dev.blocknode.os.natives.DeviceBusyException;
-import dev.blocknode.os.natives.InvalidSyscallArgumentException;
 import dev.blocknode.os.natives.NativeIOException;
-import dev.blocknode.os.natives.NoSuchPathException;
-import dev.blocknode.os.natives.UnsafePathException;
 
 import java.nio.file.Path;
 
@@ -19,33 +15,33 @@ final class Errno {
     }
 
     static SyscallException noEntry(String call, Path path) {
-        return SyscallException.of(new NoSuchPathException(call, path.toString(), 2, "ENOENT",
+        return SyscallException.of(new NativeIOException(call, path.toString(), 2, "ENOENT",
                 "No such file or directory"));
     }
 
     static SyscallException notDirectory(String call, Path path) {
-        return SyscallException.of(new NoSuchPathException(call, path.toString(), 20, "ENOTDIR", "Not a directory"));
+        return SyscallException.of(new NativeIOException(call, path.toString(), 20, "ENOTDIR", "Not a directory"));
     }
 
     /** A symlink met where the resolution follows none (ELOOP). */
     static SyscallException symlink(String call, Path path) {
-        return SyscallException.of(new UnsafePathException(call, path.toString(), 40, "ELOOP",
+        return SyscallException.of(new NativeIOException(call, path.toString(), 40, "ELOOP",
                 "Too many levels of symbolic links"));
     }
 
     /** "." or ".." in a path resolved beneath a directory (EXDEV, as the JNI layer reports it). */
     static SyscallException escape(String call, Path path) {
-        return SyscallException.of(new UnsafePathException(call, path.toString(), 18, "EXDEV",
+        return SyscallException.of(new NativeIOException(call, path.toString(), 18, "EXDEV",
                 "Invalid cross-device link"));
     }
 
     static SyscallException busy(String call, Path path) {
-        return SyscallException.of(new DeviceBusyException(call, path.toString(), 16, "EBUSY",
+        return SyscallException.of(new NativeIOException(call, path.toString(), 16, "EBUSY",
                 "Device or resource busy"));
     }
 
     static SyscallException invalid(String call, Path path) {
-        return SyscallException.of(new InvalidSyscallArgumentException(call, path.toString(), 22, "EINVAL",
+        return SyscallException.of(new NativeIOException(call, path.toString(), 22, "EINVAL",
                 "Invalid argument"));
     }
 

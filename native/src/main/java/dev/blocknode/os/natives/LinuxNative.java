@@ -5,7 +5,7 @@ package dev.blocknode.os.natives;
  * the JDK does not offer. The implementations live in libblocknode.so (src/main/c), which binds
  * them with RegisterNatives when {@link NativeLibrary} loads it; this class loads it on first use.
  *
- * <p>Failures are thrown as {@link NativeIOException} or one of its subclasses, chosen by errno.
+ * <p>Failures are thrown as {@link NativeIOException}, carrying the raw errno; the os layer tells errnos apart.
  * Paths are passed to the kernel as (modified) UTF-8. A null where a path is required throws
  * {@link NullPointerException}.
  *

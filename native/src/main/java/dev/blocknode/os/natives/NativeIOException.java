@@ -3,8 +3,9 @@ package dev.blocknode.os.natives;
 import java.io.IOException;
 
 /**
- * A failed system call made by {@link LinuxNative}. Thrown from C (errors.c), which picks the
- * subclass from the errno; errnos without a subclass of their own arrive as this class.
+ * A failed system call made by {@link LinuxNative}, thrown from C (errors.c) for every errno: one class, carrying
+ * the raw errno and the C library's name and text for it. Which errnos matter, and the exception each calls for,
+ * is decided once above this module, in dev.blocknode.os (its Errno and SyscallException).
  *
  * <p>The message reads like {@code umount2(/var/lib/x): EBUSY (Device or resource busy)}.
  */

@@ -1,5 +1,6 @@
 package dev.blocknode.os.natives;
 
+import static dev.blocknode.os.natives.Failures.failsWith;
 import static dev.blocknode.os.natives.LinuxNative.MOUNT_ATTR_NOATIME;
 import static dev.blocknode.os.natives.LinuxNative.MOUNT_ATTR_NODEV;
 import static dev.blocknode.os.natives.LinuxNative.MOUNT_ATTR_NOEXEC;
@@ -127,19 +128,19 @@ class BindWithAttributesHostTest {
     void aFailureAtAnyStepLeavesNothingMountedAndNamesTheStep() throws Exception {
         Path target = shared.resolve("target");
 
-        NoSuchPathException noSource = assertThrows(NoSuchPathException.class, () -> LinuxNative.bindWithAttributes(
+        NativeIOException noSource = failsWith("ENOENT", () -> LinuxNative.bindWithAttributes(
                 host.root.resolve("absent").toString(), target.toString(), MOUNT_ATTR_RDONLY, 0));
         assertEquals("open_tree", noSource.syscall());
         assertEquals(host.root.resolve("absent") + " -> " + target, noSource.path());
 
         // Two atime settings at once: the kernel refuses the attributes after the copy was made.
-        InvalidSyscallArgumentException badAttributes = assertThrows(InvalidSyscallArgumentException.class,
+        NativeIOException badAttributes = assertThrows(NativeIOException.class,
                 () -> LinuxNative.bindWithAttributes(source.toString(), target.toString(),
                         MOUNT_ATTR_NOATIME | MOUNT_ATTR_STRICTATIME, MOUNT_ATTR__ATIME));
         assertEquals("mount_setattr", badAttributes.syscall());
         assertEquals("EINVAL", badAttributes.errnoName());
 
-        NoSuchPathException noTarget = assertThrows(NoSuchPathException.class, () -> LinuxNative.bindWithAttributes(
+        NativeIOException noTarget = failsWith("ENOENT", () -> LinuxNative.bindWithAttributes(
                 source.toString(), shared.resolve("absent").toString(), MOUNT_ATTR_RDONLY, 0));
         assertEquals("move_mount", noTarget.syscall());
 

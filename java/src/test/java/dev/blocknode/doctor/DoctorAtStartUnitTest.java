@@ -1,8 +1,5 @@
-package dev.blocknode;
+package dev.blocknode.doctor;
 
-import dev.blocknode.doctor.DoctorReport;
-import dev.blocknode.doctor.Finding;
-import dev.blocknode.doctor.TransportReadiness;
 import dev.blocknode.logging.LogCapture;
 import dev.blocknode.metrics.MetricsEndpoint;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;

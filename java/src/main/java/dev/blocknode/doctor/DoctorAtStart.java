@@ -1,10 +1,5 @@
-package dev.blocknode;
+package dev.blocknode.doctor;
 
-import dev.blocknode.doctor.Doctor;
-import dev.blocknode.doctor.DoctorReport;
-import dev.blocknode.doctor.Finding;
-import dev.blocknode.doctor.Severity;
-import dev.blocknode.doctor.TransportReadiness;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tags;
@@ -23,7 +18,7 @@ import java.util.logging.Logger;
  * severity}} (the number of such findings, 1 almost always) for an alert; a transport that is not set up has none.
  * The gauge is the state at start: {@code blocknode doctor} shows the node as it is now.
  */
-final class DoctorAtStart implements AutoCloseable {
+public final class DoctorAtStart implements AutoCloseable {
 
     static final String FINDINGS = "blocknode_doctor_findings";
     private static final long STOP_WAIT_MILLIS = 5_000;
@@ -32,7 +27,7 @@ final class DoctorAtStart implements AutoCloseable {
     private final MultiGauge gauge;
     private Thread thread;
 
-    DoctorAtStart(MeterRegistry registry) {
+    public DoctorAtStart(MeterRegistry registry) {
         this.gauge = MultiGauge.builder(FINDINGS)
                 .description("findings of blocknode doctor's checks at the plugin's start, by transport (iscsi,"
                         + " multipath, fc, nvme-tcp, kernel), check and severity (ok, warning, error): `blocknode"
@@ -41,7 +36,7 @@ final class DoctorAtStart implements AutoCloseable {
     }
 
     /** Runs the checks on a daemon thread; returns at once. */
-    void start(Doctor doctor, Optional<Path> kubeletRoot) {
+    public void start(Doctor doctor, Optional<Path> kubeletRoot) {
         thread = new Thread(() -> record(doctor.examine(kubeletRoot)), "doctor-at-start");
         thread.setDaemon(true);
         thread.start();
@@ -78,7 +73,7 @@ final class DoctorAtStart implements AutoCloseable {
     }
 
     /** Waits at most {@code millis} for the run to end: for tests. */
-    boolean awaitDone(long millis) throws InterruptedException {
+    public boolean awaitDone(long millis) throws InterruptedException {
         thread.join(Math.max(1, millis)); // join(0) would wait for ever
         return !thread.isAlive();
     }
