@@ -7,6 +7,8 @@ import dev.blocknode.csi.client.UnixSocketChannels;
 import dev.blocknode.csi.v1.ControllerGrpc;
 import dev.blocknode.csi.v1.IdentityGrpc;
 import dev.blocknode.csi.v1.NodeGrpc;
+import dev.blocknode.logging.Printable;
+import dev.blocknode.os.SmallFiles;
 import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
@@ -15,8 +17,6 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollIoHandler;
-import dev.blocknode.logging.Printable;
-import dev.blocknode.os.SmallFiles;
 import io.grpc.stub.ClientCalls;
 
 import java.io.IOException;

@@ -1,10 +1,10 @@
 package dev.blocknode.csi;
 
 import dev.blocknode.outcome.VolumeException;
+import dev.blocknode.volume.filesystem.FilesystemType;
 import dev.blocknode.volume.request.AccessMode;
 import dev.blocknode.volume.request.AccessType;
 import dev.blocknode.volume.request.VolumeCapability;
-import dev.blocknode.volume.filesystem.FilesystemType;
 
 /**
  * Turns a wire VolumeCapability into the domain's, refusing what the node cannot honour: the access type and

@@ -27,11 +27,11 @@ import dev.blocknode.csi.v1.VolumeCondition;
 import dev.blocknode.csi.v1.VolumeUsage;
 import dev.blocknode.outcome.Secrets;
 import dev.blocknode.outcome.VolumeException;
-import dev.blocknode.volume.read.HealthProblem;
 import dev.blocknode.volume.NodeVolumes;
+import dev.blocknode.volume.read.HealthProblem;
+import dev.blocknode.volume.read.VolumeStats;
 import dev.blocknode.volume.request.Requests;
 import dev.blocknode.volume.request.VolumeCapability;
-import dev.blocknode.volume.read.VolumeStats;
 import io.grpc.stub.StreamObserver;
 
 import java.util.List;

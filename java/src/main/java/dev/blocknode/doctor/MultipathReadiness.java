@@ -1,8 +1,8 @@
 package dev.blocknode.doctor;
 
-import dev.blocknode.os.AbstractSockets;
 import dev.blocknode.multipath.MultipathConfig;
 import dev.blocknode.multipath.MultipathConfig.Section;
+import dev.blocknode.os.AbstractSockets;
 import dev.blocknode.os.HostPaths;
 import dev.blocknode.os.exec.Command;
 import dev.blocknode.os.exec.CommandException;

@@ -2,10 +2,10 @@ package dev.blocknode.volume;
 
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.FileStat;
+import dev.blocknode.os.PermissionDeniedException;
 import dev.blocknode.os.fd.OpenedFilesystem;
 import dev.blocknode.os.fd.OpenedPath;
 import dev.blocknode.os.host.Host;
-import dev.blocknode.os.PermissionDeniedException;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.volume.filesystem.FilesystemType;

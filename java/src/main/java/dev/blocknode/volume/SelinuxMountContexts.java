@@ -1,7 +1,7 @@
 package dev.blocknode.volume;
 
-import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.os.mount.MountOptions;
+import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.volume.filesystem.SecurityContext;
 import dev.blocknode.volume.request.AccessType;

@@ -2,8 +2,8 @@ package dev.blocknode.volume;
 
 import dev.blocknode.faults.CrashPoint;
 import dev.blocknode.faults.CrashPoints;
-import dev.blocknode.os.FileStat;
 import dev.blocknode.logging.LogContext;
+import dev.blocknode.os.FileStat;
 import dev.blocknode.os.fd.OpenedPath;
 import dev.blocknode.os.host.Host;
 import dev.blocknode.os.mount.MountOptions;

@@ -3,7 +3,6 @@ package dev.blocknode.config;
 
 import dev.blocknode.logging.LogFormat;
 import dev.blocknode.os.wait.DeviceWaitMode;
-
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;

@@ -1,7 +1,6 @@
 package dev.blocknode.csi;
 
 import dev.blocknode.outcome.VolumeException;
-
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;

@@ -1,14 +1,14 @@
 package dev.blocknode.doctor;
 
-import dev.blocknode.os.AbstractSockets;
 import dev.blocknode.multipath.MultipathConfig;
+import dev.blocknode.os.AbstractSockets;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
-import java.time.Duration;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 
 import static dev.blocknode.doctor.DoctorFixture.assertFinding;

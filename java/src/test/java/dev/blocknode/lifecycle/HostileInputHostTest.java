@@ -1,5 +1,6 @@
 package dev.blocknode.lifecycle;
 
+import dev.blocknode.csi.v1.CapacityRange;
 import dev.blocknode.csi.v1.NodeExpandVolumeRequest;
 import dev.blocknode.csi.v1.NodeGetStorageHealthRequest;
 import dev.blocknode.csi.v1.NodeGetVolumeHealthRequest;
@@ -9,7 +10,6 @@ import dev.blocknode.csi.v1.NodeStageVolumeRequest;
 import dev.blocknode.csi.v1.NodeUnpublishVolumeRequest;
 import dev.blocknode.csi.v1.NodeUnstageVolumeRequest;
 import dev.blocknode.csi.v1.ProbeRequest;
-import dev.blocknode.csi.v1.CapacityRange;
 import dev.blocknode.logging.LogCapture;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.mount.MountEntry;

@@ -1,9 +1,8 @@
 package dev.blocknode.logging;
 
+import dev.blocknode.os.SmallFiles;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-
-import dev.blocknode.os.SmallFiles;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;

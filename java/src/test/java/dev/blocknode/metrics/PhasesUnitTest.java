@@ -1,7 +1,6 @@
 package dev.blocknode.metrics;
 
 import dev.blocknode.outcome.VolumeException;
-
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;

@@ -1,12 +1,12 @@
 package dev.blocknode.multipath;
 
 import dev.blocknode.os.DeviceNumber;
+import dev.blocknode.os.block.DeviceMapper.Removal;
 import dev.blocknode.os.exec.CommandException;
 import dev.blocknode.os.wait.WaitTimeoutException;
 import dev.blocknode.scsi.LunIdentity;
 import dev.blocknode.scsi.ScsiAddress;
 import dev.blocknode.scsi.Wwid;
-import dev.blocknode.os.block.DeviceMapper.Removal;
 import dev.blocknode.testing.FakeDeviceMapper;
 import dev.blocknode.testing.FakeSysfs;
 import dev.blocknode.testing.ManualClock;

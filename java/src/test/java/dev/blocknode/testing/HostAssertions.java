@@ -1,9 +1,9 @@
 package dev.blocknode.testing;
 
-import dev.blocknode.os.mount.MountEntry;
-import dev.blocknode.os.mount.MountTable;
 import dev.blocknode.os.exec.Command;
 import dev.blocknode.os.exec.ProcessCommandRunner;
+import dev.blocknode.os.mount.MountEntry;
+import dev.blocknode.os.mount.MountTable;
 
 import java.io.IOException;
 import java.nio.file.Path;

@@ -1,9 +1,9 @@
 package dev.blocknode.testing;
 
 import dev.blocknode.transport.iscsi.IscsiTransport;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
-import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 import java.util.List;

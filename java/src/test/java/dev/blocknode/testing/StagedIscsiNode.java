@@ -11,12 +11,12 @@ import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
-import dev.blocknode.transport.san.LunAttacher;
-import dev.blocknode.transport.san.ScanJournal;
 import dev.blocknode.transport.iscsi.IscsiAdm;
 import dev.blocknode.transport.iscsi.IscsiTransport;
 import dev.blocknode.transport.iscsi.LoginJournal;
 import dev.blocknode.transport.iscsi.NodeRecordFiles;
+import dev.blocknode.transport.san.LunAttacher;
+import dev.blocknode.transport.san.ScanJournal;
 
 import java.io.IOException;
 import java.nio.file.Files;

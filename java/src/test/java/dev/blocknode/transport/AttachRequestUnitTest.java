@@ -1,7 +1,6 @@
 package dev.blocknode.transport;
 
 import dev.blocknode.outcome.Secrets;
-
 import org.junit.jupiter.api.Test;
 
 import java.util.HashMap;

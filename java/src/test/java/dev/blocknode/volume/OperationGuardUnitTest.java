@@ -2,7 +2,6 @@ package dev.blocknode.volume;
 
 
 import dev.blocknode.outcome.VolumeException;
-
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;

@@ -1,9 +1,9 @@
 package dev.blocknode.volume;
 
+import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.natives.NativeIOException;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.StagePhase;
-import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.volume.request.AccessMode;
 import dev.blocknode.volume.request.AccessType;
 import dev.blocknode.volume.request.Requests;

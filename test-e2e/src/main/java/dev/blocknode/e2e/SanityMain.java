@@ -1,7 +1,9 @@
 package dev.blocknode.e2e;
 
+import dev.blocknode.csi.IdentityService;
 import dev.blocknode.csi.server.LoggingInterceptor;
 import dev.blocknode.csi.server.UnixSocketServer;
+import dev.blocknode.csi.v1.PluginCapability;
 import dev.blocknode.e2e.controller.LioFcBackend;
 import dev.blocknode.e2e.controller.LoopBackend;
 import dev.blocknode.e2e.controller.NvmetBackend;
@@ -9,8 +11,6 @@ import dev.blocknode.e2e.controller.TestControllerService;
 import dev.blocknode.e2e.controller.TgtBackend;
 import dev.blocknode.e2e.controller.VolumeBackend;
 import dev.blocknode.e2e.controller.Volumes;
-import dev.blocknode.csi.IdentityService;
-import dev.blocknode.csi.v1.PluginCapability;
 import dev.blocknode.logging.LogFormat;
 import dev.blocknode.logging.LogSetup;
 import dev.blocknode.os.exec.ProcessCommandRunner;

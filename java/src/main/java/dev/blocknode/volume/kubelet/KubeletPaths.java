@@ -1,10 +1,10 @@
 package dev.blocknode.volume.kubelet;
 
 import dev.blocknode.logging.Printable;
-import dev.blocknode.os.fd.ConfinedDirectory;
-import dev.blocknode.os.fd.OpenedPath;
 import dev.blocknode.os.NoSuchPathException;
 import dev.blocknode.os.UnsafePathException;
+import dev.blocknode.os.fd.ConfinedDirectory;
+import dev.blocknode.os.fd.OpenedPath;
 import dev.blocknode.outcome.VolumeException;
 
 import java.io.IOException;

@@ -5,6 +5,7 @@ import dev.blocknode.os.FileStat;
 import dev.blocknode.os.HostPaths;
 import dev.blocknode.os.block.BlockDevices;
 import dev.blocknode.os.mount.MountEntry;
+import dev.blocknode.state.KeptLeftovers;
 import dev.blocknode.state.RecordStore;
 import dev.blocknode.state.UnreadableRecordException;
 import dev.blocknode.state.v1.PublicationRecord;
@@ -14,7 +15,6 @@ import dev.blocknode.transport.PathReport;
 import dev.blocknode.transport.Transports;
 import dev.blocknode.volume.kubelet.KubeletPods;
 import dev.blocknode.volume.record.Publications;
-import dev.blocknode.state.KeptLeftovers;
 import dev.blocknode.volume.record.RecordedBoot;
 import dev.blocknode.volume.record.StagingRecords;
 

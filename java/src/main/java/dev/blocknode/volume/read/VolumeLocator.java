@@ -2,13 +2,12 @@ package dev.blocknode.volume.read;
 
 import dev.blocknode.os.FileStat;
 import dev.blocknode.os.FilesystemUsage;
+import dev.blocknode.os.fd.OpenedPath;
 import dev.blocknode.os.host.Host;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.PublicationRecord;
 import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
-
-import dev.blocknode.os.fd.OpenedPath;
 import dev.blocknode.volume.kubelet.KubeletPaths;
 import dev.blocknode.volume.record.Publications;
 import dev.blocknode.volume.record.RecordedBoot;

@@ -1,8 +1,8 @@
 package dev.blocknode.testing.machine;
 
+import dev.blocknode.os.NoSuchPathException;
 import dev.blocknode.os.fd.ConfinedDirectory;
 import dev.blocknode.os.fd.OpenedPath;
-import dev.blocknode.os.NoSuchPathException;
 
 import java.io.IOException;
 import java.nio.file.Path;

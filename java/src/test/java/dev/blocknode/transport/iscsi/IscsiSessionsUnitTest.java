@@ -1,10 +1,9 @@
 package dev.blocknode.transport.iscsi;
 
 import dev.blocknode.os.HostPaths;
+import dev.blocknode.testing.FakeSysfs;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-
-import dev.blocknode.testing.FakeSysfs;
 
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -6,8 +6,6 @@ import dev.blocknode.os.FileStat;
 import dev.blocknode.os.host.Host;
 import dev.blocknode.os.mount.MountEntry;
 import dev.blocknode.os.mount.MountOptions;
-import dev.blocknode.transport.san.LunAttacher;
-
 import dev.blocknode.outcome.Secrets;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.scsi.ScsiAddress;
@@ -20,6 +18,7 @@ import dev.blocknode.testing.ScriptedIscsiadm;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.PathReport;
+import dev.blocknode.transport.san.LunAttacher;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;

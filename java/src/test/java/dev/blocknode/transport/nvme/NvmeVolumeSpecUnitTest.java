@@ -1,7 +1,7 @@
 package dev.blocknode.transport.nvme;
 
-import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.outcome.Secrets;
+import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.transport.AttachRequest;
 import org.junit.jupiter.api.Test;
 

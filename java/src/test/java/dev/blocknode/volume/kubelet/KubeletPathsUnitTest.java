@@ -1,7 +1,11 @@
 package dev.blocknode.volume.kubelet;
 
+import dev.blocknode.os.fd.ConfinedDirectory;
+import dev.blocknode.os.fd.OpenedPath;
+import dev.blocknode.outcome.VolumeException;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -10,10 +14,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import dev.blocknode.os.fd.ConfinedDirectory;
-import dev.blocknode.os.fd.OpenedPath;
-import dev.blocknode.outcome.VolumeException;
-import org.junit.jupiter.api.function.Executable;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

@@ -1,5 +1,15 @@
 package dev.blocknode.os.natives;
 
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.FileSystemException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
 import static dev.blocknode.os.natives.Failures.failsWith;
 import static dev.blocknode.os.natives.LinuxNative.MOUNT_ATTR_NOATIME;
 import static dev.blocknode.os.natives.LinuxNative.MOUNT_ATTR_NODEV;
@@ -16,15 +26,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-
-import java.nio.file.FileSystemException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.List;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Tag;
-import org.junit.jupiter.api.Test;
 
 /**
  * bindWithAttributes against the real kernel, in a shared tmpfs with a peer: the peer stands for the host's

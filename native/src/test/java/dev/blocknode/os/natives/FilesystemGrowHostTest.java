@@ -1,16 +1,17 @@
 package dev.blocknode.os.natives;
 
-import static dev.blocknode.os.natives.Failures.failsWith;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
-import java.io.RandomAccessFile;
-import java.nio.file.Path;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+
+import java.io.RandomAccessFile;
+import java.nio.file.Path;
+
+import static dev.blocknode.os.natives.Failures.failsWith;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Growing a mounted xfs and ext4 by descriptor (reopenDirectory, xfsGeometry, xfsGrowData, ext4Resize) on loop

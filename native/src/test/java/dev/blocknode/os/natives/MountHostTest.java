@@ -1,5 +1,14 @@
 package dev.blocknode.os.natives;
 
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.FileSystemException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
 import static dev.blocknode.os.natives.LinuxNative.MS_BIND;
 import static dev.blocknode.os.natives.LinuxNative.MS_NODEV;
 import static dev.blocknode.os.natives.LinuxNative.MS_NOSUID;
@@ -10,14 +19,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-
-import java.nio.file.FileSystemException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Tag;
-import org.junit.jupiter.api.Test;
 
 /** Real mounts: needs root. Everything is undone by HostFixture, also when a test fails. */
 @Tag("host")

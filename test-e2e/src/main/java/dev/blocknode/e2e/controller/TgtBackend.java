@@ -1,8 +1,8 @@
 package dev.blocknode.e2e.controller;
 
 import dev.blocknode.os.exec.Command;
-import dev.blocknode.os.exec.CommandResult;
 import dev.blocknode.os.exec.CommandException;
+import dev.blocknode.os.exec.CommandResult;
 import dev.blocknode.os.exec.CommandRunner;
 import dev.blocknode.transport.iscsi.IscsiVolumeSpec;
 
