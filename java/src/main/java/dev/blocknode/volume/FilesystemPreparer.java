@@ -46,14 +46,7 @@ final class FilesystemPreparer {
     private final Ext4Preen preen;
     private final boolean fsckOnNode;
 
-    /**
-     * The node's choices: the filesystem a blank device gets when the request names none, and whether an ext4
-     * filesystem a stage finds is preened before its mount (--fsck).
-     */
-    record Settings(FilesystemType defaultFilesystem, boolean fsckOnNode) {
-    }
-
-    FilesystemPreparer(CommandRunner commands, StagingRecords records, Settings settings) {
+    FilesystemPreparer(CommandRunner commands, StagingRecords records, FilesystemSettings settings) {
         this.commands = commands;
         this.probe = new DeviceProbe(commands);
         this.records = records;

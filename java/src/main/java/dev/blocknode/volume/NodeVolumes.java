@@ -50,13 +50,12 @@ public final class NodeVolumes {
 
     public NodeVolumes(Host host, KubeletPaths paths, RecordStore store, Transports transports,
                        FilesystemType defaultFilesystem, VolumeFences.Settings fencing, VolumeLimit.Settings limit) {
-        this(host, paths, store, transports, defaultFilesystem, true, fencing, limit);
+        this(host, paths, store, transports, new FilesystemSettings(defaultFilesystem, true), fencing, limit);
     }
 
-    /** {@code fsckOnNode}: whether an ext4 filesystem a stage finds is preened before its mount (--fsck). */
+    /** {@code filesystem}: the default filesystem, and whether a found ext4 is preened before its mount (--fsck). */
     public NodeVolumes(Host host, KubeletPaths paths, RecordStore store, Transports transports,
-                       FilesystemType defaultFilesystem, boolean fsckOnNode, VolumeFences.Settings fencing,
-                       VolumeLimit.Settings limit) {
+                       FilesystemSettings filesystem, VolumeFences.Settings fencing, VolumeLimit.Settings limit) {
         this.records = new StagingRecords(store);
         this.limit = new VolumeLimit(limit, records);
         VolumeLocator locator = new VolumeLocator(host, paths, records);
@@ -65,7 +64,7 @@ public final class NodeVolumes {
         this.publisher = new VolumePublisher(host, paths, records, guard);
         this.stalePublications = new StalePublications(host, paths, records, publisher, guard);
         this.stager = new VolumeStager(new NodeParts(host, paths, records, transports), guard,
-                new FilesystemPreparer.Settings(defaultFilesystem, fsckOnNode), stalePublications, fences, this.limit);
+                filesystem, stalePublications, fences, this.limit);
         this.expander = new VolumeExpander(host, locator, guard, transports, new FilesystemGrower(host, paths));
         this.stats = new VolumeStatsReader(host, locator, transports);
         this.health = new VolumeHealthReader(paths, records, stats, stageFailures, fences);

@@ -21,13 +21,13 @@ public final class VolumeStager {
     private final NodeParts node;
     private final OperationGuard guard;
     private final StageRequestRules rules;
-    private final FilesystemPreparer.Settings filesystem;
+    private final FilesystemSettings filesystem;
     private final StagedCheck staged;
     private final StageSteps steps;
     private final RefusedStageUndo undo;
     private final VolumeUnstager unstager;
 
-    VolumeStager(NodeParts node, OperationGuard guard, FilesystemPreparer.Settings filesystem,
+    VolumeStager(NodeParts node, OperationGuard guard, FilesystemSettings filesystem,
                  StalePublications stalePublications, VolumeFences fences, VolumeLimit limit) {
         this.node = node;
         this.guard = guard;

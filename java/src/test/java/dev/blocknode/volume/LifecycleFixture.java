@@ -76,7 +76,8 @@ final class LifecycleFixture {
         stateDir = temp.resolve("state");
         store = new RecordStore(stateDir);
         volumes = new NodeVolumes(host, new KubeletPaths(root, ConfinedDirectory.Resolution.OPENAT2, host.files()),
-                store, new Transports(List.of(transport)), FilesystemType.EXT4, fsckOnNode, FENCING, limit);
+                store, new Transports(List.of(transport)), new FilesystemSettings(FilesystemType.EXT4, fsckOnNode),
+                FENCING, limit);
     }
 
     /** The node's volumes as a restarted plugin has them: the state dir read again, the machine as it is. */

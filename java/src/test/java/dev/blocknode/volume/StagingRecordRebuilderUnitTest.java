@@ -113,7 +113,7 @@ class StagingRecordRebuilderUnitTest {
         StalePublications stale = new StalePublications(host, paths, records,
                 new VolumePublisher(host, paths, records, guard), guard);
         return new VolumeStager(new NodeParts(host, paths, records, transports), guard,
-                new FilesystemPreparer.Settings(FilesystemType.EXT4, true), stale,
+                new FilesystemSettings(FilesystemType.EXT4, true), stale,
                 new VolumeFences(VolumeFences.Settings.of("test-node", Duration.ofSeconds(10)), transports, guard),
                 new VolumeLimit(VolumeLimit.Settings.NONE, records));
     }
