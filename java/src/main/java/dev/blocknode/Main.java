@@ -22,6 +22,7 @@ import dev.blocknode.os.host.SyscallLibrary;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.logging.Level;
@@ -42,24 +43,10 @@ public final class Main {
 
     public static void main(String[] args) {
         UnixSocketServer.disableNettyJfrEventsUnlessAsked(); // first: before any Netty class initializes
-        if (args.length > 0 && args[0].equals("client")) {
+        Optional<Subcommand> subcommand = subcommand(args);
+        if (subcommand.isPresent()) {
             LogSetup.configure(LogFormat.TEXT);
-            System.exit(CsiCommandLine.run(Arrays.asList(args).subList(1, args.length), System.out, System.err));
-            return;
-        }
-        if (args.length > 0 && args[0].equals("doctor")) {
-            LogSetup.configure(LogFormat.TEXT);
-            System.exit(DoctorCommand.run(Arrays.asList(args).subList(1, args.length), System.out, System.err));
-            return;
-        }
-        if (args.length > 0 && args[0].equals("pv")) {
-            LogSetup.configure(LogFormat.TEXT);
-            System.exit(PvCommand.run(Arrays.asList(args).subList(1, args.length), System.out, System.err));
-            return;
-        }
-        if (args.length > 0 && args[0].equals("status")) {
-            LogSetup.configure(LogFormat.TEXT);
-            System.exit(StatusCommand.run(Arrays.asList(args).subList(1, args.length), System.out, System.err));
+            System.exit(subcommand.get().run(Arrays.asList(args).subList(1, args.length), System.out, System.err));
             return;
         }
         Optional<String> information = information(args);
@@ -73,6 +60,37 @@ public final class Main {
             return;
         }
         PluginConfig config = parsed.get();
+        if (!prepareProcess(config)) {
+            System.exit(2);
+            return;
+        }
+        serve(config);
+    }
+
+    /** A command of the same binary (its arguments, out, err; its exit code): client, doctor, pv, status. */
+    private interface Subcommand {
+        int run(List<String> args, PrintStream out, PrintStream err);
+    }
+
+    /** The command the first argument names, or nothing when the arguments start a plugin. */
+    private static Optional<Subcommand> subcommand(String[] args) {
+        if (args.length == 0) {
+            return Optional.empty();
+        }
+        return Optional.ofNullable(switch (args[0]) {
+            case "client" -> CsiCommandLine::run;
+            case "doctor" -> DoctorCommand::run;
+            case "pv" -> PvCommand::run;
+            case "status" -> StatusCommand::run;
+            default -> null;
+        });
+    }
+
+    /**
+     * The process set up for the plugin: logging, crash points and the native library. False when the crash points
+     * the environment names are refused (the refusal printed on stderr).
+     */
+    private static boolean prepareProcess(PluginConfig config) {
         LogSetup.configure(config.logFormat(), config.logLevel());
         // Read on its own thread, never waiting on what is there (a FIFO, a device): the start goes on at once.
         config.logLevelFile().ifPresent(file -> LogLevelFile.watch(file, config.logLevel(),
@@ -81,8 +99,7 @@ public final class Main {
             CrashPoints.checkEnvironment().ifPresent(LOG::warning);
         } catch (IllegalArgumentException e) {
             System.err.println(refusal(e.getMessage()));
-            System.exit(2);
-            return;
+            return false;
         }
         try {
             if (config.mode() == PluginMode.NODE) { // the controller side makes no syscall of its own
@@ -92,6 +109,11 @@ public final class Main {
             // Keep serving: Probe reports the failure, which is what an operator looks at.
             LOG.log(Level.SEVERE, "cannot load the native library; every volume operation will fail", e);
         }
+        return true;
+    }
+
+    /** Runs the controller or the node side until shutdown; exits 1 when it cannot start or stops on a failure. */
+    private static void serve(PluginConfig config) {
         try {
             if (config.mode() == PluginMode.CONTROLLER) {
                 runController(config);
