@@ -20,11 +20,12 @@ public interface Transport {
     Set<String> identifyingKeys();
 
     /**
-     * Checks the request's keys without touching the host.
+     * Checks the request's keys without touching the host, and keeps what it read of them for {@link
+     * #attach(AttachPlan)}, so that a stage parses them once.
      *
      * @throws VolumeException INVALID_ARGUMENT naming the missing or malformed key
      */
-    void validate(AttachRequest request) throws VolumeException;
+    AttachPlan validate(AttachRequest request) throws VolumeException;
 
     /**
      * Every problem of the request's keys and secrets, not only the first, read as {@code problems} says
@@ -39,8 +40,17 @@ public interface Transport {
         });
     }
 
-    /** Makes the device present on this node and verifies it is the volume asked for. */
-    Attachment attach(AttachRequest request) throws VolumeException;
+    /**
+     * Makes the device present on this node and verifies it is the volume asked for.
+     *
+     * @param plan what this transport's {@link #validate} read of the request; never another transport's
+     */
+    Attachment attach(AttachPlan plan) throws VolumeException;
+
+    /** {@link #attach(AttachPlan)} for a caller that has no plan: the request's keys read here, once. */
+    default Attachment attach(AttachRequest request) throws VolumeException {
+        return attach(validate(request));
+    }
 
     /** Releases what attach set up. Called only after the device is unmounted and flushed. */
     void detach(Attachment attachment) throws VolumeException;

@@ -1,6 +1,7 @@
 package dev.blocknode.volume;
 
 import dev.blocknode.outcome.VolumeException;
+import dev.blocknode.transport.AttachPlan;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.KeyProblems;
 import dev.blocknode.transport.Transport;
@@ -61,13 +62,16 @@ final class StageKeyReading {
         }
     }
 
-    /** The transport's own keys: a stage's {@link Transport#validate}, or every problem of {@link Transport#check}. */
-    void checkTransportKeys(Transport transport, AttachRequest request) throws VolumeException {
+    /**
+     * The transport's own keys: a stage's {@link Transport#validate}, whose plan the attach takes, or every problem of
+     * {@link Transport#check} (no plan: {@code blocknode pv} attaches nothing).
+     */
+    Optional<AttachPlan> checkTransportKeys(Transport transport, AttachRequest request) throws VolumeException {
         if (every.isEmpty()) {
-            transport.validate(request);
-        } else {
-            transport.check(request, every.get());
+            return Optional.of(transport.validate(request));
         }
+        transport.check(request, every.get());
+        return Optional.empty();
     }
 
     /** The filesystem a blank device gets when the request names none: empty when the node is not known. */

@@ -1,6 +1,7 @@
 package dev.blocknode.volume;
 
 import dev.blocknode.outcome.VolumeException;
+import dev.blocknode.transport.AttachPlan;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Transport;
 import dev.blocknode.volume.encryption.Passphrase;
@@ -18,11 +19,18 @@ import java.util.Optional;
  * confined staging path, the transport its contexts select, the filesystem a mount asks for and its keys, the
  * passphrase of an encrypted volume. Everything the stage does after reads this value, never the request again.
  *
+ * @param attachPlan what {@code transport} read of its keys ({@link Transport#validate}), which its attach takes, so
+ *                   that the stage parses them once
  * @param filesystem empty for a raw block volume, which has no filesystem and ignores the filesystem keys
  * @param passphrase present exactly when the volume asks for LUKS2; never printed ({@link #toString})
  */
-record StagePlan(String volumeId, Path staging, VolumeCapability capability, AttachRequest attachRequest,
+record StagePlan(String volumeId, Path staging, VolumeCapability capability, AttachPlan attachPlan,
                  Transport transport, Optional<FilesystemPlan> filesystem, Optional<Passphrase> passphrase) {
+
+    /** The request's id, contexts and secrets, as the transport's plan was read from them. */
+    AttachRequest attachRequest() {
+        return attachPlan.request();
+    }
 
     /**
      * The filesystem keys of a mount, read as the stage uses them.
@@ -57,7 +65,7 @@ record StagePlan(String volumeId, Path staging, VolumeCapability capability, Att
                         FilesystemType defaultFilesystem) throws VolumeException {
         Path staging = paths.confine("staging_target_path", request.stagingPath());
         StageRequestRules.StageKeys keys = rules.read(request, StageKeyReading.stage(defaultFilesystem));
-        return new StagePlan(request.volumeId(), staging, request.capability(), keys.attachRequest(),
+        return new StagePlan(request.volumeId(), staging, request.capability(), keys.attachPlan().orElseThrow(),
                 keys.transport().orElseThrow(), keys.filesystem(), keys.passphrase());
     }
 

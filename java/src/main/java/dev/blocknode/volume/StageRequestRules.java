@@ -1,6 +1,7 @@
 package dev.blocknode.volume;
 
 import dev.blocknode.outcome.VolumeException;
+import dev.blocknode.transport.AttachPlan;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.KeyProblems;
 import dev.blocknode.transport.Transport;
@@ -37,9 +38,11 @@ public final class StageRequestRules {
     /**
      * What {@link #read} made of a request's keys: for a stage all of it (the filesystem empty for a raw block
      * volume, the passphrase for an unencrypted one); for {@code blocknode pv} what could be read despite its problems.
+     *
+     * @param attachPlan the transport's reading of its keys, for its attach: a stage's only
      */
-    record StageKeys(AttachRequest attachRequest, Optional<Transport> transport, Optional<FilesystemPlan> filesystem,
-                     Optional<Passphrase> passphrase) {
+    record StageKeys(AttachRequest attachRequest, Optional<Transport> transport, Optional<AttachPlan> attachPlan,
+                     Optional<FilesystemPlan> filesystem, Optional<Passphrase> passphrase) {
     }
 
     /**
@@ -71,11 +74,12 @@ public final class StageRequestRules {
         VolumeCapability capability = request.capability();
         boolean encrypted = reading.step(() -> EncryptionKeys.encrypted(attachRequest)).orElse(false);
         Optional<Transport> transport = reading.step(() -> transports.select(attachRequest));
+        Optional<AttachPlan> attachPlan = Optional.empty();
         if (transport.isPresent()) {
-            reading.step(() -> {
-                reading.checkTransportKeys(transport.get(), attachRequest);
+            attachPlan = reading.step(() -> {
+                Optional<AttachPlan> planned = reading.checkTransportKeys(transport.get(), attachRequest);
                 VolumeFences.check(request.volumeId(), transport.get(), capability.accessMode(), attachRequest);
-                return null;
+                return planned.orElse(null);
             });
         }
         Optional<FilesystemPlan> filesystem = Optional.empty();
@@ -87,7 +91,7 @@ public final class StageRequestRules {
         if (encrypted && reading.secretsAsAtStage()) {
             passphrase = reading.step(() -> EncryptionKeys.passphrase(attachRequest)).flatMap(p -> p);
         }
-        return new StageKeys(attachRequest, transport, filesystem, passphrase);
+        return new StageKeys(attachRequest, transport, attachPlan, filesystem, passphrase);
     }
 
     private static AttachRequest attachRequest(Requests.Stage request) {

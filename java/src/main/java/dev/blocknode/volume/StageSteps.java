@@ -97,7 +97,7 @@ final class StageSteps {
      * this boot's id beside its number: the number means something in this boot only.
      */
     private Attachment attach(StageAttempt attempt) throws VolumeException {
-        Attachment attachment = attempt.plan().transport().attach(attempt.plan().attachRequest());
+        Attachment attachment = attempt.plan().transport().attach(attempt.plan().attachPlan());
         CrashPoints.reach(CrashPoint.STAGE_ATTACHED);
         node.records().stampBoot(attempt.record()).setPhase(StagePhase.STAGING)
                 .setDevice(DeviceRecord.newBuilder()

@@ -6,6 +6,7 @@ import dev.blocknode.state.RecordStore;
 import dev.blocknode.state.v1.DeviceRecord;
 import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
+import dev.blocknode.transport.AttachPlan;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.FenceKey;
@@ -72,11 +73,12 @@ class PathRepairLoopUnitTest {
         }
 
         @Override
-        public void validate(AttachRequest request) {
+        public AttachPlan validate(AttachRequest request) {
+            return () -> request;
         }
 
         @Override
-        public Attachment attach(AttachRequest request) {
+        public Attachment attach(AttachPlan plan) {
             throw new UnsupportedOperationException();
         }
 

@@ -2,6 +2,7 @@ package dev.blocknode.testing;
 
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.outcome.VolumeException;
+import dev.blocknode.transport.AttachPlan;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.Fencing;
@@ -80,14 +81,16 @@ public final class ScriptedTransport implements Transport {
     }
 
     @Override
-    public void validate(AttachRequest request) throws VolumeException {
+    public AttachPlan validate(AttachRequest request) throws VolumeException {
         if (request.key(DEVICE_KEY).isEmpty()) {
             throw VolumeException.invalid("volume_context." + DEVICE_KEY + " is required");
         }
+        return () -> request;
     }
 
     @Override
-    public synchronized Attachment attach(AttachRequest request) throws VolumeException {
+    public synchronized Attachment attach(AttachPlan plan) throws VolumeException {
+        AttachRequest request = plan.request();
         calls.add("attach " + request.volumeId());
         duringAttach.run();
         VolumeException failure = attachFailures.poll();

@@ -23,12 +23,12 @@ class TransportsUnitTest {
     private record FakeTransport(String name, Set<String> identifyingKeys) implements Transport {
 
         @Override
-        public void validate(AttachRequest request) {
+        public AttachPlan validate(AttachRequest request) {
             throw new AssertionError("select must not validate");
         }
 
         @Override
-        public Attachment attach(AttachRequest request) {
+        public Attachment attach(AttachPlan plan) {
             throw new AssertionError("select must not attach");
         }
 

@@ -12,6 +12,7 @@ import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.testing.HostCleanup;
 import dev.blocknode.testing.LoopDevice;
+import dev.blocknode.transport.AttachPlan;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.Transport;
@@ -75,11 +76,12 @@ class RefusedStageUndoesItsAttachHostTest {
         }
 
         @Override
-        public void validate(AttachRequest request) {
+        public AttachPlan validate(AttachRequest request) {
+            return () -> request;
         }
 
         @Override
-        public Attachment attach(AttachRequest request) throws VolumeException {
+        public Attachment attach(AttachPlan plan) throws VolumeException {
             try {
                 return new Attachment(name(), loop.device(), Host.real().mounter().stat(loop.device()).rdev(), "",
                         Map.of("session", "1"));

@@ -9,6 +9,7 @@ import dev.blocknode.os.wait.DeviceWaiter;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.scsi.ScsiAddress;
 import dev.blocknode.scsi.SysfsWriter;
+import dev.blocknode.transport.AttachPlan;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.ContextList;
@@ -103,8 +104,8 @@ public final class FcTransport implements Transport {
     }
 
     @Override
-    public void validate(AttachRequest request) throws VolumeException {
-        FcVolumeSpec.parse(request);
+    public AttachPlan validate(AttachRequest request) throws VolumeException {
+        return new FcAttachPlan(request, FcVolumeSpec.parse(request));
     }
 
     @Override
@@ -113,8 +114,10 @@ public final class FcTransport implements Transport {
     }
 
     @Override
-    public Attachment attach(AttachRequest request) throws VolumeException {
-        FcVolumeSpec spec = FcVolumeSpec.parse(request);
+    public Attachment attach(AttachPlan plan) throws VolumeException {
+        FcAttachPlan own = AttachPlan.own(FcAttachPlan.class, plan, this);
+        AttachRequest request = own.request();
+        FcVolumeSpec spec = own.spec();
         AttachedLun lun;
         if (spec.scansTargets()) {
             Map<ScsiAddress, String> reached = lunAddresses(request.volumeId(), spec);

@@ -10,6 +10,7 @@ import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.scsi.ScsiAddress;
 import dev.blocknode.scsi.SysfsWriter;
 import dev.blocknode.scsi.Wwid;
+import dev.blocknode.transport.AttachPlan;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.ContextList;
@@ -170,20 +171,21 @@ public final class IscsiTransport implements Transport {
     }
 
     @Override
-    public void validate(AttachRequest request) throws VolumeException {
-        KeyProblems.requireNone(this, request);
+    public AttachPlan validate(AttachRequest request) throws VolumeException {
+        return KeyProblems.parsed(problems -> IscsiAttachPlan.read(request, problems));
     }
 
     @Override
     public void check(AttachRequest request, KeyProblems problems) throws VolumeException {
-        IscsiVolumeSpec.read(request, problems);
-        problems.check(() -> ChapCredentials.from(request.secrets()));
+        IscsiAttachPlan.read(request, problems);
     }
 
     @Override
-    public Attachment attach(AttachRequest request) throws VolumeException {
-        IscsiVolumeSpec spec = IscsiVolumeSpec.from(request);
-        Optional<ChapCredentials> chap = ChapCredentials.from(request.secrets());
+    public Attachment attach(AttachPlan plan) throws VolumeException {
+        IscsiAttachPlan own = AttachPlan.own(IscsiAttachPlan.class, plan, this);
+        AttachRequest request = own.request();
+        IscsiVolumeSpec spec = own.spec();
+        Optional<ChapCredentials> chap = own.chap();
         // LunAttacher's rule for using a map; the daemon is asked only when there is a single portal.
         OptionalInt replacementTimeout = ReplacementTimeout.forRecord(spec,
                 spec.portals().size() > 1 || daemon.isRunning());

@@ -5,6 +5,7 @@ import dev.blocknode.os.FileStat;
 import dev.blocknode.os.host.Host;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.scsi.Wwid;
+import dev.blocknode.transport.AttachPlan;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.DeviceIdentity;
@@ -53,13 +54,19 @@ public final class LocalTransport implements Transport {
     }
 
     @Override
-    public void validate(AttachRequest request) throws VolumeException {
-        KeyProblems.requireNone(this, request);
+    public AttachPlan validate(AttachRequest request) throws VolumeException {
+        return KeyProblems.parsed(problems -> read(request, problems));
     }
 
     @Override
     public void check(AttachRequest request, KeyProblems problems) throws VolumeException {
-        problems.check(() -> devicePath(request));
+        read(request, problems);
+    }
+
+    /** The plan, or empty after recording in {@code problems} every key that is missing or malformed. */
+    private Optional<LocalAttachPlan> read(AttachRequest request, KeyProblems problems) throws VolumeException {
+        int before = problems.size();
+        Optional<Path> named = problems.check(() -> devicePath(request));
         Optional<String> wwid = request.key(WWID);
         if (wwid.isPresent()) {
             problems.check(() -> {
@@ -67,6 +74,7 @@ public final class LocalTransport implements Transport {
                 return null;
             });
         }
+        return problems.size() == before ? named.map(path -> new LocalAttachPlan(request, path)) : Optional.empty();
     }
 
     private Path devicePath(AttachRequest request) throws VolumeException {
@@ -88,9 +96,10 @@ public final class LocalTransport implements Transport {
     }
 
     @Override
-    public Attachment attach(AttachRequest request) throws VolumeException {
-        validate(request);
-        Path named = Path.of(request.key(DEVICE_PATH).orElseThrow());
+    public Attachment attach(AttachPlan plan) throws VolumeException {
+        LocalAttachPlan own = AttachPlan.own(LocalAttachPlan.class, plan, this);
+        AttachRequest request = own.request();
+        Path named = own.named();
         Path device;
         FileStat stat;
         try {

@@ -7,6 +7,7 @@ import dev.blocknode.os.host.Host;
 import dev.blocknode.os.wait.DeviceWaiter;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.scsi.SysfsWriter;
+import dev.blocknode.transport.AttachPlan;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.KeyProblems;
@@ -93,20 +94,21 @@ public final class NvmeTcpTransport implements Transport {
     }
 
     @Override
-    public void validate(AttachRequest request) throws VolumeException {
-        KeyProblems.requireNone(this, request);
+    public AttachPlan validate(AttachRequest request) throws VolumeException {
+        return KeyProblems.parsed(problems -> NvmeAttachPlan.read(request, problems));
     }
 
     @Override
     public void check(AttachRequest request, KeyProblems problems) throws VolumeException {
-        NvmeVolumeSpec.read(request, problems);
-        problems.check(() -> DhchapKeys.from(request.secrets()));
+        NvmeAttachPlan.read(request, problems);
     }
 
     @Override
-    public Attachment attach(AttachRequest request) throws VolumeException {
-        NvmeVolumeSpec spec = NvmeVolumeSpec.from(request);
-        Optional<DhchapKeys> keys = DhchapKeys.from(request.secrets());
+    public Attachment attach(AttachPlan plan) throws VolumeException {
+        NvmeAttachPlan own = AttachPlan.own(NvmeAttachPlan.class, plan, this);
+        AttachRequest request = own.request();
+        NvmeVolumeSpec spec = own.spec();
+        Optional<DhchapKeys> keys = own.keys();
         HostIdentity identity = connections.hostIdentity(spec);
         Reached reached = new Reached(spec.subsystemNqn(), spec.portals(), identity.hostNqn());
         requireMultipathFor(request.volumeId(), spec);

@@ -11,6 +11,7 @@ import dev.blocknode.os.mount.MountOptions;
 import dev.blocknode.outcome.Secrets;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.testing.QueryOnlyMounter;
+import dev.blocknode.transport.AttachPlan;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.DeviceIdentity;
@@ -182,6 +183,25 @@ class LocalTransportUnitTest {
         assertEquals(new DeviceNumber(7, 3), attachment.number());
         assertEquals("", attachment.identity());
         assertEquals(Map.of("devicePath", node.toString()), attachment.details());
+    }
+
+    @Test
+    void attachTakesTheDeviceItsPlanReadWithoutReadingTheRequestAgain() throws Exception {
+        // A stage's keys are parsed once, when it is planned: attach uses what validate read, so a plan naming one
+        // device attaches that one even though its request (never read again) names another.
+        Path node = blockDevice("loop4", 7, 4);
+        LocalAttachPlan plan = new LocalAttachPlan(request(Map.of("devicePath", "not a path under dev")), node);
+        assertEquals(node, transport.attach(plan).device());
+    }
+
+    @Test
+    void attachRefusesAPlanAnotherTransportMade() {
+        AttachRequest request = request(Map.of("devicePath", dev.resolve("loop3").toString()));
+        IllegalArgumentException refused = assertThrows(IllegalArgumentException.class,
+                () -> transport.attach((AttachPlan) () -> request));
+        assertTrue(refused.getMessage().startsWith("the local transport was handed a plan it did not make"),
+                refused.getMessage());
+        assertEquals(List.of(), mounter.statted);
     }
 
     @Test
