@@ -73,42 +73,73 @@ public final class PvCommand {
             out.print(HELP);
             return PRINTED;
         }
-        String driver;
+        Options options;
         try {
-            driver = FlagParser.driverName(flags.get("--driver-name").orElse(PluginConfig.DEFAULT_DRIVER_NAME));
-        } catch (IllegalArgumentException e) {
-            return usage(err, Printable.escape(e.getMessage()));
+            options = Options.of(flags);
+        } catch (BadUsage e) {
+            return usage(err, e.getMessage());
         }
-        boolean claim = flags.has("--claim");
-        String namespace = flags.get("--namespace").orElse("default");
-        Optional<String> format = flags.get("--format");
-        if (format.isPresent() && !format.get().equals("yaml") && !format.get().equals("csv")) {
-            return usage(err, "--format must be yaml or csv, got \"" + Printable.escape(format.get()) + "\"");
-        }
-        Optional<String> file = flags.operands().stream().findFirst();
-        if (file.isEmpty()) {
-            return usage(err, "no input: give the LUN list's file, or - for standard input");
-        }
-        if (!namespace.matches("[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")) {
-            return usage(err, "--namespace \"" + Printable.escape(namespace) + "\" is not a namespace name");
-        }
-        String source = file.get().equals("-") ? "stdin" : file.get();
-        boolean csv = format.map("csv"::equals).orElse(file.get().endsWith(".csv"));
-        CheckedRows rows = new CheckedRows(source, driver, claim, namespace, new StageRequestRules(
-                Plugin.transports(Host.real(), DeviceWaiter.polling(DeviceWaiter.DEFAULT_INTERVAL),
-                        FenceSettings.DEFAULTS, StagedVolumes.NONE)));
-        try (Reader input = new LimitedInput(file.get().equals("-") ? in : openFile(Path.of(file.get())))) {
-            if (csv) {
+        CheckedRows rows = new CheckedRows(options.source(), options.driver(), options.claim(), options.namespace(),
+                new StageRequestRules(Plugin.transports(Host.real(),
+                        DeviceWaiter.polling(DeviceWaiter.DEFAULT_INTERVAL), FenceSettings.DEFAULTS,
+                        StagedVolumes.NONE)));
+        try (Reader input = new LimitedInput(options.file().equals("-") ? in : openFile(Path.of(options.file())))) {
+            if (options.csv()) {
                 CsvLunRows.read(input, rows);
             } else {
                 YamlLunRows.read(input, rows);
             }
         } catch (IOException | IllegalArgumentException e) {
             refused(rows, err);
-            err.println("blocknode pv: cannot read " + Printable.escape(source) + ": " + Printable.escape(
+            err.println("blocknode pv: cannot read " + Printable.escape(options.source()) + ": " + Printable.escape(
                     e instanceof NoSuchFileException ? "no such file" : String.valueOf(e.getMessage())));
             return CANNOT_READ;
         }
+        return printOrRefuse(rows, options.source(), out, err);
+    }
+
+    /** The flags' values, checked in this order; a {@link BadUsage} names the first one wrong. */
+    private record Options(String driver, boolean claim, String namespace, boolean csv, String file) {
+
+        static Options of(SubcommandFlags flags) throws BadUsage {
+            String driver;
+            try {
+                driver = FlagParser.driverName(flags.get("--driver-name").orElse(PluginConfig.DEFAULT_DRIVER_NAME));
+            } catch (IllegalArgumentException e) {
+                throw new BadUsage(Printable.escape(e.getMessage()));
+            }
+            boolean claim = flags.has("--claim");
+            String namespace = flags.get("--namespace").orElse("default");
+            Optional<String> format = flags.get("--format");
+            if (format.isPresent() && !format.get().equals("yaml") && !format.get().equals("csv")) {
+                throw new BadUsage("--format must be yaml or csv, got \"" + Printable.escape(format.get()) + "\"");
+            }
+            Optional<String> file = flags.operands().stream().findFirst();
+            if (file.isEmpty()) {
+                throw new BadUsage("no input: give the LUN list's file, or - for standard input");
+            }
+            if (!namespace.matches("[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")) {
+                throw new BadUsage("--namespace \"" + Printable.escape(namespace) + "\" is not a namespace name");
+            }
+            boolean csv = format.map("csv"::equals).orElse(file.get().endsWith(".csv"));
+            return new Options(driver, claim, namespace, csv, file.get());
+        }
+
+        /** How the input is named in messages. */
+        String source() {
+            return file.equals("-") ? "stdin" : file;
+        }
+    }
+
+    /** A usage error's message, not yet escaped by {@link #usage}; no stack trace: it is a message to print. */
+    private static final class BadUsage extends Exception {
+        BadUsage(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    /** Every row read: nothing listed, or refusals (all printed, nothing else), or the YAML of every row. */
+    private static int printOrRefuse(CheckedRows rows, String source, PrintStream out, PrintStream err) {
         if (rows.rows() == 0) {
             err.println("blocknode pv: " + Printable.escape(source) + " lists no LUN");
             return CANNOT_READ;
