@@ -1,6 +1,7 @@
 package dev.blocknode.doctor;
 
 import dev.blocknode.testing.FakeSysfs;
+import dev.blocknode.testing.InfoSeries;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.junit.jupiter.api.BeforeEach;
@@ -10,16 +11,10 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The node's SAN identities as info series, read from a fabricated /etc and /sys (the HostPaths seam): each
@@ -104,22 +99,7 @@ class NodeIdentityInfoUnitTest {
         assertEquals(1, rows(NodeIdentityInfo.NVME).size());
     }
 
-    /** Each sample's labels in the scrape, ordered by their text; every value 1. */
     private List<Map<String, String>> rows(String name) {
-        List<Map<String, String>> rows = new ArrayList<>();
-        Pattern label = Pattern.compile("([a-z_]+)=\"([^\"]*)\"");
-        for (String line : registry.scrape().lines().toList()) {
-            if (line.startsWith(name + "{")) {
-                assertTrue(line.endsWith("} 1"), line);
-                Map<String, String> labels = new TreeMap<>();
-                Matcher m = label.matcher(line.substring(line.indexOf('{'), line.lastIndexOf('}')));
-                while (m.find()) {
-                    labels.put(m.group(1), m.group(2));
-                }
-                rows.add(labels);
-            }
-        }
-        rows.sort(Comparator.comparing(Map::toString));
-        return rows;
+        return InfoSeries.rows(registry.scrape(), name);
     }
 }

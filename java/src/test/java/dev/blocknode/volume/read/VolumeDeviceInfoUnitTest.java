@@ -10,6 +10,7 @@ import dev.blocknode.state.v1.PublicationRecord;
 import dev.blocknode.state.v1.StagePhase;
 import dev.blocknode.state.v1.StagingRecord;
 import dev.blocknode.testing.FakeSysfs;
+import dev.blocknode.testing.InfoSeries;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.junit.jupiter.api.BeforeEach;
@@ -18,13 +19,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -142,22 +138,7 @@ class VolumeDeviceInfoUnitTest {
         assertEquals("vol\\\\u2028id", rows.get(0).get("volume_id"));
     }
 
-    /** Each row's labels in the scrape, by device (the text of the sorted labels starts with it); every value 1. */
     private List<Map<String, String>> rows() {
-        List<Map<String, String>> rows = new ArrayList<>();
-        Pattern label = Pattern.compile("([a-z_]+)=\"((?:[^\"\\\\]|\\\\.)*)\"");
-        for (String line : registry.scrape().lines().toList()) {
-            if (line.startsWith(VolumeDeviceInfo.NAME + "{")) {
-                assertTrue(line.endsWith("} 1"), line);
-                Map<String, String> labels = new TreeMap<>();
-                Matcher m = label.matcher(line.substring(line.indexOf('{'), line.lastIndexOf('}')));
-                while (m.find()) {
-                    labels.put(m.group(1), m.group(2));
-                }
-                rows.add(labels);
-            }
-        }
-        rows.sort(Comparator.comparing(Map::toString));
-        return rows;
+        return InfoSeries.rows(registry.scrape(), VolumeDeviceInfo.NAME);
     }
 }
