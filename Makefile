@@ -5,8 +5,9 @@ SHELL := /bin/bash
 # The newest JDK >= 21. The goals below run no Java of this machine's, or say themselves what they need (make image
 # and make release: scripts/build-host.sh), so a machine without a JDK may still run them: make image-from-source
 # builds one inside its builder stage, and make publish, make validate-deploy and the package targets need none.
-NO_JDK_GOALS := help deps test-deps apt-test validate-deploy check-rules image image-host image-from-source release \
-  release-host release-check publish test-images e2e-kube
+NO_JDK_GOALS := help deps test-deps apt-test validate-deploy check-rules image image-host image-from-source \
+  image-from-source-check release release-host release-check \
+  publish test-images e2e-kube
 JAVA_HOME := $(shell scripts/find-jdk.sh 2>/dev/null)
 ifeq ($(JAVA_HOME),)
 ifneq ($(filter-out $(NO_JDK_GOALS),$(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))),)
@@ -281,11 +282,20 @@ image-host release-host:
 # The image as a user without a Debian host builds it (docker/podman build -f deploy/Containerfile.source .): jar,
 # JNI library and Java runtime made inside a Debian trixie builder stage, from a copy of the checkout's tracked
 # files; here with buildah, from a Debian root bootstrapped by mmdebstrap, into .tools/images/blocknode-source.tar.
-# Needs deb.debian.org and Maven Central. Not part of make test (minutes): deploy/validate's test checks the file
-# against deploy/Containerfile and base.sh. VERSION sets the jar's and the image's version.
+# Needs deb.debian.org and Maven Central. deploy/validate's test checks the file against deploy/Containerfile and
+# base.sh. VERSION sets the jar's and the image's version.
 .PHONY: image-from-source
 image-from-source:
 	bash deploy/image/build-from-source.sh $(if $(VERSION),--version $(VERSION))
+
+# make test's proof of that route (deploy/image/source-check.sh): the image built from deploy/Containerfile.source
+# serves as the operator's command line as the release's does (deploy/release/cli-check.sh).
+.PHONY: image-from-source-check
+image-from-source-check:
+	@start=$$(date +%s); rc=0; \
+	bash deploy/image/source-check.sh || rc=$$?; \
+	echo "make image-from-source-check: $$( ((rc == 0)) && echo passed || echo FAILED ) in $$(( $$(date +%s) - start )) s"; \
+	exit $$rc
 
 # A release (deploy/release/release.sh, docs/install.md): the jar built at VERSION (Maven's -Drevision, in a copy
 # of the working tree, which stays as it is), the image from it with OCI labels, its CycloneDX SBOM, the chart
