@@ -45,12 +45,22 @@ public final class Doctor {
     /** The check of a transport whose checks could not read what they need. */
     static final String UNREADABLE = "unreadable";
 
+    /** What an iSCSI volume is left with on a node without dm-multipath. */
+    private static final String ISCSI_ALONE = "a volume with one portal runs on that path alone, whose disk nothing"
+            + " brings back once its session is gone, and one with several portals gets a map that no multipathd"
+            + " checks";
+    /** What a Fibre Channel volume is left with on a node without dm-multipath. */
+    private static final String FC_ALONE = "a LUN seen through one port runs on that path alone, with nothing to"
+            + " take over when the port's link goes down, and one seen through several ports gets a map that no"
+            + " multipathd checks";
+
     /** The plugin's default --repair-interval. */
     public static final Duration DEFAULT_REPAIR_INTERVAL = Duration.ofSeconds(30);
 
     /** @param kubeletRoot checked too when given */
     public DoctorReport examine(Optional<Path> kubeletRoot) {
         List<TransportReadiness> transports = new ArrayList<>();
+        TransportReadiness multipath = null;
         AbstractSockets sockets;
         try {
             sockets = AbstractSockets.read(paths.unixSockets());
@@ -64,12 +74,13 @@ public final class Doctor {
             AbstractSockets found = sockets;
             TransportReadiness iscsi = guarded(TransportReadiness.ISCSI,
                     () -> new IscsiReadiness(paths, commands, tools).check(found));
-            TransportReadiness multipath = guarded(TransportReadiness.MULTIPATH,
+            multipath = guarded(TransportReadiness.MULTIPATH,
                     () -> new MultipathReadiness(paths, commands, repairInterval).check(found));
-            transports.add(IscsiReadiness.alongside(iscsi, multipath));
+            transports.add(SanMultipath.alongside(iscsi, multipath, "iSCSI", ISCSI_ALONE));
             transports.add(multipath);
         }
-        transports.add(guarded(TransportReadiness.FC, () -> new FcReadiness(paths).check()));
+        TransportReadiness fc = guarded(TransportReadiness.FC, () -> new FcReadiness(paths).check());
+        transports.add(multipath == null ? fc : SanMultipath.alongside(fc, multipath, "Fibre Channel", FC_ALONE));
         transports.add(guarded(TransportReadiness.NVME_TCP, () -> new NvmeTcpReadiness(paths).check()));
         transports.add(guarded(TransportReadiness.KERNEL,
                 () -> new KernelReadiness(paths, features, kubeletRoot).check()));

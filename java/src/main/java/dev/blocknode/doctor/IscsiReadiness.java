@@ -62,10 +62,6 @@ final class IscsiReadiness {
         return TransportReadiness.of(TransportReadiness.ISCSI, findings);
     }
 
-    private static boolean unreadable(TransportReadiness transport) {
-        return transport.findings().stream().anyMatch(f -> f.check().equals(Doctor.UNREADABLE));
-    }
-
     static boolean wellFormed(String name) {
         return IQN.matcher(name).matches() || EUI.matcher(name).matches() || NAA.matcher(name).matches();
     }
@@ -122,27 +118,6 @@ final class IscsiReadiness {
                             + " iscsiadm and iscsid must be one release");
         }
         return Finding.ok("iscsiadm-version", iscsiadm + " and the host's iscsid are both " + ours.get());
-    }
-
-    /**
-     * The iSCSI findings, with whether dm-multipath is there to join a volume's paths: without it a volume with one
-     * portal runs on that path alone (no map, nothing repairs a lost session's disk under its filesystem), and one
-     * with several portals gets a map that no daemon checks. Nothing is added when iSCSI is not set up, or when
-     * multipath could not be checked (its own section says why).
-     */
-    static TransportReadiness alongside(TransportReadiness iscsi, TransportReadiness multipath) {
-        if (iscsi.notSetUp().isPresent() || unreadable(iscsi) || unreadable(multipath)) {
-            return iscsi;
-        }
-        List<Finding> findings = new ArrayList<>(iscsi.findings());
-        findings.add(multipath.notSetUp().map(why -> Finding.warning("multipath", "iSCSI is set up but"
-                + " dm-multipath is not (" + why + "): a volume with one portal runs on that path alone, whose"
-                + " disk nothing brings back once its session is gone, and one with several portals gets a map that"
-                + " no multipathd checks", "on the host: install multipath-tools (RHEL: device-mapper-multipath)"
-                + " and systemctl enable --now multipathd (docs/install.md#host-prerequisites)"))
-                .orElseGet(() -> Finding.ok("multipath", "dm-multipath is set up: a volume's portals become one"
-                        + " map (checked under multipath)")));
-        return TransportReadiness.of(iscsi.transport(), findings);
     }
 
     private Optional<String> version(Command command) {

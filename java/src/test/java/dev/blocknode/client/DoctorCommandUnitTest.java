@@ -1,6 +1,7 @@
 package dev.blocknode.client;
 
 import dev.blocknode.doctor.ToolOwner;
+import dev.blocknode.os.AbstractSockets;
 import dev.blocknode.os.host.KernelFeatures;
 import dev.blocknode.testing.FakeSysfs;
 import dev.blocknode.testing.ScriptedCommandRunner;
@@ -14,6 +15,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -81,6 +83,11 @@ class DoctorCommandUnitTest {
     @Test
     void theJsonFormHasItsSchema() throws Exception {
         host.fcHost(3, "0x21000024ff7a3b01", "Online");
+        Files.writeString(host.paths().unixSockets(), "0000000000000000: 00000002 00000000 00010000 0001 01 18122 "
+                + AbstractSockets.MULTIPATHD + "\n", StandardOpenOption.APPEND);
+        for (int run = 0; run < 2; run++) { // both flag forms below
+            commands.expect("multipathd", "show", "config").succeeds("defaults {\n\tfind_multipaths \"no\"\n}\n");
+        }
         Run run = doctor("-o", "json");
         assertEquals(0, run.code());
         String json = run.out();
@@ -88,7 +95,8 @@ class DoctorCommandUnitTest {
                 + "\"setUp\":false,\"notSetUp\":\"no "), json);
         assertTrue(json.contains("{\"transport\":\"fc\",\"setUp\":true,\"notSetUp\":null,\"worst\":\"ok\","
                 + "\"findings\":[{\"check\":\"port\",\"severity\":\"ok\",\"message\":\"host3 (WWPN 21000024ff7a3b01)"
-                + " is Online\",\"fix\":\"\"}]}"), json);
+                + " is Online\",\"fix\":\"\"},{\"check\":\"multipath\",\"severity\":\"ok\",\"message\":\"dm-multipath is"
+                + " set up: a volume's paths become one map (checked under multipath)\",\"fix\":\"\"}]}"), json);
         assertTrue(json.endsWith("]}\n") && json.lines().count() == 1, json);
         assertEquals(json, doctor("--output=json").out(), "both flag forms");
     }

@@ -1,11 +1,13 @@
 package dev.blocknode.doctor;
 
+import dev.blocknode.os.AbstractSockets;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 
 import static dev.blocknode.doctor.DoctorFixture.assertFinding;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -39,7 +41,7 @@ class DoctorFcNvmeUnitTest {
         node.host.fcHost(5, "0x21000024ff7a3b01", "Online").fcHost(6, "0x21000024ff7a3b02", "Linkdown");
         node.sys("class/fc_host/host5/speed", "16 Gbit\n");
         TransportReadiness fc = node.examine(TransportReadiness.FC);
-        assertEquals(2, fc.findings().size());
+        assertEquals(List.of("port", "port", "multipath"), fc.findings().stream().map(Finding::check).toList());
         Finding online = fc.findings().get(0);
         assertEquals(Severity.OK, online.severity());
         assertTrue(online.message().contains("host5 (WWPN 21000024ff7a3b01) is Online at 16 Gbit"), online::message);
@@ -53,6 +55,37 @@ class DoctorFcNvmeUnitTest {
     void noPortOnlineIsAnError() throws Exception {
         node.host.fcHost(5, "0x21000024ff7a3b01", "Linkdown");
         assertFinding(node.examine(TransportReadiness.FC), "online", Severity.ERROR, "cannot attach");
+    }
+
+    /**
+     * An FC node without dm-multipath read as ready although a LUN zoned to two ports is then two disks that no map
+     * joins and nothing fails over between: a warning with its fix, in the FC section as in the iSCSI one.
+     */
+    @Test
+    void anFcNodeWithoutMultipathIsAWarningWithItsFix() throws Exception {
+        node.host.fcHost(5, "0x21000024ff7a3b01", "Online");
+        DoctorReport report = node.examine();
+        TransportReadiness fc = report.transports().get(2);
+        assertEquals(TransportReadiness.FC, fc.transport());
+        Finding multipath = assertFinding(fc, "multipath", Severity.WARNING, "Fibre Channel is set up but"
+                + " dm-multipath is not", "no multipathd listening", "one port", "no multipathd checks");
+        assertTrue(multipath.fix().contains("install multipath-tools")
+                && multipath.fix().contains("systemctl enable --now multipathd"), multipath::fix);
+        assertEquals(Severity.WARNING, fc.worst());
+    }
+
+    @Test
+    void anFcNodeWithMultipathSaysSo() throws Exception {
+        node.host.fcHost(5, "0x21000024ff7a3b01", "Online");
+        node.unixSockets(AbstractSockets.MULTIPATHD);
+        node.commands.expect("multipathd", "show", "config").succeeds("defaults {\n\tfind_multipaths \"no\"\n}\n");
+        assertFinding(node.examine(TransportReadiness.FC), "multipath", Severity.OK, "one map");
+    }
+
+    @Test
+    void aNodeWithoutFcIsNotToldAboutMultipath() throws Exception {
+        TransportReadiness fc = node.examine(TransportReadiness.FC);
+        assertTrue(fc.notSetUp().isPresent() && fc.findings().isEmpty(), fc::toString);
     }
 
     // ---- NVMe/TCP ------------------------------------------------------------------------------------
