@@ -21,9 +21,10 @@ command -v modprobe >/dev/null && command -v cpio >/dev/null \
   || { echo "build-initramfs: need modprobe (kmod) and cpio; run test-e2e/vm/setup.sh" >&2; exit 1; }
 
 # Module files in load order, dependencies first, each once. modprobe -S resolves them for the guest
-# kernel, not the running one; "builtin" lines (modules compiled in) need nothing loaded.
+# kernel, not the running one (under VM_KERNEL_ROOT for an unpacked one); "builtin" lines (modules compiled in)
+# need nothing loaded.
 modules=$(for m in virtio_pci 9pnet_virtio 9p overlay; do
-            modprobe -S "$kernel" --show-depends "$m"
+            modprobe ${VM_KERNEL_ROOT:+-d "$VM_KERNEL_ROOT"} -S "$kernel" --show-depends "$m"
           done | awk '$1 == "insmod" && !seen[$2]++ {print $2}')
 [[ -n $modules ]] || { echo "build-initramfs: no modules resolved for kernel $kernel" >&2; exit 1; }
 

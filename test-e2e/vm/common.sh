@@ -9,9 +9,17 @@ VM_WORK=${VM_WORK:-$REPO_ROOT/test-e2e/target/vm}
 
 # The guest kernel: $VM_KERNEL if set, otherwise the newest /boot/vmlinuz-* whose modules are
 # installed (a kernel left in /boot without /lib/modules could not load iSCSI or dm modules).
+# VM_KERNEL_ROOT instead names a kernel package unpacked by fetch-kernel.sh (not installed on the host): the
+# guest boots its image and loads its modules (VM_KERNEL, if set too, must be its version).
 vm_kernel_version() {
   if [[ -n ${VM_KERNEL:-} ]]; then
     echo "$VM_KERNEL"; return
+  fi
+  if [[ -n ${VM_KERNEL_ROOT:-} ]]; then
+    local dirs=("$VM_KERNEL_ROOT"/lib/modules/*/modules.dep)
+    [[ ${#dirs[@]} -eq 1 && -f ${dirs[0]} ]] \
+      || { echo "VM_KERNEL_ROOT=$VM_KERNEL_ROOT holds no one kernel's modules (run test-e2e/vm/fetch-kernel.sh)" >&2; return 1; }
+    basename "$(dirname "${dirs[0]}")"; return
   fi
   local image version best=""
   for image in /boot/vmlinuz-*; do
@@ -25,6 +33,18 @@ vm_kernel_version() {
     return 1
   fi
   echo "$best"
+}
+
+# The image of kernel $1: the host's /boot/vmlinuz-$1, or the unpacked package's under VM_KERNEL_ROOT.
+vm_kernel_image() {
+  if [[ -n ${VM_KERNEL_ROOT:-} ]]; then
+    local image
+    for image in "$VM_KERNEL_ROOT/lib/modules/$1/vmlinuz" "$VM_KERNEL_ROOT/boot/vmlinuz-$1"; do
+      [[ -f $image ]] && { echo "$image"; return; }
+    done
+    echo "no kernel image for $1 under VM_KERNEL_ROOT=$VM_KERNEL_ROOT" >&2; return 1
+  fi
+  echo "/boot/vmlinuz-$1"
 }
 
 # Milliseconds since the epoch, for step timings.

@@ -20,7 +20,8 @@
 #
 # Environment: VM_TIMEOUT (host hard limit in s, default 900, for all boots of the run), VM_MEMORY (MiB, default 1024),
 # VM_CPUS (default 2), VM_QUIET=1 (do not echo the console), VM_KERNEL (kernel version),
-# VM_APPEND (extra kernel command line), VM_INITRAMFS (an image build-initramfs.sh made).
+# VM_KERNEL_ROOT (a kernel unpacked by fetch-kernel.sh, booted instead of the host's), VM_APPEND (extra kernel
+# command line), VM_INITRAMFS (an image build-initramfs.sh made).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
@@ -62,7 +63,7 @@ qemu_cmd=(
   # No default devices (VGA, NIC, monitor...): the console is the only serial port, on stdio, and the
   # guest has no network card at all, so nothing it does can leave the machine.
   -nodefaults -no-user-config -display none -serial stdio -nic none -no-reboot
-  -kernel "/boot/vmlinuz-$kernel" -initrd "$initramfs"
+  -kernel "$(vm_kernel_image "$kernel")" -initrd "$initramfs"
   # The host's / for the guest's root: read-only on qemu's side too, so not even a bug in the
   # guest's overlay setup could write to the host. multidevs=remap keeps inode numbers unique
   # although / spans several host filesystems.
@@ -75,6 +76,12 @@ qemu_cmd=(
   # bn_timeout= is appended per boot (boot_once): a second boot has what the first left of VM_TIMEOUT.
 )
 append="console=ttyS0 quiet loglevel=3 panic=-1 bn_script=$script ${VM_APPEND:-}"
+# A kernel unpacked under VM_KERNEL_ROOT has its modules there, not in the host's /lib/modules: the guest links them.
+if [[ -n ${VM_KERNEL_ROOT:-} ]]; then
+  modules_dir=$(readlink -f "$VM_KERNEL_ROOT/lib/modules/$kernel")
+  [[ $modules_dir != *[[:space:]]* ]] || { echo "run-guest: VM_KERNEL_ROOT must not contain blanks" >&2; exit 2; }
+  append+=" bn_modules=$modules_dir"
+fi
 
 
 timeout_pid=""

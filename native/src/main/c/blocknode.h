@@ -54,6 +54,14 @@ enum bn_scsi_direction {
     BN_SCSI_FROM_DEVICE
 };
 
+/* Index layout of the array returned by nvmeIoCommand(); checked against the Java constants NVME_* at load
+ * time by constants.c. */
+enum bn_nvme_index {
+    BN_NVME_STATUS,
+    BN_NVME_RESULT,
+    BN_NVME_LENGTH
+};
+
 /* Index layout of the array returned by xfsGeometry(); checked against XFS_GEOMETRY_* by constants.c. */
 enum bn_xfs_geometry_index {
     BN_XFS_GEOMETRY_BLOCK_SIZE,
@@ -133,6 +141,11 @@ jboolean JNICALL bn_is_block_device_claimed(JNIEnv *env, jclass clazz, jstring d
 jint JNICALL bn_open_block_device(JNIEnv *env, jclass clazz, jstring device_path);
 jintArray JNICALL bn_scsi_command(JNIEnv *env, jclass clazz, jint fd, jbyteArray cdb, jint direction,
                                   jbyteArray data, jbyteArray sense, jint timeout_millis);
+
+/* nvme.c */
+jint JNICALL bn_nvme_namespace_id(JNIEnv *env, jclass clazz, jint fd);
+jintArray JNICALL bn_nvme_io_command(JNIEnv *env, jclass clazz, jint fd, jint opcode, jint nsid,
+                                     jintArray dwords, jbyteArray data, jint timeout_millis);
 
 /* dm.c */
 void JNICALL bn_dm_target_message(JNIEnv *env, jclass clazz, jstring control, jstring name, jstring message);

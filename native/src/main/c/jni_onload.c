@@ -29,6 +29,8 @@ static const JNINativeMethod linux_native_methods[] = {
     { "read", "(I[BII)I", (void *) bn_read_fd },
     { "openBlockDevice", "(" BN_STRING ")I", (void *) bn_open_block_device },
     { "scsiCommand", "(I[BI[B[BI)[I", (void *) bn_scsi_command },
+    { "nvmeNamespaceId", "(I)I", (void *) bn_nvme_namespace_id },
+    { "nvmeIoCommand", "(III[I[BI)[I", (void *) bn_nvme_io_command },
     { "openUeventSocket", "(I)I", (void *) bn_uevent_open },
     { "receiveUevent", "(II)[B", (void *) bn_uevent_receive },
     { "close", "(I)V", (void *) bn_close_fd },

@@ -28,9 +28,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  *                     inside volume, its lifecycle (the package itself) -> its read side (volume.read) ->
  *                     what both share (volume.record, .kubelet, .request, .filesystem, .encryption)
  *   state          -> os
- *   transport      -> multipath, scsi, os (transport.san: the SCSI stack that FC and iSCSI compose)
+ *   transport      -> multipath, scsi, nvme, os (transport.san: the SCSI stack that FC and iSCSI compose)
  *   multipath      -> scsi, os
  *   scsi           -> os
+ *   nvme           -> os (NVMe reservations, through os.block's passthrough)
  *   os             -> os.natives (reached from os alone, LinuxNative and its exceptions; os.wait: device waits,
  *                     woken by os.uevent)
  * </pre>
@@ -67,6 +68,7 @@ class ArchitectureUnitTest {
                 .layer("Transport").definedBy("dev.blocknode.transport..")
                 .layer("Multipath").definedBy("dev.blocknode.multipath..")
                 .layer("Scsi").definedBy("dev.blocknode.scsi..")
+                .layer("Nvme").definedBy("dev.blocknode.nvme..")
                 .layer("Os").definedBy(resideInAPackage("dev.blocknode.os..")
                         .and(not(resideInAPackage("dev.blocknode.os.natives.."))))
                 .layer("Natives").definedBy("dev.blocknode.os.natives..")
@@ -102,11 +104,12 @@ class ArchitectureUnitTest {
                 // The doctor reads multipathd's config with multipath's own parser (MultipathConfig).
                 .whereLayer("Multipath").mayOnlyBeAccessedByLayers("Transport", "Doctor")
                 .whereLayer("Scsi").mayOnlyBeAccessedByLayers("Transport", "Multipath", "Entry points")
+                .whereLayer("Nvme").mayOnlyBeAccessedByLayers("Transport")
                 .whereLayer("Config").mayOnlyBeAccessedByLayers("Entry points")
                 // The one seam to the host: csi reaches it only through volume; the server that carries csi
                 // holds its own socket file there (by descriptor, under the kubelet root).
                 .whereLayer("Os").mayOnlyBeAccessedByLayers("Volume", "State", "Transport", "Multipath", "Scsi",
-                        "Server", "Doctor", "Config", "Entry points")
+                        "Nvme", "Server", "Doctor", "Config", "Entry points")
                 // os alone: it re-types the JNI layer's exceptions at its seam (SyscallException) and loads the
                 // library for the entry points (os.host.SyscallLibrary).
                 .whereLayer("Natives").mayOnlyBeAccessedByLayers("Os")

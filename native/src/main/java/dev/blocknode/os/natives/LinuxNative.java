@@ -299,6 +299,35 @@ public final class LinuxNative {
     public static native int[] scsiCommand(int fd, byte[] cdb, int direction, byte[] data, byte[] sense,
                                            int timeoutMillis) throws NativeIOException;
 
+    // ---- NVMe commands (passthrough) ----------------------------------------------------------------
+
+    // Indexes into the array returned by nvmeIoCommand:
+    /** The completion's status field: 0 for success, else bits 7:0 the status code, 10:8 its type, 15 DNR. */
+    public static final int NVME_STATUS = 0;
+    /** The completion's dword 0, the command's result. */
+    public static final int NVME_RESULT = 1;
+    public static final int NVME_LENGTH = 2;
+
+    /**
+     * ioctl(NVME_IOCTL_ID) on {@code fd}, a descriptor from {@link #openBlockDevice}: the namespace's ID, which
+     * every I/O command names. ENOTTY ({@link UnsupportedIoctlException}) for a device that is not an NVMe
+     * namespace. Why: {@link #nvmeIoCommand} must address the namespace the descriptor was checked to be.
+     */
+    public static native int nvmeNamespaceId(int fd) throws NativeIOException;
+
+    /**
+     * One NVMe I/O command through ioctl(NVME_IOCTL_IO_CMD) on {@code fd}, a descriptor from
+     * {@link #openBlockDevice}: the opcode (its bits 1:0 give the data's direction), the namespace ID, the
+     * command dwords 10 to 15 ({@code int[6]}), the data buffer (null or empty for none; filled in place when
+     * the opcode transfers from the controller) and a timeout after which the kernel aborts the command. Returns
+     * {@code int[NVME_LENGTH]} (see the NVME_* indexes): a command the controller refused is a status, not an
+     * exception. Throws only when the ioctl itself fails: ENOTTY for a device that is not NVMe, EINVAL for bad
+     * arguments, EACCES or EPERM without CAP_SYS_ADMIN, ENODEV for a namespace gone since the open. Why: NVMe
+     * reservations (fencing), whose report the block layer's IOC_PR_* ioctls cannot read before Linux 6.19.
+     */
+    public static native int[] nvmeIoCommand(int fd, int opcode, int nsid, int[] dwords, byte[] data,
+                                             int timeoutMillis) throws NativeIOException;
+
     // ---- unix sockets, as a client ------------------------------------------------------------------
 
     /** Indexes into the array returned by {@link #peerCredentials}: SO_PEERCRED's pid, uid and gid. */

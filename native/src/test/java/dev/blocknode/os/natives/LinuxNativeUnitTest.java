@@ -85,6 +85,33 @@ class LinuxNativeUnitTest {
     }
 
     @Test
+    void nvmeIoCommandRefusesBadArgumentsBeforeTouchingTheDescriptor() {
+        NativeIOException e = failsWith("EINVAL",
+                () -> LinuxNative.nvmeIoCommand(-1, 0x0e, 1, new int[5], new byte[64], 1_000));
+        assertEquals("NVME_IOCTL_IO_CMD", e.syscall(), "dwords 10 to 15 are six");
+        failsWith("EINVAL", () -> LinuxNative.nvmeIoCommand(-1, 0x100, 1, new int[6], null, 1_000));
+        failsWith("EINVAL", () -> LinuxNative.nvmeIoCommand(-1, 0x0e, 1, new int[6], new byte[64], 0));
+    }
+
+    @Test
+    void nvmeCommandsOnWhatIsNotAnNvmeNamespaceFail() throws Exception {
+        NativeIOException closed = assertThrows(NativeIOException.class,
+                () -> LinuxNative.nvmeIoCommand(-1, 0x0e, 1, new int[6], new byte[64], 1_000));
+        assertEquals("EBADF", closed.errnoName());
+        assertEquals("descriptor -1", closed.path());
+        Path file = Files.writeString(tmp.resolve("plain"), "x");
+        int fd = LinuxNative.openForReading(file.toString());
+        try {
+            assertEquals("ENOTTY", assertThrows(NativeIOException.class,
+                    () -> LinuxNative.nvmeNamespaceId(fd)).errnoName());
+            assertEquals("ENOTTY", assertThrows(NativeIOException.class,
+                    () -> LinuxNative.nvmeIoCommand(fd, 0x0e, 1, new int[6], new byte[64], 1_000)).errnoName());
+        } finally {
+            LinuxNative.close(fd);
+        }
+    }
+
+    @Test
     void statOfTheRootDirectory() throws NativeIOException {
         long[] stat = LinuxNative.stat("/");
         assertEquals(LinuxNative.STAT_LENGTH, stat.length);
