@@ -95,6 +95,16 @@ record StaticVolume(String name, String volumeHandle, String size, Optional<Stri
         Map<String, String> withTransport = new LinkedHashMap<>();
         withTransport.put(ContextKeys.TRANSPORT, findings.transport().orElseThrow());
         attributes.forEach(withTransport::putIfAbsent);
+        if (!attributes.containsKey(ContextKeys.TRANSPORT)) {
+            // The key written out counts against the context's 4 KiB too: the attributes as printed are what a stage
+            // gets, so they are checked again as such (a row just under the limit would otherwise be printed over it).
+            List<String> written = checkedByThePlugin(volumeHandle, capability(fsType, block,
+                    ACCESS_MODES.get(accessMode)), withTransport, secretName.isPresent(), rules).problems();
+            if (!written.isEmpty()) {
+                throw new RefusedRow(written.stream().map(p -> p + " (with the \"" + ContextKeys.TRANSPORT
+                        + "\" key pv writes into the PV)").toList());
+            }
+        }
         return new StaticVolume(name, volumeHandle, columns.get(SIZE), fsType, block, accessMode, withTransport,
                 secretName, secretNamespace);
     }

@@ -434,6 +434,46 @@ class PvCommandUnitTest {
                 + " an absolute path") && !err().contains("volume_id"), err());
     }
 
+    /**
+     * The context's 4 KiB (CSI's limit for a map, which the plugin enforces at stage) holds the attributes as the PV
+     * carries them, with the transport pv writes out when the row leaves it to be inferred: a row at the limit
+     * without it was printed, and every stage of its PV was refused.
+     */
+    @Test
+    void theVolumeAttributesAsPrintedFitTheContextsFourKiB() {
+        Map<String, String> attributes = new LinkedHashMap<>();
+        attributes.put("targetPortal", "10.0.0.10:3260");
+        attributes.put("iqn", "iqn.2005-10.org.example:storage.pg");
+        attributes.put("lun", "1");
+        attributes.put("wwid", "36001405abcdef0123456789abcdef012");
+        // Portals (a node's own few, in real life) until the row is just under the limit without "transport":
+        // 4083-4096 bytes, which the 14 bytes of "transport" + "iscsi" take over it.
+        StringBuilder portals = new StringBuilder();
+        for (int n = 0; contextBytes(attributes, portals) <= 4096 - 14; n++) {
+            portals.append(portals.isEmpty() ? "" : ",").append("10.0.").append(1 + n / 200).append('.').append(1 + n % 200);
+        }
+        int bytes = contextBytes(attributes, portals);
+        assertTrue(bytes > 4096 - 14 && bytes <= 4096, "the row holds " + bytes);
+        StringBuilder row = new StringBuilder("- name: many-portals\n  size: 1Gi\n  fsType: ext4\n");
+        attributes.forEach((key, value) -> row.append("  ").append(key).append(": \"").append(value).append("\"\n"));
+        row.append("  portals: \"").append(portals).append("\"\n");
+        assertRefused(row.toString(), "volume_context holds " + (bytes + 14) + " bytes of keys and values; at most 4096");
+        assertTrue(err().contains("with the \"transport\" key pv writes into the PV"), err());
+        // Named by the row, it is the same size as printed: the limit is the only problem.
+        out.reset();
+        err.reset();
+        assertEquals(PvCommand.REFUSED, run(row.toString().replace("  lun:", "  transport: iscsi\n  lun:"), "-"));
+        assertTrue(err().contains("volume_context holds " + (bytes + 14) + " bytes"), err());
+    }
+
+    private static int contextBytes(Map<String, String> attributes, CharSequence portals) {
+        int bytes = "portals".length() + portals.length();
+        for (Map.Entry<String, String> entry : attributes.entrySet()) {
+            bytes += entry.getKey().length() + entry.getValue().length();
+        }
+        return bytes;
+    }
+
     @Test
     void yamlIsReadAsAYamlParserReadsItAndWhatPvDoesNotTakeIsRefused() {
         assertEquals(PvCommand.CANNOT_READ, run("- name: a\n  size: 1Gi\n  devicePath: /dev/sdb\n"
