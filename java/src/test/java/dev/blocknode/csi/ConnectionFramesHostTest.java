@@ -1,6 +1,10 @@
 package dev.blocknode.csi;
 
+import com.google.protobuf.ByteString;
+import com.google.protobuf.UnknownFieldSet;
+import dev.blocknode.csi.client.CsiClient;
 import dev.blocknode.csi.server.UnixSocketServer;
+import dev.blocknode.csi.v1.ProbeRequest;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -42,12 +46,32 @@ class ConnectionFramesHostTest {
     }
 
     @Test
+    @Timeout(30) // a request the window held back would wait for ever
+    void aRequestLargerThanTheFixedWindowIsStillRead(@TempDir Path dir) throws Exception {
+        Path socket = dir.resolve("csi.sock");
+        UnixSocketServer server = start(socket);
+        try (CsiClient client = new CsiClient(socket)) {
+            // 1 MiB in a field Probe does not know: the client must wait for the server's WINDOW_UPDATEs.
+            ProbeRequest large = ProbeRequest.newBuilder().setUnknownFields(UnknownFieldSet.newBuilder()
+                    .addField(15, UnknownFieldSet.Field.newBuilder()
+                            .addLengthDelimited(ByteString.copyFrom(new byte[1 << 20])).build()).build()).build();
+            assertTrue(client.identity().probe(large).getReady().getValue());
+        } finally {
+            server.shutdown(Duration.ofSeconds(2));
+        }
+    }
+
+    private static UnixSocketServer start(Path socket) throws IOException {
+        return UnixSocketServer.start(socket, PosixFilePermissions.fromString("rw-------"), Optional.empty(),
+                List.of(new IdentityService("frames.blocknode.dev", "v0", IdentityService.nodePlugin(false),
+                        List::of)), List.of(), IdentityService.ANSWERED_FROM_MEMORY);
+    }
+
+    @Test
     @Timeout(30) // a server that never answers would leave the reads waiting
     void aProbeOnANewConnectionCostsNoWindowUpdateAndNoPing(@TempDir Path dir) throws Exception {
         Path socket = dir.resolve("csi.sock");
-        UnixSocketServer server = UnixSocketServer.start(socket, PosixFilePermissions.fromString("rw-------"),
-                Optional.empty(), List.of(new IdentityService("frames.blocknode.dev", "v0",
-                        IdentityService.nodePlugin(false), List::of)), List.of(), IdentityService.ANSWERED_FROM_MEMORY);
+        UnixSocketServer server = start(socket);
         try (SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX)) {
             channel.connect(UnixDomainSocketAddress.of(socket));
             ByteArrayOutputStream out = new ByteArrayOutputStream();
