@@ -11,10 +11,13 @@
 //
 //	per-op  a new connection for every call, dialed before it and closed after it, as kubelet's
 //	        pkg/volume/csi/csi_client.go does (grpc.Dial with a unix dialer; Close deferred to the return)
+//	kubelet per-op, plus the NodeGetCapabilities calls kubelet makes before each operation, each on a
+//	        connection of its own (see capabilityCalls), and a check that the driver advertises
+//	        SINGLE_NODE_MULTI_WRITER (kubelet then sends ReadWriteOnce as that mode, as the bench's requests do)
 //	shared  one connection per socket for the life of this process, dialed at its first batch
 //
 // The answer is one line: "ok" and the N durations in nanoseconds (a cycle's covers both calls with their
-// dials and closes), or "error" and why. Timing is the client's wall clock around each call or cycle; no
+// dials and closes, and in kubelet mode their capability calls), or "error" and why. Timing is the client's wall clock around each call or cycle; no
 // request is built inside it.
 package main
 
@@ -118,7 +121,7 @@ func (c *client) batch(f []string) ([]int64, error) {
 		return nil, errors.New("expected OP MODE N SOCKET [REQUEST...]")
 	}
 	op, mode, socket := f[0], f[1], f[3]
-	if mode != "per-op" && mode != "shared" {
+	if mode != "per-op" && mode != "shared" && mode != "kubelet" {
 		return nil, fmt.Errorf("unknown mode %q", mode)
 	}
 	n, err := strconv.Atoi(f[2])
@@ -130,7 +133,7 @@ func (c *client) batch(f []string) ([]int64, error) {
 		return nil, err
 	}
 	if calls.before != nil {
-		if err := c.call(mode, socket, calls.before); err != nil {
+		if err := c.run(mode, socket, calls.before); err != nil {
 			return nil, fmt.Errorf("%s: before: %w", op, err)
 		}
 	}
@@ -139,14 +142,14 @@ func (c *client) batch(f []string) ([]int64, error) {
 	for i := 0; i < n && failed == nil; i++ {
 		start := time.Now()
 		for _, step := range calls.timed {
-			if failed = c.call(mode, socket, step); failed != nil {
+			if failed = c.run(mode, socket, step); failed != nil {
 				break
 			}
 		}
 		nanos = append(nanos, time.Since(start).Nanoseconds())
 	}
 	if calls.after != nil {
-		if err := c.call(mode, socket, calls.after); err != nil && failed == nil {
+		if err := c.run(mode, socket, calls.after); err != nil && failed == nil {
 			failed = fmt.Errorf("after: %w", err)
 		}
 	}
@@ -156,12 +159,77 @@ func (c *client) batch(f []string) ([]int64, error) {
 	return nanos, nil
 }
 
-type step func(grpc.ClientConnInterface) error
+// run makes one call; in kubelet mode the NodeGetCapabilities calls kubelet makes before it come first, each
+// on a connection of its own.
+func (c *client) run(mode, socket string, s *step) error {
+	if mode == "kubelet" {
+		for _, capability := range s.asks {
+			if err := c.call(mode, socket, asking(capability)); err != nil {
+				return fmt.Errorf("NodeGetCapabilities before it: %w", err)
+			}
+		}
+	}
+	return c.call(mode, socket, s.call)
+}
+
+// step is one call, and the node capabilities kubelet asks about (one NodeGetCapabilities each) before it.
+type step struct {
+	call func(grpc.ClientConnInterface) error
+	asks []csi.NodeServiceCapability_RPC_Type
+}
 
 // calls is one batch's work: the timed steps of one iteration, and untimed steps around the batch.
 type calls struct {
-	before, after step
-	timed         []step
+	before, after *step
+	timed         []*step
+}
+
+const (
+	stageUnstage     = csi.NodeServiceCapability_RPC_STAGE_UNSTAGE_VOLUME
+	volumeMountGroup = csi.NodeServiceCapability_RPC_VOLUME_MOUNT_GROUP
+	multiWriter      = csi.NodeServiceCapability_RPC_SINGLE_NODE_MULTI_WRITER
+	volumeStats      = csi.NodeServiceCapability_RPC_GET_VOLUME_STATS
+)
+
+// What kubelet v1.37's pkg/volume/csi asks before each call (test-e2e/bench/README.md cites the lines): each
+// NodeSupports* of csi_client.go is a NodeGetCapabilities on a new connection (nodeSupportsCapability ->
+// nodeGetCapabilities -> nodeV1ClientCreator), and NodeStageVolume and NodePublishVolume ask for
+// SINGLE_NODE_MULTI_WRITER themselves (getNodeV1AccessModeMapper) before they dial for the call.
+var (
+	// csi_attacher.go MountDevice: NodeSupportsStageUnstage, NodeSupportsVolumeMountGroup; then the mapper.
+	asksBeforeFilesystemStage = []csi.NodeServiceCapability_RPC_Type{stageUnstage, volumeMountGroup, multiWriter}
+	// csi_block.go SetUpDevice: NodeSupportsStageUnstage; then the mapper.
+	asksBeforeBlockStage = []csi.NodeServiceCapability_RPC_Type{stageUnstage, multiWriter}
+	// csi_mounter.go SetUpAt: NodeSupportsStageUnstage, NodeSupportsVolumeMountGroup; then the mapper.
+	asksBeforeFilesystemPublish = []csi.NodeServiceCapability_RPC_Type{stageUnstage, volumeMountGroup, multiWriter}
+	// csi_block.go MapPodDevice -> publishVolumeForBlock: the mapper only.
+	asksBeforeBlockPublish = []csi.NodeServiceCapability_RPC_Type{multiWriter}
+	// csi_attacher.go UnmountDevice and csi_block.go TearDownDevice: NodeSupportsStageUnstage.
+	asksBeforeUnstage = []csi.NodeServiceCapability_RPC_Type{stageUnstage}
+	// csi_metrics.go GetMetrics: NodeSupportsVolumeStats (VOLUME_CONDITION too only with the alpha
+	// CSIVolumeHealth gate, off by default).
+	asksBeforeStats = []csi.NodeServiceCapability_RPC_Type{volumeStats}
+)
+
+// asking is one NodeGetCapabilities as kubelet's nodeSupportsCapability makes it. For SINGLE_NODE_MULTI_WRITER
+// the driver must have it: kubelet then sends ReadWriteOnce as SINGLE_NODE_MULTI_WRITER, which is what the
+// bench's requests say (without it kubelet would send SINGLE_NODE_WRITER, and the figure would not be
+// kubelet's).
+func asking(capability csi.NodeServiceCapability_RPC_Type) func(grpc.ClientConnInterface) error {
+	return func(conn grpc.ClientConnInterface) error {
+		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+		defer cancel()
+		resp, err := csi.NewNodeClient(conn).NodeGetCapabilities(ctx, &csi.NodeGetCapabilitiesRequest{})
+		if err != nil || capability != multiWriter {
+			return err
+		}
+		for _, c := range resp.GetCapabilities() {
+			if c.GetRpc().GetType() == multiWriter {
+				return nil
+			}
+		}
+		return errors.New("the driver lacks SINGLE_NODE_MULTI_WRITER: kubelet would send SINGLE_NODE_WRITER")
+	}
 }
 
 func operation(op string, requests []string) (calls, error) {
@@ -183,22 +251,22 @@ func operation(op string, requests []string) (calls, error) {
 	}
 	switch op {
 	case "probe":
-		return calls{timed: []step{probe}}, nil
+		return calls{timed: []*step{{call: probe}}}, nil
 	case "info":
-		return calls{timed: []step{info}}, nil
+		return calls{timed: []*step{{call: info}}}, nil
 	case "stage":
 		s, err := stage(decoded[0])
-		return calls{timed: []step{s}}, err
+		return calls{timed: []*step{s}}, err
 	case "unstage":
 		s, err := unstage(decoded[0])
-		return calls{timed: []step{s}}, err
+		return calls{timed: []*step{s}}, err
 	case "cycle":
 		p, err := publish(decoded[0])
 		if err != nil {
 			return calls{}, err
 		}
 		u, err := unpublish(decoded[1])
-		return calls{timed: []step{p, u}}, err
+		return calls{timed: []*step{p, u}}, err
 	default:
 		p, err := publish(decoded[0])
 		if err != nil {
@@ -209,7 +277,7 @@ func operation(op string, requests []string) (calls, error) {
 			return calls{}, err
 		}
 		u, err := unpublish(decoded[2])
-		return calls{before: p, timed: []step{s}, after: u}, err
+		return calls{before: p, timed: []*step{s}, after: u}, err
 	}
 }
 
@@ -227,67 +295,76 @@ func info(conn grpc.ClientConnInterface) error {
 	return err
 }
 
-func stage(b []byte) (step, error) {
+func stage(b []byte) (*step, error) {
 	req := &csi.NodeStageVolumeRequest{}
 	if err := proto.Unmarshal(b, req); err != nil {
 		return nil, fmt.Errorf("NodeStageVolumeRequest: %w", err)
 	}
-	return func(conn grpc.ClientConnInterface) error {
+	asks := asksBeforeFilesystemStage
+	if req.GetVolumeCapability().GetBlock() != nil {
+		asks = asksBeforeBlockStage
+	}
+	return &step{asks: asks, call: func(conn grpc.ClientConnInterface) error {
 		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 		defer cancel()
 		_, err := csi.NewNodeClient(conn).NodeStageVolume(ctx, req)
 		return err
-	}, nil
+	}}, nil
 }
 
-func unstage(b []byte) (step, error) {
+func unstage(b []byte) (*step, error) {
 	req := &csi.NodeUnstageVolumeRequest{}
 	if err := proto.Unmarshal(b, req); err != nil {
 		return nil, fmt.Errorf("NodeUnstageVolumeRequest: %w", err)
 	}
-	return func(conn grpc.ClientConnInterface) error {
+	return &step{asks: asksBeforeUnstage, call: func(conn grpc.ClientConnInterface) error {
 		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 		defer cancel()
 		_, err := csi.NewNodeClient(conn).NodeUnstageVolume(ctx, req)
 		return err
-	}, nil
+	}}, nil
 }
 
-func publish(b []byte) (step, error) {
+func publish(b []byte) (*step, error) {
 	req := &csi.NodePublishVolumeRequest{}
 	if err := proto.Unmarshal(b, req); err != nil {
 		return nil, fmt.Errorf("NodePublishVolumeRequest: %w", err)
 	}
-	return func(conn grpc.ClientConnInterface) error {
+	asks := asksBeforeFilesystemPublish
+	if req.GetVolumeCapability().GetBlock() != nil {
+		asks = asksBeforeBlockPublish
+	}
+	return &step{asks: asks, call: func(conn grpc.ClientConnInterface) error {
 		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 		defer cancel()
 		_, err := csi.NewNodeClient(conn).NodePublishVolume(ctx, req)
 		return err
-	}, nil
+	}}, nil
 }
 
-func unpublish(b []byte) (step, error) {
+func unpublish(b []byte) (*step, error) {
 	req := &csi.NodeUnpublishVolumeRequest{}
 	if err := proto.Unmarshal(b, req); err != nil {
 		return nil, fmt.Errorf("NodeUnpublishVolumeRequest: %w", err)
 	}
-	return func(conn grpc.ClientConnInterface) error {
+	// csi_mounter.go TearDownAt and csi_block.go UnmapPodDevice ask nothing first.
+	return &step{call: func(conn grpc.ClientConnInterface) error {
 		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 		defer cancel()
 		_, err := csi.NewNodeClient(conn).NodeUnpublishVolume(ctx, req)
 		return err
-	}, nil
+	}}, nil
 }
 
-func stats(b []byte) (step, error) {
+func stats(b []byte) (*step, error) {
 	req := &csi.NodeGetVolumeStatsRequest{}
 	if err := proto.Unmarshal(b, req); err != nil {
 		return nil, fmt.Errorf("NodeGetVolumeStatsRequest: %w", err)
 	}
-	return func(conn grpc.ClientConnInterface) error {
+	return &step{asks: asksBeforeStats, call: func(conn grpc.ClientConnInterface) error {
 		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 		defer cancel()
 		_, err := csi.NewNodeClient(conn).NodeGetVolumeStats(ctx, req)
 		return err
-	}, nil
+	}}, nil
 }

@@ -17,8 +17,24 @@ import (
 type fakeDriver struct {
 	csi.UnimplementedIdentityServer
 	csi.UnimplementedNodeServer
-	probes, publishes, unpublishes, stats atomic.Int32
-	published                             atomic.Bool
+	probes, publishes, unpublishes, stats, capabilities atomic.Int32
+	published                                           atomic.Bool
+	// noMultiWriter: the driver does not advertise SINGLE_NODE_MULTI_WRITER
+	noMultiWriter bool
+}
+
+func (d *fakeDriver) NodeGetCapabilities(context.Context, *csi.NodeGetCapabilitiesRequest) (*csi.NodeGetCapabilitiesResponse, error) {
+	d.capabilities.Add(1)
+	types := []csi.NodeServiceCapability_RPC_Type{stageUnstage, volumeStats}
+	if !d.noMultiWriter {
+		types = append(types, multiWriter)
+	}
+	resp := &csi.NodeGetCapabilitiesResponse{}
+	for _, t := range types {
+		resp.Capabilities = append(resp.Capabilities, &csi.NodeServiceCapability{
+			Type: &csi.NodeServiceCapability_Rpc{Rpc: &csi.NodeServiceCapability_RPC{Type: t}}})
+	}
+	return resp, nil
 }
 
 func (d *fakeDriver) Probe(context.Context, *csi.ProbeRequest) (*csi.ProbeResponse, error) {
@@ -139,5 +155,54 @@ func TestStatsArePublishedAroundAndErrorsAreReported(t *testing.T) {
 		if _, err := c.batch(f); err == nil {
 			t.Fatalf("%v was accepted", f)
 		}
+	}
+}
+
+func TestKubeletModeAsksCapabilitiesOnConnectionsOfTheirOwn(t *testing.T) {
+	socket, d, l := serve(t)
+	c := &client{shared: map[string]*grpc.ClientConn{}}
+	defer c.closeAll()
+	mount := &csi.VolumeCapability{AccessType: &csi.VolumeCapability_Mount{Mount: &csi.VolumeCapability_MountVolume{}}}
+	block := &csi.VolumeCapability{AccessType: &csi.VolumeCapability_Block{Block: &csi.VolumeCapability_BlockVolume{}}}
+	fsPub := encode(t, &csi.NodePublishVolumeRequest{VolumeId: "v", TargetPath: "/t", VolumeCapability: mount})
+	blockPub := encode(t, &csi.NodePublishVolumeRequest{VolumeId: "v", TargetPath: "/t", VolumeCapability: block})
+	unpub := encode(t, &csi.NodeUnpublishVolumeRequest{VolumeId: "v", TargetPath: "/t"})
+	st := encode(t, &csi.NodeGetVolumeStatsRequest{VolumeId: "v", VolumePath: "/t"})
+
+	// A filesystem cycle: three asks before the publish, none before the unpublish.
+	if _, err := c.batch([]string{"cycle", "kubelet", "2", socket, fsPub, unpub}); err != nil {
+		t.Fatal(err)
+	}
+	if got, asks := l.accepted.Load(), d.capabilities.Load(); got != 10 || asks != 6 {
+		t.Fatalf("filesystem cycles: %d connections, %d NodeGetCapabilities; want 10 and 6", got, asks)
+	}
+	// A raw block cycle: one ask before the publish.
+	if _, err := c.batch([]string{"cycle", "kubelet", "1", socket, blockPub, unpub}); err != nil {
+		t.Fatal(err)
+	}
+	if got, asks := l.accepted.Load(), d.capabilities.Load(); got != 13 || asks != 7 {
+		t.Fatalf("raw block cycle: %d connections, %d NodeGetCapabilities in all; want 13 and 7", got, asks)
+	}
+	// Stats: one ask before each (and the publish around them asks its three).
+	if _, err := c.batch([]string{"stats", "kubelet", "2", socket, fsPub, st, unpub}); err != nil {
+		t.Fatal(err)
+	}
+	if got, asks := l.accepted.Load(), d.capabilities.Load(); got != 22 || asks != 12 {
+		t.Fatalf("stats: %d connections, %d NodeGetCapabilities in all; want 22 and 12", got, asks)
+	}
+}
+
+func TestKubeletModeWantsSingleNodeMultiWriter(t *testing.T) {
+	socket, d, _ := serve(t)
+	d.noMultiWriter = true
+	c := &client{shared: map[string]*grpc.ClientConn{}}
+	defer c.closeAll()
+	pub := encode(t, &csi.NodePublishVolumeRequest{VolumeId: "v", TargetPath: "/t"})
+	unpub := encode(t, &csi.NodeUnpublishVolumeRequest{VolumeId: "v", TargetPath: "/t"})
+	if _, err := c.batch([]string{"cycle", "kubelet", "1", socket, pub, unpub}); err == nil {
+		t.Fatal("a driver without SINGLE_NODE_MULTI_WRITER was published to in kubelet's shape")
+	}
+	if d.publishes.Load() != 0 {
+		t.Fatal("published although the access mode would not be kubelet's")
 	}
 }

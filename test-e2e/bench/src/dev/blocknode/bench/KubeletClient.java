@@ -25,6 +25,11 @@ final class KubeletClient implements AutoCloseable {
     enum Mode {
         /** A new connection dialed for every call and closed after it, as kubelet's csi_client.go does. */
         PER_CALL("per-op"),
+        /**
+         * {@link #PER_CALL} with the NodeGetCapabilities calls kubelet makes before each operation, each on a
+         * connection of its own, inside the timing (see the Go client's doc).
+         */
+        KUBELET("kubelet"),
         /** One connection per socket for the client's life. */
         SHARED("shared");
 

@@ -120,6 +120,7 @@ public final class UnixSocketServer implements AutoCloseable {
                 .directExecutor()
                 // gRPC sets SO_KEEPALIVE on every channel; it means nothing on a Unix socket (null drops it).
                 .withChildOption(ChannelOption.SO_KEEPALIVE, null);
+        cheapConnections(builder);
         fallback.ifPresent(registry -> builder.fallbackHandlerRegistry(new OffloadedRegistry(registry, offloading)));
         for (BindableService service : services) {
             builder.addService(ServerInterceptors.intercept(service, chain));
@@ -202,6 +203,23 @@ public final class UnixSocketServer implements AutoCloseable {
     public void close() {
         shutdown(Duration.ofSeconds(5));
     }
+
+    /**
+     * Kubelet dials a new connection for every call, NodeGetCapabilities included, so what the server does per
+     * connection is paid several times per volume operation (test-e2e/bench/README.md, "Where a new
+     * connection's CPU goes"). gRPC's default flow control is tuned for long-lived connections over networks,
+     * by bandwidth-delay pings: the server raises the connection's window to 1 MiB with a WINDOW_UPDATE right
+     * after its SETTINGS, and follows the first DATA of each burst with a PING of its own, which the client
+     * answers and the server reads: two more frames out and one more in for every connection. A CSI request is
+     * a few hundred bytes; HTTP/2's own 64 KiB window never fills, and a fixed window of that size sends
+     * neither.
+     */
+    static void cheapConnections(NettyServerBuilder builder) {
+        builder.flowControlWindow(HTTP2_DEFAULT_WINDOW); // fixed: no bandwidth-delay pings
+    }
+
+    /** RFC 9113's initial window, a connection's and a stream's before any SETTINGS or WINDOW_UPDATE. */
+    static final int HTTP2_DEFAULT_WINDOW = 65_535;
 
     /** A fallback registry whose methods hop off the event loop like the services' (see Offloading). */
     private static final class OffloadedRegistry extends HandlerRegistry {
