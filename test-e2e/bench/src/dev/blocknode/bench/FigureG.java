@@ -408,7 +408,7 @@ final class FigureG extends Figure {
     }
 
     /**
-     * The goals under kubelet's pattern (issue 50): the filesystem cycle >= 2.5x at the median and p90 and 2x
+     * The goals under kubelet's pattern: the filesystem cycle >= 2.5x at the median and p90 and 2x
      * at p99, raw block 4x / 3.5x / 3x, stats 3x / 3x / 2.5x, Probe 1.1x at the median and 1.0x at p99 (GetPluginInfo
      * has none); blocknode's p99 / median of a cycle <= 2. The cluttered cycle keeps the filesystem cycle's. The
      * other clients as details.

@@ -68,8 +68,8 @@ class SocketFileHostTest {
 
     /**
      * A symlink at the socket's name that leads to another server's live socket is that server on the socket path
-     * (kubelet follows the link): the start is refused, naming the path, and nothing changes on either side (issue
-     * 45: it was removed without a word, and the plugin listened in its place). A link to nothing that answers is
+     * (kubelet follows the link): the start is refused, naming the path, and nothing changes on either side (it
+     * was removed without a word, and the plugin listened in its place). A link to nothing that answers is
      * stale like any other file there: removed, never what it points to, and the start goes on.
      */
     @Test
