@@ -6,7 +6,8 @@
 #                                   NAME:SCENARIO+SCENARIO... (guest/suite.sh runs them in turn in one boot,
 #                                   the SAN started once; results in results/NAME/SCENARIO/)
 #   default: smoke, the iscsi-* scenarios in two boots, iscsi-crash, sanity, nvme-tcp and sanity-nvme in one
-#   boot, fc and sanity-fc in one boot, fencing, selinux (DEFAULT_RUNS), one guest at a time (VM_LANES)
+#   boot, fc and sanity-fc in one boot, fencing, selinux, nvme-reservations on the newest trixie-backports kernel
+#   (DEFAULT_RUNS), one guest at a time (VM_LANES)
 #
 # Needs root (qemu reads the whole host / to share it) and the packages of setup.sh; the plugin's jar
 # must be built (make e2e-vm does both). Host-side preparation, all cached under $VM_WORK:
