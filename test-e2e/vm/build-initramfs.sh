@@ -68,7 +68,16 @@ done
 # Publish atomically: a concurrent or interrupted build never leaves a half-written image in place.
 mkdir -p "$out_dir"
 mv "$staging/initramfs.cpio.gz" "$image.tmp.$$" && mv -f "$image.tmp.$$" "$image"
-# Older images (other kernels or init scripts) are no longer wanted: keep only this one.
-find "$VM_WORK/initramfs" -mindepth 1 -maxdepth 1 -type d -name '*-*' ! -path "$out_dir" -exec rm -rf {} +
+# This kernel's older images (other init scripts or modules) are no longer wanted, nor those of a kernel gone from
+# /lib/modules and from fetch-kernel.sh's directory. Another kernel's stays: e2e.sh boots the host's kernel and an
+# unpacked one in the same run, each with the image it built during the preparation.
+for dir in "$VM_WORK"/initramfs/*-*/; do
+  dir=${dir%/}
+  [[ $dir != "$out_dir" ]] || continue
+  other=${dir##*/}; other=${other%-*}
+  if [[ $other == "$kernel" || ( ! -d /lib/modules/$other && ! -d $VM_WORK/kernels/$other ) ]]; then
+    rm -rf "$dir"
+  fi
+done
 echo "build-initramfs: built $image ($(du -k "$image" | cut -f1) KiB, $(wc -l < "$tree/modules/order") modules, $(( $(now_ms) - started )) ms)" >&2
 echo "$image"

@@ -6,7 +6,8 @@
 #                                   NAME:SCENARIO+SCENARIO... (guest/suite.sh runs them in turn in one boot,
 #                                   the SAN started once; results in results/NAME/SCENARIO/)
 #   default: smoke, the iscsi-* scenarios in two boots, iscsi-crash, sanity, nvme-tcp and sanity-nvme in one
-#   boot, fc and sanity-fc in one boot, fencing, selinux (DEFAULT_RUNS), one guest at a time (VM_LANES)
+#   boot, fc and sanity-fc in one boot, fencing, selinux, nvme-reservations on the newest trixie-backports kernel
+#   (DEFAULT_RUNS), one guest at a time (VM_LANES)
 #
 # Needs root (qemu reads the whole host / to share it) and the packages of setup.sh; the plugin's jar
 # must be built (make e2e-vm does both). Host-side preparation, all cached under $VM_WORK:
@@ -35,9 +36,12 @@ source "$VM_DIR/guest/jvm.sh"
 # start under TCG and a daemon start each; the README has the figures.)
 # selinux boots with SELinux as the kernel's LSM (its "# vm-append:" line) and a policy loaded: a boot of its own,
 # so that no other scenario runs under it.
+# nvme-reservations needs NVMe reservations in nvmet (Linux 6.13 on): it boots the newest kernel of trixie-backports
+# (its "# vm-kernel:" line; fetched and unpacked during the preparation, then reused), a boot of its own, with
+# nvme_core.multipath=N (its "# vm-append:" line). Every other boot keeps the host's kernel.
 DEFAULT_RUNS=(smoke iscsi:iscsi-fs+iscsi-shared-session+iscsi-wrong-lun+iscsi-chap+iscsi-lost-record
               iscsi-paths:iscsi-path-loss+iscsi-luks+san-bench
-              iscsi-crash sanity nvme:nvme-tcp+sanity-nvme fc:fc+sanity-fc fencing selinux)
+              iscsi-crash sanity nvme:nvme-tcp+sanity-nvme fc:fc+sanity-fc fencing selinux nvme-reservations)
 runs=("$@")
 ((${#runs[@]})) || runs=("${DEFAULT_RUNS[@]}")
 [[ $(id -u) -eq 0 ]] || { echo "e2e.sh: must run as root (qemu shares the host's / with the guest)" >&2; exit 2; }
@@ -56,6 +60,18 @@ run_scenarios() { local list=${1#*:}; echo "${list//+/ }"; }
 run_append() {
   local s
   for s in $(run_scenarios "$1"); do sed -n 's/^# vm-append: //p' "$VM_DIR/guest/$s.sh"; done | tr '\n' ' '
+}
+# run_kernel RUN: the Debian suite whose newest kernel the run boots, from a "# vm-kernel: SUITE" line of its
+# scenarios' headers (fetch-kernel.sh SUITE), or nothing for the host's kernel. The scenarios of a suite boot must
+# agree: one that names none would otherwise run on a kernel it was not written for, or the other way round.
+run_kernel() {
+  local s kernels
+  kernels=$(for s in $(run_scenarios "$1"); do
+              printf '%s\n' "$(sed -n 's/^# vm-kernel: *\([^ ]*\).*/\1/p' "$VM_DIR/guest/$s.sh" | head -n 1)"
+            done | sort -u)
+  [[ $(wc -l <<<"$kernels") == 1 ]] ||
+    { echo "e2e.sh: the scenarios of $1 ask for different kernels (${kernels//$'\n'/, }; empty: the host's): give them boots of their own" >&2; return 1; }
+  echo "$kernels"
 }
 # run_timeout RUN: the boot's VM_TIMEOUT when the caller set none: 900 s, or for a suite with scenarios that
 # declare a "# vm-limit: S" (suite.sh's limit for each), the sum of its scenarios' limits (420 s for one that
@@ -80,6 +96,7 @@ for r in "${runs[@]}"; do
     fi
     scenario_count=$((scenario_count + 1))
   done
+  run_kernel "$r" >/dev/null || exit 2
 done
 mkdir -p "$VM_WORK"
 
@@ -118,6 +135,46 @@ build_client() {
   rm -rf "$tmp"
   ((rc == 0)) && echo "e2e: compiled $CLIENT_JAR"
   return $rc
+}
+
+# NvmeReservationProbe (the nvme-reservations scenario's), compiled against the guest's jar as GuestClient is.
+PROBE_SOURCE=$VM_DIR/guest/NvmeReservationProbe.java
+PROBE_JAR=$VM_WORK/nvme-probe.jar
+build_probe() {
+  if [[ -f $PROBE_JAR && $PROBE_JAR -nt $PROBE_SOURCE && $PROBE_JAR -nt $GUEST_JAR ]]; then
+    echo "e2e: NVMe reservation probe up to date ($PROBE_JAR)"; return
+  fi
+  local tmp rc=0
+  tmp=$(mktemp -d "$VM_WORK/.probe.XXXXXX")
+  "$JAVA_HOME/bin/javac" -Xlint:all -Werror -cp "$GUEST_JAR" -d "$tmp/classes" "$PROBE_SOURCE" &&
+    "$JAVA_HOME/bin/jar" --create --file "$tmp/nvme-probe.jar" -C "$tmp/classes" . &&
+    mv -f "$tmp/nvme-probe.jar" "$PROBE_JAR" || rc=$?
+  rm -rf "$tmp"
+  ((rc == 0)) && echo "e2e: compiled $PROBE_JAR"
+  return $rc
+}
+
+# ------------------------------------------------------------------------------------------ kernels
+
+# The kernels the runs' "# vm-kernel:" lines name: each suite's newest, fetched and unpacked (or found unpacked
+# still current) by fetch-kernel.sh, with an initramfs of its own modules. KERNEL_ROOT[SUITE] is empty when the
+# suite's kernel could not be had: the boots that need it then fail with the reason, the others run.
+declare -A KERNEL_ROOT=() KERNEL_INITRAMFS=()
+prepare_kernels() {
+  local r suite root initramfs t0
+  for r in "${runs[@]}"; do
+    suite=$(run_kernel "$r")
+    [[ -n $suite && -z ${KERNEL_ROOT[$suite]+set} ]] || continue
+    t0=$(now_ms)
+    KERNEL_ROOT[$suite]=""
+    if root=$("$VM_DIR/fetch-kernel.sh" "$suite") &&
+       initramfs=$(VM_KERNEL="" VM_KERNEL_ROOT=$root "$VM_DIR/build-initramfs.sh"); then
+      KERNEL_ROOT[$suite]=$root KERNEL_INITRAMFS[$suite]=$initramfs
+      echo "e2e: kernel ${root##*/} of $suite ready in $(( $(now_ms) - t0 )) ms ($root)"
+    else
+      echo "e2e: no kernel of $suite (fetch-kernel.sh says why above): the boots that need it fail" >&2
+    fi
+  done
 }
 
 # ------------------------------------------------------------------------------------- AOT caches
@@ -209,6 +266,11 @@ VM_INITRAMFS=$("$VM_DIR/build-initramfs.sh")
 snapshot_jar "$PLUGIN_JAR" "$GUEST_JAR"
 [[ -f $E2E_JAR ]] && snapshot_jar "$E2E_JAR" "$GUEST_E2E_JAR" && export GUEST_E2E_JAR
 build_client
+if [[ " ${runs[*]} " == *nvme-reservations* ]]; then
+  build_probe
+  export GUEST_NVME_PROBE_JAR=$PROBE_JAR
+fi
+prepare_kernels
 train_aot
 export GUEST_PLUGIN_JAR=$GUEST_JAR GUEST_CLIENT_JAR=$CLIENT_JAR
 if [[ -n $AOT_DIR ]]; then
@@ -235,7 +297,8 @@ leaked_secrets() {
 # the machine with VM_LANES - 1 others gets about 1/VM_LANES of what it would alone, so its hard limit (VM_TIMEOUT,
 # a guard against a hung guest, not a budget) is that many times the limit of a boot alone.
 boot() {
-  local r=$1 name results t0 rc=0 append limit cpu0 cpu1
+  local r=$1 name results t0 rc=0 append limit cpu0 cpu1 suite
+  local -a kernel=()
   children_cpu_ticks cpu0
   name=$(run_name "$r")
   results=$VM_WORK/results/$name
@@ -243,13 +306,26 @@ boot() {
   append="${VM_APPEND:-} $(run_append "$r")"
   limit=$(( ${VM_TIMEOUT:-$(run_timeout "$r")} * LANES ))
   rm -rf "$results"
+  # A run whose scenarios name a suite boots that suite's kernel, for this boot only.
+  suite=$(run_kernel "$r")
+  if [[ -n $suite ]]; then
+    if [[ -z ${KERNEL_ROOT[$suite]} ]]; then
+      mkdir -p "$results"
+      echo "e2e: $name boots the newest kernel of $suite, and none could be fetched (test-e2e/vm/fetch-kernel.sh $suite)" |
+        tee "$results/console.log" >&2
+      echo "2 0 0" > "$VM_WORK/results/$name.boot"
+      return
+    fi
+    kernel=(VM_KERNEL="" VM_KERNEL_ROOT="${KERNEL_ROOT[$suite]}" VM_INITRAMFS="${KERNEL_INITRAMFS[$suite]}")
+  fi
   # In the background and waited for, with its pid on file: stop_boots (below) must reach run-guest.sh itself, which
-  # stops its qemu; a lane's subshell killed alone would leave it running.
+  # stops its qemu; a lane's subshell killed alone would leave it running (env execs it: the pid is run-guest.sh's).
   if [[ $r == *:* ]]; then
-    VM_TIMEOUT=$limit VM_APPEND=$append GUEST_SUITE="$(run_scenarios "$r")" GUEST_LANES=$LANES \
+    env "${kernel[@]}" VM_TIMEOUT="$limit" VM_APPEND="$append" GUEST_SUITE="$(run_scenarios "$r")" GUEST_LANES="$LANES" \
       "$VM_DIR/run-guest.sh" "$VM_DIR/guest/suite.sh" "$results" &
   else
-    VM_TIMEOUT=$limit VM_APPEND=$append GUEST_LANES=$LANES "$VM_DIR/run-guest.sh" "$VM_DIR/guest/$r.sh" "$results" &
+    env "${kernel[@]}" VM_TIMEOUT="$limit" VM_APPEND="$append" GUEST_LANES="$LANES" \
+      "$VM_DIR/run-guest.sh" "$VM_DIR/guest/$r.sh" "$results" &
   fi
   echo $! > "$VM_WORK/results/$name.guest-pid"
   wait $! || rc=$?
@@ -307,6 +383,13 @@ for r in "${runs[@]}"; do
 done
 wait
 
+# kernel_note RUN: which kernel a run booted, when not the host's (", kernel 7.3.4+deb13-amd64 of trixie-backports").
+kernel_note() {
+  local suite
+  suite=$(run_kernel "$1")
+  [[ -z $suite || -z ${KERNEL_ROOT[$suite]} ]] || echo ", kernel ${KERNEL_ROOT[$suite]##*/} of $suite"
+}
+
 passed=0; failed=0; xfailed=0; report=(); tails=()
 for r in "${runs[@]}"; do
   name=$(run_name "$r")
@@ -334,7 +417,7 @@ for r in "${runs[@]}"; do
         tails+=("$results/$s/console.log")
       fi
     done
-    report+=("     boot $name: exit $rc, ${seconds} s, $cpu (console: $results/console.log)")
+    report+=("     boot $name: exit $rc, ${seconds} s, $cpu$(kernel_note "$r") (console: $results/console.log)")
     # The boot's own files (console, dmesg) hold every scenario's output: checked for secrets too.
     [[ -z $leaks ]] || { failed=$((failed + 1)); report+=("FAIL boot $name: a secret leaked into:$leaks"); }
     # A boot that failed although each scenario passed (the SAN did not stop, the guest crashed...).
@@ -347,12 +430,12 @@ for r in "${runs[@]}"; do
     if grep -q '^XFAIL-SCENARIO' "$results/xfail" 2>/dev/null; then
       xfailed=$((xfailed + 1)); report+=("XFAIL $r (${seconds} s$known)")
     else
-      passed=$((passed + 1)); report+=("PASS $r (${seconds} s, $cpu$known)")
+      passed=$((passed + 1)); report+=("PASS $r (${seconds} s, $cpu$(kernel_note "$r")$known)")
     fi
   elif [[ -n $leaks ]]; then
     failed=$((failed + 1)); report+=("FAIL $r: a secret leaked into:$leaks")
   else
-    failed=$((failed + 1)); report+=("FAIL $r (exit $rc, ${seconds} s; console: $results/console.log)")
+    failed=$((failed + 1)); report+=("FAIL $r (exit $rc, ${seconds} s$(kernel_note "$r"); console: $results/console.log)")
     tails+=("$results/console.log")
   fi
 done

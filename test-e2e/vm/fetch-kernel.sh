@@ -4,22 +4,35 @@
 # host's apt sources stay as they are (a private APT_CONFIG names trixie's suites, its own lists and cache). The
 # guest boots it with VM_KERNEL_ROOT set to the directory this prints; the default guest kernel stays the host's.
 #
-#   test-e2e/vm/fetch-kernel.sh VERSION      e.g. 7.3.4+deb13-amd64 (trixie-backports) or 6.12.117+deb13-amd64
+#   test-e2e/vm/fetch-kernel.sh VERSION|SUITE   7.3.4+deb13-amd64, say, or trixie / trixie-backports
+#
+# A SUITE stands for the newest kernel that suite serves now: the one its linux-image-amd64 depends on, read from
+# the lists just updated (so no version is pinned that the archive drops when backports moves on). A kernel already
+# unpacked is reused when it is still that version; the one unpacked for the suite before is then removed. When
+# the lists cannot be updated, the kernel last fetched for the suite is used if it is still here, with a warning;
+# with none, this fails and says so. e2e.sh calls it for a scenario whose header names a suite ("# vm-kernel:").
 #
 # Kernels from 7.0 on come as linux-binary-VERSION (the image), linux-modules-VERSION and linux-base-VERSION (its
-# config, System.map and module lists); older ones as one linux-image-VERSION. The modules' index (modules.dep) is made here with depmod, as the package's postinst would.
+# config, System.map and module lists); older ones as one linux-image-VERSION. The modules' index (modules.dep) is
+# made here with depmod, as the package's postinst would.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-[[ $# -eq 1 && $1 =~ ^[0-9][0-9a-z.+~-]*-amd64$ ]] || { sed -n '7p' "${BASH_SOURCE[0]}" | sed 's/^#  *//' >&2; exit 2; }
-version=$1
+SUITES=(trixie trixie-backports)
+usage() { sed -n '7p' "${BASH_SOURCE[0]}" | sed 's/^#  *//' >&2; exit 2; }
+[[ $# -eq 1 ]] || usage
+suite=""
+if [[ " ${SUITES[*]} " == *" $1 "* ]]; then
+  suite=$1
+elif [[ ! $1 =~ ^[0-9][0-9a-z.+~-]*-amd64$ ]]; then
+  usage
+fi
 kernels=$VM_WORK/kernels
-root=$kernels/$version
-if [[ -e $root/.complete ]]; then
-  echo "$root"; exit 0
+if [[ -z $suite && -e $kernels/$1/.complete ]]; then
+  echo "$kernels/$1"; exit 0
 fi
 if ! command -v dpkg-deb >/dev/null || ! command -v depmod >/dev/null; then
-  echo "fetch-kernel: need dpkg-deb and depmod (kmod)" >&2; exit 1
+  echo "fetch-kernel: need dpkg-deb (dpkg) and depmod (kmod): run test-e2e/vm/setup.sh" >&2; exit 1
 fi
 
 started=$(now_ms)
@@ -41,7 +54,45 @@ Dir::Cache "$apt_dir/cache";
 APT::Architecture "amd64";
 CONF
 export APT_CONFIG=$apt_dir/apt.conf
-bash "$REPO_ROOT/scripts/apt.sh" update
+# newest_of SUITE: the kernel version SUITE's linux-image-amd64 depends on (7.3.4+deb13-amd64), from the lists.
+newest_of() {
+  local meta
+  meta=$(apt-cache -o APT::Default-Release="$1" policy linux-image-amd64 | awk '/Candidate:/ { print $2 }')
+  [[ -n $meta && $meta != "(none)" ]] || return 1
+  apt-cache show "linux-image-amd64=$meta" | sed -n 's/^Depends: //p' | head -n 1 |
+    grep -oE 'linux-(image|binary)-[0-9][0-9a-z.+~-]*-amd64' | head -n 1 | sed -E 's/^linux-(image|binary)-//'
+}
+last=""
+[[ -z $suite ]] || last=$(cat "$kernels/$suite.last" 2>/dev/null || true)
+if ! bash "$REPO_ROOT/scripts/apt.sh" update; then
+  if [[ -n $last && -e $kernels/$last/.complete ]]; then
+    echo "fetch-kernel: WARNING: deb.debian.org's lists could not be updated; using $last, the kernel last fetched for $suite" >&2
+    echo "$kernels/$last"; exit 0
+  fi
+  echo "fetch-kernel: could not update the lists of ${suite:-trixie} from deb.debian.org (see above)${suite:+, and no kernel of it is unpacked under $kernels}" >&2
+  exit 1
+fi
+if [[ -n $suite ]]; then
+  version=$(newest_of "$suite") && [[ $version =~ ^[0-9][0-9a-z.+~-]*-amd64$ ]] ||
+    { echo "fetch-kernel: $suite's lists name no kernel (no linux-image-amd64 with a linux-image-*/linux-binary-* dependency)" >&2; exit 1; }
+  echo "fetch-kernel: the newest kernel of $suite is $version" >&2
+else
+  version=$1
+fi
+root=$kernels/$version
+# remember: records the suite's kernel and removes the one unpacked for it before, unless another suite uses it.
+remember() {
+  [[ -n $suite ]] || return 0
+  echo "$version" > "$kernels/$suite.last"
+  if [[ -n $last && $last != "$version" && -d $kernels/$last ]] && ! grep -qxF "$last" "$kernels"/*.last; then
+    echo "fetch-kernel: removing $last, $suite's kernel before" >&2
+    rm -rf "${kernels:?}/$last"
+  fi
+}
+if [[ -e $root/.complete ]]; then
+  remember
+  echo "$root"; exit 0
+fi
 
 if apt-cache show "linux-modules-$version" >/dev/null 2>&1; then
   packages=("linux-base-$version" "linux-binary-$version" "linux-modules-$version")
@@ -67,5 +118,6 @@ depmod -b "$tree" "$version"
 touch "$tree/.complete"
 rm -rf "$root"
 mv "$tree" "$root"
+remember
 echo "fetch-kernel: $version from ${packages[*]} in $root ($(du -sm "$root" | cut -f1) MiB, $(( $(now_ms) - started )) ms)" >&2
 echo "$root"

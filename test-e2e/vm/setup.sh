@@ -14,7 +14,8 @@ PACKAGES=(
   qemu-system-x86    # the emulator (TCG: KVM hangs on this machine's nested setup)
   linux-image-amd64  # a stock kernel with SCSI, iSCSI and device-mapper, plus its modules
   busybox-static     # the initramfs userland (static: no libraries to copy)
-  kmod               # modprobe/modinfo to resolve module dependencies; modprobe in the guest
+  kmod               # modprobe/modinfo to resolve module dependencies; modprobe in the guest; depmod for fetch-kernel.sh
+  debian-archive-keyring  # the keys fetch-kernel.sh checks Debian 13's lists with (dpkg-deb, which unpacks, is dpkg's: essential)
   cpio               # to pack the initramfs
   open-iscsi         # iscsid + iscsiadm (the initiator the plugin will drive)
   multipath-tools    # multipathd + multipath (pulls in udev and kpartx)

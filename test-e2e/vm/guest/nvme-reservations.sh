@@ -1,16 +1,20 @@
 #!/bin/bash
-# NVMe reservations against the kernel's nvmet (Linux >= 6.13, namespace attribute resv_enable), by hand for now
-# (issue 48): boots only on a kernel that has them, e.g.
+# NVMe reservations against the kernel's nvmet (Linux >= 6.13, namespace attribute resv_enable): boots the newest
+# kernel of trixie-backports (e2e.sh fetches and unpacks it, see fetch-kernel.sh) with nvme_core.multipath=N, so
+# that each host's namespace is a block device of its own.
+# vm-kernel: trixie-backports
+# vm-append: nvme_core.multipath=N
 #
-#   VM_KERNEL_ROOT=$(test-e2e/vm/fetch-kernel.sh 7.3.4+deb13-amd64) VM_APPEND=nvme_core.multipath=N \
-#     test-e2e/vm/run-guest.sh test-e2e/vm/guest/nvme-reservations.sh
+#   test-e2e/vm/e2e.sh nvme-reservations
 #
-# after `make unit` (the classes) and with NvmeReservationProbe compiled into $VM_WORK/nvme-probe (see the probe's
-# header). One subsystem, one namespace with reservations on, one port; two hosts (own host NQN and identifier each)
-# connected through /dev/nvme-fabrics; then the probe runs the plugin's own NvmeReservations through the passthrough ioctl.
+# e2e.sh compiles NvmeReservationProbe against the guest's copy of the plugin's jar (GUEST_NVME_PROBE_JAR). One
+# subsystem, one namespace with reservations on, one port; two hosts (own host NQN and identifier each) connected
+# through /dev/nvme-fabrics; then the probe runs the plugin's own NvmeReservations through the passthrough ioctl.
+# At the end both controllers are deleted and the target taken down (port, namespace, subsystem, loop device, tmpfs).
 HERE=$(dirname "$(readlink -f "$0")")
 source "$HERE/lib.sh"
-REPO=${VM_REPO:-$(cd "$HERE/../../.." && pwd)}
+PLUGIN_JAR=${GUEST_PLUGIN_JAR:-$VM_WORK/blocknode.jar}
+PROBE_JAR=${GUEST_NVME_PROBE_JAR:-$VM_WORK/nvme-probe.jar}
 JAVA=${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}/bin/java
 NQN=nqn.2024-01.dev.blocknode:nvme-resv
 NVMET=/sys/kernel/config/nvmet
@@ -48,9 +52,15 @@ for c in /sys/class/nvme/nvme*; do
   devices+=("/dev/${c##*/}n1")
 done
 nvme list
-"$JAVA" -cp "$REPO/native/target/classes:$REPO/java/target/classes:$VM_WORK/nvme-probe" NvmeReservationProbe \
-  "${devices[@]}"
+"$JAVA" -cp "$PLUGIN_JAR:$PROBE_JAR" NvmeReservationProbe "${devices[@]}"
 rc=$?
 nvme resv-report "${devices[0]}" --eds || true
 for c in /sys/class/nvme/nvme*; do echo 1 > "$c/delete_controller"; done
+no_controller() { ! compgen -G '/sys/class/nvme/nvme*' >/dev/null && ! compgen -G '/sys/block/nvme*' >/dev/null; }
+vm_wait "no NVMe controller left" 30 no_controller || rc=$((rc + 1))
+# The target down, as nvme-lib.sh's nvme_target_delete takes the nvme-tcp scenario's: each step must succeed.
+rm -f "$NVMET/ports/1/subsystems/$NQN" && rmdir "$NVMET/ports/1" && echo 0 > "$s/namespaces/1/enable" &&
+  rmdir "$s/namespaces/1" && rmdir "$s" && losetup -d "$loop" && umount "$LUNS" ||
+  { echo "the target could not be taken down"; rc=$((rc + 1)); }
+echo "nvme-reservations: $rc failures"
 exit $rc

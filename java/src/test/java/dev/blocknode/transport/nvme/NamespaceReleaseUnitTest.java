@@ -1,0 +1,86 @@
+package dev.blocknode.transport.nvme;
+
+import dev.blocknode.nvme.reservation.NvmeReservations;
+import dev.blocknode.testing.FakeNvmeNamespace;
+import dev.blocknode.transport.FenceKey;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+
+import static dev.blocknode.nvme.reservation.ReservationType.WRITE_EXCLUSIVE_REGISTRANTS_ONLY;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The release of a fenced NVMe namespace at unstage against an in-memory namespace that two nodes reach
+ * (FakeNvmeNamespace, which decodes the commands by nvmet's rules).
+ */
+class NamespaceReleaseUnitTest {
+
+    private static final Path HEAD_A = Path.of("/dev/nvme0n1");
+    private static final Path HEAD_B = Path.of("/dev/nvme1n1");
+    private static final FenceKey A = FenceKey.forNode("node-a").withGeneration(1);
+    private static final FenceKey B = FenceKey.forNode("node-b").withGeneration(1);
+
+    private final FakeNvmeNamespace namespace = new FakeNvmeNamespace(1).device(HEAD_A, "nodeA")
+            .device(HEAD_B, "nodeB");
+    private final NvmeReservations reservations = new NvmeReservations(namespace, namespace.check(),
+            Duration.ofSeconds(10));
+    private final NamespaceRelease release = new NamespaceRelease(reservations);
+
+    private void holds(Path head, FenceKey key) throws IOException {
+        reservations.register(head, key.value());
+        reservations.acquire(head, key.value(), WRITE_EXCLUSIVE_REGISTRANTS_ONLY);
+    }
+
+    @Test
+    void theHolderReleasesAndUnregistersWithItsStagedKey() throws IOException {
+        holds(HEAD_A, A);
+
+        release.release("vol-1", HEAD_A, A);
+
+        assertNull(namespace.holder());
+        assertEquals(Map.of(), namespace.registrations());
+        assertTrue(namespace.writeAllowed("nodeB"), "nothing holds the namespace any more");
+    }
+
+    @Test
+    void aKeyTheRenewalMovedOnIsReleasedWithTheKeyTheNamespaceShows() throws IOException {
+        holds(HEAD_A, A);
+        reservations.replace(HEAD_A, A.value(), A.withGeneration(9).value());
+
+        release.release("vol-1", HEAD_A, A);
+
+        assertNull(namespace.holder());
+        assertEquals(Map.of(), namespace.registrations());
+    }
+
+    @Test
+    void aNodeFencedOutTouchesNoOtherNodesKeyOrReservation() throws IOException {
+        holds(HEAD_B, B);
+
+        release.release("vol-1", HEAD_A, A);
+
+        assertEquals("nodeB", namespace.holder());
+        assertEquals(Map.of("nodeB", B.value()), namespace.registrations());
+        assertTrue(namespace.log().stream().filter(seen -> seen.host().equals("nodeA"))
+                .allMatch(seen -> seen.opcode() == 0x0e || FenceKey.tagOf(seen.firstKey()) == A.tag()),
+                "node A sent no command with another node's key: " + namespace.log());
+    }
+
+    @Test
+    void noPathLeavesEverythingAsItWasAndDoesNotThrow() throws IOException {
+        holds(HEAD_A, A);
+        namespace.dead("nodeA");
+
+        release.release("vol-1", HEAD_A, A);
+
+        assertEquals("nodeA", namespace.holder());
+        assertEquals(Map.of("nodeA", A.value()), namespace.registrations());
+        assertEquals(0, namespace.openChannels());
+    }
+}
