@@ -175,7 +175,7 @@ teardown_volumes_and_plugin() {
     done
     kc -n "$TEST_NS" delete pods --all --wait=true --timeout=120s >/dev/null 2>&1 || true
     wait_until "CSI mounts to be gone" 90 ! csi_mounts_left ||
-        echo "kube: left mounted: $(csi_mount_targets)" >&2
+        echo "kube: left mounted: $(csi_mount_targets; csi_mount_targets_b)" >&2
     local leaked_mounts leaked_records
     leaked_mounts=$(csi_mount_targets; csi_mount_targets_b)
     leaked_records=$(ls "$STATE_DIR/volumes" "$NODE_B_DIR/blocknode-state/volumes" 2>/dev/null | grep -c '\.pb$' || true)
@@ -223,7 +223,7 @@ csi_mounts_left() { [[ -n $(csi_mount_targets; csi_mount_targets_b) ]]; }
 # their command lines inside their containers).
 report_rss() {
     local line="" name pid
-    for name in etcd apiserver controller-manager scheduler containerd kubelet; do
+    for name in etcd apiserver controller-manager scheduler containerd kubelet containerd-b kubelet-b; do
         pid=$(cat "$WORK/run/$name.pid" 2>/dev/null) || continue
         line+="$name $(rss_mib "$pid"), "
     done
