@@ -1,4 +1,5 @@
-# The single-node cluster of the kube tier: sourced by run.sh (needs lib.sh, WORK, KUBE_BIN, NODE_NAME).
+# The cluster of the kube tier and its first node: sourced by run.sh (needs lib.sh, WORK, KUBE_BIN, NODE_NAME). The
+# second node (its own kubelet and containerd in namespaces of their own) is node-b.sh's.
 #
 #   etcd (Debian)          127.0.0.1:$ETCD_PORT, data in $WORK/etcd
 #   kube-apiserver         $NODE_IP:$API_PORT; Node + RBAC authorization, NodeRestriction admission; pods
@@ -63,13 +64,14 @@ make_pki() {
         "DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,IP:127.0.0.1,IP:10.96.0.1,IP:$NODE_IP"
     cert admin "/O=system:masters/CN=kube-admin"
     cert kubelet "/O=system:nodes/CN=system:node:$NODE_NAME"
+    cert kubelet-b "/O=system:nodes/CN=system:node:$NODE_B_NAME"
     cert controller-manager /CN=system:kube-controller-manager
     cert scheduler /CN=system:kube-scheduler
     cert apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client"
     openssl genrsa -out "$p/sa.key" 2048 2>/dev/null
     openssl rsa -in "$p/sa.key" -pubout -out "$p/sa.pub" 2>/dev/null
     local user
-    for user in admin kubelet controller-manager scheduler; do
+    for user in admin kubelet kubelet-b controller-manager scheduler; do
         cat >"$p/$user.kubeconfig" <<EOT
 apiVersion: v1
 kind: Config
@@ -274,6 +276,7 @@ cluster_up() {
 # Everything the tier started, stopped by pid; everything it mounted, unmounted; host state put back. Safe to
 # run twice and after a partial bring-up.
 cluster_down() {
+    node_b_down
     stop_component kubelet 30
     if [[ -S $CSOCK ]]; then
         local id
@@ -327,6 +330,7 @@ check_nothing_left() {
     if findmnt -rn -o TARGET | grep -q "^$WORK"; then
         echo "kube: mounts left: $(findmnt -rn -o TARGET | grep "^$WORK")" >&2; left=1
     fi
+    check_node_b_gone || left=1
     if losetup -a | grep -qF "$WORK"; then echo "kube: loop devices left: $(losetup -a | grep -F "$WORK")" >&2; left=1; fi
     local p s v
     while read -r p; do
@@ -379,3 +383,5 @@ iptables_cleanup() {
         done
     done
 }
+
+source "$here/node-b.sh"

@@ -92,18 +92,18 @@ check_monitoring_objects() {
 
 NODE_PLUGIN_PODS=app.kubernetes.io/name=blocknode,app.kubernetes.io/component=node-plugin
 
-# The plugin's pod that is not being deleted (a deleted one may linger while it terminates).
+# The plugin's pod on the first node that is not being deleted (a deleted one may linger while it terminates).
 plugin_pod() {
-    kc -n kube-system get pods -l "$NODE_PLUGIN_PODS" \
+    kc -n kube-system get pods -l "$NODE_PLUGIN_PODS" --field-selector "spec.nodeName=$NODE_NAME" \
         -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.deletionTimestamp}{"\n"}{end}' 2>/dev/null |
         awk 'NF == 1 { print $1; exit }'
 }
 
-# Whether this node's CSINode lists the driver, read with the command docs/install.md gives an operator (every
-# CSINode, a line each: the multi-attach scenario adds another node's).
-driver_registered() {
+# Whether this node's CSINode (or NODE's) lists the driver, read with the command docs/install.md gives an
+# operator (every CSINode, a line each: the second node's and the multi-attach scenario's are there too).
+driver_registered() { # [node]
     kc get csinode -o jsonpath='{range .items[*]}{.metadata.name}{": "}{.spec.drivers[*].name}{"\n"}{end}' 2>/dev/null |
-        awk -v node="$NODE_NAME:" -v driver="$DRIVER" '$1 == node { for (i = 2; i <= NF; i++) if ($i == driver) found = 1 }
+        awk -v node="${1:-$NODE_NAME}:" -v driver="$DRIVER" '$1 == node { for (i = 2; i <= NF; i++) if ($i == driver) found = 1 }
             END { exit !found }'
 }
 
@@ -115,6 +115,10 @@ wait_plugin_ready() { # [seconds]
         kube_fail "blocknode DaemonSet not ready: $(kc -n kube-system describe pods -l "$NODE_PLUGIN_PODS" | tail -15)"
     wait_until "CSINode $NODE_NAME to list $DRIVER" 60 driver_registered ||
         kube_fail "the driver did not register with kubelet (CSINode: $(kc get csinode "$NODE_NAME" -o yaml 2>&1 | tail -8))"
+    if node_b_pid >/dev/null; then
+        wait_until "CSINode $NODE_B_NAME to list $DRIVER" 60 driver_registered "$NODE_B_NAME" ||
+            kube_fail "the driver did not register with node B's kubelet (log: $WORK/logs/kubelet-b.log)"
+    fi
     # What docs/install.md has an operator look for after an install: the node plugin's pod 3/3 Running.
     local pods
     pods=$(kc -n kube-system get pods -l app.kubernetes.io/name=blocknode -o wide 2>&1)
@@ -162,18 +166,19 @@ deploy_blocknode() { # release|manifests|chart
 # Fails if anything of a volume is left on the node: a mount of a CSI path or a staging record.
 teardown_volumes_and_plugin() {
     component_running apiserver || return 0
-    # Pods bound to a node without a kubelet (a failed multi-attach scenario's) would never finish terminating.
+    # Pods bound to a node without a kubelet (a failed multi-attach scenario's) would never finish terminating;
+    # both real nodes release theirs.
     local pod
     for pod in $(kc -n "$TEST_NS" get pods -o jsonpath='{range .items[*]}{.metadata.name} {.spec.nodeName}{"\n"}{end}' 2>/dev/null |
-            awk -v node="$NODE_NAME" '$2 != "" && $2 != node { print $1 }'); do
+            awk -v a="$NODE_NAME" -v b="$NODE_B_NAME" '$2 != "" && $2 != a && $2 != b { print $1 }'); do
         kc -n "$TEST_NS" delete pod "$pod" --grace-period=0 --force >/dev/null 2>&1 || true
     done
     kc -n "$TEST_NS" delete pods --all --wait=true --timeout=120s >/dev/null 2>&1 || true
     wait_until "CSI mounts to be gone" 90 ! csi_mounts_left ||
-        echo "kube: left mounted: $(csi_mount_targets)" >&2
+        echo "kube: left mounted: $(csi_mount_targets; csi_mount_targets_b)" >&2
     local leaked_mounts leaked_records
-    leaked_mounts=$(csi_mount_targets)
-    leaked_records=$(ls "$STATE_DIR/volumes" 2>/dev/null | grep -c '\.pb$' || true)
+    leaked_mounts=$(csi_mount_targets; csi_mount_targets_b)
+    leaked_records=$(ls "$STATE_DIR/volumes" "$NODE_B_DIR/blocknode-state/volumes" 2>/dev/null | grep -c '\.pb$' || true)
     # Detached by the attach/detach controller through the attacher, once kubelet reports the volumes unmounted.
     wait_until "VolumeAttachments to be gone" 90 no_volume_attachments ||
         echo "kube: left attached: $(kc get volumeattachments -o name 2>&1)" >&2
@@ -212,13 +217,13 @@ plugin_pod_exists() { [[ -n $(kc -n kube-system get pods -l "$NODE_PLUGIN_PODS" 
 csi_mount_targets() {
     findmnt -rn -o TARGET | grep -E "^$WORK/kubelet/(pods/.*/volumes/kubernetes.io~csi/|plugins/kubernetes.io/csi/)" || true
 }
-csi_mounts_left() { [[ -n $(csi_mount_targets) ]]; }
+csi_mounts_left() { [[ -n $(csi_mount_targets; csi_mount_targets_b) ]]; }
 
 # Resident memory of every component now, in MiB (the plugin, its sidecars and the controller side found by
 # their command lines inside their containers).
 report_rss() {
     local line="" name pid
-    for name in etcd apiserver controller-manager scheduler containerd kubelet; do
+    for name in etcd apiserver controller-manager scheduler containerd kubelet containerd-b kubelet-b; do
         pid=$(cat "$WORK/run/$name.pid" 2>/dev/null) || continue
         line+="$name $(rss_mib "$pid"), "
     done

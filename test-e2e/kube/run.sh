@@ -87,6 +87,8 @@ import_images "${IMAGE_ARCHIVES[@]}"
 up_kubelet
 wait_node_ready
 kube_log "node $NODE_NAME Ready (Kubernetes $("$KUBE_BIN/kubectl" version --client -o json | sed -n 's/.*"gitVersion": "\(v[^"]*\)".*/\1/p' | head -1))"
+up_node_b
+kube_log "node $NODE_B_NAME Ready (its own kubelet and containerd, in namespaces of its own)"
 deploy_blocknode "${KUBE_RENDERING:-release}"
 kube_log "blocknode deployed ($DEPLOYED_RENDERING) and registered with kubelet"
 report_rss

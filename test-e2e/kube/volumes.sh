@@ -191,3 +191,11 @@ wait_detached() { # pv [seconds]
     wait_until "PV $1 to be detached" "${2:-90}" detached "$1" ||
         kube_fail "PV $1 is still attached: $(attachments_of "$1" | tr '\n' ';')"
 }
+
+# The attach/detach controller's refusal, as an event on POD: "Multi-Attach error for volume ..." up to
+# Kubernetes 1.36, "Waiting for detach for volume ..." from 1.37, both naming the pods that hold the volume.
+multi_attach_refused() { # pod pv holder
+    kc -n "$TEST_NS" get events --field-selector "involvedObject.name=$1,reason=FailedAttachVolume" \
+        -o jsonpath='{range .items[*]}{.message}{"\n"}{end}' 2>/dev/null |
+        grep -qE "^(Multi-Attach error|Waiting for detach) for volume \"$2\" Volume is already used by pod\(s\) $3\$"
+}

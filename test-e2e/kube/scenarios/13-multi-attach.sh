@@ -3,7 +3,8 @@
 # it and the pod waits (the event's words changed in 1.37, see multi_attach_refused); once the first node has let go, the volume is detached there, attached here, and the
 # pod starts with the data.
 #
-# The other node is a Node object without a kubelet (this machine runs one kubelet): it carries the annotation
+# The other node here is a Node object without a kubelet, so that the refusal is seen with the other side
+# written exactly (its status.volumesInUse); two-nodes (17) shows the same between two real kubelets. It carries the annotation
 # kubelet sets for controller-managed attach/detach and a CSINode naming blocknode's node ID, as a registered
 # node does, so the controller side attaches volumes to it for real (ControllerPublishVolume through the
 # external-attacher). What its kubelet would report, the volumes it has mounted (status.volumesInUse), is
@@ -95,12 +96,4 @@ EOT
 ghost_reports_in_use() { # comma-separated JSON strings, or ""
     kc patch node "$GHOST_NODE" --subresource=status --type=merge \
         -p "{\"status\": {\"volumesInUse\": [$1]}}" >/dev/null
-}
-
-# The attach/detach controller's refusal, as an event on POD: "Multi-Attach error for volume ..." up to
-# Kubernetes 1.36, "Waiting for detach for volume ..." from 1.37, both naming the pods that hold the volume.
-multi_attach_refused() { # pod pv holder
-    kc -n "$TEST_NS" get events --field-selector "involvedObject.name=$1,reason=FailedAttachVolume" \
-        -o jsonpath='{range .items[*]}{.message}{"\n"}{end}' 2>/dev/null |
-        grep -qE "^(Multi-Attach error|Waiting for detach) for volume \"$2\" Volume is already used by pod\(s\) $3\$"
 }
