@@ -106,6 +106,36 @@ EOT
         --hostname-override "$NODE_B_NAME" --node-ip "$NODE_B_IP" -v "${KUBELET_VERBOSITY:-2}"
 }
 
+# Node B as a power cut leaves it: every process of the node killed -9 at once, without warning (kubelet,
+# containerd, the shims, and every container of its pods: the plugin's too), but its namespaces kept, held by
+# node-ns.sh, so its mounts (staging, publications) and its state dir stay as they were, as on a machine whose
+# disks keep what was written. up_containerd_b and up_kubelet_b bring it back in the same namespaces.
+power_cut_node_b() {
+    local round pids
+    for round in 1 2 3 4 5 6 7 8 9 10; do
+        pids=$(node_b_processes)
+        [[ -z $pids ]] && return 0
+        # shellcheck disable=SC2086 # one word per pid
+        kill -KILL $pids 2>/dev/null || true
+        sleep 0.2
+    done
+    kube_fail "processes of node B survived kill -9: $(node_b_processes)"
+}
+
+# The pids of node B: those in its mount namespace (kubelet, containerd, the shims) other than node-ns.sh and its
+# sleep, which hold the namespaces, and those in its cgroup (the containers, in mount namespaces of their own).
+node_b_processes() {
+    local holder ns pid
+    holder=$(node_b_pid) || return 0
+    ns=$(readlink "/proc/$holder/ns/mnt")
+    for pid in /proc/[0-9]*; do
+        pid=${pid#/proc/}
+        [[ $pid == "$holder" || $(awk '{ print $4 }' "/proc/$pid/stat" 2>/dev/null) == "$holder" ]] && continue
+        [[ $(readlink "/proc/$pid/ns/mnt" 2>/dev/null) == "$ns" ]] && echo "$pid"
+    done
+    find "/sys/fs/cgroup/pids/$NODE_B_CGROUP" -name cgroup.procs -exec cat {} + 2>/dev/null
+}
+
 # Everything of node B, stopped by pid; its namespaces go with their last process (its mounts, the veth pair,
 # its bridge and iptables chains with them). Safe to run twice and when node B never came up.
 node_b_down() {
