@@ -61,6 +61,16 @@ final class StagingMounts {
     }
 
     /**
+     * The kernel says the device is held, and neither this mount namespace's table nor sysfs's holders say by what:
+     * a mount in another mount namespace (another container's, a node's left from before it lost its kubelet), or a
+     * process that opened the device exclusively. Said, so that an operator does not look for a mount that the
+     * node's own {@code findmnt} shows nowhere.
+     */
+    static final String UNSEEN_USER = "not by a mount this mount namespace shows nor by a device-mapper, md or"
+            + " swap holder: a mount in another mount namespace (another container's), or a process that opened it"
+            + " exclusively; `fuser -vm DEVICE` or `grep DEVICE /proc/*/mountinfo` on the node finds it";
+
+    /**
      * A device that something else on the node already holds (a filesystem mounted by hand or by another
      * volume, a multipath map over a path device, md, swap) is never formatted, mounted or handed out.
      */
@@ -77,8 +87,8 @@ final class StagingMounts {
                 users.add("held by " + holder);
             }
             throw VolumeException.precondition("device " + attachment.device() + " of volume " + volumeId
-                    + " is in use on this node" + (users.isEmpty() ? "" : " (" + String.join(", ", users) + ")")
-                    + "; refusing to stage it");
+                    + " is in use on this node (" + (users.isEmpty() ? UNSEEN_USER : String.join(", ", users))
+                    + "); refusing to stage it");
         } catch (IOException e) {
             throw VolumeException.internal("cannot tell whether device " + attachment.device() + " is in use", e);
         }

@@ -262,6 +262,23 @@ class StageLifecycleUnitTest {
         assertTrue(node.record(VOLUME).isEmpty());
     }
 
+    /**
+     * Held by a mount that only another mount namespace shows (a node's left over from a power cut, seen through a
+     * shared kernel): the refusal said only "in use on this node", and the node's own mount table showed nothing.
+     */
+    @Test
+    void aDeviceHeldByNothingThisNamespaceShowsIsRefusedSayingWhereToLook() throws Exception {
+        node.block.claimed(node.device.device(), true);
+
+        VolumeException refused = assertThrows(VolumeException.class,
+                () -> node.stage(VOLUME, node.device, filesystem()));
+
+        assertEquals(VolumeException.Outcome.FAILED_PRECONDITION, refused.outcome());
+        assertTrue(refused.getMessage().contains("in use on this node (not by a mount this mount namespace shows")
+                && refused.getMessage().contains("another mount namespace"), refused.getMessage());
+        assertTrue(node.record(VOLUME).isEmpty());
+    }
+
     @Test
     void aSymlinkInTheStagingPathIsRefusedAndNothingIsAttachedOrMounted() throws Exception {
         node.machine.symlink(node.staging(VOLUME).getParent());
