@@ -6,11 +6,12 @@ import dev.blocknode.transport.FenceKey;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
-import java.nio.file.Path;
-import java.time.Duration;
 import java.util.Map;
 
-import static dev.blocknode.nvme.reservation.ReservationType.WRITE_EXCLUSIVE_REGISTRANTS_ONLY;
+import static dev.blocknode.transport.nvme.TwoNodeNamespace.A;
+import static dev.blocknode.transport.nvme.TwoNodeNamespace.B;
+import static dev.blocknode.transport.nvme.TwoNodeNamespace.HEAD_A;
+import static dev.blocknode.transport.nvme.TwoNodeNamespace.HEAD_B;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -21,25 +22,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class NamespaceReleaseUnitTest {
 
-    private static final Path HEAD_A = Path.of("/dev/nvme0n1");
-    private static final Path HEAD_B = Path.of("/dev/nvme1n1");
-    private static final FenceKey A = FenceKey.forNode("node-a").withGeneration(1);
-    private static final FenceKey B = FenceKey.forNode("node-b").withGeneration(1);
-
-    private final FakeNvmeNamespace namespace = new FakeNvmeNamespace(1).device(HEAD_A, "nodeA")
-            .device(HEAD_B, "nodeB");
-    private final NvmeReservations reservations = new NvmeReservations(namespace, namespace.check(),
-            Duration.ofSeconds(10));
+    private final TwoNodeNamespace nodes = new TwoNodeNamespace();
+    private final FakeNvmeNamespace namespace = nodes.namespace;
+    private final NvmeReservations reservations = nodes.reservations;
     private final NamespaceRelease release = new NamespaceRelease(reservations);
-
-    private void holds(Path head, FenceKey key) throws IOException {
-        reservations.register(head, key.value());
-        reservations.acquire(head, key.value(), WRITE_EXCLUSIVE_REGISTRANTS_ONLY);
-    }
 
     @Test
     void theHolderReleasesAndUnregistersWithItsStagedKey() throws IOException {
-        holds(HEAD_A, A);
+        nodes.holds(HEAD_A, A);
 
         release.release("vol-1", HEAD_A, A);
 
@@ -50,7 +40,7 @@ class NamespaceReleaseUnitTest {
 
     @Test
     void aKeyTheRenewalMovedOnIsReleasedWithTheKeyTheNamespaceShows() throws IOException {
-        holds(HEAD_A, A);
+        nodes.holds(HEAD_A, A);
         reservations.replace(HEAD_A, A.value(), A.withGeneration(9).value());
 
         release.release("vol-1", HEAD_A, A);
@@ -61,7 +51,7 @@ class NamespaceReleaseUnitTest {
 
     @Test
     void aNodeFencedOutTouchesNoOtherNodesKeyOrReservation() throws IOException {
-        holds(HEAD_B, B);
+        nodes.holds(HEAD_B, B);
 
         release.release("vol-1", HEAD_A, A);
 
@@ -74,7 +64,7 @@ class NamespaceReleaseUnitTest {
 
     @Test
     void noPathLeavesEverythingAsItWasAndDoesNotThrow() throws IOException {
-        holds(HEAD_A, A);
+        nodes.holds(HEAD_A, A);
         namespace.dead("nodeA");
 
         release.release("vol-1", HEAD_A, A);

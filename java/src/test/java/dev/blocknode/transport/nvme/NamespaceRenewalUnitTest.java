@@ -10,12 +10,14 @@ import dev.blocknode.transport.Fencing.Unreachable;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
-import java.nio.file.Path;
-import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 
 import static dev.blocknode.nvme.reservation.ReservationType.WRITE_EXCLUSIVE_REGISTRANTS_ONLY;
+import static dev.blocknode.transport.nvme.TwoNodeNamespace.A;
+import static dev.blocknode.transport.nvme.TwoNodeNamespace.B;
+import static dev.blocknode.transport.nvme.TwoNodeNamespace.HEAD_A;
+import static dev.blocknode.transport.nvme.TwoNodeNamespace.HEAD_B;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -27,25 +29,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class NamespaceRenewalUnitTest {
 
-    private static final Path HEAD_A = Path.of("/dev/nvme0n1");
-    private static final Path HEAD_B = Path.of("/dev/nvme1n1");
-    private static final FenceKey A = FenceKey.forNode("node-a").withGeneration(1);
-    private static final FenceKey B = FenceKey.forNode("node-b").withGeneration(1);
-
-    private final FakeNvmeNamespace namespace = new FakeNvmeNamespace(1).device(HEAD_A, "nodeA")
-            .device(HEAD_B, "nodeB");
-    private final NvmeReservations reservations = new NvmeReservations(namespace, namespace.check(),
-            Duration.ofSeconds(10));
+    private final TwoNodeNamespace nodes = new TwoNodeNamespace();
+    private final FakeNvmeNamespace namespace = nodes.namespace;
+    private final NvmeReservations reservations = nodes.reservations;
     private final NamespaceRenewal renewal = new NamespaceRenewal(reservations);
-
-    private void aHolds() throws IOException {
-        reservations.register(HEAD_A, A.value());
-        reservations.acquire(HEAD_A, A.value(), WRITE_EXCLUSIVE_REGISTRANTS_ONLY);
-    }
 
     @Test
     void aRenewalMovesThisHostsKeyToTheNextGenerationAndKeepsTheReservation() throws IOException {
-        aHolds();
+        nodes.holds(HEAD_A, A);
 
         Renewal renewed = renewal.renew("vol-1", HEAD_A, A);
 
@@ -58,7 +49,7 @@ class NamespaceRenewalUnitTest {
 
     @Test
     void aNodePreemptedByAnotherIsFencedOutNamingTheHolderAndDoesNotRegisterItselfBack() throws IOException {
-        aHolds();
+        nodes.holds(HEAD_A, A);
         reservations.register(HEAD_B, B.value());
         reservations.preempt(HEAD_B, B.value(), A.value(), WRITE_EXCLUSIVE_REGISTRANTS_ONLY, true);
 
@@ -87,7 +78,7 @@ class NamespaceRenewalUnitTest {
 
     @Test
     void aReservationGoneWithNothingOfThisNodeLeftIsFencedOutWithNoHolder() throws IOException {
-        aHolds();
+        nodes.holds(HEAD_A, A);
         namespace.registered("nodeB", B.value());
         reservations.preempt(HEAD_B, B.value(), A.value(), WRITE_EXCLUSIVE_REGISTRANTS_ONLY, false);
         reservations.release(HEAD_B, B.value(), WRITE_EXCLUSIVE_REGISTRANTS_ONLY);
@@ -100,7 +91,7 @@ class NamespaceRenewalUnitTest {
 
     @Test
     void aRenewalWhoseAnswerWasLostIsMovedOnFromTheKeyTheNamespaceShows() throws IOException {
-        aHolds();
+        nodes.holds(HEAD_A, A);
         reservations.replace(HEAD_A, A.value(), A.next().value()); // took effect; the plugin never heard
 
         assertEquals(new Renewed(A.next()), renewal.renew("vol-1", HEAD_A, A), "already at the next generation");
@@ -113,7 +104,7 @@ class NamespaceRenewalUnitTest {
 
     @Test
     void noPathIsUnreachableAndTheKeyStays() throws IOException {
-        aHolds();
+        nodes.holds(HEAD_A, A);
         namespace.dead("nodeA");
 
         Unreachable unreachable = assertInstanceOf(Unreachable.class, renewal.renew("vol-1", HEAD_A, A));
