@@ -207,10 +207,16 @@ EOT
 }
 
 import_images() { # archive...
-    local archive
+    import_images_into "$CSOCK" containerd "$@"
+}
+
+# The archives into the containerd on SOCKET (node B's too: node-b.sh), named WHICH in a failure.
+import_images_into() { # socket which archive...
+    local socket=$1 which=$2 archive
+    shift 2
     for archive in "$@"; do
-        "$RUNTIME_BIN/ctr" -a "$CSOCK" -n k8s.io images import --no-unpack=false "$archive" >/dev/null ||
-            kube_fail "could not import $archive into containerd"
+        "$RUNTIME_BIN/ctr" -a "$socket" -n k8s.io images import --no-unpack=false "$archive" >/dev/null ||
+            kube_fail "could not import $archive into $which"
     done
 }
 

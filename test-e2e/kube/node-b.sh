@@ -84,11 +84,7 @@ up_containerd_b() {
         "$RUNTIME_BIN/containerd" --config "$NODE_B_DIR/containerd/config.toml"
     wait_until "containerd of node B" 60 "$RUNTIME_BIN/ctr" -a "$CSOCK_B" version ||
         kube_fail "containerd of node B did not start (log: $WORK/logs/containerd-b.log)"
-    local archive
-    for archive in "${IMAGE_ARCHIVES[@]}"; do
-        "$RUNTIME_BIN/ctr" -a "$CSOCK_B" -n k8s.io images import --no-unpack=false "$archive" >/dev/null ||
-            kube_fail "could not import $archive into node B's containerd"
-    done
+    import_images_into "$CSOCK_B" "node B's containerd" "${IMAGE_ARCHIVES[@]}"
 }
 
 up_kubelet_b() {
