@@ -284,20 +284,25 @@ cluster_up() {
     up_containerd
 }
 
+# Every task of the containerd on SOCKET killed, then deleted, when that containerd is up (node B's too:
+# node-b.sh): the pods' containers go before the runtime that tracks them.
+kill_tasks() { # socket
+    local socket=$1 id
+    [[ -S $socket ]] || return 0
+    for id in $(ctr -a "$socket" -n k8s.io tasks ls -q 2>/dev/null); do
+        ctr -a "$socket" -n k8s.io tasks kill -s SIGKILL "$id" >/dev/null 2>&1 || true
+    done
+    for id in $(ctr -a "$socket" -n k8s.io tasks ls -q 2>/dev/null); do
+        ctr -a "$socket" -n k8s.io tasks delete -f "$id" >/dev/null 2>&1 || true
+    done
+}
+
 # Everything the tier started, stopped by pid; everything it mounted, unmounted; host state put back. Safe to
 # run twice and after a partial bring-up.
 cluster_down() {
     node_b_down
     stop_component kubelet 30
-    if [[ -S $CSOCK ]]; then
-        local id
-        for id in $(ctr -a "$CSOCK" -n k8s.io tasks ls -q 2>/dev/null); do
-            ctr -a "$CSOCK" -n k8s.io tasks kill -s SIGKILL "$id" >/dev/null 2>&1 || true
-        done
-        for id in $(ctr -a "$CSOCK" -n k8s.io tasks ls -q 2>/dev/null); do
-            ctr -a "$CSOCK" -n k8s.io tasks delete -f "$id" >/dev/null 2>&1 || true
-        done
-    fi
+    kill_tasks "$CSOCK"
     stop_component containerd 20
     # The shims outlive containerd; ours are the ones given our containerd's socket.
     pkill -KILL -f "containerd-shim-runc-v2 .*-address $CSOCK" 2>/dev/null || true

@@ -136,15 +136,7 @@ node_b_processes() {
 # its bridge and iptables chains with them). Safe to run twice and when node B never came up.
 node_b_down() {
     stop_component kubelet-b 30
-    if [[ -S $CSOCK_B ]]; then
-        local id
-        for id in $(ctr -a "$CSOCK_B" -n k8s.io tasks ls -q 2>/dev/null); do
-            ctr -a "$CSOCK_B" -n k8s.io tasks kill -s SIGKILL "$id" >/dev/null 2>&1 || true
-        done
-        for id in $(ctr -a "$CSOCK_B" -n k8s.io tasks ls -q 2>/dev/null); do
-            ctr -a "$CSOCK_B" -n k8s.io tasks delete -f "$id" >/dev/null 2>&1 || true
-        done
-    fi
+    kill_tasks "$CSOCK_B"
     stop_component containerd-b 20
     pkill -KILL -f "containerd-shim-runc-v2 .*-address $CSOCK_B" 2>/dev/null || true
     stop_component registry-bridge-b
