@@ -23,6 +23,20 @@ DRIVER=block.csi.blocknode.dev
 source "$here/lib.sh"
 ((EUID == 0)) || kube_fail "root is required (kubelet, containerd, mounts, loop devices)"
 
+# One cluster per machine: two runs at once (a developer's beside make test's) share the API server's and
+# kubelets' ports, the CNI bridges, /var/lib/kubelet and /etc/multipath, and fail each other in ways that look
+# like plugin bugs. The lock is inherited by the cluster's daemons, so a cluster kept with KUBE_KEEP=1 holds it
+# until down.sh stops them; a run waits for the other rather than failing.
+KUBE_TIER_LOCK=${KUBE_TIER_LOCK:-/run/lock/blocknode-kube-tier.lock}
+exec {tier_lock}>"$KUBE_TIER_LOCK"
+if ! flock -n "$tier_lock"; then
+    kube_log "another kube tier run (or a cluster kept with KUBE_KEEP=1) holds $KUBE_TIER_LOCK: waiting for it" \
+        "($(cat "$KUBE_TIER_LOCK.owner" 2>/dev/null))"
+    flock -w "${KUBE_TIER_LOCK_WAIT:-2700}" "$tier_lock" ||
+        kube_fail "$KUBE_TIER_LOCK still held after ${KUBE_TIER_LOCK_WAIT:-2700} s ($(cat "$KUBE_TIER_LOCK.owner" 2>/dev/null))"
+fi
+echo "taken by pid $$ at $(date -u +%FT%TZ) for $repo" >"$KUBE_TIER_LOCK.owner"
+
 bash "$here/deps.sh"
 KUBE_BIN=$(bash "$here/build-kubernetes.sh")
 kube_log "Kubernetes binaries: $KUBE_BIN ($("$KUBE_BIN/kubelet" --version))"
