@@ -7,9 +7,9 @@
 # SERIES_COUNTS and its samples counted (the lines not starting with '#': one a series), in all and by family;
 # last, one call that fails (the stats of a volume that is not there), for what a new (method, code) pair adds.
 # The volumes are then unpublished and unstaged through the plugin; the trap stops the plugin, unmounts and detaches
-# whatever is left under the work dir and checks that nothing is. With Go, also what kubelet's stats call costs the
-# plugin's CPU (below). Root; about 10 minutes for 50 volumes on a busy 2-CPU machine (each call is a `blocknode
-# client` JVM of its own).
+# whatever is left under the work dir and checks that nothing is. With Go and python3, also what kubelet's stats
+# call costs the plugin's CPU (below). Root; about 5 minutes for 50 volumes on a busy 2-CPU machine (each call is a
+# `blocknode client` JVM of its own).
 #
 # usage: sudo bash test-e2e/bench/metric-series.sh [JAR]    (JAR: java/target/blocknode.jar)
 #   SERIES_COUNTS="0 10 50"     the volume counts scraped at, ascending
@@ -191,9 +191,10 @@ echo "(phase, outcome) pairs at $last: $(grep -oE '^blocknode_phase_seconds_coun
 # What kubelet's stats call costs the plugin (docs/design/scale.md, "kubelet's work"): figure g's Go client in its
 # kubelet mode (a NodeGetCapabilities, then the NodeGetVolumeStats, each on a connection of its own) over the first
 # filesystem volume, SERIES_STATS_CALLS times; the plugin's CPU (utime + stime) over the batch, less its idle rate
-# over as long a window just before. Probes on new connections beside it. Needs Go; SERIES_STATS_CALLS=0 skips it.
+# over as long a window just after. Probes on new connections beside it. Needs Go and python3 (the requests'
+# encoding); SERIES_STATS_CALLS=0 skips it.
 stats_calls=${SERIES_STATS_CALLS:-2000}
-if (( stats_calls > 0 && ${counts[-1]} > 0 )) && command -v go >/dev/null; then
+if (( stats_calls > 0 && ${counts[-1]} > 0 )) && command -v go >/dev/null && command -v python3 >/dev/null; then
     (cd "$here/kubeletclient" && go build -o "$work/kubeletclient" .)
     read -r id staging target <"$work/volumes"
     b64() { python3 -c 'import base64, sys; print(base64.b64encode(sys.stdin.buffer.read()).decode())'; }
