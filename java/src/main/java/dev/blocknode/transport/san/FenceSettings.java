@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.util.function.LongSupplier;
 
 /**
- * How the SAN transports fence: the takeover time ({@code --fencing-takeover-after}), the limit on one
+ * How the SAN transports fence (iSCSI and FC here, NVMe/TCP's namespaces too): the takeover time ({@code --fencing-takeover-after}), the limit on one
  * reservation command (the midlayer aborts it then, so a dead path cannot hold a caller), and the monotonic
  * clock the takeover rule measures with.
  */

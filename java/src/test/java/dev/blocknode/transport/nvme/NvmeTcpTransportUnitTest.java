@@ -43,6 +43,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -678,7 +679,7 @@ class NvmeTcpTransportUnitTest {
         Attachment attachment = attachedForFencing("fencing", "required");
         Fencing fencing = transport.fencing().orElseThrow(() -> new AssertionError("nvme-tcp offers no fencing"));
 
-        Fencing.Held held = (Fencing.Held) fencing.acquire("vol-1", attachment, NODE);
+        Fencing.Held held = assertInstanceOf(Fencing.Held.class, fencing.acquire("vol-1", attachment, NODE));
 
         assertEquals(HOST_ID, attachment.details().get("hostID"));
         assertEquals(NODE.withGeneration(1), held.key());
@@ -699,7 +700,7 @@ class NvmeTcpTransportUnitTest {
 
         Fencing.Acquired acquired = transport.fencing().orElseThrow().acquire("vol-1", attachment, NODE);
 
-        Fencing.Unsupported unsupported = (Fencing.Unsupported) acquired;
+        Fencing.Unsupported unsupported = assertInstanceOf(Fencing.Unsupported.class, acquired);
         assertTrue(unsupported.why().startsWith("no host ID configured"), unsupported.why());
         assertEquals(List.of(), namespace.log());
     }
@@ -726,7 +727,7 @@ class NvmeTcpTransportUnitTest {
 
         Fencing.Renewal renewal = transport.fencing().orElseThrow().renew("vol-1", stale, NODE);
 
-        assertTrue(renewal instanceof Fencing.Unreachable, renewal.toString());
+        assertInstanceOf(Fencing.Unreachable.class, renewal);
         assertEquals(List.of(), namespace.log());
     }
 
