@@ -17,6 +17,8 @@ import java.util.stream.Collectors;
 public enum Errno {
     EPERM, ENOENT, ENXIO, EAGAIN, EACCES, EBUSY, EEXIST, EXDEV, ENODEV, ENOTDIR, EISDIR, EINVAL, ENOTTY, EROFS,
     ENOSYS, ENOTEMPTY, ELOOP, EMSGSIZE, ENOBUFS,
+    /** A reservation conflict: the block layer's answer to an I/O the storage refused under a reservation. */
+    EBADE,
     /** Any errno not listed above: nothing branches on it, and its name stays in the exception's message. */
     OTHER;
 

@@ -160,8 +160,9 @@ public final class ScsiDevices {
      * to device/delete). A disk already gone is fine.
      *
      * <p>A flush failure stops the delete while the device is running: deleting would drop the unwritten
-     * data. On a path that is not running the flush cannot reach the LUN anyway; it is deleted regardless,
-     * or it would stay behind forever.
+     * data. On a path that is not running the flush cannot reach the LUN anyway, and on a LUN that refuses
+     * this node's writes under another node's reservation it never will (the node was fenced out): it is deleted
+     * regardless, or it would stay behind forever.
      *
      * @return false when the disk was already gone (nothing done), true when it was deleted
      */
@@ -178,11 +179,12 @@ public final class ScsiDevices {
             if (state == ScsiDeviceState.GONE) {
                 return false;
             }
-            if (state.isRunning()) {
+            if (state.isRunning() && !BlockDevices.refusedByReservation(e)) {
                 throw new IOException("cannot flush " + disk + " before deleting it: " + e.getMessage(), e);
             }
-            LOG.warning(() -> "cannot flush " + disk + ", which is " + state.sysfsName() + " (" + e.getMessage()
-                    + "); deleting it anyway");
+            String why = BlockDevices.refusedByReservation(e) ? "whose LUN refuses this node's writes under another"
+                    + " node's reservation" : "which is " + state.sysfsName();
+            LOG.warning(() -> "cannot flush " + disk + ", " + why + " (" + e.getMessage() + "); deleting it anyway");
         }
         try {
             writer.write(classBlock(disk.name()).resolve("device/delete"), "1");

@@ -7,6 +7,7 @@ import dev.blocknode.metrics.Phases;
 import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.FileStat;
 import dev.blocknode.os.NoSuchPathException;
+import dev.blocknode.os.block.BlockDevices;
 import dev.blocknode.os.fd.OpenedPath;
 import dev.blocknode.os.host.Host;
 import dev.blocknode.os.mount.MountEntry;
@@ -200,6 +201,15 @@ final class VolumeUnstager {
                 Phases.run("flush", () -> node.host().blockDevices().flush(device.get()));
             }
         } catch (IOException e) {
+            if (BlockDevices.refusedByReservation(e)) {
+                // Fenced out: another node holds the volume at the storage. Refusing the unstage would leave the
+                // volume on this node for ever, and nothing of it can be written from here any more.
+                LOG.warning(() -> "volume " + record.getVolumeId() + ": device " + record.getDevice().getPath()
+                        + " (" + number + ") cannot be flushed, the storage refuses this node's writes under another"
+                        + " node's reservation (" + e.getMessage() + "); what this node had not written back is"
+                        + " lost, as fencing intends; unstaging it");
+                return;
+            }
             throw VolumeException.internal("flushing device " + record.getDevice().getPath() + " (" + number
                     + ") of volume " + record.getVolumeId() + " failed", e);
         }

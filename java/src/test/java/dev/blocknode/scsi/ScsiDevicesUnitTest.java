@@ -1,6 +1,8 @@
 package dev.blocknode.scsi;
 
 import dev.blocknode.os.DeviceNumber;
+import dev.blocknode.os.SyscallException;
+import dev.blocknode.os.natives.NativeIOException;
 import dev.blocknode.testing.FakeSysfs;
 import dev.blocknode.testing.RecordingBlockDevices;
 import org.junit.jupiter.api.BeforeEach;
@@ -195,6 +197,18 @@ class ScsiDevicesUnitTest {
         assertTrue(e.getMessage().contains("cannot flush sdb"), e.getMessage());
         assertTrue(devices.isPresent(disk));
         assertEquals(List.of(), sysfs.writes());
+    }
+
+    @Test
+    void aRunningDiskWhoseLunRefusesThisNodeUnderAReservationIsDeletedAnyway() throws IOException {
+        // Fenced out: the array answers the flush's SYNCHRONIZE CACHE with RESERVATION CONFLICT (EBADE). Keeping the
+        // disk would keep the volume on this node for ever; its unwritten data can never reach the LUN from here.
+        ScsiDisk disk = disk("sdb", AT_1003);
+        block.failFlush(disk.devicePath(), SyscallException.of(new NativeIOException("fsync", "/dev/sdb", 52,
+                "EBADE", "Invalid exchange")));
+        assertTrue(devices.remove(disk));
+        assertFalse(devices.isPresent(disk));
+        assertEquals(List.of("class/block/sdb/device/delete=1"), sysfs.writeLog());
     }
 
     @Test

@@ -1,6 +1,7 @@
 package dev.blocknode.volume;
 
 import dev.blocknode.os.DeviceNumber;
+import dev.blocknode.os.SyscallException;
 import dev.blocknode.os.natives.NativeIOException;
 import dev.blocknode.outcome.VolumeException;
 import dev.blocknode.state.v1.StagePhase;
@@ -314,6 +315,33 @@ class StageLifecycleUnitTest {
         assertEquals(List.of(node.device.device()), node.block.flushed());
         assertEquals("detach " + node.device.device().getFileName(), node.transport.calls().getLast());
         assertTrue(node.record(VOLUME).isEmpty());
+    }
+
+    @Test
+    void aFlushRefusedUnderAnotherNodesReservationDoesNotKeepTheVolumeOnTheNode() throws Exception {
+        node.staged(VOLUME, node.device);
+        node.block.failFlush(node.device.device(), SyscallException.of(new NativeIOException("fsync",
+                node.device.device().toString(), 52, "EBADE", "Invalid exchange")));
+
+        node.volumes.unstage(new Requests.Unstage(VOLUME, node.staging(VOLUME).toString()));
+
+        assertEquals("detach " + node.device.device().getFileName(), node.transport.calls().getLast());
+        assertTrue(node.record(VOLUME).isEmpty());
+    }
+
+    @Test
+    void anyOtherFlushFailureKeepsTheVolumeStaged() throws Exception {
+        node.staged(VOLUME, node.device);
+        node.block.failFlush(node.device.device(), SyscallException.of(new NativeIOException("fsync",
+                node.device.device().toString(), 5, "EIO", "Input/output error")));
+
+        VolumeException refused = assertThrows(VolumeException.class,
+                () -> node.volumes.unstage(new Requests.Unstage(VOLUME, node.staging(VOLUME).toString())));
+
+        assertEquals(VolumeException.Outcome.INTERNAL, refused.outcome());
+        assertTrue(refused.getMessage().contains("flushing device"), refused.getMessage());
+        assertTrue(node.transport.calls().stream().noneMatch(c -> c.startsWith("detach")), "not detached");
+        assertTrue(node.record(VOLUME).isPresent(), "the record stays for the retry");
     }
 
     @Test

@@ -1,7 +1,9 @@
 package dev.blocknode.os.block;
 
 import dev.blocknode.os.DeviceNumber;
+import dev.blocknode.os.Errno;
 import dev.blocknode.os.HostPaths;
+import dev.blocknode.os.SyscallException;
 import dev.blocknode.os.natives.LinuxNative;
 
 import java.io.IOException;
@@ -39,6 +41,17 @@ public class BlockDevices {
     /** Writes back dirty pages of the device and drops its buffer cache (BLKFLSBUF). */
     public void flush(Path device) throws IOException {
         retyped(() -> LinuxNative.flushBlockBuffers(device.toString()));
+    }
+
+    /**
+     * Whether a flush failed because the storage refuses this node's writes under a reservation another node
+     * holds (a SCSI RESERVATION CONFLICT or an NVMe Reservation Conflict, which the block layer reports as
+     * EBADE): this node was fenced out. What it had not written back can never reach the volume from here, and
+     * must not: the holder writes it now. Retrying cannot succeed until the holder lets go, and then it would
+     * write stale data over the holder's.
+     */
+    public static boolean refusedByReservation(IOException flushFailure) {
+        return flushFailure instanceof SyscallException failure && failure.errno() == Errno.EBADE;
     }
 
     /**
