@@ -4,6 +4,7 @@
 # that each host's namespace is a block device of its own.
 # vm-kernel: trixie-backports
 # vm-append: nvme_core.multipath=N
+# vm-san: own     (nvmet only, no daemon; shares its boot with nvme-fencing)
 #
 #   test-e2e/vm/e2e.sh nvme-reservations
 #
