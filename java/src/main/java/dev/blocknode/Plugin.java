@@ -99,7 +99,7 @@ public final class Plugin implements AutoCloseable {
                                  LoginJournal journal, ScanJournal scans, Duration repairInterval) {
         return new Transports(List.of(new LocalTransport(host), new FcTransport(host, waiter, fence, scans),
                 new IscsiTransport(host, host.paths().iscsiDatabase(), waiter, fence, journal, scans, repairInterval),
-                new NvmeTcpTransport(host, waiter, staged, repairInterval)));
+                new NvmeTcpTransport(host, waiter, fence, staged, repairInterval)));
     }
 
     /** What volumes run and Probe checks for on PATH: blkid, then each filesystem's tools. */

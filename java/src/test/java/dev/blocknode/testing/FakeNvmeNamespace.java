@@ -28,7 +28,8 @@ import java.util.Set;
  * unregistered host under a registrants-only type. Every command is logged.
  *
  * <p>Faults: reservations not supported at all (Invalid Command Opcode), a controller that knows only 64-bit host
- * identifiers (the plain report), a device whose name now leads to another namespace, a dead path.
+ * identifiers (the plain report), a device whose name now leads to another namespace, a dead path, a target restart
+ * that forgets every registration and the reservation (nvmet keeps them in memory).
  */
 public final class FakeNvmeNamespace implements NvmePassThrough {
 
@@ -65,6 +66,21 @@ public final class FakeNvmeNamespace implements NvmePassThrough {
         hostOf.put(device, host);
         numberOf.put(device, new DeviceNumber(259, numberOf.size()));
         return this;
+    }
+
+    /** {@code device} of {@code host}, with the device number sysfs shows for it (a transport test's head). */
+    public synchronized FakeNvmeNamespace device(Path device, String host, DeviceNumber number) {
+        hostOf.put(device, host);
+        numberOf.put(device, number);
+        return this;
+    }
+
+    /** The target restarted: every registration and the reservation gone, the generation back at 0. */
+    public synchronized void restart() {
+        registrations.clear();
+        holder = null;
+        holderType = 0;
+        generation = 0;
     }
 
     public synchronized void withoutReservations() {

@@ -2,6 +2,7 @@ package dev.blocknode.os.host;
 
 import dev.blocknode.os.HostPaths;
 import dev.blocknode.os.block.BlockDevices;
+import dev.blocknode.os.block.NvmePassThrough;
 import dev.blocknode.os.block.ScsiPassThrough;
 import dev.blocknode.os.exec.CommandRunner;
 import dev.blocknode.os.exec.ProcessCommandRunner;
@@ -16,10 +17,17 @@ import dev.blocknode.os.mount.Mounter;
  * the value types of {@code dev.blocknode.os}: the arrows inside os point one way. {@code files} opens
  * request paths beneath the kubelet root by descriptor; a test that replaces it replaces the mounter too,
  * since the mounter is then given the paths those descriptors stand for. {@code scsi} sends SCSI commands
- * down one path (the persistent reservations of fencing).
+ * down one path (the persistent reservations of fencing), {@code nvme} NVMe commands to a namespace (its
+ * reservations).
  */
 public record Host(HostPaths paths, CommandRunner commands, Mounter mounter, BlockDevices blockDevices,
-                   ConfinedDirectory.Opener files, ScsiPassThrough scsi) {
+                   ConfinedDirectory.Opener files, ScsiPassThrough scsi, NvmePassThrough nvme) {
+
+    /** With the kernel's NVMe passthrough: for tests that fake no NVMe namespace. */
+    public Host(HostPaths paths, CommandRunner commands, Mounter mounter, BlockDevices blockDevices,
+                ConfinedDirectory.Opener files, ScsiPassThrough scsi) {
+        this(paths, commands, mounter, blockDevices, files, scsi, NvmePassThrough.IOCTL);
+    }
 
     /** With the kernel's SG_IO: for tests that fake no SCSI target. */
     public Host(HostPaths paths, CommandRunner commands, Mounter mounter, BlockDevices blockDevices,
@@ -34,7 +42,12 @@ public record Host(HostPaths paths, CommandRunner commands, Mounter mounter, Blo
 
     /** This host with {@code scsi} in place of its SCSI commands. */
     public Host withScsi(ScsiPassThrough scsi) {
-        return new Host(paths, commands, mounter, blockDevices, files, scsi);
+        return new Host(paths, commands, mounter, blockDevices, files, scsi, nvme);
+    }
+
+    /** This host with {@code nvme} in place of its NVMe commands. */
+    public Host withNvme(NvmePassThrough nvme) {
+        return new Host(paths, commands, mounter, blockDevices, files, scsi, nvme);
     }
 
     public static Host real() {

@@ -16,7 +16,7 @@ import java.util.logging.Logger;
  * tried first; when the namespace refuses it (a renewal moved it on, its answer lost), the keys of this node's tag
  * the report shows are tried in turn: a conflict with one only means it is not this host's. Another node's key is
  * never sent. A registration left behind blocks no one for longer than the takeover time: the node's key no longer
- * changes. Not offered by the transport yet (docs/design/fencing.md, "NVMe/TCP fencing: the plan").
+ * changes.
  */
 final class NamespaceRelease {
 

@@ -1,5 +1,6 @@
 package dev.blocknode.transport.nvme;
 
+import dev.blocknode.metrics.FenceEvents;
 import dev.blocknode.nvme.reservation.NvmeCommandException;
 import dev.blocknode.nvme.reservation.NvmeReservations;
 import dev.blocknode.nvme.reservation.ReservationStatus;
@@ -8,10 +9,12 @@ import dev.blocknode.transport.Fencing.FencedOut;
 import dev.blocknode.transport.Fencing.Renewal;
 import dev.blocknode.transport.Fencing.Renewed;
 import dev.blocknode.transport.Fencing.Unreachable;
+import dev.blocknode.transport.san.PrGenerations;
 
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.logging.Logger;
 
 /**
@@ -21,20 +24,20 @@ import java.util.logging.Logger;
  * per-path loop as for a SCSI LUN. A refusal (Reservation Conflict) is settled by the namespace's report: another
  * node's key holding it, or nothing of this node's left, means this node was preempted and is fenced out (a
  * preempted host cannot register itself back by renewing); this node's tag holding it at another generation (the
- * last renewal went through but its answer was lost) is moved on from that key.
- * <p>
- * The first job of the nvme-tcp fencing protocol, not offered by the transport yet (docs/design/fencing.md, "NVMe/TCP
- * fencing: the plan"); a target that restarted and forgot every registration is the acquisition's generation floor's
- * to recognise, which comes with it.
+ * last renewal went through but its answer was lost) is moved on from that key. Nothing left at all, with the
+ * namespace's generation below the floor the stage read ({@link PrGenerations}), is a target that restarted without
+ * keeping its reservations (nvmet keeps them in memory): this host registers and acquires again, as for a LUN.
  */
 final class NamespaceRenewal {
 
     private static final Logger LOG = Logger.getLogger(NamespaceRenewal.class.getName());
 
     private final NvmeReservations reservations;
+    private final PrGenerations generations;
 
-    NamespaceRenewal(NvmeReservations reservations) {
+    NamespaceRenewal(NvmeReservations reservations, PrGenerations generations) {
         this.reservations = reservations;
+        this.generations = generations;
     }
 
     /** Never throws: an error is {@link Unreachable}, tried again next round with the same key. */
@@ -42,6 +45,9 @@ final class NamespaceRenewal {
         FenceKey next = current.next();
         try {
             reservations.replace(head, current.value(), next.value());
+            if (generations.floor(volumeId).isEmpty()) {
+                learnGeneration(volumeId, head); // the first round after a plugin start
+            }
             return new Renewed(next);
         } catch (NvmeCommandException.ReservationConflict conflict) {
             return settle(volumeId, head, next);
@@ -59,6 +65,11 @@ final class NamespaceRenewal {
                     + head + ": " + e.getMessage());
         }
         Optional<Long> holder = status.holder().map(ReservationStatus.Registrant::key);
+        OptionalLong floor = generations.floor(volumeId);
+        if (holder.isEmpty() && status.keys().isEmpty() && floor.isPresent()
+                && status.generation() < floor.getAsLong()) {
+            return acquireAgain(volumeId, head, next, floor.getAsLong(), status.generation());
+        }
         if (holder.isEmpty() || !next.isOurs(holder.get())) {
             dropOurs(volumeId, head, next, status);
             return new FencedOut(holder, holder.isPresent()
@@ -79,6 +90,47 @@ final class NamespaceRenewal {
             return new Unreachable("this node's key " + FenceKey.hex(held) + " holds the namespace, but this host"
                     + " cannot renew it through " + head + ": " + e.getMessage());
         }
+    }
+
+    /** Reads the namespace's generation after this host's own registration raised it: see {@link PrGenerations}. */
+    private void learnGeneration(String volumeId, Path head) {
+        try {
+            generations.seen(volumeId, reservations.report(head).generation());
+        } catch (IOException e) {
+            LOG.fine(() -> "volume " + volumeId + ": cannot read the namespace's generation yet: " + e.getMessage());
+        }
+    }
+
+    /**
+     * No registration and no reservation left, and the generation went back below what this node read after
+     * registering: the target restarted and forgot them. Another node that took the namespace since would hold it or
+     * have raised the generation past the floor, so this node is the holder still, and registers and acquires again.
+     * If another node acquires first, this host's registration is taken back and the node is fenced out.
+     */
+    private Renewal acquireAgain(String volumeId, Path head, FenceKey next, long floor, long now) {
+        LOG.warning(() -> "volume " + volumeId + ": the target forgot every registration and the reservation (the"
+                + " namespace's generation went back from at least " + floor + " to " + now + ": restarted without"
+                + " keeping them); registering and acquiring again");
+        String failure;
+        try {
+            reservations.register(head, next.value());
+            reservations.acquire(head, next.value(), NamespaceRelease.TYPE);
+            generations.forget(volumeId); // the floor went back with the target: read it afresh
+            learnGeneration(volumeId, head);
+            FenceEvents.reservedAgain();
+            return new Renewed(next);
+        } catch (NvmeCommandException.ReservationConflict conflict) {
+            failure = "another node acquired the namespace first";
+        } catch (IOException e) {
+            failure = e.getMessage();
+        }
+        try {
+            reservations.registerIgnoringExisting(head, 0); // registered without the reservation, it must not stay
+        } catch (IOException e) {
+            LOG.warning(() -> "volume " + volumeId + ": cannot take back this node's registration: " + e.getMessage());
+        }
+        return new FencedOut(Optional.empty(), "the target forgot the namespace's reservation and this node could not"
+                + " take it again (" + failure + "); this node's registration was taken back");
     }
 
     /** A node fenced out keeps no registration: whatever of its tag this host still has there is taken back. */

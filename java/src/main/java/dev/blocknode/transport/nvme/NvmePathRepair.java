@@ -70,6 +70,7 @@ final class NvmePathRepair implements PathRepair {
     private final Connector connector;
     private final RetryBackoff<ControllerKey> failedConnects;
     private final LongSupplier nanoTime;
+    private final ControllerHostIds hostIds;
 
     /** {@code repairInterval}: a refused connect is tried again one interval later, at the latest (zero: no loop). */
     NvmePathRepair(NvmeControllers controllers, DeviceWaiter waiter, Duration namespaceAppears, Connector connector,
@@ -80,6 +81,7 @@ final class NvmePathRepair implements PathRepair {
         this.connector = connector;
         this.failedConnects = new RetryBackoff<>(CONNECT_BACKOFF_FIRST, CONNECT_BACKOFF_MAX, repairInterval, nanoTime);
         this.nanoTime = nanoTime;
+        this.hostIds = new ControllerHostIds(controllers);
     }
 
     @Override
@@ -112,13 +114,17 @@ final class NvmePathRepair implements PathRepair {
 
     /**
      * Connects again the controllers of the volume that the kernel deleted after ctrl_loss_tmo; a controller in any
-     * other state is left to the kernel, nothing is disconnected. NVMe/TCP has no reservations to register a returned
-     * path with: a fenced volume is left alone ({@link PathRepair#cannotRegister}).
+     * other state is left to the kernel, nothing is disconnected. A fenced volume needs no registration per path: an
+     * NVMe registrant is a host, and a controller connected with the host ID the volume was staged with is covered by
+     * the node's registration the moment it is live (and refused writes if the node was preempted). So a controller
+     * counts as restored only once its {@code hostid} is that one; a fenced volume recorded without one (none was
+     * configured) is left alone ({@link PathRepair#cannotRegister}).
      */
     @Override
     public RepairedPaths repair(AttachRequest request, Attachment attachment, Optional<FenceKey> fenceKey)
             throws VolumeException {
-        if (fenceKey.isPresent()) {
+        Optional<String> hostId = ControllerHostIds.configured(attachment);
+        if (fenceKey.isPresent() && hostId.isEmpty()) {
             return PathRepair.cannotRegister(NvmeTcpTransport.NAME);
         }
         String volumeId = request.volumeId();
@@ -151,7 +157,7 @@ final class NvmePathRepair implements PathRepair {
                     tally.unreachable.add(key.portal() + ": " + pending.get());
                     continue;
                 }
-                reconnect(volumeId, key, spec, disk.get(), tally);
+                reconnect(volumeId, key, spec, new Wanted(disk.get(), hostId), tally);
             }
             return tally.result();
         } catch (InterruptedIOException e) {
@@ -201,8 +207,13 @@ final class NvmePathRepair implements PathRepair {
         }
     }
 
-    private void reconnect(String volumeId, ControllerKey key, NvmeVolumeSpec spec, String disk, Tally tally)
+    /** What a reconnected controller must show: the volume's disk, and the host ID it was staged with if any. */
+    private record Wanted(String disk, Optional<String> hostId) {
+    }
+
+    private void reconnect(String volumeId, ControllerKey key, NvmeVolumeSpec spec, Wanted want, Tally tally)
             throws IOException, VolumeException {
+        String disk = want.disk();
         List<String> restored = tally.restored;
         List<String> wrong = tally.wrong;
         List<String> failed = tally.failed;
@@ -242,6 +253,11 @@ final class NvmePathRepair implements PathRepair {
         } else if (!found.get().disk().equals(disk)) {
             failed.add(name + ": " + failedConnects.failed(key, "the namespace came back as another disk ("
                     + found.get().disk() + ", not " + disk + "): native NVMe multipath is off"));
+            PathRepairs.count(NvmeTcpTransport.NAME, PathRepairs.CONTROLLER, PathRepairs.FAILED, 1);
+        } else if (want.hostId().isPresent() && !hostIds.carries(controller, want.hostId().get())) {
+            failed.add(name + ": " + failedConnects.failed(key, "connected as host ID "
+                    + controllers.attribute(controller, ControllerHostIds.ATTRIBUTE).orElse("(none shown)") + ", not "
+                    + want.hostId().get() + " the volume was staged with: another host to its namespace's reservation"));
             PathRepairs.count(NvmeTcpTransport.NAME, PathRepairs.CONTROLLER, PathRepairs.FAILED, 1);
         } else {
             failedConnects.succeeded(key);

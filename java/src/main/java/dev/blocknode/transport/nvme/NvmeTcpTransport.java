@@ -10,11 +10,13 @@ import dev.blocknode.scsi.SysfsWriter;
 import dev.blocknode.transport.AttachPlan;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
+import dev.blocknode.transport.Fencing;
 import dev.blocknode.transport.KeyProblems;
 import dev.blocknode.transport.PathRepair;
 import dev.blocknode.transport.PathReport;
 import dev.blocknode.transport.StagedVolumes;
 import dev.blocknode.transport.Transport;
+import dev.blocknode.transport.san.FenceSettings;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -25,7 +27,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
-import java.util.function.LongSupplier;
 import java.util.logging.Logger;
 
 /**
@@ -51,6 +52,8 @@ public final class NvmeTcpTransport implements Transport {
     static final String DETAIL_PORTALS = "portals";
     static final String DETAIL_HOST_NQN = "hostNQN";
     static final String DETAIL_CONTROLLERS = "controllers";
+    /** Only where one was configured: what fencing requires and the path repair checks a controller against. */
+    static final String DETAIL_HOST_ID = "hostID";
 
     /** How long each step may take. */
     public record Timeouts(Duration connect, Duration namespaceAppears, Duration controllerGoes) {
@@ -64,22 +67,29 @@ public final class NvmeTcpTransport implements Transport {
     private final NvmeConnections connections;
     private final NamespaceWait namespaces;
     private final NvmePathRepair pathRepair;
+    private final NamespaceFencing fencing;
 
-    /** {@code repairInterval}: the repair loop's, {@link Duration#ZERO} when there is none. */
-    public NvmeTcpTransport(Host host, DeviceWaiter waiter, StagedVolumes staged, Duration repairInterval) {
+    /**
+     * {@code fence}: the takeover time and command limit SCSI fencing uses too; {@code repairInterval}: the repair
+     * loop's, {@link Duration#ZERO} when there is none.
+     */
+    public NvmeTcpTransport(Host host, DeviceWaiter waiter, FenceSettings fence, StagedVolumes staged,
+                            Duration repairInterval) {
         this(host, new Fabric(host.paths().nvmeHostDirectory(), FabricsDevice.of(host.paths()), SysfsWriter.DIRECT,
-                Timeouts.DEFAULTS), waiter, staged, repairInterval, System::nanoTime);
+                Timeouts.DEFAULTS), waiter, fence, staged, repairInterval);
     }
 
-    NvmeTcpTransport(Host host, Fabric fabric, DeviceWaiter waiter, StagedVolumes staged, Duration repairInterval,
-                     LongSupplier nanoTime) {
+    /** The repair's back-off measures with {@code fence}'s clock, as the takeover rule does. */
+    NvmeTcpTransport(Host host, Fabric fabric, DeviceWaiter waiter, FenceSettings fence, StagedVolumes staged,
+                     Duration repairInterval) {
         this.host = host;
         this.fabric = fabric;
         this.controllers = new NvmeControllers(host.paths());
         this.connections = new NvmeConnections(host, controllers, fabric, waiter, staged);
         this.namespaces = new NamespaceWait(host.paths(), controllers, waiter, fabric.timeouts().namespaceAppears());
         this.pathRepair = new NvmePathRepair(controllers, waiter, fabric.timeouts().namespaceAppears(),
-                connections::reconnect, repairInterval, nanoTime);
+                connections::reconnect, repairInterval, fence.nanoTime());
+        this.fencing = new NamespaceFencing(host.nvme(), controllers, fence);
         PathRepairs.register(NAME, PathRepairs.CONTROLLER);
     }
 
@@ -133,14 +143,23 @@ public final class NvmeTcpTransport implements Transport {
             if (keys.isPresent()) {
                 connections.requireAuthenticated(request.volumeId(), reaching, keys.get());
             }
-            Attachment attachment = Phases.time("device_wait",
-                    () -> namespaces.namespace(request.volumeId(), spec, reached, reaching));
+            Attachment attachment = ControllerHostIds.recorded(Phases.time("device_wait",
+                    () -> namespaces.namespace(request.volumeId(), spec, reached, reaching)), identity);
             connections.handedOut(attachment.number());
             return attachment;
         } catch (VolumeException refused) {
             connections.undo(request.volumeId(), reached, v -> v.volumeId().equals(request.volumeId()), refused);
             throw refused;
         }
+    }
+
+    /**
+     * NVMe reservations through the namespace's head ({@link NamespaceFencing}): a volume with an explicit host ID
+     * on a namespace with reservations is fenced as a SCSI LUN is.
+     */
+    @Override
+    public Optional<Fencing> fencing() {
+        return Optional.of(fencing);
     }
 
     /**

@@ -17,32 +17,35 @@ import java.util.function.LongSupplier;
  * exactly that still there after {@code takeoverAfter} may preempt, and one that finds anything else starts the
  * observation again: the holder is alive. Observations are forgotten when this node takes the volume, and the
  * oldest go first past {@value #CAPACITY} (a caller cycling through volume ids cannot grow them).
+ * <p>
+ * Shared by both fencing protocols: a SCSI LUN's (here) and an NVMe namespace's ({@code transport.nvme}), whose
+ * Reservation Report shows the same thing, a holder's key and the keys of its tag.
  */
 public final class TakeoverRule {
 
     /** What the target showed of a holder: its tag and all the keys of that tag registered there, in order. */
-    record Sighting(long tag, List<Long> keys) {
+    public record Sighting(long tag, List<Long> keys) {
 
-        Sighting {
+        public Sighting {
             keys = List.copyOf(keys);
         }
 
-        static Sighting of(long holderKey, List<Long> registered) {
+        public static Sighting of(long holderKey, List<Long> registered) {
             long tag = FenceKey.tagOf(holderKey);
             return new Sighting(tag, registered.stream().filter(k -> FenceKey.tagOf(k) == tag).sorted().toList());
         }
     }
 
     /** The verdict on one sighting. */
-    sealed interface Verdict {
+    public sealed interface Verdict {
     }
 
     /** Refused: first seen now, or seen changed (alive), or not yet long enough. */
-    record Wait(String why) implements Verdict {
+    public record Wait(String why) implements Verdict {
     }
 
     /** The holder's keys stood still for {@code unchanged}: it may be preempted. */
-    record TakeOver(Duration unchanged) implements Verdict {
+    public record TakeOver(Duration unchanged) implements Verdict {
     }
 
     private record Observation(Sighting sighting, long sinceNanos) {
@@ -68,7 +71,7 @@ public final class TakeoverRule {
         return takeoverAfter;
     }
 
-    synchronized Verdict observe(String volumeId, Sighting sighting) {
+    public synchronized Verdict observe(String volumeId, Sighting sighting) {
         long now = nanoTime.getAsLong();
         Observation previous = observations.get(volumeId);
         if (previous == null) {
@@ -90,7 +93,7 @@ public final class TakeoverRule {
     }
 
     /** Forgets what was seen of a volume: it was staged, taken over or unstaged here. */
-    synchronized void forget(String volumeId) {
+    public synchronized void forget(String volumeId) {
         observations.remove(volumeId);
     }
 

@@ -7,6 +7,7 @@ import dev.blocknode.transport.Fencing.FencedOut;
 import dev.blocknode.transport.Fencing.Renewal;
 import dev.blocknode.transport.Fencing.Renewed;
 import dev.blocknode.transport.Fencing.Unreachable;
+import dev.blocknode.transport.san.PrGenerations;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -32,7 +33,8 @@ class NamespaceRenewalUnitTest {
     private final TwoNodeNamespace nodes = new TwoNodeNamespace();
     private final FakeNvmeNamespace namespace = nodes.namespace;
     private final NvmeReservations reservations = nodes.reservations;
-    private final NamespaceRenewal renewal = new NamespaceRenewal(reservations);
+    private final PrGenerations generations = new PrGenerations();
+    private final NamespaceRenewal renewal = new NamespaceRenewal(reservations, generations);
 
     @Test
     void aRenewalMovesThisHostsKeyToTheNextGenerationAndKeepsTheReservation() throws IOException {

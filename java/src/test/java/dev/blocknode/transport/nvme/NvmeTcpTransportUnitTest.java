@@ -5,6 +5,7 @@ import dev.blocknode.os.DeviceNumber;
 import dev.blocknode.os.host.Host;
 import dev.blocknode.outcome.Secrets;
 import dev.blocknode.outcome.VolumeException;
+import dev.blocknode.testing.FakeNvmeNamespace;
 import dev.blocknode.testing.FakeSysfs;
 import dev.blocknode.testing.ManualClock;
 import dev.blocknode.testing.QueryOnlyMounter;
@@ -13,10 +14,12 @@ import dev.blocknode.testing.ScriptedCommandRunner;
 import dev.blocknode.transport.AttachRequest;
 import dev.blocknode.transport.Attachment;
 import dev.blocknode.transport.FenceKey;
+import dev.blocknode.transport.Fencing;
 import dev.blocknode.transport.PathRepair;
 import dev.blocknode.transport.PathReport;
 import dev.blocknode.transport.RepairedPaths;
 import dev.blocknode.transport.StagedVolumes;
+import dev.blocknode.transport.san.FenceSettings;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -71,6 +74,8 @@ class NvmeTcpTransportUnitTest {
     /** What the staging records say, as the volume layer would answer. */
     private final List<StagedVolumes.StagedVolume> records = new CopyOnWriteArrayList<>();
     private NvmeTcpTransport transport;
+    /** The array's namespace NS1 as NVMe commands find it: its reservations, for the fencing tests. */
+    private final FakeNvmeNamespace namespace = new FakeNvmeNamespace(1);
 
     @BeforeEach
     void fabricate() throws IOException {
@@ -92,8 +97,13 @@ class NvmeTcpTransportUnitTest {
 
     /** Built with the repair loop's interval (zero: no loop). */
     private NvmeTcpTransport transport(Duration repairInterval) {
-        return new NvmeTcpTransport(new Host(sysfs.paths(), commands, new QueryOnlyMounter(), blockDevices),
-                fabric(), clock.waiter(), transport -> List.copyOf(records), repairInterval,
+        return new NvmeTcpTransport(new Host(sysfs.paths(), commands, new QueryOnlyMounter(), blockDevices)
+                .withNvme(namespace), fabric(), clock.waiter(), fence(), transport -> List.copyOf(records), repairInterval);
+    }
+
+    /** The takeover rule and the repair's back-off measure with the test's clock. */
+    private FenceSettings fence() {
+        return new FenceSettings(FenceSettings.TAKEOVER_AFTER, FenceSettings.COMMAND_TIMEOUT,
                 () -> clock.elapsed().toNanos());
     }
 
@@ -239,8 +249,7 @@ class NvmeTcpTransportUnitTest {
             }
         };
         NvmeTcpTransport restarted = new NvmeTcpTransport(new Host(sysfs.paths(), commands, new QueryOnlyMounter(),
-                blockDevices), fabric(), clock.waiter(), withUnreadable, Duration.ZERO,
-                () -> clock.elapsed().toNanos());
+                blockDevices), fabric(), clock.waiter(), fence(), withUnreadable, Duration.ZERO);
         Attachment a = restarted.attach(request("vol-1", NS1));
 
         restarted.detach(a);
@@ -606,11 +615,41 @@ class NvmeTcpTransportUnitTest {
     }
 
     /**
-     * NVMe/TCP has no reservations to register a returned path with: a volume its record says is fenced gets no
-     * controller back (its writes could get through where the storage fenced it out), and the repair says it waits.
+     * One registration covers every controller with the node's host ID: a fenced volume's lost controller is
+     * connected again with the host ID it was staged with, and counted back.
      */
     @Test
-    void aFencedVolumeIsNotReconnectedAndTheRepairSaysItWaits() throws Exception {
+    void aFencedVolumesControllerIsReconnectedWithItsStagedHostId() throws Exception {
+        AttachRequest request = request("vol-1", NS1);
+        Attachment attachment = stagedOverBothPortals(request);
+        fabrics.lostPastCtrlLossTmo("127.0.0.2:4420");
+
+        RepairedPaths repair = repairs().repair(request, attachment, Optional.of(FenceKey.of(0x0123456789abcdefL)));
+
+        assertEquals(List.of("127.0.0.2:4420=nvme2"), repair.restored());
+        assertTrue(fabrics.options().get(2).contains(",hostid=" + HOST_ID), fabrics.options().get(2));
+    }
+
+    /** A controller that came back as another host (the node's host ID changed since the stage) is not counted. */
+    @Test
+    void aFencedVolumesControllerBackAsAnotherHostIdIsNotCountedRestored() throws Exception {
+        AttachRequest request = request("vol-1", NS1);
+        Attachment attachment = stagedOverBothPortals(request);
+        fabrics.lostPastCtrlLossTmo("127.0.0.2:4420");
+        Files.writeString(hostConfig.resolve("hostid"), "0c9c0f3e-5d0a-4b8e-9c1d-2f7a1e4b5c6d\n");
+
+        RepairedPaths repair = repairs().repair(request, attachment, Optional.of(FenceKey.of(0x0123456789abcdefL)));
+
+        assertEquals(List.of(), repair.restored());
+        assertTrue(repair.failedAny());
+        assertTrue(repair.failed().get(0).contains("host ID 0c9c0f3e-5d0a-4b8e-9c1d-2f7a1e4b5c6d, not " + HOST_ID),
+                repair.failed().toString());
+    }
+
+    /** Without a recorded host ID nothing proves a new controller would be covered: the repair waits. */
+    @Test
+    void aFencedVolumeStagedWithoutAHostIdIsNotReconnectedAndTheRepairSaysItWaits() throws Exception {
+        Files.delete(hostConfig.resolve("hostid"));
         AttachRequest request = request("vol-1", NS1);
         Attachment attachment = stagedOverBothPortals(request);
         fabrics.lostPastCtrlLossTmo("127.0.0.2:4420");
@@ -619,8 +658,76 @@ class NvmeTcpTransportUnitTest {
 
         assertEquals(Optional.of("transport nvme-tcp cannot register a returned path with this node's reservation key,"
                 + " so the lost paths of a fenced volume are not brought back"), repair.waiting());
-        assertEquals(List.of(), repair.restored());
         assertEquals(2, fabrics.connects().size(), "only the stage's connects");
+    }
+
+    // ------------------------------------------------------------------------------------------ fencing
+
+    private static final FenceKey NODE = FenceKey.forNode("node-a");
+
+    /** Attaches NS1 with {@code extra} volume_context keys; NVMe commands through its head reach {@link #namespace}. */
+    private Attachment attachedForFencing(String... extra) throws Exception {
+        Attachment attachment = transport.attach(request("vol-1", NS1, Secrets.NONE, extra));
+        namespace.device(attachment.device(), "this-node", attachment.number());
+        return attachment;
+    }
+
+    /** What volume_context fencing=required needs of the transport: a Fencing that holds the namespace. */
+    @Test
+    void aRequiredFencedVolumeHoldsItsNamespaceThroughTheHead() throws Exception {
+        Attachment attachment = attachedForFencing("fencing", "required");
+        Fencing fencing = transport.fencing().orElseThrow(() -> new AssertionError("nvme-tcp offers no fencing"));
+
+        Fencing.Held held = (Fencing.Held) fencing.acquire("vol-1", attachment, NODE);
+
+        assertEquals(HOST_ID, attachment.details().get("hostID"));
+        assertEquals(NODE.withGeneration(1), held.key());
+        assertEquals(2, held.paths(), "both controllers carry the node's host ID: one registration covers them");
+        assertEquals(Map.of("this-node", held.key().value()), namespace.registrations());
+        assertEquals("this-node", namespace.holder());
+        assertEquals(new Fencing.Renewed(held.key().next()), fencing.renew("vol-1", attachment, held.key()));
+
+        fencing.release("vol-1", attachment, held.key().next());
+
+        assertEquals(Map.of(), namespace.registrations());
+    }
+
+    @Test
+    void withoutAHostIdTheVolumeCannotBeFencedAndNothingIsSent() throws Exception {
+        Files.delete(hostConfig.resolve("hostid"));
+        Attachment attachment = attachedForFencing();
+
+        Fencing.Acquired acquired = transport.fencing().orElseThrow().acquire("vol-1", attachment, NODE);
+
+        Fencing.Unsupported unsupported = (Fencing.Unsupported) acquired;
+        assertTrue(unsupported.why().startsWith("no host ID configured"), unsupported.why());
+        assertEquals(List.of(), namespace.log());
+    }
+
+    @Test
+    void aControllerConnectedAsAnotherHostIsRefusedNamingIt() throws Exception {
+        Attachment attachment = attachedForFencing();
+        String byHand = fabrics.controllerAt("127.0.0.2:4420").orElseThrow();
+        fabrics.set(byHand, "hostid", "0c9c0f3e-5d0a-4b8e-9c1d-2f7a1e4b5c6d");
+
+        VolumeException refused = assertThrows(VolumeException.class,
+                () -> transport.fencing().orElseThrow().acquire("vol-1", attachment, NODE));
+
+        assertEquals(VolumeException.Outcome.FAILED_PRECONDITION, outcome(refused));
+        assertTrue(refused.getMessage().contains("controller " + byHand), refused.getMessage());
+        assertEquals(List.of(), namespace.log(), "no command sent");
+    }
+
+    @Test
+    void aHeadThatIsAnotherDiskNowGetsNoCommand() throws Exception {
+        Attachment attachment = attachedForFencing();
+        Attachment stale = new Attachment(attachment.transport(), attachment.device(), attachment.number(),
+                "uuid.99999999-3c2d-4e6f-8a9b-1c2d3e4f5a6b", attachment.details());
+
+        Fencing.Renewal renewal = transport.fencing().orElseThrow().renew("vol-1", stale, NODE);
+
+        assertTrue(renewal instanceof Fencing.Unreachable, renewal.toString());
+        assertEquals(List.of(), namespace.log());
     }
 
     @Test
