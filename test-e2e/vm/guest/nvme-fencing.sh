@@ -43,7 +43,6 @@ NSID=1
 NS_FILE=$NVME_LUNS/ns$NSID.img
 VOL=nv-fence-fs
 BLOCK_VOL=nv-fence-blk
-RESTART_VOL=nv-fence-restart
 declare -A HOSTID=([a]=6b9c0f3e-5d0a-4b8e-9c1d-f0000000000a [b]=6b9c0f3e-5d0a-4b8e-9c1d-f0000000000b
                    [o]=6b9c0f3e-5d0a-4b8e-9c1d-f0000000000f)  # o: the observer, which reads the reservation, holds none
 declare -A HOSTNQN
@@ -100,13 +99,28 @@ node_staged_on() {
 
 # --------------------------------------------------------------------- the reservation, at the target
 
-# observer_report: Reservation Report (extended data structure) through the observer, a host connected for the
-# read and disconnected after it, in RESV ("gen G", "rtype T", then "reg HOSTID KEY STATUS" per registrant: host ID
-# and key in lower-case hex without 0x or dashes, STATUS 1 for the holder).
+# observer_report: Reservation Report (extended data structure), in RESV ("gen G", "rtype T", then "reg HOSTID KEY
+# STATUS" per registrant: host ID and key in lower-case hex without 0x or dashes, STATUS 1 for the holder). Read
+# through a disk node A or B has connected (the report is open to every host, registered or not), or, when neither
+# has one, through the observer: a host connected for the read and disconnected after it.
 RESV=""
 observer_disk() { local c; c=$(node_controllers o); [[ -n $c ]] && ls -d "/sys/class/nvme/$c/$c"n* 2>/dev/null | head -n 1; }
+node_disk_any() {
+  local n c
+  for n in a b; do
+    for c in $(node_controllers "$n"); do
+      [[ $(cat "/sys/class/nvme/$c/state") == live ]] && ls -d "/sys/class/nvme/$c/$c"n* 2>/dev/null | head -n 1 && return
+    done
+  done
+}
 observer_report() {
   local fd answer c disk raw rc=0
+  disk=$(node_disk_any)
+  if [[ -n $disk ]]; then
+    raw=$(nvme resv-report "/dev/${disk##*/}" --eds 2>&1) || { echo "Reservation Report through ${disk##*/} failed: $raw" >&2; return 1; }
+    resv_parse "$raw"
+    return
+  fi
   exec {fd}<>/dev/nvme-fabrics || return
   echo "transport=tcp,traddr=127.0.0.1,trsvcid=$NVME_PORT,nqn=$NVME_NQN,hostnqn=${HOSTNQN[o]},hostid=${HOSTID[o]}" >&"$fd" &&
     read -r answer <&"$fd" || rc=1
@@ -118,7 +132,10 @@ observer_report() {
   for c in $(node_controllers o); do echo 1 > "/sys/class/nvme/$c/delete_controller"; done
   vm_wait "the observer gone" 20 sh -c "! grep -lx '${HOSTNQN[o]}' /sys/class/nvme/nvme*/hostnqn >/dev/null 2>&1" || rc=1
   ((rc == 0)) || { echo "Reservation Report through the observer failed: $raw" >&2; return 1; }
-  RESV_RAW=$raw
+  resv_parse "$raw"
+}
+resv_parse() {
+  RESV_RAW=$1
   RESV=$(awk -F: '
     function v(s) { s = tolower(s); gsub(/[ \t]|0x|-/, "", s); return s }
     /^gen /     { print "gen " v($2) }
@@ -126,7 +143,7 @@ observer_report() {
     /hostid/    { h = v($2) }
     /rkey/      { k = v($2) }
     /rcsts/     { s = v($2) }
-    /rkey|hostid|rcsts/ && h != "" && k != "" && s != "" { print "reg", h, k, s; h = k = s = "" }' <<<"$raw")
+    /rkey|hostid|rcsts/ && h != "" && k != "" && s != "" { print "reg", h, k, s; h = k = s = "" }' <<<"$1")
 }
 resv_show() { sed 's/^/  target: /' <<<"$RESV"; }
 hostid_hex() { tr -d '-' <<<"${HOSTID[$1]}"; }
@@ -165,6 +182,22 @@ target_restarts() {
   echo 0 > "$ns/enable" && echo 1 > "$ns/enable"
 }
 
+# Known plugin bug B5 (README, "Known plugin bugs"): the fenced node's NodeUnstageVolume of a raw block volume
+# fails flushing the device, since nvmet refuses a non-registrant's Flush under the reservation (EBADE).
+B5="B5: a fenced NVMe volume cannot be unstaged: the flush of its device fails with EBADE"
+# What the unstage would have done when B5 stopped it: node A's plugin stopped, its controller deleted, its staging
+# record and paths removed (the release is not needed: A's registration was preempted).
+a_unstaged_by_hand() {
+  [[ -n $(ls -A "${NODE_DIR[a]}/state/volumes" 2>/dev/null) ]] || return 0   # unstaged by the plugin (XPASS)
+  node_stop a || return
+  local c
+  for c in $(node_controllers a); do echo 1 > "/sys/class/nvme/$c/delete_controller"; done
+  vm_wait "node-a's controller gone" 30 node_has_nothing a || return
+  umount "$A_BSTAGING" 2>/dev/null
+  rm -rf "${NODE_DIR[a]}/state/volumes"/* "$A_BSTAGING"
+  echo "  node-a stopped; left by hand: its controller, staging record and staging path"
+}
+
 ns_sum() { sha256sum < "$NS_FILE" | cut -d' ' -f1; }
 
 # ------------------------------------------------------------------------------------- the steps
@@ -200,6 +233,15 @@ step a-on-own-controller  node_staged_on a "$A_STAGING"
 fstep a-reserved          resv_expect a a
 step a-publish            ncsi a publishx $VOL "$A_STAGING" "$A_TARGET" ext4
 step a-write              eval 'SUM=$(bn_write_file "$A_TARGET/data" 4) && [[ -n $SUM ]]'
+# The target restarts and forgets every reservation: A's next renewal registers and acquires again instead of
+# reporting the volume FENCED, so B is still refused below. Synced first: nothing of A's filesystem is in flight.
+fstep a-synced            sync -f "$A_TARGET/data"
+fstep target-restarts     eval 'target_restarts && RESTARTED=$(vm_now_ms)'
+fstep a-holds-again       eval 'vm_wait "A to hold again (its renewal)" 30 resv_expect a a >/dev/null && resv_expect a a &&
+                                 echo "  $(( $(vm_now_ms) - RESTARTED )) ms after the restart" && node_staged_on a "$A_STAGING"'
+fstep a-reacquired-logged vm_wait "A's renewal to say the target forgot" 30 grep -qF "volume $VOL: the target forgot every registration and the reservation" "$VM_RESULTS/plugin-a.log"
+fstep a-not-fenced        eval '! grep -qF "volume $VOL is FENCED" "$VM_RESULTS/plugin-a.log"'
+fstep a-data-intact       bn_verify_file "$A_TARGET/data" "$SUM"
 fstep b-refused           ncsi_fails FAILED_PRECONDITION b stagex $VOL "$B_STAGING" ext4 $(node_ctx b)
 fstep b-names-a-key       eval '[[ $CSI_REPLY == *"${TAG[a]}"* ]]'
 fstep b-left-nothing      eval 'node_has_nothing b && resv_expect a a'
@@ -267,25 +309,12 @@ step a-stats-abnormal     eval 'ncsi a stats $BLOCK_VOL "$A_BTARGET" "$A_BSTAGIN
                                 [[ $CSI_REPLY == *"abnormal=true"* ]]'
 step a-fenced-logged      grep -F "volume $BLOCK_VOL is FENCED" "$VM_RESULTS/plugin-a.log"
 step a-unpublish-block    ncsi a unpublish $BLOCK_VOL "$A_BTARGET"
-step a-unstage-block      ncsi a unstage $BLOCK_VOL "$A_BSTAGING"
+xstep "$B5" a-unstage-block ncsi a unstage $BLOCK_VOL "$A_BSTAGING"
+step a-left-by-hand       a_unstaged_by_hand
 step b-untouched          eval 'node_has_nothing a && resv_expect b b'
 step b-unstage-block      ncsi b unstage $BLOCK_VOL "$B_BSTAGING"
 step nothing-registered   eval 'node_has_nothing b && resv_expect none'
 
-# The target forgets every reservation: A's renewal (A staged) registers and acquires again; B is still refused.
-A_RSTAGING=$(node_block_staging a $RESTART_VOL)
-B_RSTAGING=$(node_block_staging b $RESTART_VOL)
-step a-stage-again        ncsi a stagex $RESTART_VOL "$A_RSTAGING" block $(node_ctx a)
-step a-holds              resv_expect a a
-step target-restarts      eval 'target_restarts && RESTARTED=$(vm_now_ms)'
-step target-forgot        eval 'observer_report && resv_show && ! grep -q "^reg " <<<"$RESV"'
-step a-holds-again        eval 'vm_wait "A to hold again (its renewal)" 30 resv_expect a a >/dev/null && resv_expect a a &&
-                                echo "  $(( $(vm_now_ms) - RESTARTED )) ms after the restart"'
-step a-not-fenced         eval 'ncsi a health $RESTART_VOL && [[ $CSI_REPLY != *Fenced* ]] && node_connected a'
-step b-refused-again      ncsi_fails FAILED_PRECONDITION b stagex $RESTART_VOL "$B_RSTAGING" block $(node_ctx b)
-step b-left-nothing-again eval 'node_has_nothing b && resv_expect a a'
-step a-unstage-again      ncsi a unstage $RESTART_VOL "$A_RSTAGING"
-step released-again       eval 'node_has_nothing a && resv_expect none'
 fi
 
 step plugins-stop         eval 'node_stop a && node_stop b'
