@@ -4,7 +4,7 @@
 # vm-kernel: trixie-backports
 # vm-append: nvme_core.multipath=N
 # vm-san: own     (udevd and nvmet only; no iSCSI daemon)
-# vm-limit: 400   (about 100 s on a quiet host)
+# vm-limit: 700   (a suite's limit for it: 618 s alone at host load 12-16, the kube tier and builds beside it)
 #
 # The model is fencing.sh (SCSI-3 over iSCSI): node A and node B are two plugin instances in this guest
 # (two-nodes-lib.sh: own --node-id, state dir, kubelet root, socket, metrics port). Each connects with a host NQN

@@ -42,10 +42,12 @@ node_start() {
   exec {fd}<"$dir/out"; CLIENT_OUT[$n]=$fd
 }
 
+# node_ready N: node N's socket bound and Probe answered, each within GUEST_PLUGIN_START_S (default 120) s: a
+# restart's JVM and client beside a loaded host took longer (nvme-fencing, host load 16).
 node_ready() {
-  local n=$1
-  vm_wait_alive "${NODE_PID[$n]}" "node-$n's socket" 120 test -S "${NODE_DIR[$n]}/csi.sock" &&
-    vm_wait_alive "${NODE_PID[$n]}" "node-$n to answer Probe" 120 ncsi "$n" probe &&
+  local n=$1 limit=${GUEST_PLUGIN_START_S:-120}
+  vm_wait_alive "${NODE_PID[$n]}" "node-$n's socket" "$limit" test -S "${NODE_DIR[$n]}/csi.sock" &&
+    vm_wait_alive "${NODE_PID[$n]}" "node-$n to answer Probe" "$limit" ncsi "$n" probe &&
     TAG[$n]=$(sed -n 's/.*reservation key tag is \([0-9a-f]\{12\}\).*/\1/p' "$VM_RESULTS/plugin-$n.log" | tail -n 1) &&
     [[ -n ${TAG[$n]} ]] && echo "  node-$n's key tag: ${TAG[$n]}"
 }
