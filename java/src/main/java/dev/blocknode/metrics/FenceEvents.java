@@ -18,10 +18,11 @@ public final class FenceEvents {
     public static final String RESERVED_AGAIN = "blocknode_fencing_reserved_again";
 
     private static final Map<String, String> DESCRIPTIONS = Map.of(
-            UNFENCED, "volumes staged without fencing because their LUN does not support persistent reservations"
-                    + " of type 5 (fencing=auto)",
-            TAKEOVERS, "LUNs taken over from a node whose reservation key stopped changing (the takeover rule)",
-            FOREIGN_REMOVED, "other nodes' registrations removed from a LUN this node reserved",
+            UNFENCED, "volumes staged without fencing because their LUN or namespace does not support what fencing"
+                    + " needs, or (NVMe/TCP) the node has no host ID (fencing=auto)",
+            TAKEOVERS, "LUNs and namespaces taken over from a node whose reservation key stopped changing (the"
+                    + " takeover rule)",
+            FOREIGN_REMOVED, "other nodes' registrations removed from a LUN or namespace this node reserved",
             FENCED_OUT, "volumes this node found preempted by another node (their writes fail at the target)",
             RESERVED_AGAIN, "volumes this node registered and reserved again after their target restarted and forgot"
                     + " its reservations");
@@ -29,7 +30,7 @@ public final class FenceEvents {
     private FenceEvents() {
     }
 
-    /** A volume with fencing "auto" staged unfenced: its LUN does not support what fencing needs. */
+    /** A volume with fencing "auto" staged unfenced: its LUN or namespace, or its node, lacks what fencing needs. */
     public static void unfenced() {
         counter(UNFENCED).increment();
     }

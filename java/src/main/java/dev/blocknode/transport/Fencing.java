@@ -5,10 +5,11 @@ import dev.blocknode.outcome.VolumeException;
 import java.util.Optional;
 
 /**
- * Fencing at the storage for a transport whose LUNs take SCSI-3 persistent reservations (iSCSI, FC): the
- * node's key registered on every path of the LUN and a Write Exclusive - Registrants Only reservation held, so
- * that another node's writes fail at the target, and so that a node the cluster lost track of can be cut off
- * there. The volume layer decides which volumes are fenced and when; this is what it asks of the transport.
+ * Fencing at the storage for a transport whose LUNs take SCSI-3 persistent reservations (iSCSI, FC) or whose
+ * namespaces take NVMe reservations (NVMe/TCP): the node's key registered on every path of the LUN (for NVMe, once
+ * for the host) and a Write Exclusive - Registrants Only reservation held, so that another node's writes fail at
+ * the target, and so that a node the cluster lost track of can be cut off there. The volume layer decides which
+ * volumes are fenced and when; this is what it asks of the transport.
  */
 public interface Fencing {
 

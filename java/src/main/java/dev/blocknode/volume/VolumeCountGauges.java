@@ -45,8 +45,8 @@ public final class VolumeCountGauges {
         for (VolumeFences.State state : VolumeFences.State.values()) {
             Gauge.builder(FENCED, fences, f -> f.count(state))
                     .description("staged volumes fenced at the storage, by what their last reservation renewal"
-                            + " found: held, unreachable (the LUN did not answer), fenced_out (another node took"
-                            + " it: this node's writes fail)")
+                            + " found: held, unreachable (the LUN or namespace did not answer), fenced_out (another"
+                            + " node took it: this node's writes fail)")
                     .tag("state", state.label)
                     .register(registry);
         }

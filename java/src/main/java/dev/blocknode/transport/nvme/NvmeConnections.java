@@ -102,14 +102,19 @@ final class NvmeConnections {
 
     /**
      * The repair's connect of a controller the kernel deleted: the stage's own, as the host the stage connected as
-     * (the record's host NQN; a node whose host NQN changed since is not passed off as it), without keys (a volume
-     * with keys is not reconnected, see {@link NvmePathRepair}).
+     * (the record's host NQN and, where recorded, host ID; a node whose host NQN or ID changed since is not passed
+     * off as it: under a reservation another host ID is another, unregistered host), without keys (a volume with
+     * keys is not reconnected, see {@link NvmePathRepair}).
      */
-    NvmeControllers.Controller reconnect(String volumeId, ControllerKey key, NvmeVolumeSpec spec)
-            throws IOException, VolumeException {
+    NvmeControllers.Controller reconnect(String volumeId, ControllerKey key, NvmeVolumeSpec spec,
+                                         Optional<String> stagedHostId) throws IOException, VolumeException {
         HostIdentity identity = hostIdentity(spec);
         if (!identity.hostNqn().equals(key.hostNqn())) {
             throw new IOException("this node's NVMe host NQN is no longer the one the volume was staged as");
+        }
+        if (stagedHostId.isPresent() && !identity.hostId().equals(stagedHostId)) {
+            throw new IOException("this node's NVMe host ID is no longer " + stagedHostId.get() + ", the one the"
+                    + " volume was staged with");
         }
         return connect(volumeId, key, identity, Optional.empty());
     }

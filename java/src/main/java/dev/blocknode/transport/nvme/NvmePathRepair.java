@@ -57,11 +57,14 @@ final class NvmePathRepair implements PathRepair {
      */
     static final Duration FAILED_AT_ONCE = Duration.ofSeconds(2);
 
-    /** The stage's connect for one controller, with its lock held; the volume's host identity from its contexts. */
+    /**
+     * The stage's connect for one controller, with its lock held; the volume's host identity from its contexts,
+     * refused when it is no longer the host ID the volume was staged with ({@code stagedHostId}, when recorded).
+     */
     @FunctionalInterface
     interface Connector {
-        NvmeControllers.Controller connect(String volumeId, ControllerKey key, NvmeVolumeSpec spec)
-                throws IOException, VolumeException;
+        NvmeControllers.Controller connect(String volumeId, ControllerKey key, NvmeVolumeSpec spec,
+                                           Optional<String> stagedHostId) throws IOException, VolumeException;
     }
 
     private final NvmeControllers controllers;
@@ -221,7 +224,7 @@ final class NvmePathRepair implements PathRepair {
         NvmeControllers.Controller controller;
         long started = nanoTime.getAsLong();
         try {
-            controller = connector.connect(volumeId, key, spec);
+            controller = connector.connect(volumeId, key, spec, want.hostId());
         } catch (InterruptedIOException e) {
             throw e;
         } catch (IOException e) {
@@ -257,7 +260,8 @@ final class NvmePathRepair implements PathRepair {
         } else if (want.hostId().isPresent() && !hostIds.carries(controller, want.hostId().get())) {
             failed.add(name + ": " + failedConnects.failed(key, "connected as host ID "
                     + controllers.attribute(controller, ControllerHostIds.ATTRIBUTE).orElse("(none shown)") + ", not "
-                    + want.hostId().get() + " the volume was staged with: another host to its namespace's reservation"));
+                    + want.hostId().get() + " the volume was staged with: another host to its namespace's"
+                    + " reservation"));
             PathRepairs.count(NvmeTcpTransport.NAME, PathRepairs.CONTROLLER, PathRepairs.FAILED, 1);
         } else {
             failedConnects.succeeded(key);

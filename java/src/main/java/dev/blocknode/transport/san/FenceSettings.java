@@ -4,9 +4,9 @@ import java.time.Duration;
 import java.util.function.LongSupplier;
 
 /**
- * How the SAN transports fence: the takeover time ({@code --fencing-takeover-after}), the limit on one
- * reservation command (the midlayer aborts it then, so a dead path cannot hold a caller), and the monotonic
- * clock the takeover rule measures with.
+ * How the SAN transports fence (iSCSI and FC here, NVMe/TCP's namespaces too): the takeover time
+ * ({@code --fencing-takeover-after}), the limit on one reservation command (the kernel aborts it then, so a dead
+ * path cannot hold a caller), and the monotonic clock the takeover rule measures with.
  */
 public record FenceSettings(Duration takeoverAfter, Duration commandTimeout, LongSupplier nanoTime) {
 

@@ -55,6 +55,7 @@ final class FakeNvmeFabrics implements FabricsDevice, SysfsWriter {
     private CountDownLatch connectGate;
     private Duration failuresTake = Duration.ZERO;
     private boolean unreachableTimesOut;
+    private String connectsAsHostId;
     private int nextController;
     private int nextSubsystem;
     private int nextHead = 1;
@@ -100,6 +101,15 @@ final class FakeNvmeFabrics implements FabricsDevice, SysfsWriter {
     /** A connect to an unreachable portal gets no answer (the real device's timeout) instead of ECONNREFUSED. */
     FakeNvmeFabrics unreachableTimesOut() {
         unreachableTimesOut = true;
+        return this;
+    }
+
+    /**
+     * New controllers are connected as host ID {@code id} whatever the connect asked (older kernels reuse the host
+     * ID they first saw for a host NQN).
+     */
+    synchronized FakeNvmeFabrics connectsAsHostId(String id) {
+        connectsAsHostId = id;
         return this;
     }
 
@@ -159,7 +169,8 @@ final class FakeNvmeFabrics implements FabricsDevice, SysfsWriter {
             attribute(dir.resolve("state"), "live");
             attribute(dir.resolve("subsysnqn"), nqn);
             attribute(dir.resolve("hostnqn"), hostNqn);
-            attribute(dir.resolve("hostid"), given.getOrDefault("hostid", "random"));
+            attribute(dir.resolve("hostid"), connectsAsHostId != null ? connectsAsHostId
+                    : given.getOrDefault("hostid", "random"));
             attribute(dir.resolve("cntlid"), Integer.toString(instance + 1));
             attribute(dir.resolve("delete_controller"), "");
             attribute(dir.resolve("rescan_controller"), "");

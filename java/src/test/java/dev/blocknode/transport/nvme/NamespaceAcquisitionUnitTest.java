@@ -101,7 +101,8 @@ class NamespaceAcquisitionUnitTest {
         assertEquals(Map.of("nodeA", held.key().value()), namespace.registrations());
         assertFalse(namespace.writeAllowed("nodeB"), "the old holder's writes are refused at the target");
         assertTrue(namespace.log().stream().anyMatch(seen -> seen.host().equals("nodeA") && seen.opcode() == 0x11
-                && (seen.cdw10() & 0x7) == 2 && seen.secondKey() == B.value()), "Preempt and Abort: " + namespace.log());
+                && (seen.cdw10() & 0x7) == 2 && seen.secondKey() == B.value()),
+                "Preempt and Abort: " + namespace.log());
         FencedOut out = assertInstanceOf(FencedOut.class, renewal.renew("vol-1", HEAD_B, B),
                 "the old holder's next renewal");
         assertEquals(Optional.of(held.key().value()), out.holder());

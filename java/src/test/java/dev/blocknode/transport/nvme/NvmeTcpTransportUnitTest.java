@@ -43,6 +43,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -55,6 +56,7 @@ class NvmeTcpTransportUnitTest {
     private static final String NQN = "nqn.2024-01.dev.blocknode:array1";
     private static final String HOST_NQN = "nqn.2014-08.org.nvmexpress:uuid:6b9c0f3e-5d0a-4b8e-9c1d-2f7a1e4b5c6d";
     private static final String HOST_ID = "6b9c0f3e-5d0a-4b8e-9c1d-2f7a1e4b5c6d";
+    private static final String OTHER_HOST_ID = "0c9c0f3e-5d0a-4b8e-9c1d-2f7a1e4b5c6d";
     private static final List<String> PORTALS = List.of("127.0.0.1:4420", "127.0.0.2:4420");
     private static final FakeNvmeFabrics.Namespace NS1 = new FakeNvmeFabrics.Namespace(1,
             "0b5e1f8a-3c2d-4e6f-8a9b-1c2d3e4f5a6b", "1b5e1f8a-3c2d-4e6f-8a9b-1c2d3e4f5a6b");
@@ -98,7 +100,8 @@ class NvmeTcpTransportUnitTest {
     /** Built with the repair loop's interval (zero: no loop). */
     private NvmeTcpTransport transport(Duration repairInterval) {
         return new NvmeTcpTransport(new Host(sysfs.paths(), commands, new QueryOnlyMounter(), blockDevices)
-                .withNvme(namespace), fabric(), clock.waiter(), fence(), transport -> List.copyOf(records), repairInterval);
+                .withNvme(namespace), fabric(), clock.waiter(), fence(), transport -> List.copyOf(records),
+                repairInterval);
     }
 
     /** The takeover rule and the repair's back-off measure with the test's clock. */
@@ -630,19 +633,34 @@ class NvmeTcpTransportUnitTest {
         assertTrue(fabrics.options().get(2).contains(",hostid=" + HOST_ID), fabrics.options().get(2));
     }
 
-    /** A controller that came back as another host (the node's host ID changed since the stage) is not counted. */
+    /** A node whose host ID changed since the stage would come back as another, unregistered host: no connect. */
+    @Test
+    void aFencedVolumeIsNotReconnectedAsAnotherHostId() throws Exception {
+        AttachRequest request = request("vol-1", NS1);
+        Attachment attachment = stagedOverBothPortals(request);
+        fabrics.lostPastCtrlLossTmo("127.0.0.2:4420");
+        Files.writeString(hostConfig.resolve("hostid"), OTHER_HOST_ID + "\n");
+
+        RepairedPaths repair = repairs().repair(request, attachment, Optional.of(FenceKey.of(0x0123456789abcdefL)));
+
+        assertEquals(List.of(), repair.restored());
+        assertTrue(repair.waiting().orElseThrow().contains("host ID is no longer " + HOST_ID), repair.toString());
+        assertEquals(2, fabrics.connects().size(), "only the stage's connects");
+    }
+
+    /** A controller that came back as another host (a kernel that kept another host ID) is not counted back. */
     @Test
     void aFencedVolumesControllerBackAsAnotherHostIdIsNotCountedRestored() throws Exception {
         AttachRequest request = request("vol-1", NS1);
         Attachment attachment = stagedOverBothPortals(request);
         fabrics.lostPastCtrlLossTmo("127.0.0.2:4420");
-        Files.writeString(hostConfig.resolve("hostid"), "0c9c0f3e-5d0a-4b8e-9c1d-2f7a1e4b5c6d\n");
+        fabrics.connectsAsHostId(OTHER_HOST_ID);
 
         RepairedPaths repair = repairs().repair(request, attachment, Optional.of(FenceKey.of(0x0123456789abcdefL)));
 
         assertEquals(List.of(), repair.restored());
         assertTrue(repair.failedAny());
-        assertTrue(repair.failed().get(0).contains("host ID 0c9c0f3e-5d0a-4b8e-9c1d-2f7a1e4b5c6d, not " + HOST_ID),
+        assertTrue(repair.failed().get(0).contains("host ID " + OTHER_HOST_ID + ", not " + HOST_ID),
                 repair.failed().toString());
     }
 
@@ -678,7 +696,7 @@ class NvmeTcpTransportUnitTest {
         Attachment attachment = attachedForFencing("fencing", "required");
         Fencing fencing = transport.fencing().orElseThrow(() -> new AssertionError("nvme-tcp offers no fencing"));
 
-        Fencing.Held held = (Fencing.Held) fencing.acquire("vol-1", attachment, NODE);
+        Fencing.Held held = assertInstanceOf(Fencing.Held.class, fencing.acquire("vol-1", attachment, NODE));
 
         assertEquals(HOST_ID, attachment.details().get("hostID"));
         assertEquals(NODE.withGeneration(1), held.key());
@@ -699,7 +717,7 @@ class NvmeTcpTransportUnitTest {
 
         Fencing.Acquired acquired = transport.fencing().orElseThrow().acquire("vol-1", attachment, NODE);
 
-        Fencing.Unsupported unsupported = (Fencing.Unsupported) acquired;
+        Fencing.Unsupported unsupported = assertInstanceOf(Fencing.Unsupported.class, acquired);
         assertTrue(unsupported.why().startsWith("no host ID configured"), unsupported.why());
         assertEquals(List.of(), namespace.log());
     }
@@ -708,7 +726,7 @@ class NvmeTcpTransportUnitTest {
     void aControllerConnectedAsAnotherHostIsRefusedNamingIt() throws Exception {
         Attachment attachment = attachedForFencing();
         String byHand = fabrics.controllerAt("127.0.0.2:4420").orElseThrow();
-        fabrics.set(byHand, "hostid", "0c9c0f3e-5d0a-4b8e-9c1d-2f7a1e4b5c6d");
+        fabrics.set(byHand, "hostid", OTHER_HOST_ID);
 
         VolumeException refused = assertThrows(VolumeException.class,
                 () -> transport.fencing().orElseThrow().acquire("vol-1", attachment, NODE));
@@ -726,7 +744,7 @@ class NvmeTcpTransportUnitTest {
 
         Fencing.Renewal renewal = transport.fencing().orElseThrow().renew("vol-1", stale, NODE);
 
-        assertTrue(renewal instanceof Fencing.Unreachable, renewal.toString());
+        assertInstanceOf(Fencing.Unreachable.class, renewal);
         assertEquals(List.of(), namespace.log());
     }
 
