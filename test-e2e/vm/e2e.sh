@@ -6,7 +6,8 @@
 #                                   NAME:SCENARIO+SCENARIO... (guest/suite.sh runs them in turn in one boot,
 #                                   the SAN started once; results in results/NAME/SCENARIO/)
 #   default: smoke, the iscsi-* scenarios in two boots, iscsi-crash, sanity, nvme-tcp and sanity-nvme in one
-#   boot, fc and sanity-fc in one boot, fencing, selinux, nvme-reservations on the newest trixie-backports kernel
+#   boot, fc and sanity-fc in one boot, fencing, selinux, nvme-reservations and nvme-fencing in one boot on the newest
+#   trixie-backports kernel
 #   (DEFAULT_RUNS), one guest at a time (VM_LANES)
 #
 # Needs root (qemu reads the whole host / to share it) and the packages of setup.sh; the plugin's jar
@@ -37,11 +38,13 @@ source "$VM_DIR/guest/jvm.sh"
 # selinux boots with SELinux as the kernel's LSM (its "# vm-append:" line) and a policy loaded: a boot of its own,
 # so that no other scenario runs under it.
 # nvme-reservations needs NVMe reservations in nvmet (Linux 6.13 on): it boots the newest kernel of trixie-backports
-# (its "# vm-kernel:" line; fetched and unpacked during the preparation, then reused), a boot of its own, with
-# nvme_core.multipath=N (its "# vm-append:" line). Every other boot keeps the host's kernel.
+# (its "# vm-kernel:" line; fetched and unpacked during the preparation, then reused), with nvme_core.multipath=N (its
+# "# vm-append:" line); nvme-fencing (two plugin instances fenced on one namespace) needs the same, and shares the boot.
+# Every other boot keeps the host's kernel.
 DEFAULT_RUNS=(smoke iscsi:iscsi-fs+iscsi-shared-session+iscsi-wrong-lun+iscsi-chap+iscsi-lost-record
               iscsi-paths:iscsi-path-loss+iscsi-luks+san-bench
-              iscsi-crash sanity nvme:nvme-tcp+sanity-nvme fc:fc+sanity-fc fencing selinux nvme-reservations)
+              iscsi-crash sanity nvme:nvme-tcp+sanity-nvme fc:fc+sanity-fc fencing selinux
+              nvme-reservations:nvme-reservations+nvme-fencing)
 runs=("$@")
 ((${#runs[@]})) || runs=("${DEFAULT_RUNS[@]}")
 [[ $(id -u) -eq 0 ]] || { echo "e2e.sh: must run as root (qemu shares the host's / with the guest)" >&2; exit 2; }

@@ -17,6 +17,7 @@ NVME_HOSTID=6b9c0f3e-5d0a-4b8e-9c1d-2f7a1e4b5c6d
 NVME_HOSTNQN=nqn.2014-08.org.nvmexpress:uuid:$NVME_HOSTID
 NVME_PORT=4420
 NVME_LUNS=/srv/bn-nvme
+NVME_RESV_ENABLE=${NVME_RESV_ENABLE:-0}   # 1: the namespaces support reservations (nvmet's resv_enable)
 declare -A NVME_LOOP=()
 
 # nvme_uuid NSID: the UUID (and NGUID) namespace NSID reports: fixed, so the scenarios can ask for it.
@@ -33,7 +34,8 @@ nvme_host_identity() {
   mkdir -p /etc/nvme && echo "$NVME_HOSTNQN" > /etc/nvme/hostnqn && echo "$NVME_HOSTID" > /etc/nvme/hostid
 }
 
-# nvme_target_create SIZE_MB...: the subsystem with one namespace per size (NSID 1, 2...), both ports.
+# nvme_target_create SIZE_MB...: the subsystem with one namespace per size (NSID 1, 2...), both ports; with
+# NVME_RESV_ENABLE=1 each namespace has reservations on (refused on a kernel whose nvmet has none).
 nvme_target_create() {
   local s=$NVMET/subsystems/$NVME_NQN nsid=0 size p
   mkdir -p "$NVME_LUNS" && { mountpoint -q "$NVME_LUNS" || mount -t tmpfs -o size=2g,mode=700 bn-nvme "$NVME_LUNS"; } || return
@@ -46,6 +48,11 @@ nvme_target_create() {
     echo "${NVME_LOOP[$nsid]}" > "$s/namespaces/$nsid/device_path" || return
     nvme_uuid "$nsid" > "$s/namespaces/$nsid/device_uuid" || return
     nvme_uuid "$nsid" > "$s/namespaces/$nsid/device_nguid" || return
+    if [[ $NVME_RESV_ENABLE == 1 ]]; then
+      [[ -e $s/namespaces/$nsid/resv_enable ]] ||
+        { echo "this kernel's nvmet has no resv_enable (Linux 6.13 on): no reservations" >&2; return 1; }
+      echo 1 > "$s/namespaces/$nsid/resv_enable" || return
+    fi
     echo 1 > "$s/namespaces/$nsid/enable" || return
   done
   for p in 1 2; do

@@ -4,6 +4,8 @@
 # that each host's namespace is a block device of its own.
 # vm-kernel: trixie-backports
 # vm-append: nvme_core.multipath=N
+# vm-san: own     (nvmet only, no daemon; shares its boot with nvme-fencing)
+# vm-limit: 100   (57 s at host load 16; with nvme-fencing's 700 the boot keeps its 900 s limit)
 #
 #   test-e2e/vm/e2e.sh nvme-reservations
 #
