@@ -12,6 +12,8 @@
 #   KUBE_RENDERING=release|manifests|chart   how blocknode is deployed first (default: release, helm install
 #                          from the registry; the redeploy scenario switches to the manifests, or from them to
 #                          the chart's rendering)
+#   KUBE_PREVIOUS_COMMIT=C the earlier commit whose release the upgrade scenario starts from (default:
+#                          versions.txt's previous; built once by build-previous.sh)
 #   KUBE_KEEP=1            leave the cluster running at the end (for debugging; tear down with down.sh WORK)
 set -euo pipefail
 

@@ -11,8 +11,32 @@ UPGRADE_FS_A=upgrade-fs-a UPGRADE_FS_B=upgrade-fs-b UPGRADE_BLOCK=upgrade-block
 
 scenario_upgrade() {
     [[ -n ${PREVIOUS_DIST:-} ]] || kube_fail "no previous release (run.sh builds it with build-previous.sh)"
-    local fs_a fs_b blk
     replace_deployment_with_previous
+    start_writers_on_both_nodes
+    local before
+    before=$(upgrade_snapshot)
+    kube_log "in use on both nodes under the previous release:"$'\n'"$before"
+    WRITER_COUNTS=()
+    expect_writers_went_on
+
+    upgrade_as_documented
+    wait_rolled_to "$PLUGIN_IMAGE@sha256:"
+    expect_unchanged_since "$before" "the upgrade to $RELEASE_VERSION"
+    kube_log "upgraded to $RELEASE_VERSION node by node: nothing remounted or restarted, every record and status the same, the writers went on"
+
+    helm_kc rollback blocknode -n kube-system >"$WORK/logs/helm-rollback.log" 2>&1 ||
+        kube_fail "helm rollback failed: $(tail -5 "$WORK/logs/helm-rollback.log")"
+    wait_rolled_to "$REGISTRY/blocknode/blocknode:$PREVIOUS_VERSION@sha256:"
+    expect_unchanged_since "$before" "the rollback to $PREVIOUS_VERSION"
+    kube_log "rolled back to $PREVIOUS_VERSION node by node: the same"
+
+    release_writers_volumes
+}
+
+# Three volumes and four writers: ext4 on each node, raw block ReadWriteMany on both (block 1 from the first node,
+# block 2 from the second); sets UPGRADE_DEVICES (the same order as the volumes).
+start_writers_on_both_nodes() {
+    local fs_a fs_b blk
     fs_a=$(new_loop_device "$UPGRADE_FS_A" 64); fs_b=$(new_loop_device "$UPGRADE_FS_B" 64)
     blk=$(new_loop_device "$UPGRADE_BLOCK" 64)
     UPGRADE_DEVICES=("$fs_a" "$fs_b" "$blk")
@@ -25,35 +49,26 @@ scenario_upgrade() {
     create_pod writer-blk-b "$UPGRADE_BLOCK" Block "$(block_writer_script 2)" false "$NODE_B_NAME"
     local pod
     for pod in writer-fs-a writer-fs-b writer-blk-a writer-blk-b; do wait_pod_ready "$pod" 120; done
+}
 
-    local before after
-    before=$(upgrade_snapshot)
-    kube_log "in use on both nodes under the previous release:"$'\n'"$before"
-    WRITER_COUNTS=()
-    expect_writers_went_on
-
-    # The upgrade with docs/operations.md's commands (DocsCommandsUnitTest compares them): the values given at
-    # install, the new chart. NEW_VERSION is the docs' NEW: the release under test.
+# The upgrade with docs/operations.md's commands (DocsCommandsUnitTest compares them): the values given at install,
+# the new chart. NEW_VERSION is the docs' NEW: the release under test.
+upgrade_as_documented() {
     local NEW_VERSION=$RELEASE_VERSION
     (cd "$WORK" && helm_kc get values blocknode -n kube-system -o yaml > my-values.yaml &&
         helm_kc upgrade blocknode "oci://$REGISTRY/blocknode/charts/blocknode" --version "$NEW_VERSION" -n kube-system \
             -f my-values.yaml --plain-http) >"$WORK/logs/helm-upgrade.log" 2>&1 ||
-        kube_fail "helm upgrade to $RELEASE_VERSION failed: $(tail -5 "$WORK/logs/helm-upgrade.log")"
-    wait_rolled_to "$PLUGIN_IMAGE@sha256:"
-    after=$(upgrade_snapshot)
-    expect_same "the volumes in use, before and after the upgrade to $RELEASE_VERSION" "$before" "$after"
-    expect_writers_went_on
-    kube_log "upgraded to $RELEASE_VERSION node by node: nothing remounted or restarted, every record and status the same, the writers went on"
+        kube_fail "helm upgrade to $NEW_VERSION failed: $(tail -5 "$WORK/logs/helm-upgrade.log")"
+}
 
-    helm_kc rollback blocknode -n kube-system >"$WORK/logs/helm-rollback.log" 2>&1 ||
-        kube_fail "helm rollback failed: $(tail -5 "$WORK/logs/helm-rollback.log")"
-    wait_rolled_to "$REGISTRY/blocknode/blocknode:$PREVIOUS_VERSION@sha256:"
-    after=$(upgrade_snapshot)
-    expect_same "the volumes in use, before and after the rollback to $PREVIOUS_VERSION" "$before" "$after"
+expect_unchanged_since() { # snapshot-before what
+    expect_same "the volumes in use, before and after $2" "$1" "$(upgrade_snapshot)"
     expect_writers_went_on
-    kube_log "rolled back to $PREVIOUS_VERSION node by node: the same"
+}
 
-    # The previous release unpublishes and unstages what both releases had in hand, on both nodes.
+# The writers deleted: the previous release unpublishes and unstages, on both nodes, what both releases had in
+# hand; each writer's last count seen is on its device, or a later one.
+release_writers_volumes() {
     kc -n "$TEST_NS" delete pod writer-fs-a writer-fs-b writer-blk-a writer-blk-b --wait=true --timeout=120s >/dev/null ||
         kube_fail "the writers were not deleted"
     local name dev i=0
@@ -64,6 +79,7 @@ scenario_upgrade() {
             kube_fail "volume $name not released on $NODE_B_NAME: $(device_mounts_b "$dev") mounts, $(staging_records_b "$name") records"
         wait_detached "$name"
     done
+    local fs_a=${UPGRADE_DEVICES[0]} fs_b=${UPGRADE_DEVICES[1]} blk=${UPGRADE_DEVICES[2]}
     expect_counted "the count on $UPGRADE_FS_A's device" "$(file_on_device "$fs_a" count)" "${WRITER_COUNTS[0]}"
     expect_counted "the count on $UPGRADE_FS_B's device" "$(file_on_device "$fs_b" count)" "${WRITER_COUNTS[1]}"
     expect_counted "block 1 of $UPGRADE_BLOCK's device" "$(device_block_direct "$blk" 1)" "${WRITER_COUNTS[2]}"
@@ -117,7 +133,10 @@ wait_rolled_to() { # image-prefix [at-once]
 # One line per plugin pod: node, image, creationTimestamp, Ready since, Ready, and its deletionTimestamp if it
 # is being deleted.
 plugin_pods_table() {
-    kc -n kube-system get pods -l "$NODE_PLUGIN_PODS" -o jsonpath='{range .items[*]}{.spec.nodeName} {.spec.containers[?(@.name=="blocknode")].image} {.metadata.creationTimestamp} {.status.conditions[?(@.type=="Ready")].lastTransitionTime} {.status.conditions[?(@.type=="Ready")].status} {.metadata.deletionTimestamp}{"\n"}{end}'
+    local fields='{.spec.nodeName} {.spec.containers[?(@.name=="blocknode")].image} {.metadata.creationTimestamp}'
+    fields+=' {.status.conditions[?(@.type=="Ready")].lastTransitionTime} {.status.conditions[?(@.type=="Ready")].status}'
+    fields+=' {.metadata.deletionTimestamp}'
+    kc -n kube-system get pods -l "$NODE_PLUGIN_PODS" -o jsonpath="{range .items[*]}$fields{\"\\n\"}{end}"
 }
 # One plugin pod per node, none being deleted, each Ready and running IMAGE.
 plugin_pods_run() { # image-prefix
