@@ -131,7 +131,7 @@ apt-test:
 # after it, one after another at the same time (scripts/test-tiers.sh): the VM tier, and beside it the host tier
 # without a SAN initiator, scripts/apt.sh, the harnesses' compile, csi-sanity, the real sidecars (registration,
 # liveness), deploy/, the release and Kubernetes. The first failure stops it (the VM tier runs to its end). Meanwhile,
-# from the start, the kube tier's Kubernetes and containerd builds run in the background at nice 10
+# from the start, the kube tier's Kubernetes, containerd and previous-release builds run in the background at nice 10
 # (test-e2e/kube/prebuild.sh; the tier waits for them, then reuses them), and are stopped with make test if it ends
 # before.
 # Maven is not quiet here, so Surefire's per-class lines and totals stay in the log.
@@ -140,7 +140,7 @@ test: test-deps
 	@start=$$(date +%s); mkdir -p .tools; \
 	setsid nice -n 10 bash test-e2e/kube/prebuild.sh >.tools/prebuild.log 2>&1 & prebuild=$$!; \
 	trap 'kill -TERM -- -'$$prebuild' 2>/dev/null; wait '$$prebuild' 2>/dev/null' EXIT; \
-	echo "make test: building Kubernetes and containerd for the kube tier in the background (.tools/prebuild.log)"; \
+	echo "make test: building Kubernetes, containerd and the previous release for the kube tier in the background (.tools/prebuild.log)"; \
 	mvn -B -ntp install && \
 	MAKE="$(MAKE)" bash scripts/test-tiers.sh $(TIERS) && \
 	echo "make test: all tiers passed in $$(( $$(date +%s) - start )) s"

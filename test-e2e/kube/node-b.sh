@@ -159,6 +159,8 @@ csi_mount_targets_b() {
 }
 staging_records_b() { STATE_DIR=$NODE_B_DIR/blocknode-state staging_records "$1"; } # volume
 device_mounts_b() { in_node_b bash -c "$(declare -f device_mounts); device_mounts $1"; } # device
+# Node B let go of VOLUME on DEVICE: no mount of it in its namespace, no staging record.
+released_b() { [[ $(device_mounts_b "$2") == 0 && $(staging_records_b "$1") == 0 ]]; } # volume device
 
 # After node_b_down: no veth and no cgroup of node B.
 check_node_b_gone() {

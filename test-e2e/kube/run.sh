@@ -12,6 +12,8 @@
 #   KUBE_RENDERING=release|manifests|chart   how blocknode is deployed first (default: release, helm install
 #                          from the registry; the redeploy scenario switches to the manifests, or from them to
 #                          the chart's rendering)
+#   KUBE_PREVIOUS_COMMIT=C the earlier commit whose release the upgrade scenario starts from (default:
+#                          versions.txt's previous; built once by build-previous.sh)
 #   KUBE_KEEP=1            leave the cluster running at the end (for debugging; tear down with down.sh WORK)
 set -euo pipefail
 
@@ -44,6 +46,11 @@ kube_log "Kubernetes binaries: $KUBE_BIN ($("$KUBE_BIN/kubelet" --version))"
 RUNTIME_BIN=$(bash "$here/build-runtime.sh")
 export PATH=$RUNTIME_BIN:$PATH
 kube_log "container runtime: $("$RUNTIME_BIN/containerd" --version), $("$RUNTIME_BIN/runc" --version | head -1)"
+# The previous release, which the upgrade scenario installs first and upgrades from (built once per pinned commit).
+if [[ -z ${KUBE_SCENARIOS:-} || " $KUBE_SCENARIOS " == *" upgrade "* ]]; then
+    PREVIOUS_DIST=$(bash "$here/build-previous.sh") || kube_fail "the previous release did not build (build-previous.sh)"
+    kube_log "previous release: $PREVIOUS_DIST"
+fi
 
 WORK=$(mktemp -d /tmp/bnkube.XXXXXX)
 # Searchable by everyone (not listable): the root of a hostUsers: false pod is an unprivileged host uid

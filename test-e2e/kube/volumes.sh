@@ -167,6 +167,9 @@ pod_field() { kc -n "$TEST_NS" get pod "$1" -o jsonpath="$2"; }
 
 # Block N (default 0) of 512 bytes of a raw device, up to its first NUL or newline.
 device_block() { dd if="$1" bs=512 skip="${2:-0}" count=1 status=none | tr '\0' '\n' | head -1; }
+# 4 KiB block N of a raw device read with O_DIRECT (past the page cache, which the two nodes share: what is on the
+# device), up to its first NUL or newline.
+device_block_direct() { dd if="$1" bs=4096 skip="$2" count=1 iflag=direct status=none | tr '\0' '\n' | head -1; }
 
 expect_eq() { # what expected actual
     [[ $2 == "$3" ]] || kube_fail "$1: expected '$2', got '$3'"

@@ -49,5 +49,3 @@ scenario_two_nodes() {
     expect_eq "the file pod reader wrote on $NODE_B_NAME" "$token_b" "$(file_on_device "$dev" token-b)"
     delete_volume two-nodes
 }
-
-released_b() { [[ $(device_mounts_b "$2") == 0 && $(staging_records_b "$1") == 0 ]]; } # volume device

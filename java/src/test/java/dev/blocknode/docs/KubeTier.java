@@ -39,6 +39,7 @@ final class KubeTier {
         map.put("$REGISTRY", "REGISTRY");
         map.put("${RELEASE_VERSION}", "X.Y.Z");
         map.put("$RELEASE_VERSION", "X.Y.Z");
+        map.put("$NEW_VERSION", "NEW"); // the upgrade scenario's release to upgrade to, the upgrade page's NEW
         return map;
     }
 
