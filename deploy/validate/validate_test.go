@@ -364,6 +364,33 @@ func TestChartFencingValues(t *testing.T) {
 	}
 }
 
+// The attacher's client rate reaches its flags (a fraction too), and a rate of 0 or a burst of 0, which would
+// stop its requests or fail its start, is refused by the schema.
+func TestChartAttacherRateValues(t *testing.T) {
+	rate := func(qps, burst any) map[string]any {
+		return map[string]any{"sidecars": map[string]any{"attacher": map[string]any{"kubeApiQps": qps, "kubeApiBurst": burst}}}
+	}
+	found := false
+	for _, o := range renderValid(t, rate(7.5, 40)) {
+		if d, ok := o.Value.(*appsv1.Deployment); ok {
+			attacher := findByImage(d.Spec.Template.Spec.Containers, attacherImage)
+			args := strings.Join(attacher.Args, " ")
+			if !strings.Contains(args, "--kube-api-qps=7.5") || !strings.Contains(args, "--kube-api-burst=40") {
+				t.Errorf("attacher args: %s", args)
+			}
+			found = true
+		}
+	}
+	if !found {
+		t.Fatal("no controller Deployment rendered")
+	}
+	for _, bad := range []map[string]any{rate(0, 30), rate(20, 0), rate(20, 2.5)} {
+		if _, err := RenderChart(chartDir, bad); err == nil {
+			t.Errorf("%v: want a schema error", bad)
+		}
+	}
+}
+
 // A chart whose defaults drift from the plain manifests is caught.
 func TestChartDriftIsCaught(t *testing.T) {
 	manifests, err := DecodeDir(filepath.Join(deployDir, "kubernetes"))

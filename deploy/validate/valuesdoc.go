@@ -157,6 +157,9 @@ func schemaType(s map[string]any) string {
 	if min, ok := s["minimum"].(float64); ok {
 		limits = append(limits, fmt.Sprintf(">= %v", min))
 	}
+	if min, ok := s["exclusiveMinimum"].(float64); ok {
+		limits = append(limits, fmt.Sprintf("> %v", min))
+	}
 	if max, ok := s["maximum"].(float64); ok {
 		limits = append(limits, fmt.Sprintf("<= %v", max))
 	}

@@ -79,11 +79,10 @@ public final class Phases {
 
     /** Records a span measured elsewhere, e.g. from a kernel event to the moment a waiter saw its result. */
     public static void record(String phase, String outcome, long nanos) {
-        Timer.builder("blocknode_phase")
+        LatencyBuckets.on(Timer.builder("blocknode_phase"))
                 .description("time spent in one phase of attaching, preparing or releasing a volume")
                 .tag("phase", phase)
                 .tag("outcome", outcome)
-                .publishPercentileHistogram()
                 .register(Metrics.globalRegistry)
                 .record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
     }

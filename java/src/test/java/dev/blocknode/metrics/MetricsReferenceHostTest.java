@@ -30,6 +30,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -82,7 +83,36 @@ class MetricsReferenceHostTest {
                 "jvm_memory_used_bytes", "process_start_time_seconds")) {
             assertTrue(process.containsKey(needed), needed + " is not in the scrape");
         }
-        GeneratedDocs.check("docs/reference/metrics.md", page(families, process));
+        GeneratedDocs.check("docs/reference/metrics.md", page(families, process, histogramBuckets(text, families)));
+    }
+
+    /**
+     * The bucket boundaries of blocknode's histograms as the scrape shows them (the {@code le} values of each
+     * one's first label set), one sentence for the histograms that share them.
+     */
+    private static String histogramBuckets(String text, Map<String, Family> families) {
+        Map<List<String>, List<String>> byBuckets = new LinkedHashMap<>();
+        Pattern le = Pattern.compile("le=\"([^\"]*)\"");
+        for (Map.Entry<String, Family> e : families.entrySet()) {
+            if (!e.getValue().type().equals("histogram")) {
+                continue;
+            }
+            List<String> boundaries = new ArrayList<>();
+            String first = null;
+            for (String line : text.lines().filter(l -> l.startsWith(e.getKey() + "_bucket{")).toList()) {
+                String labels = line.substring(0, line.indexOf('}')).replaceAll("le=\"[^\"]*\",?", "");
+                first = first == null ? labels : first;
+                Matcher m = le.matcher(line);
+                if (labels.equals(first) && m.find()) {
+                    boundaries.add(m.group(1).replaceAll("\\.0$", ""));
+                }
+            }
+            byBuckets.computeIfAbsent(boundaries, b -> new ArrayList<>()).add("`" + e.getKey() + "`");
+        }
+        List<String> sentences = new ArrayList<>();
+        byBuckets.forEach((boundaries, names) -> sentences.add(String.join(" and ", names) + " count in "
+                + boundaries.size() + " buckets (`le`, in seconds): " + String.join(", ", boundaries) + "."));
+        return String.join(" ", sentences);
     }
 
     /**
@@ -214,7 +244,7 @@ class MetricsReferenceHostTest {
         return names;
     }
 
-    static String page(Map<String, Family> families, Map<String, Family> process) {
+    static String page(Map<String, Family> families, Map<String, Family> process, String buckets) {
         StringBuilder out = new StringBuilder(GeneratedDocs.header("Metrics",
                 "a scrape of the plugin's /metrics in MetricsReferenceHostTest"));
         out.append("""
@@ -224,8 +254,13 @@ class MetricsReferenceHostTest {
                 how to scrape them, and the dashboard and alert rules in the chart are in
                 [Operations](../operations.md#monitoring).
                 Histograms (`_seconds`) come with `_bucket`, `_count` and `_sum` samples, and Micrometer adds a
-                `_max` gauge beside each. Series with labels appear once a first sample of that label set exists
-                (a method called, a phase run, a SAN volume staged); the others are exported from the start, at 0.
+                `_max` gauge beside each: a series for each bucket, and three more, for each label set.
+                """);
+        out.append(buckets).append(" Why these, and what a bucket costs a fleet: [A fleet on paper]"
+                + "(../design/scale.md#metric-series).\n");
+        out.append("""
+                Series with labels appear once a first sample of that label set exists (a method called, a phase
+                run, a SAN volume staged); the others are exported from the start, at 0.
 
                 | series | type | labels | what it counts |
                 | --- | --- | --- | --- |

@@ -1,5 +1,6 @@
 package dev.blocknode.csi.server;
 
+import dev.blocknode.metrics.LatencyBuckets;
 import io.grpc.ForwardingServerCall;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
@@ -54,11 +55,10 @@ public final class MetricsInterceptor implements ServerInterceptor {
         Timer timer = byCode[code.ordinal()];
         if (timer == null) {
             // Registering is idempotent, so two calls racing here end up with the same timer.
-            timer = Timer.builder("blocknode_rpc")
+            timer = LatencyBuckets.on(Timer.builder("blocknode_rpc"))
                     .description("CSI calls served, by method and gRPC status code")
                     .tag("method", method)
                     .tag("code", code.name())
-                    .publishPercentileHistogram()
                     .register(registry);
             byCode[code.ordinal()] = timer;
         }
