@@ -43,6 +43,15 @@ public final class FakeNvmeNamespace implements NvmePassThrough {
     public record Seen(String host, int opcode, int cdw10, long firstKey, long secondKey) {
     }
 
+    /** What another host does between two of one host's commands ({@link #afterNext}). */
+    @FunctionalInterface
+    public interface Interleaved {
+        void run() throws IOException;
+    }
+
+    private record Hook(String host, int opcode, Interleaved action) {
+    }
+
     private final int namespaceId;
     private final Map<Path, String> hostOf = new HashMap<>();
     private final Map<Path, DeviceNumber> numberOf = new HashMap<>();
@@ -50,6 +59,7 @@ public final class FakeNvmeNamespace implements NvmePassThrough {
     private final Set<String> dead = new HashSet<>();
     private final Map<String, Long> registrations = new LinkedHashMap<>();
     private final List<Seen> log = new ArrayList<>();
+    private final List<Hook> hooks = new ArrayList<>();
     private String holder;
     private int holderType;
     private long generation;
@@ -113,6 +123,15 @@ public final class FakeNvmeNamespace implements NvmePassThrough {
     }
 
     /** Registers {@code host} with {@code key} directly (another node's registration, set up by a test). */
+    /**
+     * Runs {@code action} once, right after {@code host}'s next command with {@code opcode} (0x11 Acquire, 0x15
+     * Release, ...) has been answered: another node's commands landing between two of this host's, as a race at a
+     * real target would order them.
+     */
+    public synchronized void afterNext(String host, int opcode, Interleaved action) {
+        hooks.add(new Hook(host, opcode, action));
+    }
+
     public synchronized void registered(String host, long key) {
         registrations.put(host, key);
         generation++;
@@ -209,13 +228,24 @@ public final class FakeNvmeNamespace implements NvmePassThrough {
         int action = dwords[0] & 0x7;
         boolean ignoreKey = (dwords[0] & 0x8) != 0;
         int type = (dwords[0] >> 8) & 0xff;
-        return switch (command.opcode()) {
+        Reply reply = switch (command.opcode()) {
             case 0x0d -> status(register(host, action, ignoreKey, first, second));
             case 0x11 -> status(ignoreKey || type < 1 || type > 6 ? INVALID_FIELD : acquire(host, action, type, first, second));
             case 0x15 -> status(ignoreKey ? INVALID_FIELD : release(host, action, type, first));
             case 0x0e -> report(dwords[0], dwords[1]);
             default -> status(INVALID_OPCODE);
         };
+        runHooks(host, command.opcode());
+        return reply;
+    }
+
+    private void runHooks(String host, int opcode) throws IOException {
+        for (Hook hook : List.copyOf(hooks)) {
+            if (hook.host().equals(host) && hook.opcode() == opcode) {
+                hooks.remove(hook);
+                hook.action().run();
+            }
+        }
     }
 
     private static Reply status(int status) {

@@ -84,7 +84,35 @@ final class NamespaceAcquisition {
         }
         takeover.forget(volumeId);
         removeOthers(volumeId, head, key);
+        requireHeld(volumeId, head, key);
         return new Held(key, 1, tookOverFrom);
+    }
+
+    /**
+     * The last word before the stage formats or mounts: this host holds the reservation with this key. A racer can
+     * acquire in the instant the removal of others leaves the reservation free, and a racer in that instant can
+     * preempt this host: whichever of the two does not hold it at the end refuses its stage, so two nodes never
+     * both stage the namespace.
+     */
+    private void requireHeld(String volumeId, Path head, FenceKey key) throws VolumeException {
+        Optional<Long> holder;
+        try {
+            holder = reservations.report(head).holder().map(ReservationStatus.Registrant::key);
+        } catch (IOException e) {
+            unregister(volumeId, head, key);
+            throw VolumeException.internal("volume " + volumeId + ": cannot read back the namespace's reservation"
+                    + " through " + head + " after acquiring it; this node's registration was taken back", e);
+        }
+        if (holder.isPresent() && holder.get() == key.value()) {
+            return;
+        }
+        unregister(volumeId, head, key);
+        if (holder.isPresent()) {
+            throw heldElsewhere(volumeId, holder.get(), "another node acquired it while this one was removing stale"
+                    + " registrations; this node's registration was taken back");
+        }
+        throw VolumeException.precondition("volume " + volumeId + ": this node lost the namespace's reservation while"
+                + " acquiring it (another node raced for it); its registration was taken back, try again");
     }
 
     private TakeoverRule.TakeOver mayTakeOver(String volumeId, long holder, List<Long> keys) throws VolumeException {
@@ -197,6 +225,9 @@ final class NamespaceAcquisition {
                 return;
             }
             generations.seen(volumeId, status.generation());
+            if (status.holder().filter(h -> h.key() != key.value()).isPresent()) {
+                return; // a racer acquired while this host had released: it won, requireHeld refuses this stage
+            }
             List<Long> others = status.keys().stream().filter(k -> k != key.value()).distinct().toList();
             if (others.isEmpty()) {
                 return;
@@ -220,6 +251,11 @@ final class NamespaceAcquisition {
                     + e.getMessage());
             return;
         }
+        if (acquiredByAnother(head, key)) {
+            // A racer acquired in the gap: preempting its key now would take its fresh reservation over (nvmet moves
+            // the reservation to whoever preempts the holder's key). It won; requireHeld refuses this stage.
+            return;
+        }
         for (long other : others) {
             try {
                 reservations.preempt(head, key.value(), other, TYPE, false);
@@ -237,6 +273,15 @@ final class NamespaceAcquisition {
             }
         }
         reserve(volumeId, head, key);
+    }
+
+    private boolean acquiredByAnother(Path head, FenceKey key) {
+        try {
+            Optional<Long> holder = reservations.report(head).holder().map(ReservationStatus.Registrant::key);
+            return holder.isPresent() && holder.get() != key.value();
+        } catch (IOException e) {
+            return true; // unknown: preempt nothing; requireHeld reads it again and decides
+        }
     }
 
     /** Best effort: a stage refused after registering leaves nothing of this host. */

@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 
+import static dev.blocknode.transport.nvme.NamespaceRelease.TYPE;
 import static dev.blocknode.transport.nvme.TwoNodeNamespace.A;
 import static dev.blocknode.transport.nvme.TwoNodeNamespace.B;
 import static dev.blocknode.transport.nvme.TwoNodeNamespace.HEAD_A;
@@ -122,6 +123,38 @@ class NamespaceAcquisitionUnitTest {
         assertEquals("nodeA", namespace.holder());
         assertFalse(namespace.writeAllowed("nodeB"));
         assertFalse(namespace.writeAllowed("nodeC"));
+    }
+
+    @Test
+    void aRacerThatAcquiresWhileStaleRegistrationsAreRemovedKeepsItAndThisStageIsRefused() throws Exception {
+        namespace.registered("nodeB", B.value()); // B registered and is about to acquire: a racer
+        // B's Acquire lands in the instant A has released to remove B's registration (nvmet ignores a holder's
+        // Preempt of others); A preempting B's key now would take B's fresh reservation over.
+        namespace.afterNext("nodeA", 0x15, () -> reservations.acquire(HEAD_B, B.value(), TYPE));
+
+        VolumeException refused = assertThrows(VolumeException.class,
+                () -> acquisition.acquire("vol-1", HEAD_A, NODE_A));
+
+        assertEquals(VolumeException.Outcome.FAILED_PRECONDITION, refused.outcome(), refused.getMessage());
+        assertTrue(refused.getMessage().contains(FenceKey.hex(B.value())), refused.getMessage());
+        assertEquals("nodeB", namespace.holder(), "the racer keeps what it acquired");
+        assertEquals(Map.of("nodeB", B.value()), namespace.registrations(), "nothing of node A is left");
+    }
+
+    @Test
+    void aStageWhoseReservationARacerPreemptedIsRefusedNotHeld() throws Exception {
+        namespace.registered("nodeB", B.value());
+        // Right after A's Acquire, B (which had seen the namespace free a moment earlier) preempts A's key: B holds.
+        namespace.afterNext("nodeA", 0x11, () -> reservations.preempt(HEAD_B, B.value(),
+                namespace.registrations().get("nodeA"), TYPE, false));
+
+        VolumeException refused = assertThrows(VolumeException.class,
+                () -> acquisition.acquire("vol-1", HEAD_A, NODE_A));
+
+        assertEquals(VolumeException.Outcome.FAILED_PRECONDITION, refused.outcome(), refused.getMessage());
+        assertEquals("nodeB", namespace.holder());
+        assertFalse(namespace.registrations().containsKey("nodeA"));
+        assertFalse(namespace.writeAllowed("nodeA"));
     }
 
     @Test
