@@ -18,6 +18,8 @@
 #   A stages (ext4, fencing=required) and writes; B's stage is FAILED_PRECONDITION naming A's key and leaves
 #   nothing (no controller of B, no registration of B); A unstages (nothing registered); B stages, reads A's data
 #   and unstages.
+#   A and B stage one raw block volume at the same moment: exactly one stages and holds, the other is
+#   FAILED_PRECONDITION and leaves nothing; the winner unstages.
 #   A stages a raw block volume with a writer (sequence-numbered O_DIRECT writes); A alive and renewing: B stays
 #   refused past the takeover time. A's plugin is killed -9 (renewals stop, the publication and the writer stay);
 #   B's retries are refused until A's key has stood still for the takeover time, then B preempts (Preempt and
@@ -243,6 +245,33 @@ step b-released           node_has_nothing b
 fstep b-unregistered      resv_expect none
 
 if fenced; then
+# The race: A and B stage one raw block volume at the same moment (both requests sent before either answer is
+# read). Exactly one stages and holds; the other is FAILED_PRECONDITION and leaves nothing at the target or on
+# its node, whichever way their commands interleaved.
+RACE_VOL=nv-fence-race
+declare -A RACE_REPLY
+race_stage() {
+  local n
+  for n in a b; do
+    echo "stagex $RACE_VOL $(node_block_staging $n $RACE_VOL) block $(node_ctx $n)" >&"${CLIENT_IN[$n]}" || return
+  done
+  for n in a b; do
+    IFS= read -r -t 240 "RACE_REPLY[$n]" <&"${CLIENT_OUT[$n]}" || { echo "no reply from node-$n's client" >&2; return 1; }
+    echo "  node-$n: ${RACE_REPLY[$n]}" | cut -c1-300
+  done
+  WINNER=""
+  for n in a b; do [[ ${RACE_REPLY[$n]} == ok* ]] && WINNER+=$n; done
+  [[ $WINNER == a || $WINNER == b ]] || { echo "expected exactly one stage to succeed, got [$WINNER]" >&2; return 1; }
+  LOSER=$([[ $WINNER == a ]] && echo b || echo a)
+  [[ $(awk '{print $3}' <<<"${RACE_REPLY[$LOSER]}") == FAILED_PRECONDITION: ]] ||
+    { echo "node-$LOSER's stage: expected FAILED_PRECONDITION" >&2; return 1; }
+  echo "  node-$WINNER staged, node-$LOSER refused"
+}
+step race-one-stages      race_stage
+step race-winner-holds    eval 'resv_expect $WINNER $WINNER && node_has_nothing $LOSER'
+step race-winner-unstages eval 'ncsi $WINNER unstage $RACE_VOL "$(node_block_staging $WINNER $RACE_VOL)" &&
+                                node_has_nothing $WINNER && resv_expect none'
+
 # The takeover, on a raw block volume: nothing but A's writer writes to the namespace.
 A_BSTAGING=$(node_block_staging a $BLOCK_VOL); A_BTARGET=$(node_block_target a $BLOCK_VOL)
 B_BSTAGING=$(node_block_staging b $BLOCK_VOL)
