@@ -3,7 +3,10 @@ package dev.blocknode.transport;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HexFormat;
+import java.util.List;
 
 /**
  * A node's SCSI-3 reservation key: 8 bytes, a 6-byte tag that names the node (the first bytes of SHA-256 of a
@@ -52,6 +55,18 @@ public record FenceKey(long tag, int generation) {
 
     public static long tagOf(long value) {
         return value >>> 16;
+    }
+
+    /**
+     * The keys a takeover from {@code holder} preempts, in order: the holder's node's other keys among
+     * {@code seen} first (a renewal's lost reply can leave two), the holder's own last, so that the reservation moves
+     * only once the node has nothing else left to write through.
+     */
+    public static List<Long> takeoverVictims(long holder, Collection<Long> seen) {
+        List<Long> victims = new ArrayList<>(seen.stream()
+                .filter(k -> tagOf(k) == tagOf(holder) && k != holder).distinct().toList());
+        victims.add(holder);
+        return victims;
     }
 
     /** Whether {@code value} (a key read from the target) carries this key's tag: this node's, any generation. */

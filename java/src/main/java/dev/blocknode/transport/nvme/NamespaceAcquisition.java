@@ -14,7 +14,6 @@ import dev.blocknode.transport.san.TakeoverRule;
 
 import java.io.IOException;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.logging.Logger;
@@ -180,10 +179,7 @@ final class NamespaceAcquisition {
      */
     private void preemptNode(String volumeId, Path head, FenceKey key, long holder, List<Long> seen)
             throws VolumeException {
-        List<Long> victims = new ArrayList<>(seen.stream()
-                .filter(k -> FenceKey.tagOf(k) == FenceKey.tagOf(holder) && k != holder).distinct().toList());
-        victims.add(holder);
-        for (long victim : victims) {
+        for (long victim : FenceKey.takeoverVictims(holder, seen)) {
             try {
                 try {
                     reservations.preempt(head, key.value(), victim, TYPE, true);

@@ -14,7 +14,6 @@ import dev.blocknode.transport.Fencing.Held;
 import dev.blocknode.transport.Fencing.Unsupported;
 
 import java.io.IOException;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.logging.Logger;
@@ -167,10 +166,7 @@ final class FenceAcquisition {
      */
     private void preemptNode(String volumeId, List<LunPath> paths, LunPath path, FenceKey key, long holder,
                              RegisteredKeys seen) throws VolumeException {
-        List<Long> victims = new ArrayList<>(seen.keys().stream()
-                .filter(k -> FenceKey.tagOf(k) == FenceKey.tagOf(holder) && k != holder).distinct().toList());
-        victims.add(holder);
-        for (long victim : victims) {
+        for (long victim : FenceKey.takeoverVictims(holder, seen.keys())) {
             try {
                 try {
                     pr.preempt(path, key.value(), victim, TYPE, true);
