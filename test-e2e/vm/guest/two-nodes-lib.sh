@@ -132,6 +132,24 @@ writer_stop() { touch "$WRITER_STOP"; [[ -n $WRITER ]] && wait "$WRITER"; WRITER
 fails_after() { awk -v t="$1" '$2 == "fail" && $3 > t' "$WRITES" | wc -l; }
 oks_after() { awk -v t="$1" '$2 == "ok" && $3 > t' "$WRITES" | wc -l; }
 
+# node_takes_over N VOL STAGING: kubelet's retries of node N's stage of raw block volume VOL, every 2 s, refused
+# (FAILED_PRECONDITION) until the holder's keys have stood still for the takeover time (TAKEOVER s); TOOK is when
+# the stage succeeded. KILLED is when the holder was killed, OBSERVED when N's observation of its last keys began:
+# the takeover may not come sooner after that.
+node_takes_over() {
+  local n=$1 vol=$2 staging=$3 deadline=$((SECONDS + 120)) tries=0
+  until ncsi "$n" stagex "$vol" "$staging" block $(node_ctx "$n") 2>/dev/null; do
+    tries=$((tries + 1))
+    [[ $CSI_REPLY == *FAILED_PRECONDITION* ]] || { echo "unexpected: $CSI_REPLY" >&2; return 1; }
+    ((SECONDS < deadline)) || { echo "no takeover in 120 s: $CSI_REPLY" >&2; return 1; }
+    sleep 2
+  done
+  TOOK=$(vm_now_ms)
+  echo "  node-$n took over $((TOOK - KILLED)) ms after the kill, $((TOOK - OBSERVED)) ms after its observation of" \
+       "the holder's last keys began, after $tries refused retries"
+  ((TOOK - OBSERVED >= TAKEOVER * 1000)) || { echo "taken over before the takeover time" >&2; return 1; }
+}
+
 # lun_holds_only_good_writes FILE: every "SEQ n" in FILE (the array's backing file of the volume) is a write the
 # writer saw succeed, and the newest of them is the writer's last good one: what A wrote before the preemption is
 # there, nothing it tried after.
