@@ -1,7 +1,7 @@
 package dev.blocknode.metrics;
 
 import dev.blocknode.csi.server.MetricsInterceptor;
-import io.grpc.Attributes;
+import dev.blocknode.testing.InertServerCall;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.ServerCall;
@@ -10,8 +10,6 @@ import io.micrometer.core.instrument.Metrics;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.junit.jupiter.api.Test;
 
-import java.io.ByteArrayInputStream;
-import java.io.InputStream;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -32,7 +30,7 @@ class LatencyHistogramsUnitTest {
     void aCsiCallIsCountedInTheChosenBuckets() {
         PrometheusMeterRegistry registry = MetricsEndpoint.newRegistry();
         ServerCall.Listener<String> listener = new MetricsInterceptor(registry).interceptCall(
-                new ClosingCall(), new Metadata(), (call, headers) -> {
+                new InertServerCall(MethodDescriptor.MethodType.UNARY, "csi.v1.Node/NodeStageVolume"), new Metadata(), (call, headers) -> {
                     call.close(Status.OK, new Metadata());
                     return new ServerCall.Listener<>() { };
                 });
@@ -63,58 +61,5 @@ class LatencyHistogramsUnitTest {
             Matcher m = le.matcher(l);
             return m.find() ? m.group(1) : "(no le in " + l + ")";
         }).toList();
-    }
-
-    /** A unary call of the Node service's NodeStageVolume that only has to be closed. */
-    private static final class ClosingCall extends ServerCall<String, String> {
-        private final MethodDescriptor<String, String> method;
-
-        ClosingCall() {
-            MethodDescriptor.Marshaller<String> marshaller = new MethodDescriptor.Marshaller<>() {
-                @Override
-                public InputStream stream(String value) {
-                    return new ByteArrayInputStream(value.getBytes());
-                }
-
-                @Override
-                public String parse(InputStream stream) {
-                    return "";
-                }
-            };
-            method = MethodDescriptor.<String, String>newBuilder().setType(MethodDescriptor.MethodType.UNARY)
-                    .setFullMethodName("csi.v1.Node/NodeStageVolume")
-                    .setRequestMarshaller(marshaller).setResponseMarshaller(marshaller).build();
-        }
-
-        @Override
-        public void request(int numMessages) {
-        }
-
-        @Override
-        public void sendHeaders(Metadata headers) {
-        }
-
-        @Override
-        public void sendMessage(String message) {
-        }
-
-        @Override
-        public void close(Status status, Metadata trailers) {
-        }
-
-        @Override
-        public boolean isCancelled() {
-            return false;
-        }
-
-        @Override
-        public Attributes getAttributes() {
-            return Attributes.EMPTY;
-        }
-
-        @Override
-        public MethodDescriptor<String, String> getMethodDescriptor() {
-            return method;
-        }
     }
 }

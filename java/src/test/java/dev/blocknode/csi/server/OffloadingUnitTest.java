@@ -1,14 +1,11 @@
 package dev.blocknode.csi.server;
 
-import io.grpc.Attributes;
+import dev.blocknode.testing.InertServerCall;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.ServerCall;
-import io.grpc.Status;
 import org.junit.jupiter.api.Test;
 
-import java.io.ByteArrayInputStream;
-import java.io.InputStream;
 import java.util.ArrayDeque;
 import java.util.List;
 import java.util.Queue;
@@ -79,8 +76,7 @@ class OffloadingUnitTest {
     @Test
     void aMethodAnsweredFromMemoryNeverHops() {
         Offloading offloading = new Offloading(executor, Set.of("test/Unary"));
-        ServerCall.Listener<String> listener = offloading.interceptCall(new FakeCall(
-                MethodDescriptor.MethodType.UNARY), new Metadata(), (call, headers) -> new Recorder());
+        ServerCall.Listener<String> listener = offloading.interceptCall(call(MethodDescriptor.MethodType.UNARY), new Metadata(), (call, headers) -> new Recorder());
         listener.onHalfClose();
         listener.onComplete();
 
@@ -93,7 +89,7 @@ class OffloadingUnitTest {
     }
 
     private ServerCall.Listener<String> start(MethodDescriptor.MethodType type) {
-        return new Offloading(executor, Set.of()).interceptCall(new FakeCall(type), new Metadata(),
+        return new Offloading(executor, Set.of()).interceptCall(call(type), new Metadata(),
                 (call, headers) -> new Recorder());
     }
 
@@ -141,55 +137,7 @@ class OffloadingUnitTest {
         }
     }
 
-    private static final class FakeCall extends ServerCall<String, String> {
-        private final MethodDescriptor<String, String> method;
-
-        FakeCall(MethodDescriptor.MethodType type) {
-            MethodDescriptor.Marshaller<String> marshaller = new MethodDescriptor.Marshaller<>() {
-                @Override
-                public InputStream stream(String value) {
-                    return new ByteArrayInputStream(value.getBytes());
-                }
-
-                @Override
-                public String parse(InputStream stream) {
-                    return "";
-                }
-            };
-            method = MethodDescriptor.<String, String>newBuilder().setType(type)
-                    .setFullMethodName(type == MethodDescriptor.MethodType.UNARY ? "test/Unary" : "test/Streaming")
-                    .setRequestMarshaller(marshaller).setResponseMarshaller(marshaller).build();
-        }
-
-        @Override
-        public void request(int numMessages) {
-        }
-
-        @Override
-        public void sendHeaders(Metadata headers) {
-        }
-
-        @Override
-        public void sendMessage(String message) {
-        }
-
-        @Override
-        public void close(Status status, Metadata trailers) {
-        }
-
-        @Override
-        public boolean isCancelled() {
-            return false;
-        }
-
-        @Override
-        public Attributes getAttributes() {
-            return Attributes.EMPTY;
-        }
-
-        @Override
-        public MethodDescriptor<String, String> getMethodDescriptor() {
-            return method;
-        }
+    private static InertServerCall call(MethodDescriptor.MethodType type) {
+        return new InertServerCall(type, type == MethodDescriptor.MethodType.UNARY ? "test/Unary" : "test/Streaming");
     }
 }
