@@ -26,14 +26,8 @@ commands=(kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl)
 
 out=$repo/.tools/kubernetes/$version
 bin=$out/bin
-# One build at a time per output directory: a second caller (the kube tier while make test's background build of
-# it runs: test-e2e/kube/prebuild.sh) waits for the first, then finds its result.
-mkdir -p "$(dirname "$out")"
-exec {build_lock}>"$out.lock"
-if ! flock -n "$build_lock"; then
-    echo "kube: waiting for another build into $out (make test's background one: .tools/prebuild.log)" >&2
-    flock "$build_lock"
-fi
+source "$here/build-lock.sh"
+take_build_lock "$out"
 complete() { for c in "${commands[@]}"; do [[ -x $bin/$c ]] || return 1; done; }
 if complete; then
     echo "kube: Kubernetes $version binaries present in $bin" >&2

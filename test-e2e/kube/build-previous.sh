@@ -27,12 +27,8 @@ git -C "$repo" cat-file -e "$commit^{commit}" 2>/dev/null || {
 
 out=$repo/.tools/previous/$commit
 dist=$out/dist
-mkdir -p "$(dirname "$out")"
-exec {build_lock}>"$out.lock"
-if ! flock -n "$build_lock"; then
-    echo "kube: waiting for another build into $out (make test's background one: .tools/prebuild.log)" >&2
-    flock "$build_lock"
-fi
+source "$here/build-lock.sh"
+take_build_lock "$out"
 if [[ -s $dist/SHA256SUMS ]] && (cd "$dist" && sha256sum --quiet --strict -c SHA256SUMS >/dev/null 2>&1); then
     echo "kube: previous release ${commit:0:12} present in $dist" >&2
     echo "$dist"

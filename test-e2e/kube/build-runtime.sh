@@ -22,14 +22,8 @@ commands=(containerd containerd-shim-runc-v2 ctr runc)
 
 out=$repo/.tools/runtime/containerd-${containerd_version}_runc-$runc_version
 bin=$out/bin
-# One build at a time per output directory: a second caller (the kube tier while make test's background build of
-# it runs: test-e2e/kube/prebuild.sh) waits for the first, then finds its result.
-mkdir -p "$(dirname "$out")"
-exec {build_lock}>"$out.lock"
-if ! flock -n "$build_lock"; then
-    echo "kube: waiting for another build into $out (make test's background one: .tools/prebuild.log)" >&2
-    flock "$build_lock"
-fi
+source "$here/build-lock.sh"
+take_build_lock "$out"
 complete() { for c in "${commands[@]}"; do [[ -x $bin/$c ]] || return 1; done; }
 if complete; then
     echo "kube: containerd $containerd_version and runc $runc_version present in $bin" >&2
