@@ -46,8 +46,8 @@ SHARED_TOOLS ?= $(CURDIR)/../shared/tools
 export SHARED_TOOLS
 
 # The test tiers, in make test's order: one list for make help, make test and the docs' tables (scripts/tiers.tsv
-# says its columns). make test runs the unit and host tiers inside its one Maven build, then the others
-# (scripts/test-tiers.sh).
+# says its columns). make test builds the jars, then runs the tiers (scripts/test-tiers.sh): the unit and host tiers in
+# one Maven test run (make maven-test) beside the VM tier.
 TIERS := scripts/tiers.tsv
 
 # One test class (or a Surefire pattern) for make unit or make host: make unit TEST=VolumePublisherUnitTest.
@@ -126,24 +126,34 @@ apt-test:
 	exit $$rc
 
 # First every tier's packages (make test-deps), so that the tiers' order never changes what one finds on the host.
-# Unit and host tests run inside one Maven build that also installs the jars (host tests mount real loop devices:
-# root only), then the tiers scripts/tiers.tsv marks "yes" in its order, and with each the tiers marked "beside"
-# after it, one after another at the same time (scripts/test-tiers.sh): the VM tier, and beside it the host tier
-# without a SAN initiator, scripts/apt.sh, the harnesses' compile, csi-sanity, the real sidecars (registration,
-# liveness), deploy/, the release and Kubernetes. The first failure stops it (the VM tier runs to its end). Meanwhile,
-# from the start, the kube tier's Kubernetes, containerd and previous-release builds run in the background at nice 10
-# (test-e2e/kube/prebuild.sh; the tier waits for them, then reuses them), and are stopped with make test if it ends
-# before.
-# Maven is not quiet here, so Surefire's per-class lines and totals stay in the log.
+# Then one Maven build of the jars (tests compiled, not run), and the tiers scripts/tiers.tsv marks "yes" in its order,
+# and with each the tiers marked "beside" after it, one after another at the same time (scripts/test-tiers.sh): the VM
+# tier, and beside it first the unit and host tiers in one Maven test run (make maven-test; host tests mount real loop
+# devices: root only), then the host tier without a SAN initiator, scripts/apt.sh, the harnesses' compile, csi-sanity,
+# the real sidecars (registration, liveness), deploy/, the release and Kubernetes. The first failure stops it (a tier
+# beside the VM tier that fails stops the VM tier's guests too). Meanwhile, from the start, the kube tier's Kubernetes,
+# containerd and previous-release builds run in the background at nice 10 (test-e2e/kube/prebuild.sh; the tier waits
+# for them, then reuses them), and are stopped with make test if it ends before.
 .PHONY: test
 test: test-deps
 	@start=$$(date +%s); mkdir -p .tools; \
 	setsid nice -n 10 bash test-e2e/kube/prebuild.sh >.tools/prebuild.log 2>&1 & prebuild=$$!; \
 	trap 'kill -TERM -- -'$$prebuild' 2>/dev/null; wait '$$prebuild' 2>/dev/null' EXIT; \
 	echo "make test: building Kubernetes, containerd and the previous release for the kube tier in the background (.tools/prebuild.log)"; \
-	mvn -B -ntp install && \
+	$(MVN) -ntp install -DskipTests && touch $(PLUGIN_JAR) $(E2E_JAR) && \
+	echo "make test: the jars are built ($$(( $$(date +%s) - start )) s)" && \
 	MAKE="$(MAKE)" bash scripts/test-tiers.sh $(TIERS) && \
 	echo "make test: all tiers passed in $$(( $$(date +%s) - start )) s"
+
+# The unit and host tiers in one Maven test run, as make test runs them (beside the VM tier): one Surefire start per
+# module for both. Maven is not quiet here, so Surefire's per-class lines and totals stay in the log. Root.
+.PHONY: maven-test
+maven-test: deps
+	@[[ $$(id -u) == 0 ]] || { echo "make maven-test needs root (the host tier: loop devices, mkfs, mounts)"; exit 2; }; \
+	start=$$(date +%s); rc=0; rm -rf native/target/surefire-reports java/target/surefire-reports test-e2e/target/surefire-reports; \
+	mvn -B -ntp test $(SUREFIRE) || rc=$$?; \
+	echo "make maven-test: $$( ((rc == 0)) && echo passed || echo FAILED ), $$(scripts/surefire-totals.sh) in $$(( $$(date +%s) - start )) s"; \
+	exit $$rc
 
 # The unit tier: every test not tagged "host", in native/, java/ and test-e2e/, with no root and no jar installed.
 # Quiet: a failure prints its assertion; each class's own output is in <module>/target/surefire-reports/.
@@ -211,9 +221,9 @@ e2e-vm: $(PLUGIN_JAR) $(E2E_JAR) $(CSI_SANITY)
 	exit $$rc
 
 # Kubernetes for real: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubelet (built from the Go
-# module proxy into .tools/kubernetes), containerd + runc (Debian), a release (make release) published into a
-# registry on loopback (make publish) and installed from it with helm, then redeployed from deploy/'s manifests,
-# with the real sidecars; scenarios in test-e2e/kube/scenarios. See test-e2e/kube/README.md.
+# module proxy into the machine-wide cache, scripts/cache.sh), containerd + runc (built likewise), a release (make
+# release) published into a registry on loopback (make publish) and installed from it with helm, then redeployed
+# from deploy/'s manifests, with the real sidecars; scenarios in test-e2e/kube/scenarios. See test-e2e/kube/README.md.
 .PHONY: e2e-kube
 e2e-kube:
 	@start=$$(date +%s); rc=0; \

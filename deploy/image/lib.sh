@@ -2,13 +2,17 @@
 # Shared by the image scripts in deploy/image/ (sourced, not run). Callers set `what` (their log prefix)
 # and `set -euo pipefail` themselves.
 #
-# Everything is built under .tools/images/ in the repository: the OCI archives, the cached base root
-# filesystem and Java runtime (cache/), the build context of the blocknode image (context/), and, while a
-# build runs, buildah's storage (tmp.*/, removed at exit with every container and image in it).
+# What depends on the checkout is built under .tools/images/ in the repository: the OCI archives, the build context
+# of the blocknode image (context/), and, while a build runs, buildah's storage (tmp.*/, removed at exit with every
+# container and image in it). What does not is cached machine-wide, in $cache (scripts/cache.sh): the base root
+# filesystem, the Java runtime, the source image's Debian root and its builder's package caches, each keyed by its
+# recipe.
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 images=$repo/.tools/images
-cache=$images/cache
+# shellcheck source=../../scripts/cache.sh
+source "$repo/scripts/cache.sh"
+cache=$blocknode_cache/images
 
 # shellcheck disable=SC2154 # what: set by the caller
 log() { echo "$what: $*" >&2; }
@@ -44,12 +48,13 @@ ensure_packages() {
     bash "$repo/scripts/apt.sh" ensure "$@" || fail "could not install the Debian packages of: $*"
 }
 
-# One image build at a time per checkout: they share context/ and cache/.
+# One image build at a time on the machine: the builds of a checkout share its context/, and every checkout's share
+# the machine-wide cache.
 take_lock() {
     mkdir -p "$images" "$cache"
-    exec {lock_fd}>"$images/.lock"
+    exec {lock_fd}>"$cache/.lock"
     if ! flock -n "$lock_fd"; then
-        log "waiting for another image build in this checkout to finish"
+        log "waiting for another image build on this machine to finish"
         flock "$lock_fd"
     fi
 }

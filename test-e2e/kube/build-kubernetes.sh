@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the Kubernetes binaries the kube tier runs (kube-apiserver, kube-controller-manager, kube-scheduler,
-# kubelet, kubectl) from the Go module proxy into .tools/kubernetes/<version>/bin and prints that directory on
-# stdout; what it did goes to stderr. A complete build already there is reused.
+# kubelet, kubectl) from the Go module proxy into kubernetes/<version>/bin of the machine-wide cache (scripts/cache.sh:
+# a new clone, as CI's, reuses it instead of linking them again) and prints that directory on stdout; what it did
+# goes to stderr. A complete build already there is reused.
 #
 # usage: test-e2e/kube/build-kubernetes.sh [VERSION]      (default: KUBE_VERSION, else the first line of
 #                                                           versions.txt's kubernetes entry)
@@ -24,7 +25,9 @@ minor=${BASH_REMATCH[1]}
 staging=v0.$minor.${BASH_REMATCH[2]}
 commands=(kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl)
 
-out=$repo/.tools/kubernetes/$version
+# shellcheck source=../../scripts/cache.sh
+source "$repo/scripts/cache.sh"
+out=$blocknode_cache/kubernetes/$version
 bin=$out/bin
 source "$here/build-lock.sh"
 take_build_lock "$out"

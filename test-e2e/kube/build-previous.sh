@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the previous release of blocknode, the one the upgrade scenario installs first and upgrades from: `make
-# release` as it was at a pinned earlier commit (versions.txt's `previous` entry), into
-# .tools/previous/<commit>/dist, and prints that directory on stdout; what it did goes to stderr. A complete
-# build already there (its SHA256SUMS verified) is reused, as build-kubernetes.sh reuses Kubernetes.
+# release` as it was at a pinned earlier commit (versions.txt's `previous` entry), into previous/<commit>/dist of the
+# machine-wide cache (scripts/cache.sh: a new clone, as CI's, reuses it), and prints that directory on stdout; what it
+# did goes to stderr. A complete build already there (its SHA256SUMS verified) is reused.
 #
 # usage: test-e2e/kube/build-previous.sh [COMMIT]      (default: KUBE_PREVIOUS_COMMIT, else versions.txt's)
 #
@@ -10,8 +10,8 @@
 # of the checkout is touched) checked out at the commit, with that commit's own release script, so the image and
 # chart are what that commit released: its jar, its Containerfile, its chart. The image is named by the chart's
 # default repository; the scenario pushes it into the tier's registry (the digest kept) and installs the chart with
-# image.repository set there. The image's base root and Java runtime caches (.tools/images/cache, keyed by their
-# recipes) are shared with this checkout's by hard links, so an unchanged recipe is not bootstrapped again.
+# image.repository set there. The image's base root and Java runtime caches (the machine-wide images/ cache, keyed by
+# their recipes) are given to that commit's scripts by hard links, so an unchanged recipe is not bootstrapped again.
 # The commit must be in this clone's history (CI clones main with its full history).
 set -euo pipefail
 
@@ -25,7 +25,9 @@ git -C "$repo" cat-file -e "$commit^{commit}" 2>/dev/null || {
     exit 1
 }
 
-out=$repo/.tools/previous/$commit
+# shellcheck source=../../scripts/cache.sh
+source "$repo/scripts/cache.sh"
+out=$blocknode_cache/previous/$commit
 dist=$out/dist
 source "$here/build-lock.sh"
 take_build_lock "$out"
@@ -43,10 +45,12 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 git clone -q --shared --no-checkout "$repo" "$src" >&2
 git -C "$src" -c advice.detachedHead=false checkout -q --detach "$commit" >&2
-if [[ -d $repo/.tools/images/cache ]]; then
+if [[ -d $blocknode_cache/images ]]; then
     mkdir -p "$src/.tools/images"
-    cp -al "$repo/.tools/images/cache" "$src/.tools/images/cache" 2>/dev/null ||
-        cp -a "$repo/.tools/images/cache" "$src/.tools/images/cache"
+    cp -al "$blocknode_cache/images" "$src/.tools/images/cache" 2>/dev/null ||
+        cp -a "$blocknode_cache/images" "$src/.tools/images/cache"
+    # Not its lock, nor the jar's module list, which that commit's jre.sh rewrites in place.
+    rm -f "$src/.tools/images/cache/.lock" "$src/.tools/images/cache/jdeps.txt"
 fi
 echo "kube: building the previous release (${commit:0:12}) as $version" >&2
 bash "$src/deploy/release/release.sh" "$version" "$out/dist.tmp" >&2

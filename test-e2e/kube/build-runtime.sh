@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the container runtime the kube tier's node runs (containerd with its runc shim, and runc) from the Go
-# module proxy into .tools/runtime/containerd-<v>_runc-<v>/bin and prints that directory on stdout; what it did goes
-# to stderr. A complete build already there is reused.
+# module proxy into runtime/containerd-<v>_runc-<v>/bin of the machine-wide cache (scripts/cache.sh: a new clone
+# reuses it) and prints that directory on stdout; what it did goes to stderr. A complete build already there is
+# reused.
 #
 # Why not Debian's: bookworm's containerd 1.6 and runc 1.1 cannot id-map a volume's mount into a pod's user
 # namespace (hostUsers: false), which needs containerd >= 2.0 and runc >= 1.2 (Kubernetes' user namespaces page).
@@ -20,7 +21,9 @@ runc_version=$(awk '$1 == "runc" { print $2 }' "$here/versions.txt")
     { echo "kube: containerd '$containerd_version' or runc '$runc_version' in versions.txt is not vX.Y.Z" >&2; exit 1; }
 commands=(containerd containerd-shim-runc-v2 ctr runc)
 
-out=$repo/.tools/runtime/containerd-${containerd_version}_runc-$runc_version
+# shellcheck source=../../scripts/cache.sh
+source "$repo/scripts/cache.sh"
+out=$blocknode_cache/runtime/containerd-${containerd_version}_runc-$runc_version
 bin=$out/bin
 source "$here/build-lock.sh"
 take_build_lock "$out"
