@@ -4,8 +4,10 @@
 # a new clone, as CI's, reuses it instead of linking them again) and prints that directory on stdout; what it did
 # goes to stderr. A complete build already there is reused.
 #
-# usage: test-e2e/kube/build-kubernetes.sh [VERSION]      (default: KUBE_VERSION, else the first line of
-#                                                           versions.txt's kubernetes entry)
+# usage: test-e2e/kube/build-kubernetes.sh [VERSION [COMMAND...]]   (VERSION default: KUBE_VERSION, else versions.txt's
+#                                                                    kubernetes entry; COMMAND default: all five)
+# Some commands only (node B's kubelet at another version: `build-kubernetes.sh v1.34.4 kubelet`) are built into a
+# directory of their own, kubernetes/<version>-<commands>.
 #
 # Why a scratch module: k8s.io/kubernetes's go.mod points its staging modules (k8s.io/api, client-go, ...)
 # at ./staging directories that its module zip does not contain. A module of our own requires
@@ -23,11 +25,20 @@ version=${1:-${KUBE_VERSION:-$(awk '$1 == "kubernetes" { print $2 }' "$here/vers
 [[ $version =~ ^v1\.([0-9]+)\.([0-9]+)$ ]] || { echo "kube: version '$version' is not v1.MINOR.PATCH" >&2; exit 1; }
 minor=${BASH_REMATCH[1]}
 staging=v0.$minor.${BASH_REMATCH[2]}
-commands=(kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl)
+all=(kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl)
+commands=("${@:2}")
+for c in "${commands[@]}"; do
+    [[ " ${all[*]} " == *" $c "* ]] || { echo "kube: '$c' is none of ${all[*]}" >&2; exit 1; }
+done
 
 # shellcheck source=../../scripts/cache.sh
 source "$repo/scripts/cache.sh"
 out=$blocknode_cache/kubernetes/$version
+if ((${#commands[@]})); then
+    out+=-$(IFS=-; echo "${commands[*]}")
+else
+    commands=("${all[@]}")
+fi
 bin=$out/bin
 source "$here/build-lock.sh"
 take_build_lock "$out"
@@ -83,9 +94,12 @@ ldflags+=" -X k8s.io/component-base/version.gitTreeState=clean -X k8s.io/compone
 start=$(date +%s)
 mkdir -p "$bin.partial"
 # kubelet links with cgo (as upstream releases it); the others are static.
-CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$bin.partial/" \
-    $(for c in "${commands[@]}"; do [[ $c == kubelet ]] || echo "k8s.io/kubernetes/cmd/$c"; done) >&2
-CGO_ENABLED=1 go build -trimpath -ldflags "$ldflags" -o "$bin.partial/" k8s.io/kubernetes/cmd/kubelet >&2
+static=()
+for c in "${commands[@]}"; do [[ $c == kubelet ]] || static+=("k8s.io/kubernetes/cmd/$c"); done
+((${#static[@]} == 0)) || CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$bin.partial/" "${static[@]}" >&2
+if [[ " ${commands[*]} " == *" kubelet "* ]]; then
+    CGO_ENABLED=1 go build -trimpath -ldflags "$ldflags" -o "$bin.partial/" k8s.io/kubernetes/cmd/kubelet >&2
+fi
 rm -rf "$bin"
 mv "$bin.partial" "$bin"
 echo "kube: built Kubernetes $version (${commands[*]}) in $(( $(date +%s) - start )) s into $bin" >&2

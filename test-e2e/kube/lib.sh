@@ -69,6 +69,25 @@ node_ip() {
     echo "$ip"
 }
 
+# node_b_version: the version of node B's kubelet: KUBE_NODE_B_VERSION, else versions.txt's kubelet-b (with another
+# KUBE_VERSION than versions.txt's: that one, no skew). Kubernetes' version skew policy lets a kubelet be up to three
+# minor versions older than kube-apiserver, never newer: anything else is refused here, not left to fail later.
+node_b_version() {
+    local versions=$repo/test-e2e/kube/versions.txt listed cluster v
+    listed=$(awk '$1 == "kubernetes" { print $2 }' "$versions")
+    cluster=${KUBE_VERSION:-$listed}
+    v=${KUBE_NODE_B_VERSION:-}
+    if [[ -z $v && $cluster == "$listed" ]]; then v=$(awk '$1 == "kubelet-b" { print $2 }' "$versions"); fi
+    v=${v:-$cluster}
+    [[ $v =~ ^v1\.([0-9]+)\.[0-9]+$ ]] || kube_fail "node B's kubelet version '$v' is not v1.MINOR.PATCH"
+    local b=${BASH_REMATCH[1]}
+    [[ $cluster =~ ^v1\.([0-9]+)\. ]] || kube_fail "the Kubernetes version '$cluster' is not v1.MINOR.PATCH"
+    ((b <= BASH_REMATCH[1] && b >= BASH_REMATCH[1] - 3)) ||
+        kube_fail "node B's kubelet $v is outside Kubernetes' version skew policy beside a $cluster control plane" \
+            "(at most three minor versions older, never newer)"
+    echo "$v"
+}
+
 # The minor version of the Kubernetes binaries in use (37 for v1.37.2).
 kube_minor() { "$KUBE_BIN/kubelet" --version | sed -n 's/^Kubernetes v1\.\([0-9]*\)\..*/\1/p'; }
 

@@ -9,7 +9,8 @@
 #   registry      the node pulls from the loopback registry at the same address as the first node: a socat in
 #                 the node's namespace on 127.0.0.1:PORT, to one on the host, through a Unix socket
 #   containerd    its own root, state and socket under $NODE_B_DIR/containerd
-#   kubelet       node $NODE_B_NAME, cgroup root /$NODE_B_CGROUP (the first node's kubelet would kill the pods of
+#   kubelet       $KUBE_B_BIN's: versions.txt's kubelet-b, older than the control plane's and node A's (run.sh),
+#                 node $NODE_B_NAME, cgroup root /$NODE_B_CGROUP (the first node's kubelet would kill the pods of
 #                 another kubelet's under its own kubepods as orphans), registered with the taint
 #                 kube-tier/node-b:NoSchedule: only pods that name the node (and the DaemonSet, which tolerates
 #                 every taint) run there, so the scenarios that expect the first node keep it
@@ -96,10 +97,22 @@ registerWithTaints: [{key: $NODE_B_TAINT, effect: NoSchedule}]
 EOT
     mkdir -p "$NODE_B_DIR/pod-logs"
     # --root-dir and --cert-dir name the first node's paths: inside node B's mount namespace they are its own.
-    start_component kubelet-b nsenter -t "$(node_b_pid)" -m -n -- "$KUBE_BIN/kubelet" \
+    start_component kubelet-b nsenter -t "$(node_b_pid)" -m -n -- "$KUBE_B_BIN/kubelet" \
         --config "$NODE_B_DIR/kubelet-config.yaml" --kubeconfig "$WORK/pki/kubelet-b.kubeconfig" \
         --root-dir "$WORK/kubelet" --cert-dir "$WORK/kubelet/pki" \
         --hostname-override "$NODE_B_NAME" --node-ip "$NODE_B_IP" -v "${KUBELET_VERBOSITY:-2}"
+}
+
+# The kubelets' versions as the API server has them from each node: node A at the control plane's, node B at
+# KUBE_B_VERSION (run.sh): every scenario that uses both nodes then runs across that skew.
+check_kubelet_versions() {
+    local a b control
+    a=$(kc get node "$NODE_NAME" -o jsonpath='{.status.nodeInfo.kubeletVersion}')
+    b=$(kc get node "$NODE_B_NAME" -o jsonpath='{.status.nodeInfo.kubeletVersion}')
+    control=$(kc version -o json | sed -n '/serverVersion/,$ s/.*"gitVersion": "\(v[^"]*\)".*/\1/p' | head -1)
+    [[ $a == "$control" ]] || kube_fail "node $NODE_NAME's kubelet reports $a, not the control plane's $control"
+    [[ $b == "$KUBE_B_VERSION" ]] || kube_fail "node $NODE_B_NAME's kubelet reports $b, not $KUBE_B_VERSION"
+    kube_log "kubelets: $NODE_NAME $a, $NODE_B_NAME $b; control plane $control"
 }
 
 # Node B as a power cut leaves it: every process of the node killed -9 at once, without warning (kubelet,

@@ -8,6 +8,8 @@
 #   PLUGIN_JAR             accepted for older callers and not used: the image is the release's, whose jar
 #                          make release builds from a copy of this working tree
 #   KUBE_VERSION=v1.X.Y    the Kubernetes release (default: versions.txt)
+#   KUBE_NODE_B_VERSION=v1.X.Y  node B's kubelet (default: versions.txt's kubelet-b, when KUBE_VERSION is versions.txt's
+#                          too, else KUBE_VERSION): at most three minor versions older than KUBE_VERSION, not newer
 #   KUBE_SCENARIOS="a b"   run only these scenarios (file names in scenarios/ without the number and .sh)
 #   KUBE_RENDERING=release|manifests|chart   how blocknode is deployed first (default: release, helm install
 #                          from the registry; the redeploy scenario switches to the manifests, or from them to
@@ -42,6 +44,10 @@ echo "taken by pid $$ at $(date -u +%FT%TZ) for $repo" >"$KUBE_TIER_LOCK.owner"
 bash "$here/deps.sh"
 KUBE_BIN=$(bash "$here/build-kubernetes.sh")
 kube_log "Kubernetes binaries: $KUBE_BIN ($("$KUBE_BIN/kubelet" --version))"
+# Node B's kubelet, at another version: the scenarios that use both nodes run across a version skew.
+KUBE_B_VERSION=$(node_b_version)
+KUBE_B_BIN=$(bash "$here/build-kubernetes.sh" "$KUBE_B_VERSION" kubelet)
+kube_log "node B's kubelet: $KUBE_B_BIN ($("$KUBE_B_BIN/kubelet" --version))"
 # containerd finds its shim on PATH; the shim runs the runc the config names.
 RUNTIME_BIN=$(bash "$here/build-runtime.sh")
 export PATH=$RUNTIME_BIN:$PATH
@@ -62,7 +68,7 @@ mkdir -p "$WORK/run" "$WORK/logs"
 echo "$KUBE_BIN" >"$WORK/kube-bin"
 echo "$RUNTIME_BIN" >"$WORK/runtime-bin"
 NODE_IP=$(node_ip)
-export WORK KUBE_BIN RUNTIME_BIN NODE_NAME NODE_IP
+export WORK KUBE_BIN KUBE_B_BIN RUNTIME_BIN NODE_NAME NODE_IP
 source "$here/cluster.sh"
 source "$here/deploy.sh"
 source "$here/volumes.sh"
@@ -110,6 +116,7 @@ wait_node_ready
 kube_log "node $NODE_NAME Ready (Kubernetes $("$KUBE_BIN/kubectl" version --client -o json | sed -n 's/.*"gitVersion": "\(v[^"]*\)".*/\1/p' | head -1))"
 up_node_b
 kube_log "node $NODE_B_NAME Ready (its own kubelet and containerd, in namespaces of its own)"
+check_kubelet_versions
 deploy_blocknode "${KUBE_RENDERING:-release}"
 kube_log "blocknode deployed ($DEPLOYED_RENDERING) and registered with kubelet"
 report_rss
@@ -128,5 +135,5 @@ for file in "$here"/scenarios/[0-9]*.sh; do
     kube_log "scenario $name passed in $(( $(date +%s) - start )) s"
     passed=$((passed + 1))
 done
-kube_log "$passed scenarios passed, ${#skipped[@]} skipped${skipped:+ (${skipped[*]})} on Kubernetes $("$KUBE_BIN/kubelet" --version | cut -d' ' -f2)"
+kube_log "$passed scenarios passed, ${#skipped[@]} skipped${skipped:+ (${skipped[*]})} on Kubernetes $("$KUBE_BIN/kubelet" --version | cut -d' ' -f2) (node B's kubelet $KUBE_B_VERSION)"
 report_rss

@@ -80,7 +80,10 @@ qemu_cmd=(
   -device isa-debug-exit,iobase=0xf4,iosize=0x04
   # bn_timeout= is appended per boot (boot_once): a second boot has what the first left of VM_TIMEOUT.
 )
-append="console=ttyS0 quiet loglevel=3 panic=-1 bn_script=$script ${VM_APPEND:-}"
+# clocksource=tsc tsc=reliable: the kernel finds TCG's vCPUs' TSCs out of sync at boot and falls back to the HPET,
+# whose every read is an emulated MMIO access and a system call (no vDSO). qemu's TSC is one clock for every vCPU; on
+# it the JVMs, Go and the daemons read the time in user space: 8% less time and CPU (README.md, "The guest's CPU").
+append="console=ttyS0 quiet loglevel=3 panic=-1 clocksource=tsc tsc=reliable bn_script=$script ${VM_APPEND:-}"
 # A kernel unpacked under VM_KERNEL_ROOT has its modules there, not in the host's /lib/modules: the guest links them.
 if [[ -n ${VM_KERNEL_ROOT:-} ]]; then
   modules_dir=$(readlink -f "$VM_KERNEL_ROOT/lib/modules/$kernel")
