@@ -7,8 +7,9 @@
 # Debian release and mirrors are this machine's own (/etc/os-release, /etc/apt/sources.list.d/debian.sources
 # or /etc/apt/sources.list; BASE_SUITE and BASE_SOURCES override them): the plugin's JNI library is compiled
 # here, against this machine's glibc, so the image must have the same release's (or a newer one). The tarball
-# is cached machine-wide as images/base-HASH.tar (scripts/cache.sh: ~/.cache/blocknode by default), HASH covering the suite, the sources, the package list and
-# every mmdebstrap option below, so an unchanged recipe is not bootstrapped again. The packages' security
+# is cached machine-wide as images/base-HASH.tar (scripts/cache.sh: ~/.cache/blocknode by default), HASH
+# covering the suite, the sources, the package list and every mmdebstrap option below, so an unchanged recipe is
+# not bootstrapped again. The packages' security
 # updates arrive only when the recipe changes or with --refresh.
 set -euo pipefail
 what="image-base"

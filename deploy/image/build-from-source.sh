@@ -14,10 +14,10 @@
 #   --suite SUITE       the Debian suite to bootstrap (default trixie: the first with OpenJDK 25)
 #   DEBIAN_MIRROR       the mirror to bootstrap from and the image's apt uses (default http://deb.debian.org)
 #
-# Cached machine-wide under images/ (scripts/cache.sh: ~/.cache/blocknode by default): the bootstrapped Debian root (debian-SUITE-HASH.tar, HASH covering the
-# suite, its sources and the mmdebstrap options), and buildah's cache mounts (source-build/: apt's packages
-# and lists, Maven's repository), so a warm build downloads nothing it has. buildah's storage is temporary, as
-# for make image.
+# Cached machine-wide under images/ (scripts/cache.sh: ~/.cache/blocknode by default): the bootstrapped Debian
+# root (debian-SUITE-HASH.tar, HASH covering the suite, its sources and the mmdebstrap options), and buildah's
+# cache mounts (source-build/: apt's packages and lists, Maven's repository), so a warm build downloads nothing it
+# has. buildah's storage is temporary, as for make image.
 set -euo pipefail
 what="image-from-source"
 # shellcheck source=lib.sh

@@ -5,9 +5,10 @@
 #
 # usage: deploy/image/jre.sh [PLUGIN_JAR]      (default java/target/blocknode.jar)
 #
-# Cached machine-wide as images/jre-HASH (scripts/cache.sh: ~/.cache/blocknode by default), HASH covering the JDK's release file, the modules and the jlink
-# options. The jar is checked against the module list on every call (jdeps, cached by the jar's sha256): a
-# module it needs that is neither listed nor known to be unneeded fails the build.
+# Cached machine-wide as images/jre-HASH (scripts/cache.sh: ~/.cache/blocknode by default), HASH covering the
+# JDK's release file, the modules and the jlink options. The jar is checked against the module list on every
+# call (jdeps, cached by the jar's sha256): a module it needs that is neither listed nor known to be unneeded fails
+# the build.
 set -euo pipefail
 what="image-jre"
 # shellcheck source=lib.sh

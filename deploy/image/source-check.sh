@@ -7,8 +7,8 @@
 # version is not the one asked for (build-from-source.sh checks both), or when the command line does not serve.
 #
 # The image is built at 0.0.0-source, not the development version, so that a version the build does not pass
-# through shows. Its archive is removed at the end; the machine-wide caches stay (scripts/cache.sh) (the Debian root,
-# apt's packages and Maven's repository of the builder stage), so a second run downloads nothing it has.
+# through shows. Its archive is removed at the end; the machine-wide caches stay (scripts/cache.sh: the Debian
+# root, apt's packages and Maven's repository of the builder stage), so a second run downloads nothing it has.
 # Needs deb.debian.org and Maven Central (DEBIAN_MIRROR for another mirror). Root; minutes.
 #
 # usage: deploy/image/source-check.sh

@@ -20,7 +20,6 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-repo=$(cd "$here/../.." && pwd)
 version=${1:-${KUBE_VERSION:-$(awk '$1 == "kubernetes" { print $2 }' "$here/versions.txt")}}
 [[ $version =~ ^v1\.([0-9]+)\.([0-9]+)$ ]] || { echo "kube: version '$version' is not v1.MINOR.PATCH" >&2; exit 1; }
 minor=${BASH_REMATCH[1]}
@@ -31,16 +30,22 @@ for c in "${commands[@]}"; do
     [[ " ${all[*]} " == *" $c "* ]] || { echo "kube: '$c' is none of ${all[*]}" >&2; exit 1; }
 done
 
-# shellcheck source=../../scripts/cache.sh
-source "$repo/scripts/cache.sh"
+source "$here/build-lock.sh"
 out=$blocknode_cache/kubernetes/$version
 if ((${#commands[@]})); then
+    # The full build of that version has them (node B's kubelet at the cluster's version: no skew): no second build.
+    have=yes
+    for c in "${commands[@]}"; do [[ -x $out/bin/$c ]] || have=no; done
+    if [[ $have == yes ]]; then
+        echo "kube: Kubernetes $version ${commands[*]} present in $out/bin" >&2
+        echo "$out/bin"
+        exit 0
+    fi
     out+=-$(IFS=-; echo "${commands[*]}")
 else
     commands=("${all[@]}")
 fi
 bin=$out/bin
-source "$here/build-lock.sh"
 take_build_lock "$out"
 complete() { for c in "${commands[@]}"; do [[ -x $bin/$c ]] || return 1; done; }
 if complete; then

@@ -25,11 +25,9 @@ git -C "$repo" cat-file -e "$commit^{commit}" 2>/dev/null || {
     exit 1
 }
 
-# shellcheck source=../../scripts/cache.sh
-source "$repo/scripts/cache.sh"
+source "$here/build-lock.sh"
 out=$blocknode_cache/previous/$commit
 dist=$out/dist
-source "$here/build-lock.sh"
 take_build_lock "$out"
 if [[ -s $dist/SHA256SUMS ]] && (cd "$dist" && sha256sum --quiet --strict -c SHA256SUMS >/dev/null 2>&1); then
     echo "kube: previous release ${commit:0:12} present in $dist" >&2
@@ -45,13 +43,13 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 git clone -q --shared --no-checkout "$repo" "$src" >&2
 git -C "$src" -c advice.detachedHead=false checkout -q --detach "$commit" >&2
-if [[ -d $blocknode_cache/images ]]; then
-    mkdir -p "$src/.tools/images"
-    cp -al "$blocknode_cache/images" "$src/.tools/images/cache" 2>/dev/null ||
-        cp -a "$blocknode_cache/images" "$src/.tools/images/cache"
-    # Not its lock, nor the jar's module list, which that commit's jre.sh rewrites in place.
-    rm -f "$src/.tools/images/cache/.lock" "$src/.tools/images/cache/jdeps.txt"
-fi
+# What a release reads of the image cache (base roots and Java runtimes), not the source image's builder caches, nor
+# the jar's module list, which that commit's jre.sh rewrites in place.
+mkdir -p "$src/.tools/images/cache"
+for entry in "$blocknode_cache"/images/base-*.tar "$blocknode_cache"/images/jre-*; do
+    [[ -e $entry ]] || continue
+    cp -al "$entry" "$src/.tools/images/cache/" 2>/dev/null || cp -a "$entry" "$src/.tools/images/cache/"
+done
 echo "kube: building the previous release (${commit:0:12}) as $version" >&2
 bash "$src/deploy/release/release.sh" "$version" "$out/dist.tmp" >&2
 mv "$out/dist.tmp" "$dist"

@@ -14,18 +14,15 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-repo=$(cd "$here/../.." && pwd)
 containerd_version=$(awk '$1 == "containerd" { print $2 }' "$here/versions.txt")
 runc_version=$(awk '$1 == "runc" { print $2 }' "$here/versions.txt")
 [[ $containerd_version =~ ^v2\.[0-9]+\.[0-9]+$ && $runc_version =~ ^v1\.[0-9]+\.[0-9]+$ ]] ||
     { echo "kube: containerd '$containerd_version' or runc '$runc_version' in versions.txt is not vX.Y.Z" >&2; exit 1; }
 commands=(containerd containerd-shim-runc-v2 ctr runc)
 
-# shellcheck source=../../scripts/cache.sh
-source "$repo/scripts/cache.sh"
+source "$here/build-lock.sh"
 out=$blocknode_cache/runtime/containerd-${containerd_version}_runc-$runc_version
 bin=$out/bin
-source "$here/build-lock.sh"
 take_build_lock "$out"
 complete() { for c in "${commands[@]}"; do [[ -x $bin/$c ]] || return 1; done; }
 if complete; then

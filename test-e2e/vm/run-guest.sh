@@ -19,9 +19,9 @@
 # the second boot is an error. VM_TIMEOUT covers both boots together.
 #
 # Environment: VM_TIMEOUT (host hard limit in s, default 900, for all boots of the run), VM_MEMORY (MiB, default 1024),
-# VM_CPUS (default 2), VM_CPU_MODEL (qemu's -cpu, default TCG's max without AVX), VM_QUIET=1 (do not echo the console), VM_KERNEL (kernel version),
-# VM_KERNEL_ROOT (a kernel unpacked by fetch-kernel.sh, booted instead of the host's), VM_APPEND (extra kernel
-# command line), VM_INITRAMFS (an image build-initramfs.sh made).
+# VM_CPUS (default 2), VM_CPU_MODEL (qemu's -cpu, default TCG's max without AVX), VM_QUIET=1 (do not echo the
+# console), VM_KERNEL (kernel version), VM_KERNEL_ROOT (a kernel unpacked by fetch-kernel.sh, booted instead of the
+# host's), VM_APPEND (extra kernel command line), VM_INITRAMFS (an image build-initramfs.sh made).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 

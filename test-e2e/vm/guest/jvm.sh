@@ -5,8 +5,9 @@
 
 # C1 only and the serial GC: these JVMs live for a minute, and under TCG C2's compilations cost more
 # than they return. No AVX: the guest's CPU has none (run-guest.sh: TCG emulates AVX at a high cost), and the
-# AOT cache keeps code generated at training, on the host: trained with AVX, it dies with SIGILL in the guest. The fixed netty machine id spares netty's search for a MAC address that the guest
-# (no NIC) does not have, and the warning it logs when it finds none.
+# AOT cache keeps code generated at training, on the host: trained with AVX, it dies with SIGILL in the guest.
+# The fixed netty machine id spares netty's search for a MAC address that the guest (no NIC) does not have, and
+# the warning it logs when it finds none.
 # shellcheck disable=SC2034  # for the scripts that source this file
 VM_JAVA_OPTS=(-XX:UseAVX=0 -XX:TieredStopAtLevel=1 -XX:+UseSerialGC --enable-native-access=ALL-UNNAMED
               -Dio.grpc.netty.shaded.io.netty.machineId=02:00:00:00:00:01)
