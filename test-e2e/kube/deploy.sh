@@ -92,9 +92,10 @@ check_monitoring_objects() {
 
 NODE_PLUGIN_PODS=app.kubernetes.io/name=blocknode,app.kubernetes.io/component=node-plugin
 
-# The plugin's pod on the first node that is not being deleted (a deleted one may linger while it terminates).
-plugin_pod() {
-    kc -n kube-system get pods -l "$NODE_PLUGIN_PODS" --field-selector "spec.nodeName=$NODE_NAME" \
+# The plugin's pod on the first node (or NODE) that is not being deleted (a deleted one may linger while it
+# terminates).
+plugin_pod() { # [node]
+    kc -n kube-system get pods -l "$NODE_PLUGIN_PODS" --field-selector "spec.nodeName=${1:-$NODE_NAME}" \
         -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.deletionTimestamp}{"\n"}{end}' 2>/dev/null |
         awk 'NF == 1 { print $1; exit }'
 }

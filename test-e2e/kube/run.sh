@@ -77,6 +77,7 @@ source "$here/registry.sh"
 # Before anything can change it (buildah, containerd, kubelet): what the host looks like now.
 record_host_state
 
+SCENARIO_UNDO=()
 finish() {
     local rc=$?
     set +e
@@ -88,7 +89,9 @@ finish() {
         kube_log "KUBE_KEEP=1: cluster left running; tear it down with: bash $here/down.sh $WORK"
         exit $rc
     fi
-    # Each step in a subshell: a failing check (kube_fail exits) must not skip the steps after it.
+    # Each step in a subshell: a failing check (kube_fail exits) must not skip the steps after it. What a scenario
+    # that stopped half-way must put back first so its volumes can be torn down (a record it made unreadable).
+    ((${#SCENARIO_UNDO[@]} == 0)) || ( "${SCENARIO_UNDO[@]}" )
     ( teardown_volumes_and_plugin ) || rc=1
     ( cluster_down )
     ( release_loop_devices )

@@ -5,7 +5,9 @@
 # DaemonSet one node at a time (its RollingUpdate, maxUnavailable 1), and `helm rollback` to the previous release.
 # Across each: no workload pod restarted (the same container), no write failed and the writers went on, no volume
 # remounted (each mount of the devices keeps its mount ID on both nodes), every staging record carried over and
-# `blocknode status` saying the same of every volume before and after, the attachments unchanged.
+# `blocknode status` saying the same of every volume before and after, the attachments unchanged. Before the
+# rollback one record is given a newer format, as a later release would write it: the older build must refuse that
+# volume alone, never the node, and read it again once it is put back.
 
 UPGRADE_FS_A=upgrade-fs-a UPGRADE_FS_B=upgrade-fs-b UPGRADE_BLOCK=upgrade-block
 
@@ -24,14 +26,103 @@ scenario_upgrade() {
     expect_unchanged_since "$before" "the upgrade to $RELEASE_VERSION"
     kube_log "upgraded to $RELEASE_VERSION node by node: nothing remounted or restarted, every record and status the same, the writers went on"
 
+    # Across a record format: one record on the first node as a later release with a newer format would write
+    # it, before the rollback. The older build refuses that volume alone and serves the rest.
+    SCENARIO_UNDO=(rewrite_record_format "$UPGRADE_FS_A" 1)
+    rewrite_record_format "$UPGRADE_FS_A" 2
     helm_kc rollback blocknode -n kube-system >"$WORK/logs/helm-rollback.log" 2>&1 ||
         kube_fail "helm rollback failed: $(tail -5 "$WORK/logs/helm-rollback.log")"
     wait_rolled_to "$REGISTRY/blocknode/blocknode:$PREVIOUS_VERSION@sha256:"
-    expect_unchanged_since "$before" "the rollback to $PREVIOUS_VERSION"
-    kube_log "rolled back to $PREVIOUS_VERSION node by node: the same"
+    expect_refused_alone "$UPGRADE_FS_A" "$before"
+    rewrite_record_format "$UPGRADE_FS_A" 1
+    SCENARIO_UNDO=()
+    wait_until "the plugin on $NODE_NAME to read the repaired record" 30 unreadable_records_metric_is 0 ||
+        kube_fail "the plugin on $NODE_NAME still counts the repaired record unreadable: $(unreadable_records_metric)"
+    expect_unchanged_since "$before" "the rollback to $PREVIOUS_VERSION and the record's repair"
+    kube_log "rolled back to $PREVIOUS_VERSION node by node: the same, and the repaired record read again without a restart"
 
     release_writers_volumes
 }
+
+# Node A's staging record of VOLUME rewritten with format_version VERSION, as a release of that record format
+# writes it (RecordCodec: the magic, the CRC32C of the payload, the payload; format_version is the payload's first
+# field, tag 08), replaced by rename as the plugin writes its records.
+rewrite_record_format() { # volume version
+    local file
+    file=$STATE_DIR/volumes/$(printf '%s' "$1" | sha256sum | cut -d' ' -f1).pb
+    python3 - "$file" "$2" <<'EOT' || kube_fail "the record of $1 could not be rewritten with format version $2"
+import os, struct, sys
+
+def crc32c(data):
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 & -(crc & 1))
+    return crc ^ 0xFFFFFFFF
+
+path, version = sys.argv[1], int(sys.argv[2])
+data = open(path, "rb").read()
+payload = data[8:]
+if data[:4] != b"bnr1" or struct.unpack(">I", data[4:8])[0] != crc32c(payload) or payload[:1] != b"\x08" \
+        or payload[1] >= 0x80:
+    sys.exit("%s: not a record with a one-byte format_version first" % path)
+payload = b"\x08" + bytes([version]) + payload[2:]
+tmp = path + ".rewrite"
+with open(tmp, "wb") as out:
+    out.write(b"bnr1" + struct.pack(">I", crc32c(payload)) + payload)
+    out.flush()
+    os.fsync(out.fileno())
+os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+os.replace(tmp, path)
+EOT
+    kube_log "the staging record of $1 on $NODE_NAME rewritten with format version $2"
+}
+
+# After the rollback, the older build on the first node refuses VOLUME, whose record has a newer format, and only
+# it: its start names the file and the version, kubelet's NodeGetVolumeStats for it is FAILED_PRECONDITION, the
+# metric and `blocknode status` count it unreadable; everything else is as before the upgrade (the writers, every
+# mount, the records, the other volumes' status on both nodes, the attachments), and the node stages, publishes,
+# unpublishes and unstages another volume meanwhile.
+expect_refused_alone() { # volume snapshot-before
+    local pod refused="has format version 2, newer than this plugin understands (1)"
+    pod=$(plugin_pod)
+    [[ $(kc -n kube-system logs "$pod" -c blocknode | grep -cF "$refused") -ge 1 ]] ||
+        kube_fail "the previous release on $NODE_NAME did not log that $1's record is of a newer format"
+    wait_until "kubelet's NodeGetVolumeStats of $1 to be refused" 60 stats_refused "$pod" "$1" ||
+        kube_fail "no NodeGetVolumeStats of $1 was refused FAILED_PRECONDITION on $NODE_NAME"
+    expect_eq "blocknode_unreadable_staging_records on $NODE_NAME" 1 "$(unreadable_records_metric)"
+    local records
+    records=$(node_status_json "$NODE_NAME" | python3 -c 'import json, sys
+for r in json.load(sys.stdin)["unreadableRecords"]:
+    print(r["file"].rsplit("/", 1)[-1], "format version 2" in r["reason"], r["reason"])')
+    expect_eq "the unreadable records blocknode status lists on $NODE_NAME" \
+        "$(printf '%s' "$1" | sha256sum | cut -d' ' -f1).pb True" "$(cut -d' ' -f1,2 <<<"$records")"
+    kube_log "blocknode status on $NODE_NAME, unreadable: $(cut -d' ' -f3- <<<"$records")"
+    expect_same "the volumes in use but $1's status on $NODE_NAME, before the upgrade and after the rollback" \
+        "$(grep -v -e "^$NODE_NAME status healthy " -e "^$NODE_NAME status $1 " <<<"$2")" \
+        "$(upgrade_snapshot | grep -v "^$NODE_NAME status healthy ")"
+    expect_writers_went_on
+    local dev
+    dev=$(ext4_pod upgrade-meanwhile "busybox touch /data/served")
+    delete_pod upgrade-meanwhile
+    wait_released upgrade-meanwhile "$dev"
+    delete_volume upgrade-meanwhile
+    kube_log "rolled back across a record format: $1 alone refused on $NODE_NAME (FAILED_PRECONDITION, named in the log, status and metric), every other volume as before, another volume staged and released meanwhile"
+}
+
+stats_refused() { # plugin-pod volume
+    kc -n kube-system logs "$1" -c blocknode |
+        grep -q "NodeGetVolumeStats #[0-9]* FAILED_PRECONDITION (the staging record of volume $2 cannot be read"
+}
+
+# blocknode_unreadable_staging_records of the first node's plugin (the chart's metrics.port, 9810, on the host
+# network); a scrape reads the unreadable files again.
+unreadable_records_metric() {
+    curl -fsS http://127.0.0.1:9810/metrics |
+        awk '$1 == "blocknode_unreadable_staging_records" { printf "%d\n", $2 }'
+}
+unreadable_records_metric_is() { [[ $(unreadable_records_metric) == "$1" ]]; }
 
 # Three volumes and four writers: ext4 on each node, raw block ReadWriteMany on both (block 1 from the first node,
 # block 2 from the second); sets UPGRADE_DEVICES (the same order as the volumes).
@@ -179,11 +270,8 @@ device_mount_ids() { # device
 
 # blocknode status -o json in NODE's plugin pod, reduced to what an upgrade must not change (not updatedAt).
 node_status_summary() { # node
-    local pod json
-    pod=$(kc -n kube-system get pods -l "$NODE_PLUGIN_PODS" --field-selector "spec.nodeName=$1" \
-        -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.deletionTimestamp}{"\n"}{end}' | awk 'NF == 1 { print $1; exit }')
-    json=$(kc -n kube-system exec "$pod" -c blocknode -- blocknode status -o json \
-        --state-dir "$STATE_DIR" --kubelet-root "$WORK/kubelet") || kube_fail "blocknode status on $1: exit $?: $json"
+    local json
+    json=$(node_status_json "$1")
     python3 -c 'import json, sys
 s = json.loads(sys.argv[2])
 print(sys.argv[1], "status healthy", s["healthy"])
@@ -191,6 +279,15 @@ for v in s["volumes"]:
     pubs = " ".join(sorted("%s:%s:%s" % (p["target"], p["mounted"], p["readOnly"]) for p in v["publications"]))
     print(sys.argv[1], "status", v["volumeId"], v["phase"], v["accessType"], v["device"]["majorMinor"],
           v["device"]["present"], v["stagingPath"], v["stagingMounted"], len(v["problems"]), pubs)' "$1" "$json"
+}
+
+# blocknode status -o json in NODE's plugin pod (exit 1 says something is not healthy, and the JSON says what).
+node_status_json() { # node
+    local pod rc=0
+    pod=$(plugin_pod "$1")
+    kc -n kube-system exec "$pod" -c blocknode -- blocknode status -o json --state-dir "$STATE_DIR" \
+        --kubelet-root "$WORK/kubelet" || rc=$?
+    ((rc <= 1)) || kube_fail "blocknode status on $1: exit $rc"
 }
 
 fs_writer_script() {
