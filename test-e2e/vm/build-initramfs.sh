@@ -75,7 +75,7 @@ for dir in "$VM_WORK"/initramfs/*-*/; do
   dir=${dir%/}
   [[ $dir != "$out_dir" ]] || continue
   other=${dir##*/}; other=${other%-*}
-  if [[ $other == "$kernel" || ( ! -d /lib/modules/$other && ! -d $VM_WORK/kernels/$other ) ]]; then
+  if [[ $other == "$kernel" || ( ! -d /lib/modules/$other && ! -d $VM_KERNELS/$other ) ]]; then
     rm -rf "$dir"
   fi
 done

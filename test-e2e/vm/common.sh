@@ -6,6 +6,10 @@ REPO_ROOT=$(cd "$VM_DIR/../.." && pwd)
 # Build output and caches: under test-e2e/target like the rest of the module's output, so `mvn clean`
 # (or deleting it) resets the tier. Override with VM_WORK.
 VM_WORK=${VM_WORK:-$REPO_ROOT/test-e2e/target/vm}
+# The Debian kernels fetch-kernel.sh unpacks depend on nothing in the checkout: they are kept machine-wide
+# (scripts/cache.sh), so a new clone (CI's) boots the one already there. Override with VM_KERNELS.
+source "$REPO_ROOT/scripts/cache.sh"
+VM_KERNELS=${VM_KERNELS:-$blocknode_cache/kernels}
 
 # The guest kernel: $VM_KERNEL if set, otherwise the newest /boot/vmlinuz-* whose modules are
 # installed (a kernel left in /boot without /lib/modules could not load iSCSI or dm modules).

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fetches one of Debian 13's kernels (trixie, or trixie-backports for the newest) and unpacks it under
-# $VM_WORK/kernels/VERSION, without installing it on the host: nothing under /boot or /lib/modules changes, and the
+# $VM_KERNELS/VERSION (machine-wide: ~/.cache/blocknode/kernels, see common.sh), without installing it on the host: nothing under /boot or /lib/modules changes, and the
 # host's apt sources stay as they are (a private APT_CONFIG names trixie's suites, its own lists and cache). The
 # guest boots it with VM_KERNEL_ROOT set to the directory this prints; the default guest kernel stays the host's.
 #
@@ -8,7 +8,8 @@
 #
 # A SUITE stands for the newest kernel that suite serves now: the one its linux-image-amd64 depends on, read from
 # the lists just updated (so no version is pinned that the archive drops when backports moves on). A kernel already
-# unpacked is reused when it is still that version; the one unpacked for the suite before is then removed. When
+# unpacked is reused when it is still that version. A kernel no suite names any more is removed once unused for a
+# day (another checkout's run may still be booting it). One fetch at a time on the machine (a lock). When
 # the lists cannot be updated, the kernel last fetched for the suite is used if it is still here, with a warning;
 # with none, this fails and says so. e2e.sh calls it for a scenario whose header names a suite ("# vm-kernel:").
 #
@@ -27,10 +28,13 @@ if [[ " ${SUITES[*]} " == *" $1 "* ]]; then
 elif [[ ! $1 =~ ^[0-9][0-9a-z.+~-]*-amd64$ ]]; then
   usage
 fi
-kernels=$VM_WORK/kernels
+kernels=$VM_KERNELS
 if [[ -z $suite && -e $kernels/$1/.complete ]]; then
   echo "$kernels/$1"; exit 0
 fi
+mkdir -p "$kernels"
+exec {lock}>"$kernels/.lock"
+flock -w 900 "$lock" || { echo "fetch-kernel: $kernels/.lock still held after 900 s (another fetch)" >&2; exit 1; }
 if ! command -v dpkg-deb >/dev/null || ! command -v depmod >/dev/null; then
   echo "fetch-kernel: need dpkg-deb (dpkg) and depmod (kmod): run test-e2e/vm/setup.sh" >&2; exit 1
 fi
@@ -80,14 +84,22 @@ else
   version=$1
 fi
 root=$kernels/$version
-# remember: records the suite's kernel and removes the one unpacked for it before, unless another suite uses it.
+# remember: records the suite's kernel and marks it used now; removes the kernels that no suite names and that
+# nothing used for a day (a run of another checkout may still boot a suite's kernel before this one).
 remember() {
+  touch "$root/.complete"
   [[ -n $suite ]] || return 0
   echo "$version" > "$kernels/$suite.last"
-  if [[ -n $last && $last != "$version" && -d $kernels/$last ]] && ! grep -qxF "$last" "$kernels"/*.last; then
-    echo "fetch-kernel: removing $last, $suite's kernel before" >&2
-    rm -rf "${kernels:?}/$last"
-  fi
+  local old name
+  for old in "$kernels"/*-amd64; do
+    name=${old##*/}
+    [[ -d $old && $name != "$version" ]] || continue
+    if grep -qxF "$name" "$kernels"/*.last; then continue; fi
+    if [[ ! -e $old/.complete || -n $(find "$old/.complete" -mmin +1440) ]]; then
+      echo "fetch-kernel: removing $name, no suite's kernel now and unused for a day" >&2
+      rm -rf "$old"
+    fi
+  done
 }
 if [[ -e $root/.complete ]]; then
   remember
