@@ -177,11 +177,17 @@ resv_expect() {
 # The first read prints nvme-cli's own report too, which is what the parsing above reads.
 resv_first_read() { observer_report && sed 's/^/  nvme resv-report: /' <<<"$RESV_RAW" && resv_show; }
 
-# The target restarts and forgets every reservation (nvmet keeps them in memory): the namespace disabled and
-# enabled at once (the hosts' disks stay: the namespace is back before they rescan).
+# The target restarts and forgets every reservation (nvmet keeps them in memory), as a target's reboot does: its
+# ports stop serving the subsystem (the target shuts the hosts' connections; each host keeps its controller and
+# disk and reconnects at its next attempt, reconnect_delay: 10 s by default), the namespace is disabled and enabled
+# while no host is connected, and the ports serve it again. The flip with the hosts connected raced their rescan:
+# a host that read the namespace's change while it was still disabled removed its disk (the mounted filesystem shut
+# down) and made a new one for it (seen on a loaded machine).
 target_restarts() {
-  local ns=$NVMET/subsystems/$NVME_NQN/namespaces/$NSID
-  echo 0 > "$ns/enable" && echo 1 > "$ns/enable"
+  local ns=$NVMET/subsystems/$NVME_NQN/namespaces/$NSID p
+  for p in "$NVMET"/ports/*; do rm "$p/subsystems/$NVME_NQN" || return; done
+  echo 0 > "$ns/enable" && echo 1 > "$ns/enable" || return
+  for p in "$NVMET"/ports/*; do ln -s "$NVMET/subsystems/$NVME_NQN" "$p/subsystems/$NVME_NQN" || return; done
 }
 
 ns_sum() { sha256sum < "$NS_FILE" | cut -d' ' -f1; }
@@ -219,11 +225,12 @@ step a-on-own-controller  node_staged_on a "$A_STAGING"
 fstep a-reserved          resv_expect a a
 step a-publish            ncsi a publishx $VOL "$A_STAGING" "$A_TARGET" ext4
 step a-write              eval 'SUM=$(bn_write_file "$A_TARGET/data" 4) && [[ -n $SUM ]]'
-# The target restarts and forgets every reservation: A's next renewal registers and acquires again instead of
-# reporting the volume FENCED, so B is still refused below. Synced first: nothing of A's filesystem is in flight.
+# The target restarts and forgets every reservation: A's next renewal once it has reconnected (15 s after the
+# restart in a quiet run) registers and acquires again instead of reporting the volume FENCED, so B is still
+# refused below. Synced first: nothing of A's filesystem is in flight.
 fstep a-synced            sync -f "$A_TARGET/data"
 fstep target-restarts     eval 'target_restarts && RESTARTED=$(vm_now_ms)'
-fstep a-holds-again       eval 'vm_wait "A to hold again (its renewal)" 30 resv_expect a a >/dev/null && resv_expect a a &&
+fstep a-holds-again       eval 'vm_wait "A to hold again (its reconnect and renewal)" 60 resv_expect a a >/dev/null && resv_expect a a &&
                                  echo "  $(( $(vm_now_ms) - RESTARTED )) ms after the restart" && node_staged_on a "$A_STAGING"'
 fstep a-reacquired-logged vm_wait "A's renewal to say the target forgot" 30 grep -qF "volume $VOL: the target forgot every registration and the reservation" "$VM_RESULTS/plugin-a.log"
 fstep a-not-fenced        eval '! grep -qF "volume $VOL is FENCED" "$VM_RESULTS/plugin-a.log"'
