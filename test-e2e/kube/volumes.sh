@@ -116,11 +116,12 @@ device_mounts() { # device
     awk -v mm="$majmin" -v root="/$name" '$3 == mm || ($4 == root && $0 ~ / - devtmpfs /)' /proc/self/mountinfo | wc -l
 }
 
-# The staging records blocknode keeps for VOLUME (0 or 1): files named by the sha256 of the volume id.
+# The name of VOLUME's staging record file: the sha256 of the volume id.
+record_file_name() { echo "$(printf '%s' "$1" | sha256sum | cut -d' ' -f1).pb"; } # volume
+
+# The staging records blocknode keeps for VOLUME (0 or 1).
 staging_records() { # volume
-    local name
-    name=$(printf '%s' "$1" | sha256sum | cut -d' ' -f1).pb
-    [[ -f $STATE_DIR/volumes/$name ]] && echo 1 || echo 0
+    [[ -f $STATE_DIR/volumes/$(record_file_name "$1") ]] && echo 1 || echo 0
 }
 
 # Waits until kubelet and blocknode released DEVICE completely: no mount, no staging record.

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Fetches one of Debian 13's kernels (trixie, or trixie-backports for the newest) and unpacks it under
-# $VM_KERNELS/VERSION (machine-wide: ~/.cache/blocknode/kernels, see common.sh), without installing it on the host: nothing under /boot or /lib/modules changes, and the
-# host's apt sources stay as they are (a private APT_CONFIG names trixie's suites, its own lists and cache). The
-# guest boots it with VM_KERNEL_ROOT set to the directory this prints; the default guest kernel stays the host's.
+# $VM_KERNELS/VERSION (machine-wide: ~/.cache/blocknode/kernels, see common.sh), without installing it on the
+# host: nothing under /boot or /lib/modules changes, and the host's apt sources stay as they are (a private
+# APT_CONFIG names trixie's suites, its own lists and cache). The guest boots it with VM_KERNEL_ROOT set to the
+# directory this prints; the default guest kernel stays the host's.
 #
 #   test-e2e/vm/fetch-kernel.sh VERSION|SUITE   7.3.4+deb13-amd64, say, or trixie / trixie-backports
 #
@@ -20,7 +21,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 SUITES=(trixie trixie-backports)
-usage() { sed -n '7p' "${BASH_SOURCE[0]}" | sed 's/^#  *//' >&2; exit 2; }
+usage() { grep -m1 '^#   test-e2e/vm/fetch-kernel.sh ' "${BASH_SOURCE[0]}" | sed 's/^#  */usage: /' >&2; exit 2; }
 [[ $# -eq 1 ]] || usage
 suite=""
 if [[ " ${SUITES[*]} " == *" $1 "* ]]; then
@@ -30,6 +31,7 @@ elif [[ ! $1 =~ ^[0-9][0-9a-z.+~-]*-amd64$ ]]; then
 fi
 kernels=$VM_KERNELS
 if [[ -z $suite && -e $kernels/$1/.complete ]]; then
+  touch "$kernels/$1/.complete" # used now: not removed for a day
   echo "$kernels/$1"; exit 0
 fi
 mkdir -p "$kernels"

@@ -49,7 +49,7 @@ scenario_upgrade() {
 # field, tag 08), replaced by rename as the plugin writes its records.
 rewrite_record_format() { # volume version
     local file
-    file=$STATE_DIR/volumes/$(printf '%s' "$1" | sha256sum | cut -d' ' -f1).pb
+    file=$STATE_DIR/volumes/$(record_file_name "$1")
     python3 - "$file" "$2" <<'EOT' || kube_fail "the record of $1 could not be rewritten with format version $2"
 import os, struct, sys
 
@@ -97,7 +97,7 @@ expect_refused_alone() { # volume snapshot-before
 for r in json.load(sys.stdin)["unreadableRecords"]:
     print(r["file"].rsplit("/", 1)[-1], "format version 2" in r["reason"], r["reason"])')
     expect_eq "the unreadable records blocknode status lists on $NODE_NAME" \
-        "$(printf '%s' "$1" | sha256sum | cut -d' ' -f1).pb True" "$(cut -d' ' -f1,2 <<<"$records")"
+        "$(record_file_name "$1") True" "$(cut -d' ' -f1,2 <<<"$records")"
     kube_log "blocknode status on $NODE_NAME, unreadable: $(cut -d' ' -f3- <<<"$records")"
     expect_same "the volumes in use but $1's status on $NODE_NAME, before the upgrade and after the rollback" \
         "$(grep -v -e "^$NODE_NAME status healthy " -e "^$NODE_NAME status $1 " <<<"$2")" \
