@@ -82,6 +82,8 @@ func checkSet(objects []*Object, options setOptions) {
 			checkDashboardConfigMap(o, v)
 		case *PrometheusRule:
 			checkPrometheusRule(o, v)
+		case *PodMonitor:
+			checkPodMonitor(o, v, s)
 		}
 	}
 }
@@ -91,7 +93,8 @@ type objectSet struct {
 	byKey               map[string]*Object
 	csiDrivers          []*storagev1.CSIDriver
 	plugins             []pluginInfo
-	controllers         int // Deployments running the controller side
+	daemonSets          []*appsv1.DaemonSet // the PodMonitor's selector and port are checked against them
+	controllers         int                 // Deployments running the controller side
 	clusterRoleBindings []*rbacv1.ClusterRoleBinding
 	roleBindings        []*rbacv1.RoleBinding
 	handles             map[string]string // volumeHandle -> PV name
@@ -120,6 +123,7 @@ func newObjectSet(objects []*Object) *objectSet {
 		case *storagev1.CSIDriver:
 			s.csiDrivers = append(s.csiDrivers, v)
 		case *appsv1.DaemonSet:
+			s.daemonSets = append(s.daemonSets, v)
 			if c := findContainer(v.Spec.Template.Spec.Containers, pluginContainer); c != nil {
 				s.plugins = append(s.plugins, pluginInfo{driver: flagsOf(c.Args).get("driver-name", defaultDriverName)})
 			}

@@ -67,6 +67,8 @@ var kinds = map[string]func() any{
 	"rbac.authorization.k8s.io/v1/RoleBinding":        func() any { return &rbacv1.RoleBinding{} },
 	// The chart's alerts (monitoring.prometheusRule.enabled): a CRD, decoded into monitoring.go's own struct.
 	"monitoring.coreos.com/v1/PrometheusRule": func() any { return &PrometheusRule{} },
+	// The chart's scrape job (monitoring.podMonitor.enabled): the same, monitoring.go's own struct.
+	"monitoring.coreos.com/v1/PodMonitor": func() any { return &PodMonitor{} },
 }
 
 // DecodeStream splits a multi-document YAML stream and decodes every non-empty document.

@@ -11,8 +11,10 @@ import (
 	"sort"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
@@ -48,6 +50,108 @@ type Rule struct {
 	KeepFiringFor string            `json:"keep_firing_for,omitempty"`
 	Labels        map[string]string `json:"labels,omitempty"`
 	Annotations   map[string]string `json:"annotations,omitempty"`
+}
+
+// PodMonitor is the Prometheus Operator's monitoring.coreos.com/v1 PodMonitor, reduced to the fields the chart
+// can render (and a few a user's values may add), decoded as strictly as PrometheusRule.
+type PodMonitor struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              PodMonitorSpec `json:"spec"`
+}
+
+type PodMonitorSpec struct {
+	JobLabel            string               `json:"jobLabel,omitempty"`
+	Selector            metav1.LabelSelector `json:"selector"`
+	NamespaceSelector   *NamespaceSelector   `json:"namespaceSelector,omitempty"`
+	PodMetricsEndpoints []PodMetricsEndpoint `json:"podMetricsEndpoints"`
+	PodTargetLabels     []string             `json:"podTargetLabels,omitempty"`
+	SampleLimit         *int64               `json:"sampleLimit,omitempty"`
+}
+
+type NamespaceSelector struct {
+	Any        bool     `json:"any,omitempty"`
+	MatchNames []string `json:"matchNames,omitempty"`
+}
+
+type PodMetricsEndpoint struct {
+	Port              string          `json:"port,omitempty"`
+	Path              string          `json:"path,omitempty"`
+	Scheme            string          `json:"scheme,omitempty"`
+	Interval          string          `json:"interval,omitempty"`
+	ScrapeTimeout     string          `json:"scrapeTimeout,omitempty"`
+	HonorLabels       bool            `json:"honorLabels,omitempty"`
+	MetricRelabelings []RelabelConfig `json:"metricRelabelings,omitempty"`
+	Relabelings       []RelabelConfig `json:"relabelings,omitempty"`
+}
+
+// RelabelConfig is one of Prometheus' relabel_configs, as the Prometheus Operator spells its fields.
+type RelabelConfig struct {
+	SourceLabels []string `json:"sourceLabels,omitempty"`
+	Separator    *string  `json:"separator,omitempty"`
+	TargetLabel  string   `json:"targetLabel,omitempty"`
+	Regex        string   `json:"regex,omitempty"`
+	Modulus      uint64   `json:"modulus,omitempty"`
+	Replacement  *string  `json:"replacement,omitempty"`
+	Action       string   `json:"action,omitempty"`
+}
+
+// checkPodMonitor: the scrape job the alerts and the dashboard expect. Its name holds "blocknode" (the operator's
+// job is <namespace>/<name>, and they select the plugin's targets by it); it looks in its own namespace only; its
+// selector is not empty (an empty one scrapes every pod of the namespace) and picks the pods of a DaemonSet of the
+// set that runs the plugin, and no other workload's; each endpoint names a port the plugin container declares, at
+// /metrics over http.
+func checkPodMonitor(o *Object, m *PodMonitor, s *objectSet) {
+	if !strings.Contains(m.Name, "blocknode") {
+		o.fail("its name %q lacks \"blocknode\": its job (<namespace>/<name>) would match no alert's or dashboard's job selector", m.Name)
+	}
+	if ns := m.Spec.NamespaceSelector; ns != nil && (ns.Any || len(ns.MatchNames) > 0) {
+		o.fail("spec.namespaceSelector reaches past its own namespace, where the plugin's pods are")
+	}
+	if len(m.Spec.Selector.MatchLabels) == 0 && len(m.Spec.Selector.MatchExpressions) == 0 {
+		o.fail("spec.selector is empty: it would scrape every pod of the namespace")
+		return
+	}
+	selector, err := metav1.LabelSelectorAsSelector(&m.Spec.Selector)
+	if err != nil {
+		o.fail("spec.selector: %v", err)
+		return
+	}
+	var plugin *corev1.Container
+	for _, ds := range s.daemonSets {
+		if ds.Namespace != m.Namespace || !selector.Matches(labels.Set(ds.Spec.Template.Labels)) {
+			continue
+		}
+		if c := findContainer(ds.Spec.Template.Spec.Containers, pluginContainer); c != nil {
+			plugin = c
+		} else {
+			o.fail("spec.selector also picks the pods of DaemonSet %s, which runs no plugin", ds.Name)
+		}
+	}
+	for _, obj := range s.byKey {
+		if d, ok := obj.Value.(*appsv1.Deployment); ok && d.Namespace == m.Namespace &&
+			selector.Matches(labels.Set(d.Spec.Template.Labels)) {
+			o.fail("spec.selector also picks the pods of Deployment %s", d.Name)
+		}
+	}
+	if plugin == nil {
+		o.fail("spec.selector picks no node plugin's pods in namespace %q", m.Namespace)
+	}
+	if len(m.Spec.PodMetricsEndpoints) == 0 {
+		o.fail("spec.podMetricsEndpoints is empty")
+	}
+	for i, e := range m.Spec.PodMetricsEndpoints {
+		at := fmt.Sprintf("spec.podMetricsEndpoints[%d]", i)
+		if plugin != nil && (e.Port == "" || containerPort(plugin, e.Port) == 0) {
+			o.fail("%s: port %q is not a port the plugin container declares", at, e.Port)
+		}
+		if e.Path != "" && e.Path != "/metrics" {
+			o.fail("%s: path %q; the plugin serves /metrics", at, e.Path)
+		}
+		if e.Scheme != "" && e.Scheme != "http" {
+			o.fail("%s: scheme %q; the plugin serves http", at, e.Scheme)
+		}
+	}
 }
 
 // The sources in deploy/monitoring and the copies the chart reads (a chart can read only its own files).

@@ -182,6 +182,91 @@ func TestChartMonitoringValues(t *testing.T) {
 	}
 }
 
+// Off by default; on, the PodMonitor scrapes this release's node plugins on their metrics port, with the values'
+// labels, interval and metricRelabelings, and passes the set's checks; with metrics off the chart refuses to render.
+func TestChartPodMonitor(t *testing.T) {
+	defaults, err := RenderChart(chartDir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range defaults {
+		if o.Kind == "PodMonitor" {
+			t.Errorf("rendered by default: %s", o)
+		}
+	}
+	on := map[string]any{"enabled": true, "labels": map[string]any{"release": "prom"}, "interval": "30s",
+		"metricRelabelings": []any{map[string]any{"sourceLabels": []any{"__name__"},
+			"regex": "blocknode_rpc_seconds_bucket", "action": "drop"}}}
+	objects, err := RenderChart(chartDir, map[string]any{"monitoring": map[string]any{"podMonitor": on}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	Check(objects)
+	var monitor *PodMonitor
+	for _, o := range objects {
+		if len(o.Errors) > 0 {
+			t.Errorf("%s: %v", o, o.Errors)
+		}
+		if m, ok := o.Value.(*PodMonitor); ok {
+			monitor = m
+		}
+	}
+	if monitor == nil {
+		t.Fatal("no PodMonitor rendered with monitoring.podMonitor.enabled")
+	}
+	e := monitor.Spec.PodMetricsEndpoints
+	if monitor.Name != "blocknode" || monitor.Labels["release"] != "prom" || len(e) != 1 || e[0].Port != "metrics" ||
+		e[0].Interval != "30s" || len(e[0].MetricRelabelings) != 1 || e[0].MetricRelabelings[0].Action != "drop" ||
+		monitor.Spec.Selector.MatchLabels["app.kubernetes.io/instance"] == "" {
+		t.Errorf("PodMonitor: %+v", monitor)
+	}
+	_, err = RenderChart(chartDir, map[string]any{"metrics": map[string]any{"enabled": false},
+		"monitoring": map[string]any{"podMonitor": map[string]any{"enabled": true}}})
+	if err == nil || !strings.Contains(err.Error(), "needs metrics.enabled") {
+		t.Errorf("podMonitor on with metrics off: %v", err)
+	}
+}
+
+// A PodMonitor that would scrape the wrong pods, a port the plugin does not declare, or a job the alerts do not
+// select is caught; a misspelled field too.
+func TestPodMonitorChecks(t *testing.T) {
+	objects, err := RenderChart(chartDir, map[string]any{"monitoring": map[string]any{
+		"podMonitor": map[string]any{"enabled": true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rest []*Object
+	for _, o := range objects {
+		if o.Kind != "PodMonitor" {
+			rest = append(rest, o)
+		}
+	}
+	const ok = "selector: {matchLabels: {app.kubernetes.io/name: blocknode, app.kubernetes.io/component: node-plugin}}\n" +
+		"  podMetricsEndpoints: [{port: metrics}]\n"
+	for _, c := range []struct{ name, spec, want string }{
+		{"blocknode", ok, ""},
+		{"node-metrics", ok, "lacks \"blocknode\""},
+		{"blocknode", "selector: {}\n  podMetricsEndpoints: [{port: metrics}]\n", "selector is empty"},
+		{"blocknode", "selector: {matchLabels: {app.kubernetes.io/name: blocknode}}\n  podMetricsEndpoints: [{port: metrics}]\n",
+			"Deployment blocknode-controller"},
+		{"blocknode", "selector: {matchLabels: {app: other}}\n  podMetricsEndpoints: [{port: metrics}]\n", "picks no node plugin"},
+		{"blocknode", strings.Replace(ok, "port: metrics", "port: metric", 1), "port \"metric\" is not a port"},
+		{"blocknode", strings.Replace(ok, "port: metrics", "port: metrics, path: /stats", 1), "path \"/stats\""},
+		{"blocknode", ok + "  namespaceSelector: {any: true}\n", "reaches past its own namespace"},
+		{"blocknode", ok + "  podMetricsEndpoint: []\n", "podMetricsEndpoint"},
+	} {
+		doc := "apiVersion: monitoring.coreos.com/v1\nkind: PodMonitor\nmetadata: {name: " + c.name +
+			", namespace: " + ReleaseNamespace + "}\nspec:\n  " + c.spec
+		monitor := decodeOne(t, doc)
+		set := append(append([]*Object{}, rest...), monitor)
+		Check(set)
+		got := strings.Join(monitor.Errors, "; ")
+		if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) {
+			t.Errorf("%s %q: errors %q, want %q", c.name, c.spec, got, c.want)
+		}
+	}
+}
+
 // A misspelled field of a PrometheusRule is an error, as for the typed kinds; so is an alert without severity.
 func TestPrometheusRuleIsDecodedStrictly(t *testing.T) {
 	const head = "apiVersion: monitoring.coreos.com/v1\nkind: PrometheusRule\nmetadata: {name: r}\nspec:\n  groups:\n  - name: g\n    rules:\n"

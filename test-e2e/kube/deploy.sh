@@ -50,9 +50,10 @@ helm_kc() {
 # commands begin with the docs' words (docs/install.md, the getting-started pages), to which the tier adds only
 # what this cluster needs: DocsCommandsUnitTest compares them (a doc block marked "checked: kube install_release").
 install_release() {
-    kc apply -f "$here/prometheusrule-crd.yaml" >/dev/null
-    kc wait --for=condition=Established --timeout=60s crd/prometheusrules.monitoring.coreos.com >/dev/null ||
-        kube_fail "the test-only PrometheusRule CRD was not established"
+    kc apply -f "$here/monitoring-crds.yaml" >/dev/null
+    kc wait --for=condition=Established --timeout=60s crd/prometheusrules.monitoring.coreos.com \
+        crd/podmonitors.monitoring.coreos.com >/dev/null ||
+        kube_fail "the test-only PrometheusRule and PodMonitor CRDs were not established"
     helm_kc show values "oci://$REGISTRY/blocknode/charts/blocknode" --version "$RELEASE_VERSION" --plain-http \
         >"$WORK/logs/helm-show-values.yaml" 2>&1 ||
         kube_fail "helm show values $CHART_REF --version $RELEASE_VERSION failed: $(tail -5 "$WORK/logs/helm-show-values.yaml")"
@@ -61,7 +62,8 @@ install_release() {
     helm_kc install blocknode "oci://$REGISTRY/blocknode/charts/blocknode" --version "$RELEASE_VERSION" -n kube-system \
         --plain-http --set "kubeletRoot=$WORK/kubelet" --set "stateDir=$STATE_DIR" \
         --set "maxVolumesPerNode=$CHART_MAX_VOLUMES" --set "topology.fabric=$CHART_FABRIC" \
-        --set monitoring.prometheusRule.enabled=true --set monitoring.dashboard.enabled=true >"$WORK/logs/helm-install.log" 2>&1 ||
+        --set monitoring.prometheusRule.enabled=true --set monitoring.dashboard.enabled=true \
+        --set monitoring.podMonitor.enabled=true >"$WORK/logs/helm-install.log" 2>&1 ||
         kube_fail "helm install $CHART_REF --version $RELEASE_VERSION failed: $(tail -5 "$WORK/logs/helm-install.log")"
     local image
     image=$(kc -n kube-system get ds blocknode-node -o jsonpath='{.spec.template.spec.containers[?(@.name=="blocknode")].image}')
@@ -70,7 +72,8 @@ install_release() {
 }
 
 # The chart's monitoring objects as the API server holds them: the PrometheusRule's rules pass promtool and are
-# as many as deploy/monitoring/rules.yaml's, and the dashboard's ConfigMap holds dashboard.json as it is.
+# as many as deploy/monitoring/rules.yaml's, the dashboard's ConfigMap holds dashboard.json as it is, and the
+# PodMonitor finds what a Prometheus must scrape (check_pod_monitor).
 check_monitoring_objects() {
     local rules=$WORK/prometheusrule.json promtool=$repo/.tools/bin/promtool
     make --no-print-directory -s -C "$repo" "$promtool" >/dev/null || kube_fail "no promtool (make $promtool)"
@@ -88,6 +91,37 @@ check_monitoring_objects() {
     expect_eq "the dashboard ConfigMap's Grafana label" 1 \
         "$(kc -n kube-system get configmap blocknode-dashboard -o jsonpath='{.metadata.labels.grafana_dashboard}')"
     kube_log "monitoring from the chart: PrometheusRule read back, promtool: $expected; dashboard ConfigMap as deploy/monitoring/dashboard.json"
+    wait_until "the PodMonitor's targets to answer" 60 pod_monitor_targets >/dev/null ||
+        kube_fail "the chart's PodMonitor: $(pod_monitor_targets 2>&1)"
+    kube_log "monitoring from the chart: PodMonitor $(pod_monitor_targets)"
+}
+
+# What the Prometheus Operator makes of the chart's PodMonitor, done by hand: its job (<namespace>/<name>) holds
+# "blocknode", as the alerts and the dashboard select it; its selector, in its own namespace, picks exactly the node
+# plugins' pods, one per node; its endpoint's port is a port of each pod's plugin container; and Prometheus' scrape
+# of each pod's IP at that port and path answers the plugin's metrics with that node's blocknode_build_info.
+# Prints the targets; fails saying what differs.
+pod_monitor_targets() {
+    local selector port path pods want pod ip node number targets=()
+    selector=$(kc -n kube-system get podmonitor blocknode \
+        -o go-template='{{range $k, $v := .spec.selector.matchLabels}}{{$k}}={{$v}},{{end}}') ||
+        { echo "no PodMonitor blocknode in kube-system"; return 1; }
+    [[ -n $selector ]] || { echo "its selector is empty"; return 1; }
+    port=$(kc -n kube-system get podmonitor blocknode -o jsonpath='{.spec.podMetricsEndpoints[0].port}')
+    path=$(kc -n kube-system get podmonitor blocknode -o jsonpath='{.spec.podMetricsEndpoints[0].path}')
+    pods=$(kc -n kube-system get pods -l "${selector%,}" -o jsonpath='{range .items[*]}{.metadata.name} {.status.podIP} {.spec.nodeName}{"\n"}{end}' | sort)
+    want=$(kc -n kube-system get pods -l "$NODE_PLUGIN_PODS" -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}' | sort)
+    [[ $(awk '{print $1}' <<<"$pods") == "$want" ]] ||
+        { echo "its selector ${selector%,} picks [${pods//$'\n'/; }], not the node plugins' pods [${want//$'\n'/ }]"; return 1; }
+    while read -r pod ip node; do
+        number=$(kc -n kube-system get pod "$pod" -o jsonpath="{.spec.containers[?(@.name==\"blocknode\")].ports[?(@.name==\"$port\")].containerPort}")
+        [[ -n $number && -n $ip ]] || { echo "pod $pod: no IP ($ip) or no container port named $port"; return 1; }
+        curl -fsS --max-time 10 "http://$ip:$number${path:-/metrics}" 2>&1 |
+            grep -q "^blocknode_build_info{.*node=\"$node\"" ||
+            { echo "http://$ip:$number${path:-/metrics} (pod $pod) answers no blocknode_build_info of node $node"; return 1; }
+        targets+=("$ip:$number${path:-/metrics} ($node)")
+    done <<<"$pods"
+    echo "kube-system/blocknode scrapes ${targets[*]}"
 }
 
 NODE_PLUGIN_PODS=app.kubernetes.io/name=blocknode,app.kubernetes.io/component=node-plugin
