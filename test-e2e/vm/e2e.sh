@@ -393,7 +393,15 @@ kernel_note() {
   [[ -z $suite || -z ${KERNEL_ROOT[$suite]} ]] || echo ", kernel ${KERNEL_ROOT[$suite]##*/} of $suite"
 }
 
-passed=0; failed=0; xfailed=0; report=(); tails=()
+# failure_reason LOG: the line of a failed scenario's log that says why, for the summary (CI shows a log's summary
+# lines before its tails): its last "FAILED at step", time-limit or FAIL line, else its last line.
+failure_reason() {
+  local line
+  line=$(grep -E 'FAILED at step|did not finish within|^FAIL|(^| )FAIL ' "$1" 2>/dev/null | tail -n 1)
+  [[ -n $line ]] || line=$(grep -v '^[[:space:]]*$' "$1" 2>/dev/null | tail -n 1)
+  echo "${line:-no log}" | sed 's/^\[ *[0-9.]*\] *//' | cut -c1-200
+}
+passed=0; failed=0; xfailed=0; report=(); tails=(); reasons=()
 for r in "${runs[@]}"; do
   name=$(run_name "$r")
   results=$VM_WORK/results/$name
@@ -417,7 +425,7 @@ for r in "${runs[@]}"; do
         failed=$((failed + 1)); report+=("FAIL $s: a secret leaked into:$sleaks")
       else
         failed=$((failed + 1)); report+=("FAIL $s (exit $status, ${took} s; log: $results/$s/console.log)")
-        tails+=("$results/$s/console.log")
+        tails+=("$results/$s/console.log"); reasons+=("$s failed: $(failure_reason "$results/$s/console.log")")
       fi
     done
     report+=("     boot $name: exit $rc, ${seconds} s, $cpu$(kernel_note "$r") (console: $results/console.log)")
@@ -426,7 +434,7 @@ for r in "${runs[@]}"; do
     # A boot that failed although each scenario passed (the SAN did not stop, the guest crashed...).
     if ((rc != 0 && failed == failed_before)); then
       failed=$((failed + 1)); report+=("FAIL boot $name (exit $rc; console: $results/console.log)")
-      tails+=("$results/console.log")
+      tails+=("$results/console.log"); reasons+=("boot $name failed: $(failure_reason "$results/console.log")")
     fi
   elif ((rc == 0)) && [[ -z $leaks ]]; then
     known=$(grep -h '^X' "$results/xfail" 2>/dev/null | sed 's/^/; /' | tr -d '\n' || true)
@@ -439,7 +447,7 @@ for r in "${runs[@]}"; do
     failed=$((failed + 1)); report+=("FAIL $r: a secret leaked into:$leaks")
   else
     failed=$((failed + 1)); report+=("FAIL $r (exit $rc, ${seconds} s$(kernel_note "$r"); console: $results/console.log)")
-    tails+=("$results/console.log")
+    tails+=("$results/console.log"); reasons+=("$r failed: $(failure_reason "$results/console.log")")
   fi
 done
 
@@ -458,6 +466,7 @@ else
   echo "$label: $passed passed, $failed failed"
 fi
 echo "e2e: wall time $(( ($(now_ms) - started) / 1000 )) s (preparation $(( (prepared - started) / 1000 )) s, guests $(( ($(now_ms) - prepared) / 1000 )) s)"
+for reason in "${reasons[@]}"; do echo "$label: $reason"; done
 # Last, where a CI log's tail shows it: how each failed scenario ended (its last step, what vm-init saw).
 for log in "${tails[@]}"; do
   echo "--- the end of $log:"

@@ -130,11 +130,23 @@ observer_report() {
   ((rc == 0)) || { echo "the observer could not connect" >&2; return 1; }
   vm_wait "the observer's disk" 20 observer_disk >/dev/null || rc=1
   disk=$(observer_disk)
+  # udev probes the new disk (blkid opens and reads it): let it finish before the controller goes. A controller
+  # deleted under that probe, a second after its connect, once left the worker blocked in its read and the
+  # controller's reconnect work running without it (udevd then could not exit at the end).
+  udevadm settle --timeout=30 || rc=1
   ((rc == 0)) && raw=$(nvme resv-report "/dev/${disk##*/}" --eds 2>&1) || rc=1
   for c in $(node_controllers o); do echo 1 > "/sys/class/nvme/$c/delete_controller"; done
   vm_wait "the observer gone" 20 sh -c "! grep -lx '${HOSTNQN[o]}' /sys/class/nvme/nvme*/hostnqn >/dev/null 2>&1" || rc=1
   ((rc == 0)) || { echo "Reservation Report through the observer failed: $raw" >&2; return 1; }
   resv_parse "$raw"
+}
+# udevd_blocked: what keeps udevd from exiting (its workers, where each waits, its kernel stack).
+udevd_blocked() {
+  local pid
+  for pid in $(pgrep -f systemd-udevd); do
+    echo "udevd process $pid: $(tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null) waits in $(cat "/proc/$pid/wchan" 2>/dev/null)"
+    sed 's/^/    /' "/proc/$pid/stack" 2>/dev/null | head -n 12
+  done
 }
 resv_parse() {
   RESV_RAW=$1
@@ -329,5 +341,5 @@ step node-clean           eval 'udevadm settle --timeout=30; nvme_leftovers'
 step nothing-mounted      eval '! findmnt -rn -o TARGET | grep -F /tmp/bn-nvme-fencing-'
 step no-staging-records   eval '[[ -z $(ls -A ${NODE_DIR[a]}/state/volumes ${NODE_DIR[b]}/state/volumes 2>/dev/null | grep -v :) ]]'
 step target-delete        nvme_target_delete
-[[ $BN_OWN_SAN == yes ]] && step udevd-stop eval 'udevadm control --exit && vm_wait "udevd to exit" 60 sh -c "! pidof systemd-udevd"'
+[[ $BN_OWN_SAN == yes ]] && step udevd-stop eval 'udevadm control --exit && vm_wait "udevd to exit" 60 sh -c "! pidof systemd-udevd" || { udevd_blocked; false; }'
 echo "$BN_SCENARIO: all $BN_STEPS_OK steps passed in $(( $(vm_now_ms) - BN_STARTED )) ms"

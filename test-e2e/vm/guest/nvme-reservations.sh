@@ -5,14 +5,16 @@
 # vm-kernel: trixie-backports
 # vm-append: nvme_core.multipath=N
 # vm-san: own     (nvmet only, no daemon; shares its boot with nvme-fencing)
-# vm-limit: 100   (57 s at host load 16; with nvme-fencing's 700 the boot keeps its 900 s limit)
+# vm-limit: 240   (11-25 s in make test's runs, 55 s beside six CPU hogs, 57 s at host load 16; once over 100 s)
 #
 #   test-e2e/vm/e2e.sh nvme-reservations
 #
 # e2e.sh compiles NvmeReservationProbe against the guest's copy of the plugin's jar (GUEST_NVME_PROBE_JAR). One
 # subsystem, one namespace with reservations on, one port; two hosts (own host NQN and identifier each) connected
 # through /dev/nvme-fabrics; then the probe runs the plugin's own NvmeReservations through the passthrough ioctl.
-# At the end both controllers are deleted and the target taken down (port, namespace, subsystem, loop device, tmpfs).
+# At the end both controllers are deleted and the target taken down (port, namespace, subsystem, loop device, tmpfs),
+# on every way out: a failed step or the suite's time limit must not leave them to nvme-fencing, which shares the
+# boot (its target would find port 4420 taken and fail too).
 HERE=$(dirname "$(readlink -f "$0")")
 source "$HERE/lib.sh"
 PLUGIN_JAR=${GUEST_PLUGIN_JAR:-$VM_WORK/blocknode.jar}
@@ -21,11 +23,32 @@ JAVA=${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}/bin/java
 NQN=nqn.2024-01.dev.blocknode:nvme-resv
 NVMET=/sys/kernel/config/nvmet
 LUNS=/srv/bn-nvme-resv
+s=$NVMET/subsystems/$NQN
+
+loop=""
+no_controller() { ! compgen -G '/sys/class/nvme/nvme*' >/dev/null && ! compgen -G '/sys/block/nvme*' >/dev/null; }
+# take_down: the controllers and the target, whatever of them exists, each step checked (as nvme-lib.sh's
+# nvme_target_delete takes the nvme-tcp scenario's target down); 1 when anything is left.
+take_down() {
+  local c rc=0
+  for c in /sys/class/nvme/nvme*; do [[ -e $c/delete_controller ]] && echo 1 > "$c/delete_controller"; done
+  vm_wait "no NVMe controller left" 30 no_controller || rc=1
+  if [[ -L $NVMET/ports/1/subsystems/$NQN ]]; then rm -f "$NVMET/ports/1/subsystems/$NQN" || rc=1; fi
+  if [[ -d $NVMET/ports/1 ]]; then rmdir "$NVMET/ports/1" || rc=1; fi
+  if [[ -d $s/namespaces/1 ]]; then { echo 0 > "$s/namespaces/1/enable" && rmdir "$s/namespaces/1"; } || rc=1; fi
+  if [[ -d $s ]]; then rmdir "$s" || rc=1; fi
+  if [[ -n $loop ]]; then losetup -d "$loop" || rc=1; loop=""; fi
+  if mountpoint -q "$LUNS"; then umount "$LUNS" || rc=1; fi
+  ((rc == 0)) || echo "the target could not be taken down"
+  return $rc
+}
+# The suite's time limit sends TERM: exit through the EXIT trap, which takes everything down.
+trap 'exit 143' TERM
+trap take_down EXIT
 
 echo "kernel $(uname -r)"
 modprobe configfs; mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
 modprobe -a nvmet nvmet-tcp nvme-tcp loop || exit 1
-s=$NVMET/subsystems/$NQN
 mkdir -p "$LUNS" && mount -t tmpfs -o size=256m bn-nvme-resv "$LUNS" || exit 1
 truncate -s 64M "$LUNS/ns1.img" && loop=$(losetup -f --show "$LUNS/ns1.img") || exit 1
 mkdir "$s" && echo 1 > "$s/attr_allow_any_host" && mkdir "$s/namespaces/1" || exit 1
@@ -57,12 +80,7 @@ nvme list
 "$JAVA" -cp "$PLUGIN_JAR:$PROBE_JAR" NvmeReservationProbe "${devices[@]}"
 rc=$?
 nvme resv-report "${devices[0]}" --eds || true
-for c in /sys/class/nvme/nvme*; do echo 1 > "$c/delete_controller"; done
-no_controller() { ! compgen -G '/sys/class/nvme/nvme*' >/dev/null && ! compgen -G '/sys/block/nvme*' >/dev/null; }
-vm_wait "no NVMe controller left" 30 no_controller || rc=$((rc + 1))
-# The target down, as nvme-lib.sh's nvme_target_delete takes the nvme-tcp scenario's: each step must succeed.
-rm -f "$NVMET/ports/1/subsystems/$NQN" && rmdir "$NVMET/ports/1" && echo 0 > "$s/namespaces/1/enable" &&
-  rmdir "$s/namespaces/1" && rmdir "$s" && losetup -d "$loop" && umount "$LUNS" ||
-  { echo "the target could not be taken down"; rc=$((rc + 1)); }
+take_down || rc=$((rc + 1))
+trap - EXIT
 echo "nvme-reservations: $rc failures"
 exit $rc

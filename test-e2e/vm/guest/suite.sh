@@ -70,7 +70,7 @@ for s in "${scenarios[@]}"; do
   # Each line goes to the console and to the scenario's own log.
   VM_RESULTS=$dir BN_SCENARIO=$s timeout -k 10 "$limit" bash "$HERE/$s.sh" 2>&1 | tee "$dir/console.log"
   rc=${PIPESTATUS[0]}
-  ((rc == 124)) && echo "suite: $s did not finish within $limit s"
+  ((rc == 124)) && echo "suite: $s did not finish within $limit s" | tee -a "$dir/console.log"
   ms=$(( $(vm_now_ms) - t0 ))
   echo "$rc" > "$dir/exit-status"
   echo $((ms / 1000)) > "$dir/seconds"
