@@ -393,8 +393,9 @@ kernel_note() {
   [[ -z $suite || -z ${KERNEL_ROOT[$suite]} ]] || echo ", kernel ${KERNEL_ROOT[$suite]##*/} of $suite"
 }
 
-# failure_reason LOG: the line of a failed scenario's log that says why, for the summary (CI shows a log's summary
-# lines before its tails): its last "FAILED at step", time-limit or FAIL line, else its last line.
+# failure_reason LOG: the line of a failed scenario's log that says why, for a summary line of its own (an excerpt
+# of a CI log may keep the summary and drop the tails below it): its last "FAILED at step", time-limit or FAIL line,
+# else its last line.
 failure_reason() {
   local line
   line=$(grep -E 'FAILED at step|did not finish within|^FAIL|(^| )FAIL ' "$1" 2>/dev/null | tail -n 1)
