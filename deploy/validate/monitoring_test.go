@@ -225,6 +225,17 @@ func TestChartPodMonitor(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "needs metrics.enabled") {
 		t.Errorf("podMonitor on with metrics off: %v", err)
 	}
+	for _, host := range []string{"127.0.0.1", "::1", "[::1]", "localhost"} {
+		_, err = RenderChart(chartDir, map[string]any{"metrics": map[string]any{"host": host},
+			"monitoring": map[string]any{"podMonitor": map[string]any{"enabled": true}}})
+		if err == nil || !strings.Contains(err.Error(), "keeps the endpoint on the node's loopback") {
+			t.Errorf("podMonitor on with metrics.host %s: %v", host, err)
+		}
+	}
+	if _, err = RenderChart(chartDir, map[string]any{"metrics": map[string]any{"host": "10.1.2.3"},
+		"monitoring": map[string]any{"podMonitor": map[string]any{"enabled": true}}}); err != nil {
+		t.Errorf("podMonitor on with metrics.host 10.1.2.3: %v", err)
+	}
 }
 
 // A PodMonitor that would scrape the wrong pods, a port the plugin does not declare, or a job the alerts do not
