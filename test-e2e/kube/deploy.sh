@@ -102,24 +102,21 @@ check_monitoring_objects() {
 # of each pod's IP at that port and path answers the plugin's metrics with that node's blocknode_build_info.
 # Prints the targets; fails saying what differs.
 pod_monitor_targets() {
-    local selector port path pods want pod ip node number targets=()
-    selector=$(kc -n kube-system get podmonitor blocknode \
-        -o go-template='{{range $k, $v := .spec.selector.matchLabels}}{{$k}}={{$v}},{{end}}') ||
+    local monitor selector port path pods want pod ip node number targets=()
+    monitor=$(kc -n kube-system get podmonitor blocknode -o go-template='{{range $k, $v := .spec.selector.matchLabels}}{{$k}}={{$v}},{{end}} {{with index .spec.podMetricsEndpoints 0}}{{.port}} {{or .path "/metrics"}}{{end}}') ||
         { echo "no PodMonitor blocknode in kube-system"; return 1; }
-    [[ -n $selector ]] || { echo "its selector is empty"; return 1; }
-    port=$(kc -n kube-system get podmonitor blocknode -o jsonpath='{.spec.podMetricsEndpoints[0].port}')
-    path=$(kc -n kube-system get podmonitor blocknode -o jsonpath='{.spec.podMetricsEndpoints[0].path}')
-    pods=$(kc -n kube-system get pods -l "${selector%,}" -o jsonpath='{range .items[*]}{.metadata.name} {.status.podIP} {.spec.nodeName}{"\n"}{end}' | sort)
+    read -r selector port path <<<"$monitor"
+    [[ $selector == *=* && -n $port ]] || { echo "its selector or endpoint is empty: $monitor"; return 1; }
+    # Each selected pod with its IP, node and the plugin container's port of that name.
+    pods=$(kc -n kube-system get pods -l "${selector%,}" -o jsonpath="{range .items[*]}{.metadata.name} {.status.podIP} {.spec.nodeName} {.spec.containers[?(@.name==\"blocknode\")].ports[?(@.name==\"$port\")].containerPort}{\"\\n\"}{end}" | sort)
     want=$(kc -n kube-system get pods -l "$NODE_PLUGIN_PODS" -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}' | sort)
     [[ $(awk '{print $1}' <<<"$pods") == "$want" ]] ||
         { echo "its selector ${selector%,} picks [${pods//$'\n'/; }], not the node plugins' pods [${want//$'\n'/ }]"; return 1; }
-    while read -r pod ip node; do
-        number=$(kc -n kube-system get pod "$pod" -o jsonpath="{.spec.containers[?(@.name==\"blocknode\")].ports[?(@.name==\"$port\")].containerPort}")
-        [[ -n $number && -n $ip ]] || { echo "pod $pod: no IP ($ip) or no container port named $port"; return 1; }
-        curl -fsS --max-time 10 "http://$ip:$number${path:-/metrics}" 2>&1 |
-            grep -q "^blocknode_build_info{.*node=\"$node\"" ||
-            { echo "http://$ip:$number${path:-/metrics} (pod $pod) answers no blocknode_build_info of node $node"; return 1; }
-        targets+=("$ip:$number${path:-/metrics} ($node)")
+    while read -r pod ip node number; do
+        [[ -n $number ]] || { echo "pod $pod: no IP, or no container port named $port"; return 1; }
+        curl -fsS --max-time 10 "http://$ip:$number$path" 2>&1 | grep -q "^blocknode_build_info{.*node=\"$node\"" ||
+            { echo "http://$ip:$number$path (pod $pod) answers no blocknode_build_info of node $node"; return 1; }
+        targets+=("$ip:$number$path ($node)")
     done <<<"$pods"
     echo "kube-system/blocknode scrapes ${targets[*]}"
 }
