@@ -468,9 +468,15 @@ else
 fi
 echo "e2e: wall time $(( ($(now_ms) - started) / 1000 )) s (preparation $(( (prepared - started) / 1000 )) s, guests $(( ($(now_ms) - prepared) / 1000 )) s)"
 for reason in "${reasons[@]}"; do echo "$label: $reason"; done
-# Last, where a CI log's tail shows it: how each failed scenario ended (its last step, what vm-init saw).
+# Last, where a CI log's tail shows it: how each failed scenario ended. The failed step's own words come before
+# the diagnosis printed after it (dmesg, the plugin's log), so they are shown first, then the log's last lines.
 for log in "${tails[@]}"; do
+  at=$(grep -n -E '(^|[[:space:]])step [^ ]+ +FAILED ' "$log" 2>/dev/null | tail -n 1 | cut -d: -f1)
+  if [[ -n $at ]]; then
+    echo "--- the failed step in $log:"
+    sed -n "$((at > 10 ? at - 10 : 1)),${at}p" "$log" | cut -c1-300
+  fi
   echo "--- the end of $log:"
-  tail -n 15 "$log" 2>/dev/null | cut -c1-300
+  tail -n 8 "$log" 2>/dev/null | cut -c1-300
 done
 ((failed == 0))

@@ -120,7 +120,7 @@ GUEST_PLUGIN_ARGS="${GUEST_PLUGIN_ARGS:-} --repair-interval=${REPAIR_INTERVAL}s"
 UP_AT=0
 port_2_disks() { fc_disks | awk -v h="${FC_HOST[${FC_NODE_PORTS[1]}]}:" 'index($1, h) == 1'; }
 no_disk_behind_port_2() { [[ -z $(port_2_disks) ]]; }
-map_paths() { ls "/sys/block/$(basename "$(readlink -f "/dev/mapper/$(fc_wwid "$1")")")/slaves" | wc -l; }
+map_paths() { ls "/sys/block/$(vm_mpath_dm "$(fc_wwid "$1")")/slaves" | wc -l; }
 # Past dev_loss_tmo: the port is Not Present and the kernel deleted its disks; each map serves on one path.
 link_down_past_dev_loss() {
   CUT_AT=$(vm_now_ms)
@@ -215,7 +215,6 @@ LEFT_STAGING=$(staging_of $LEFT)
 SWEEP_WITHIN=$((2 * REPAIR_INTERVAL + 20))
 fc_journaled() { grep -lx fc "$STATE"/scsi-scans/* 2>/dev/null | wc -l; }
 fc_journaled_lun() { grep -lx fc "$STATE"/scsi-scans/* 2>/dev/null | xargs -r awk -v l="$1" 'FNR == 2 && $0 == l' | wc -l; }
-map_of_wwid() { basename "$(readlink -f "/dev/mapper/$1")"; }
 lun_disks() { fc_disks | awk -v l=":$1\$" '$1 ~ l'; }
 lun_gone() { [[ ! -e /dev/mapper/$2 && -z $(lun_disks "$1") ]]; } # LUN WWID
 
@@ -244,7 +243,7 @@ dies_attached() {
 # wiped state dir loses it), so no record names LUN 2 and no start-up recovery knows of it.
 keep_staged() {
   csi stagex $KEEP "$KEEP_STAGING" block $(fc_ctx 1) || return
-  KEEP_DM=$(map_of_wwid "$(fc_wwid 1)") && bn_expect_map "$KEEP_DM" "$(fc_wwid 1)" 2 || return
+  KEEP_DM=$(vm_mpath_dm "$(fc_wwid 1)") && bn_expect_map "$KEEP_DM" "$(fc_wwid 1)" 2 || return
   KEEP_PATHS=$(ls "/sys/block/$KEEP_DM/slaves" | tr '\n' ' ')
 }
 leftover_left() {
@@ -252,7 +251,7 @@ leftover_left() {
   dies_attached $LEFT $(fc_lun_ctx 2 "$(fc_wwid $REUSED_ID)") || return
   rm -f "$(record_of $LEFT)"
   [[ $(ls "$STATE/volumes" | wc -l) == 1 ]] || { echo "staging records: $(ls "$STATE/volumes")" >&2; return 1; }
-  map=$(map_of_wwid "$(fc_wwid $REUSED_ID)") && bn_expect_map "$map" "$(fc_wwid $REUSED_ID)" 2 || return
+  map=$(vm_mpath_dm "$(fc_wwid $REUSED_ID)") && bn_expect_map "$map" "$(fc_wwid $REUSED_ID)" 2 || return
   [[ $(fc_journaled_lun 2) == 2 ]] || { echo "expected LUN 2 journaled behind both array ports" >&2; return 1; }
   entry=$(grep -lx fc "$STATE"/scsi-scans/* | head -n 1)
   echo "  leftover: LUN 2 as $map, no staging record names it; $(fc_journaled) FC scan journal entries, e.g." \

@@ -151,7 +151,7 @@ sweeps() {
   stage_dies_attached vol-left 2 || return
   rm -f "$STATE/volumes/$(printf '%s' vol-left | sha256sum | cut -d' ' -f1).pb"
   [[ $(ls "$STATE/volumes" | wc -l) == 1 ]] || { echo "staging records: $(ls "$STATE/volumes")" >&2; return 1; }
-  map=$(dm_of_wwid "$(bn_wwid $TID 2)") && bn_expect_map "$map" "$(bn_wwid $TID 2)" 2 || return
+  map=$(vm_mpath_dm "$(bn_wwid $TID 2)") && bn_expect_map "$map" "$(bn_wwid $TID 2)" 2 || return
   echo "  leftover: LUN 2 as $map over $(echo $(ls /sys/block/$map/slaves)), no staging record names it"
   GUEST_PLUGIN_ARGS="$args --repair-interval=0"
   stage_dies_attached vol-orphan 3 || { GUEST_PLUGIN_ARGS=$args; return 1; }
@@ -230,18 +230,9 @@ stage_dies_attached() {
   [[ $rc == "$CRASH_EXIT" ]] || { echo "the plugin exited $rc, expected $CRASH_EXIT" >&2; return 1; }
 }
 
-# dm_of_wwid WWID: the dm-N whose multipath map is WWID's.
-dm_of_wwid() {
-  local dm
-  for dm in /sys/block/dm-*; do
-    [[ $(cat "$dm/dm/uuid" 2>/dev/null) == "mpath-$1" ]] && { echo "${dm##*/}"; return 0; }
-  done
-  echo "no multipath map of $1" >&2; return 1
-}
-
 # lun_gone N: no map of LUN N and no SCSI device at LUN N of any host.
 lun_gone() {
-  ! dm_of_wwid "$(bn_wwid $TID "$1")" >/dev/null 2>&1 && ! bn_scsi_devices | grep -q ":0:0:$1\$"
+  ! vm_mpath_dm "$(bn_wwid $TID "$1")" >/dev/null 2>&1 && ! bn_scsi_devices | grep -q ":0:0:$1\$"
 }
 
 # No session of the target on portal 1 and no node record for it.

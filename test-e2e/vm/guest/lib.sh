@@ -236,14 +236,15 @@ vm_scan_lun() {
 # vm_wwid DISK: the WWID multipath uses for a disk (the same string names the map).
 vm_wwid() { /lib/udev/scsi_id --whitelisted --device="/dev/$1"; }
 
-# vm_mpath_dm WWID: prints dm-N of the multipath map for WWID, if there is one.
+# vm_mpath_dm WWID: prints dm-N of the multipath map for WWID, if there is one, else says there is none. Read from
+# sysfs, which has the map as soon as device-mapper made it: udev's /dev/mapper/WWID may come later (the plugin waits
+# for the map, not for udev).
 vm_mpath_dm() {
   local dm
   for dm in /sys/block/dm-*; do
-    [[ -e $dm/dm/uuid ]] || continue
-    [[ $(cat "$dm/dm/uuid") == "mpath-$1" ]] && { echo "${dm##*/}"; return 0; }
+    [[ $(cat "$dm/dm/uuid" 2>/dev/null) == "mpath-$1" ]] && { echo "${dm##*/}"; return 0; }
   done
-  return 1
+  echo "no multipath map of $1" >&2; return 1
 }
 
 # vm_mpath_has_paths WWID DISK...: the map exists and every DISK is one of its slaves.
