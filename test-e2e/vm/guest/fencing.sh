@@ -32,6 +32,8 @@
 #   add them: both paths active within two repair intervals and a margin, each new nexus registered with a key of
 #   A's tag (the holder's nexus is an old session's, its key left at the generation it had), no write failed, data
 #   written before reads back the same.
+#
+# vm-limit: 1100  (its boot's, plus 100 s: 151-525 s in make test runs on an older machine, about 1.6x that here)
 HERE=$(dirname "$(readlink -f "$0")")
 BN_SCENARIO=fencing
 source "$HERE/iscsi-lib.sh"

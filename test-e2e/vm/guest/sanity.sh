@@ -51,6 +51,8 @@
 #
 # Results (in $VM_RESULTS): junit-TYPE.xml, sanity-TYPE.log, skipped-TYPE.txt (each skipped spec and
 # why), plugin.log, e2e.log, commands.log (what the plugin ran), metrics.txt.
+#
+# vm-limit: 1200  (its boot's, plus 100 s: 224-527 s in make test runs on an older machine, about 1.6x that here)
 HERE=$(dirname "$(readlink -f "$0")")
 BACKEND=${GUEST_SANITY_BACKEND:-tgt}
 case $BACKEND in
