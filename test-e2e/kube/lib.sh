@@ -10,13 +10,22 @@ kube_fail() { echo "kube: FAIL: $*" >&2; exit 1; }
 # Runs kubectl as the cluster admin.
 kc() { "$KUBE_BIN/kubectl" --kubeconfig "$WORK/pki/admin.kubeconfig" "$@"; }
 
-# Starts a component in its own session (its process group is what stop_component ends) unless running.
+# Starts a component in its own session (its process group is what stop_component ends) unless running, at this
+# shell's niceness also against other sessions (AUTOGROUP_KEEPS_NICE).
 start_component() { # name command...
     local name=$1; shift
     if component_running "$name"; then return 0; fi
-    setsid "$@" >>"$WORK/logs/$name.log" 2>&1 </dev/null &
+    setsid bash -c "$AUTOGROUP_KEEPS_NICE"'; exec "$@"' "$name" "$@" >>"$WORK/logs/$name.log" 2>&1 </dev/null &
     echo $! >"$WORK/run/$name.pid"
 }
+
+# A new session (setsid) gets a scheduler autogroup of its own, and the kernel weighs autogroups against each other
+# whatever the niceness of the processes in them: a component or a build started with setsid beside the VM tier at
+# nice 10 would take an equal share of the CPU from its guests, as if at nice 0 (on a fresh 2-core machine the
+# first boots then ran 2-3x slower than alone). This snippet, run by a session's leader, gives the session's
+# autogroup the leader's niceness; nothing where the kernel has no autogroups (no such file) or at nice 0.
+# shellcheck disable=SC2016  # expanded by the shell that runs it
+AUTOGROUP_KEEPS_NICE='n=$(nice); [[ $n == 0 || $(cut -d" " -f6 /proc/$$/stat) != "$$" ]] || echo "$n" 2>/dev/null >/proc/$$/autogroup || true'
 
 component_running() { # name
     local pid

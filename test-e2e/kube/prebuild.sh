@@ -16,6 +16,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 t0=$SECONDS
 repo=$(cd "$here/../.." && pwd)
 source "$here/lib.sh"
+# make test starts this script in a session of its own (setsid, to stop it as a group): nice 10 against the guests too.
+eval "$AUTOGROUP_KEEPS_NICE"
 bash "$here/deps.sh" && bash "$here/build-kubernetes.sh" >/dev/null &&
     bash "$here/build-kubernetes.sh" "$(node_b_version)" kubelet >/dev/null && bash "$here/build-runtime.sh" >/dev/null &&
     bash "$here/build-previous.sh" >/dev/null
