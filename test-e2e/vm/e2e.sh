@@ -77,16 +77,14 @@ run_kernel() {
   echo "$kernels"
 }
 # run_timeout RUN: the boot's VM_TIMEOUT when the caller set none: the sum of its scenarios' limits (a scenario's
-# "# vm-limit: S", else 600 s in a suite as suite.sh has it; a boot of one scenario without the line has no limit of
-# its own) and 100 s for the boot, or 900 s if that is more. A suite's boot is bounded by its scenarios' limits: each
-# scenario of it already has one (suite.sh), and a boot of several scenarios that all passed must not then be cut
-# short (the iscsi boot took 878 s of a fixed 900 on a fresh machine, with the Maven run and the first build of
-# Kubernetes beside it).
+# "# vm-limit: S", else 600 s as suite.sh has it) and 100 s for the boot, or 900 s if that is more. A suite's boot is
+# bounded by its scenarios' limits: each scenario of it already has one (suite.sh), and a boot of several scenarios
+# that all passed must not then be cut short (the iscsi boot took 878 s of a fixed 900 on a fresh machine, with the
+# Maven run and the first build of Kubernetes beside it).
 run_timeout() {
   local s own sum=100
   for s in $(run_scenarios "$1"); do
     own=$(sed -n 's/^# vm-limit: *\([0-9]*\).*/\1/p' "$VM_DIR/guest/$s.sh" | head -n 1)
-    if [[ -z $own && $1 != *:* ]]; then echo 900; return; fi
     sum=$((sum + ${GUEST_SCENARIO_TIMEOUT:-${own:-600}}))
   done
   ((sum > 900)) && echo "$sum" || echo 900
