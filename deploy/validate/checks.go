@@ -27,6 +27,12 @@ const (
 	pluginContainer      = "blocknode"
 	// livenessprobe's default --probe-timeout (v2.19.0).
 	defaultProbeTimeout = 3 * time.Second
+	// node-driver-registrar's default --timeout (v2.17.0): how long it waits for GetPluginInfo before it exits.
+	defaultRegistrarTimeout = time.Second
+	// The least --timeout a deployment may give the registrar: a JVM's first call took 535 ms on a 2-core node
+	// with every core busy twice over, and over 1 s beside VMs (a registrar that gives up exits, and kubelet
+	// restarts it with back-off while the node cannot register).
+	minRegistrarTimeout = 10 * time.Second
 )
 
 // Check runs blocknode's own rules over one set of objects (the manifests, or one rendering of the chart),
@@ -477,6 +483,19 @@ func checkRegistrar(o *Object, spec *corev1.PodSpec, socket, pluginDir, root str
 	if host, m := hostPathAt(spec, c, regDir); m == nil || host != path.Join(root, "plugins_registry") {
 		o.fail("%s: %s must be the host's %s (kubelet's plugin registry), got %q", c.Name, regDir,
 			path.Join(root, "plugins_registry"), host)
+	}
+	timeout := defaultRegistrarTimeout
+	if v, ok := f["timeout"]; ok {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			o.fail("%s: --timeout %q is not a positive duration", c.Name, v)
+			return
+		}
+		timeout = d
+	}
+	if timeout < minRegistrarTimeout {
+		o.fail("%s: --timeout (%s) must be at least %s: the plugin's first GetPluginInfo can take longer than "+
+			"upstream's 1s default on a busy node, and a registrar that gives up exits", c.Name, timeout, minRegistrarTimeout)
 	}
 	if p := c.LivenessProbe; p != nil && p.Exec != nil {
 		if got := flagsOf(p.Exec.Command)["kubelet-registration-path"]; got != want {

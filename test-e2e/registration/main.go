@@ -48,6 +48,7 @@ var (
 	pluginJar     = flag.String("jar", "", "the plugin jar (java/target/blocknode.jar)")
 	registrarBin  = flag.String("registrar", "", "the node-driver-registrar executable")
 	registrarName = flag.String("registrar-label", "", "how to name the registrar in the output")
+	registrarWait = flag.Duration("registrar-timeout", time.Second, "the registrar's --timeout (the DaemonSet's)")
 	workDir       = flag.String("work", "", "an empty, short directory for sockets, state and logs")
 	startDeadline = flag.Duration("start-deadline", 60*time.Second, "how long a process may take to listen")
 	stopDeadline  = flag.Duration("stop-deadline", 60*time.Second, "how long a process may take to exit after SIGTERM")
@@ -146,8 +147,9 @@ func run() (code int) {
 		"--kubelet-registration-path="+kubeletRegistrationPath,
 		"--plugin-registration-path="+registryDir,
 		"--http-endpoint="+httpAddr,
+		"--timeout="+registrarWait.String(),
 		"--v=5")
-	if !checks.Check("registrar starts", err, "pid "+strconv.Itoa(registrar.Pid())) {
+	if !checks.Check("registrar starts", err, fmt.Sprintf("pid %d, --timeout=%s", registrar.Pid(), *registrarWait)) {
 		return 1
 	}
 

@@ -29,6 +29,13 @@ if [[ -z ${JAVA:-} ]]; then
 fi
 [[ -x $JAVA ]] || die "no java at $JAVA"
 
+# The registrar runs with the DaemonSet's --timeout (how long it waits for the plugin's GetPluginInfo before
+# it exits), so the test checks the value that is deployed.
+daemonset=$repo/deploy/kubernetes/daemonset.yaml
+registrar_timeout=$(awk '/^        - name: / { c = $3 } c == "node-driver-registrar" && /- --timeout=/ {
+    sub(/.*--timeout=/, ""); print; exit }' "$daemonset")
+[[ -n $registrar_timeout ]] || die "cannot read the registrar's --timeout from $daemonset"
+
 # shellcheck source=../sidecars/lib.sh
 source "$repo/test-e2e/sidecars/lib.sh"
 make_work_dir registration bn-reg keep-if-mounted
@@ -64,4 +71,5 @@ esac
 
 # ---------------------------------------------------------------------------------------------- the test
 
-run_harness "$here" -java "$JAVA" -jar "$plugin_jar" -registrar "$registrar" -registrar-label "$label"
+run_harness "$here" -java "$JAVA" -jar "$plugin_jar" -registrar "$registrar" -registrar-label "$label" \
+    -registrar-timeout "$registrar_timeout"
