@@ -67,7 +67,8 @@ tree_state() {
     true
 }
 before=$(tree_state)
-rm -rf "$out"
+tree_id=$(bash "$repo/deploy/release/tree-id.sh")
+rm -rf "$out" "$out.tree"
 bash "$release" "$version" "$out"
 [[ $(tree_state) == "$before" ]] || fail "make release changed the working tree: $(diff <(echo "$before") <(tree_state))"
 log "working tree unchanged"
@@ -91,5 +92,7 @@ log "make publish refuses a registry the release's chart does not name"
 bash "$repo/deploy/release/cli-check.sh" "$out/blocknode-image-$version.oci.tar" "$version" ||
     fail "the release's image does not serve as the command line (kept in $out)"
 bash "$repo/deploy/release/publish-check.sh" "$out" "$version" || fail "make publish did not behave (kept in $out)"
-rm -rf "$out"
-log "passed in $(elapsed)"
+# The checked release stays, with the identity of the tree it was made from: the kube tier installs it (made again
+# for its registry) instead of building another while the tree keeps that identity (test-e2e/kube/registry.sh).
+echo "$tree_id" >"$out.tree"
+log "passed in $(elapsed); the release stays in $out for the kube tier"

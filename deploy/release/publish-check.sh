@@ -9,9 +9,8 @@
 #     helm.sh), without --kube-version: its default Kubernetes version meets the chart's kubeVersion.
 #
 # The registry is Debian's docker-registry on loopback (a port the kernel picks), storage in a temporary directory,
-# stopped and removed at exit. The release in DIST was made for another registry: it is re-made for this one the way
-# make release names an image, its archive copied with its digest under the registry's name (skopeo) and its chart
-# packaged for it (deploy-validate -package). Root (as check.sh). Builds helm once into .tools/bin when it is not there.
+# stopped and removed at exit. The release in DIST was made for another registry: it is re-made for this one
+# (release/for-registry.sh). Root (as check.sh). Builds helm once into .tools/bin when it is not there.
 #
 # usage: deploy/release/publish-check.sh DIST VERSION
 set -euo pipefail
@@ -72,14 +71,10 @@ log "registry on $registry"
 
 # The release, made for this registry.
 release=$work/dist
-mkdir -p "$release"
 archive=blocknode-image-$version.oci.tar
-skopeo copy --quiet --preserve-digests "oci-archive:$dist/$archive" "oci-archive:$release/$archive:$image" ||
-    fail "skopeo could not name the release's image $image"
-"$validate" -deploy "$repo/deploy" -package -version "$version" -image-archive "$release/$archive" -out "$release" \
-    >/dev/null || fail "the chart was not packaged for $registry"
+bash "$repo/deploy/release/for-registry.sh" "$dist" "$version" "$registry/blocknode/blocknode" "$release" ||
+    fail "the release could not be made for $registry"
 sums() { (cd "$release" && sha256sum -- *.tar *.tgz >SHA256SUMS); }
-sums
 digest=$(sed -n 's/^  digest: "\(sha256:[0-9a-f]*\)"$/\1/p' <(tar -xzOf "$release/blocknode-$version.tgz" blocknode/values.yaml))
 
 plain=(--tls-verify=false)

@@ -62,12 +62,7 @@ dist=$work/dist
 mkdir -p "$src" "$dist"
 
 log "copying the working tree to $src"
-(
-    cd "$repo"
-    git ls-files -z --cached --others --exclude-standard |
-        while IFS= read -r -d '' f; do [[ -e $f || -L $f ]] && printf '%s\0' "$f"; done |
-        tar --null -T - -cf -
-) | tar -C "$src" -xf -
+(cd "$repo" && bash deploy/release/tree-id.sh --files | tar --null -T - -cf -) | tar -C "$src" -xf -
 
 log "building the jar $version and its dependencies' bom (Maven, -Drevision=$version)"
 if ! (cd "$src" && timeout 900 mvn -B -q -ntp -Drevision="$version" -pl java -am -DskipTests \

@@ -1,7 +1,8 @@
 # The release the kube tier installs, made and published the way a maintainer does, into an OCI registry on
 # this machine's loopback; sourced by run.sh. Sets REGISTRY (127.0.0.1:PORT), RELEASE_VERSION, PLUGIN_IMAGE
 # (the released image, by its registry name: containerd pulls it from the registry) and CHART_REF (the chart's
-# oci:// reference, for helm install).
+# oci:// reference, for helm install). RELEASE_VERSION is 0.0.0-kube for a release built here, 0.0.0-check for the
+# release tier's (release_and_publish).
 #
 # The registry is Debian's docker-registry (distribution 2.8) with its own configuration and storage under
 # $WORK/registry, on a port the kernel picks (listening on port 0, then read back from the socket table: no
@@ -51,10 +52,22 @@ registry_port() {
 
 # make release with the image named in the loopback registry, then make publish into it. The release builds
 # the jar from a copy of this working tree, so the image is the code under test, as the development jar is.
+# The release tier's release (make release-check, which make test runs before this tier) is the same code when the
+# tree has not changed since: then it is made again for this registry (deploy/release/for-registry.sh: the same
+# image, by digest, and its chart packaged for the registry) instead of built a second time.
+CHECKED_RELEASE=$repo/.tools/release/check-dist
+CHECKED_VERSION=0.0.0-check
 release_and_publish() {
     local dist=$WORK/dist
-    IMAGE_REPOSITORY=$REGISTRY/blocknode/blocknode bash "$repo/deploy/release/release.sh" "$RELEASE_VERSION" "$dist" ||
-        kube_fail "make release failed"
+    if [[ -f $CHECKED_RELEASE.tree && $(cat "$CHECKED_RELEASE.tree") == "$(bash "$repo/deploy/release/tree-id.sh")" ]]; then
+        RELEASE_VERSION=$CHECKED_VERSION
+        bash "$repo/deploy/release/for-registry.sh" "$CHECKED_RELEASE" "$RELEASE_VERSION" \
+            "$REGISTRY/blocknode/blocknode" "$dist" || kube_fail "the release tier's release could not be made for $REGISTRY"
+        kube_log "release: the release tier's ($CHECKED_RELEASE, made from this tree), made for $REGISTRY"
+    else
+        IMAGE_REPOSITORY=$REGISTRY/blocknode/blocknode bash "$repo/deploy/release/release.sh" "$RELEASE_VERSION" "$dist" ||
+            kube_fail "make release failed"
+    fi
     bash "$repo/deploy/release/publish.sh" "$REGISTRY" "$dist" || kube_fail "make publish REGISTRY=$REGISTRY failed"
     PLUGIN_IMAGE=$REGISTRY/blocknode/blocknode:$RELEASE_VERSION
     CHART_REF=oci://$REGISTRY/blocknode/charts/blocknode
