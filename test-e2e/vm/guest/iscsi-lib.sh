@@ -85,7 +85,7 @@ grow_lun() {
   if [[ -n $mount ]]; then fsfreeze -f "$mount" || return; fi
   for tries in 1 2 3 4 5 6 7 8 9 10; do
     tgtadm --lld iscsi --mode logicalunit --op delete --tid $TID --lun "$lun" 2>/dev/null && { rc=0; break; }
-    sleep 0.5 # tgtd's "busy" ends with its own I/O; no event tells when
+    vm_nap 0.5 # tgtd's "busy" ends with its own I/O; no event tells when
   done
   if (( rc != 0 )); then tgtadm --lld iscsi --mode logicalunit --op delete --tid $TID --lun "$lun" && rc=0; fi
   if (( rc == 0 )); then

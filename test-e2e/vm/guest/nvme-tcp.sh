@@ -132,7 +132,7 @@ PROBE_PID=""
 port_2_probe() {
   local refused=0
   until (exec 3<>"/dev/tcp/127.0.0.2/$NVME_PORT") 2>/dev/null; do
-    refused=$((refused + 1)); echo "$refused" > "$PROBE.refused"; sleep 0.2
+    refused=$((refused + 1)); echo "$refused" > "$PROBE.refused"; vm_nap 0.2
   done
   echo "$(vm_now_ms) $refused" > "$PROBE.accepted"
 }

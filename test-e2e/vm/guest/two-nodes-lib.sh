@@ -117,7 +117,7 @@ fence_writer() {
       echo "$seq ok $(vm_now_ms)" >> "$WRITES"
     else
       echo "$seq fail $(vm_now_ms) ${err##*: }" >> "$WRITES"
-      sleep 0.2
+      vm_nap 0.2
     fi
     seq=$((seq + 1))
   done
