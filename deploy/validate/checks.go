@@ -188,6 +188,21 @@ func flagsOf(args []string) flags {
 	return f
 }
 
+// duration is flag NAME of container c as a positive duration, or fallback when it is not given; false, with the
+// problem attached to o, when it is given as anything else.
+func (f flags) duration(o *Object, c *corev1.Container, name string, fallback time.Duration) (time.Duration, bool) {
+	v, ok := f[name]
+	if !ok {
+		return fallback, true
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		o.fail("%s: --%s %q is not a positive duration", c.Name, name, v)
+		return 0, false
+	}
+	return d, true
+}
+
 func (f flags) get(name, fallback string) string {
 	if v, ok := f[name]; ok {
 		return v
@@ -484,16 +499,7 @@ func checkRegistrar(o *Object, spec *corev1.PodSpec, socket, pluginDir, root str
 		o.fail("%s: %s must be the host's %s (kubelet's plugin registry), got %q", c.Name, regDir,
 			path.Join(root, "plugins_registry"), host)
 	}
-	timeout := defaultRegistrarTimeout
-	if v, ok := f["timeout"]; ok {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			o.fail("%s: --timeout %q is not a positive duration", c.Name, v)
-			return
-		}
-		timeout = d
-	}
-	if timeout < minRegistrarTimeout {
+	if timeout, ok := f.duration(o, c, "timeout", defaultRegistrarTimeout); ok && timeout < minRegistrarTimeout {
 		o.fail("%s: --timeout (%s) must be at least %s: the plugin's first GetPluginInfo can take longer than "+
 			"upstream's 1s default on a busy node, and a registrar that gives up exits", c.Name, timeout, minRegistrarTimeout)
 	}
@@ -550,14 +556,9 @@ func checkLivenessProbe(o *Object, spec *corev1.PodSpec, plugin *corev1.Containe
 	// kubelet must wait longer than livenessprobe waits for Probe: with the plugin gone, livenessprobe answers
 	// 500 only once --probe-timeout has run out (test-e2e/liveness measured it), and kubelet should get that
 	// answer, which says why, rather than give up on its own.
-	probeTimeout := defaultProbeTimeout
-	if v, ok := f["probe-timeout"]; ok {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			o.fail("%s: --probe-timeout %q is not a positive duration", c.Name, v)
-			return
-		}
-		probeTimeout = d
+	probeTimeout, ok := f.duration(o, c, "probe-timeout", defaultProbeTimeout)
+	if !ok {
+		return
 	}
 	timeout := time.Duration(max(probe.TimeoutSeconds, 1)) * time.Second // 0: kubelet's default, 1 s
 	if timeout <= probeTimeout {
