@@ -92,7 +92,8 @@ log "make publish refuses a registry the release's chart does not name"
 bash "$repo/deploy/release/cli-check.sh" "$out/blocknode-image-$version.oci.tar" "$version" ||
     fail "the release's image does not serve as the command line (kept in $out)"
 bash "$repo/deploy/release/publish-check.sh" "$out" "$version" || fail "make publish did not behave (kept in $out)"
-# The checked release stays, with the identity of the tree it was made from: the kube tier installs it (made again
-# for its registry) instead of building another while the tree keeps that identity (test-e2e/kube/registry.sh).
-echo "$tree_id" >"$out.tree"
+# The checked release stays, with the identity of the tree it was made from and its version: the kube tier installs it
+# (made again for its registry) instead of building another while the tree keeps that identity
+# (test-e2e/kube/registry.sh).
+echo "$tree_id $version" >"$out.tree"
 log "passed in $(elapsed); the release stays in $out for the kube tier"

@@ -55,12 +55,13 @@ registry_port() {
 # The release tier's release (make release-check, which make test runs before this tier) is the same code when the
 # tree has not changed since: then it is made again for this registry (deploy/release/for-registry.sh: the same
 # image, by digest, and its chart packaged for the registry) instead of built a second time.
+# deploy/release/check.sh names it in check-dist.tree: "TREE-ID VERSION".
 CHECKED_RELEASE=$repo/.tools/release/check-dist
-CHECKED_VERSION=0.0.0-check
 release_and_publish() {
-    local dist=$WORK/dist
-    if [[ -f $CHECKED_RELEASE.tree && $(cat "$CHECKED_RELEASE.tree") == "$(bash "$repo/deploy/release/tree-id.sh")" ]]; then
-        RELEASE_VERSION=$CHECKED_VERSION
+    local dist=$WORK/dist checked_tree="" checked_version=""
+    [[ -f $CHECKED_RELEASE.tree ]] && read -r checked_tree checked_version <"$CHECKED_RELEASE.tree"
+    if [[ -n $checked_version && $checked_tree == "$(bash "$repo/deploy/release/tree-id.sh")" ]]; then
+        RELEASE_VERSION=$checked_version
         bash "$repo/deploy/release/for-registry.sh" "$CHECKED_RELEASE" "$RELEASE_VERSION" \
             "$REGISTRY/blocknode/blocknode" "$dist" || kube_fail "the release tier's release could not be made for $REGISTRY"
         kube_log "release: the release tier's ($CHECKED_RELEASE, made from this tree), made for $REGISTRY"

@@ -27,9 +27,9 @@ VM_INITIATOR=iqn.2024-01.dev.blocknode:vm-initiator
 
 # ---------------------------------------------------------------------------------------- timing
 
-vm_now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
-# The same, into the variable named NAME, without the subshell of $(vm_now_ms).
+# vm_now_ms_to NAME: the time in ms into the variable NAME, without the subshell of $(vm_now_ms).
 vm_now_ms_to() { local t=${EPOCHREALTIME/./}; printf -v "$1" '%d' $((t / 1000)); }
+vm_now_ms() { local ms; vm_now_ms_to ms; echo "$ms"; }
 
 # vm_nap SECONDS: a pause without a process: read with a timeout from a FIFO nobody writes to (opened read-write,
 # so the open does not wait for a writer; per call, so no command inherits it).
