@@ -232,11 +232,6 @@ public final class NvmeTcpTransport implements Transport {
     }
 
     /**
-     * How the namespace's paths serve I/O: a path serves when its controller is live and its ANA state is
-     * optimized or non-optimized (or the subsystem has no ANA). Read from sysfs each time: the kernel sends no
-     * uevent when a controller starts reconnecting or an ANA state changes.
-     */
-    /**
      * Connects again the controllers of a volume that the kernel deleted after ctrl_loss_tmo ({@link NvmePathRepair});
      * a controller in any other state is left to the kernel, nothing is disconnected.
      */
@@ -245,6 +240,11 @@ public final class NvmeTcpTransport implements Transport {
         return Optional.of(pathRepair);
     }
 
+    /**
+     * How the namespace's paths serve I/O: a path serves when its controller is live and its ANA state is
+     * optimized or non-optimized (or the subsystem has no ANA). Read from sysfs each time: the kernel sends no
+     * uevent when a controller starts reconnecting or an ANA state changes.
+     */
     @Override
     public Optional<PathReport> pathHealth(Attachment attachment) throws IOException {
         Optional<Reached> reached = Reached.of(attachment.details());
