@@ -122,15 +122,6 @@ abstract class FabricatedNvmeNode {
                 attachment.details()));
     }
 
-    /** The record of a volume whose attach is under way: no device yet. */
-    void attaching(AttachRequest request) {
-        records.add(new StagedVolumes.StagedVolume(request.volumeId(), Optional.empty(), request, Map.of()));
-    }
-
-    List<String> deletes() {
-        return sysfs.writeLog().stream().filter(w -> w.endsWith("delete_controller=1")).toList();
-    }
-
     static VolumeException.Outcome outcome(VolumeException e) {
         return e.outcome();
     }

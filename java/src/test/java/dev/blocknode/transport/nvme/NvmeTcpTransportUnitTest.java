@@ -37,6 +37,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class NvmeTcpTransportUnitTest extends FabricatedNvmeNode {
 
+    /** The record of a volume whose attach is under way: no device yet. */
+    private void attaching(AttachRequest request) {
+        records.add(new StagedVolumes.StagedVolume(request.volumeId(), Optional.empty(), request, Map.of()));
+    }
+
+    /** The controllers deleted through sysfs so far. */
+    private List<String> deletes() {
+        return sysfs.writeLog().stream().filter(w -> w.endsWith("delete_controller=1")).toList();
+    }
+
     @Test
     void connectsOncePerPortalAndHandsOutTheMultipathHead() throws Exception {
         Attachment attachment = transport.attach(request("vol-1", NS1));
